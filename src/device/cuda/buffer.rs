@@ -1,0 +1,89 @@
+//! Typed device buffers: upload, download, and device-resident inputs.
+
+use cudarc::driver::CudaSlice;
+
+use super::{driver_error, CudaDevice};
+use crate::device::Device;
+use crate::element::Element;
+use crate::error::{Error, Result};
+
+/// Elements of type `T` in GPU memory. Selections on a `DeviceBuffer` read it in place.
+///
+/// ```no_run
+/// use kselect::{Device, DeviceBuffer};
+/// let device = Device::cuda(0)?;
+/// let buf = DeviceBuffer::from_host(&device, &[1i32, 2, 3])?;
+/// assert_eq!(buf.len(), 3);
+/// assert_eq!(buf.to_host()?, vec![1, 2, 3]);
+/// # Ok::<(), kselect::Error>(())
+/// ```
+pub struct DeviceBuffer<T: Element> {
+    device: CudaDevice,
+    slice: CudaSlice<T>,
+}
+
+impl<T: Element> DeviceBuffer<T> {
+    /// Copies `data` to `device`, which must be a CUDA device.
+    pub fn from_host(device: &Device, data: &[T]) -> Result<Self> {
+        match device {
+            Device::Cuda(dev) => DeviceBuffer::from_host_on(dev, data),
+            Device::Cpu => Err(Error::InvalidArgument(
+                "a DeviceBuffer lives on a CUDA device, not on the CPU".into(),
+            )),
+        }
+    }
+
+    /// Copies `data` to the GPU `device`.
+    pub fn from_host_on(device: &CudaDevice, data: &[T]) -> Result<Self> {
+        let mut slice = device.alloc::<T>(data.len(), "the input")?;
+        if !data.is_empty() {
+            device
+                .stream()
+                .memcpy_htod(data, &mut slice)
+                .map_err(|e| driver_error("copying the input to the device", e))?;
+        }
+        Ok(DeviceBuffer {
+            device: device.clone(),
+            slice,
+        })
+    }
+
+    /// Wraps memory already on the device (for example, filled by a kernel of your own).
+    pub fn from_slice(device: &CudaDevice, slice: CudaSlice<T>) -> Self {
+        DeviceBuffer {
+            device: device.clone(),
+            slice,
+        }
+    }
+
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        self.slice.len()
+    }
+
+    /// Whether the buffer holds no elements.
+    pub fn is_empty(&self) -> bool {
+        self.slice.len() == 0
+    }
+
+    /// The device the buffer lives on.
+    pub fn device(&self) -> &CudaDevice {
+        &self.device
+    }
+
+    /// The underlying cudarc slice.
+    pub fn as_slice(&self) -> &CudaSlice<T> {
+        &self.slice
+    }
+
+    /// Copies the buffer back to the host.
+    pub fn to_host(&self) -> Result<Vec<T>> {
+        if self.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.device
+            .stream()
+            .clone_dtoh(&self.slice)
+            .map_err(|e| driver_error("copying a buffer to the host", e))
+    }
+}

@@ -1,0 +1,52 @@
+//! The CUDA C++ sources of `kernels/`, embedded in the binary.
+//!
+//! Each source is compiled on its own with `kernels/common.cuh` placed in front of it, so
+//! kernels need no toolkit headers and only libnvrtc is needed at run time.
+
+/// One `.cu` file of `kernels/`.
+#[derive(Debug)]
+pub(crate) struct KernelSource {
+    /// The file name, e.g. `radix_select.cu`.
+    pub name: &'static str,
+    /// Its text.
+    pub text: &'static str,
+}
+
+/// The shared header every source starts with.
+pub(crate) const COMMON: &str = include_str!("../../../kernels/common.cuh");
+
+/// Reductions: NaN counts, sums (the one-read floor), key conversion.
+pub(crate) static REDUCE: KernelSource = KernelSource {
+    name: "reduce.cu",
+    text: include_str!("../../../kernels/reduce.cu"),
+};
+
+/// LSD radix sort of keys and key–value pairs.
+pub(crate) static RADIX_SORT: KernelSource = KernelSource {
+    name: "radix_sort.cu",
+    text: include_str!("../../../kernels/radix_sort.cu"),
+};
+
+/// MSD radix select.
+pub(crate) static RADIX_SELECT: KernelSource = KernelSource {
+    name: "radix_select.cu",
+    text: include_str!("../../../kernels/radix_select.cu"),
+};
+
+impl KernelSource {
+    /// The full program text: the common header, then the file without its include line.
+    pub(crate) fn program(&self) -> String {
+        let body: String = self
+            .text
+            .lines()
+            .filter(|line| line.trim() != "#include \"common.cuh\"")
+            .collect::<Vec<_>>()
+            .join("\n");
+        format!("{COMMON}\n#line 1 \"{}\"\n{body}\n", self.name)
+    }
+}
+
+/// The kernel name for an operation and an element type: `{op}_{dtype}`.
+pub(crate) fn kernel_name(op: &str, dtype: crate::element::DType) -> String {
+    format!("{op}_{}", dtype.name())
+}

@@ -1,0 +1,1 @@
+//! Reading and writing data files: `.npy` arrays and CSV columns.

@@ -1,0 +1,38 @@
+//! # kselect
+//!
+//! Exact order statistics on GPUs and CPUs: the element of any rank, many ranks at once,
+//! quantiles by all nine Hyndman–Fan definitions (under numpy's names), for `f32`, `f64`, `i32`,
+//! `i64`, `u32` and `u64`, from host slices or CUDA device buffers.
+//!
+//! ```
+//! use kselect::{Algorithm, Selector};
+//!
+//! let data: Vec<f32> = (0..1000).map(|i| ((i * 7919) % 1000) as f32).collect();
+//! assert_eq!(kselect::select(&data, 10).unwrap(), 10.0);
+//! assert_eq!(kselect::median(&data).unwrap(), 499.0);
+//! assert_eq!(kselect::quantile(&data, 0.5).unwrap(), 499.5);
+//!
+//! // Choose the device (CUDA device 0 when present) and the algorithm.
+//! let sel = Selector::auto().algorithm(Algorithm::Radix);
+//! assert_eq!(sel.multiselect(&data, &[0, 999]).unwrap(), vec![0.0, 999.0]);
+//! ```
+//!
+//! Ranks are 0-based in ascending order; values are ordered by an order-preserving key (NaN
+//! last, `-0.0` just below `+0.0`); every algorithm and backend returns the same bits as the
+//! sort-based reference. See [`Selector`] for the options and [`NanPolicy`] for NaN.
+
+#![warn(missing_docs)]
+
+pub mod device;
+pub mod element;
+pub mod error;
+pub mod io;
+pub mod select;
+
+pub use device::{CudaDevice, Device, DeviceBuffer};
+pub use element::{key_cmp, DType, Element, RadixKey};
+pub use error::{Error, Result};
+pub use select::{
+    median, multiselect, quantile, quantiles, select, select_largest, Algorithm, NanPolicy,
+    QuantileMethod, Selector,
+};

@@ -1,0 +1,138 @@
+//! The selection algorithms, by name.
+
+use std::fmt::{self, Display};
+use std::str::FromStr;
+
+use crate::error::{Error, Result};
+
+/// A selection algorithm.
+///
+/// `Auto` lets the backend choose its fastest exact algorithm. Every algorithm returns exactly
+/// the same value (the element of the asked rank); they differ only in speed and workspace.
+///
+/// ```
+/// use kselect::Algorithm;
+/// let a: Algorithm = "radix".parse().unwrap();
+/// assert_eq!(a, Algorithm::Radix);
+/// assert_eq!(a.name(), "radix");
+/// assert!("heapsort".parse::<Algorithm>().is_err());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum Algorithm {
+    /// The backend's fastest exact algorithm.
+    #[default]
+    Auto,
+    /// Sort a copy and index it (the reference).
+    SortChoose,
+    /// Introselect: the standard library's `select_nth_unstable`.
+    Introselect,
+    /// Floyd–Rivest: pivots from a sample bracket the rank.
+    FloydRivest,
+    /// MSD radix select on order-preserving keys (Alabi et al.).
+    Radix,
+    /// Bucket select: linear projection of values onto buckets (Alabi et al.).
+    Bucket,
+    /// SampleSelect: sorted splitters from a sample, a search tree, bucket counts (Ribizel & Anzt).
+    Sample,
+    /// Kelley's cutting-plane method on the convex objective of the order statistic (Beliakov).
+    CuttingPlane,
+    /// quickMultiSelect: one partitioning recursion shared by many ranks (Blanchard et al.).
+    QuickMultiselect,
+}
+
+impl Algorithm {
+    /// Every algorithm, `Auto` first.
+    ///
+    /// ```
+    /// assert!(kselect::Algorithm::ALL.contains(&kselect::Algorithm::Bucket));
+    /// ```
+    pub const ALL: [Algorithm; 9] = [
+        Algorithm::Auto,
+        Algorithm::SortChoose,
+        Algorithm::Introselect,
+        Algorithm::FloydRivest,
+        Algorithm::Radix,
+        Algorithm::Bucket,
+        Algorithm::Sample,
+        Algorithm::CuttingPlane,
+        Algorithm::QuickMultiselect,
+    ];
+
+    /// The algorithm's name as the CLI spells it.
+    ///
+    /// ```
+    /// assert_eq!(kselect::Algorithm::SortChoose.name(), "sort-choose");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Auto => "auto",
+            Algorithm::SortChoose => "sort-choose",
+            Algorithm::Introselect => "introselect",
+            Algorithm::FloydRivest => "floyd-rivest",
+            Algorithm::Radix => "radix",
+            Algorithm::Bucket => "bucket",
+            Algorithm::Sample => "sample",
+            Algorithm::CuttingPlane => "cutting-plane",
+            Algorithm::QuickMultiselect => "quick-multiselect",
+        }
+    }
+
+    /// The algorithms the CPU backend has.
+    ///
+    /// ```
+    /// assert_eq!(kselect::Algorithm::cpu_algorithms().len(), 9);
+    /// ```
+    pub fn cpu_algorithms() -> &'static [Algorithm] {
+        &Algorithm::ALL
+    }
+
+    /// The algorithms the CUDA backend has.
+    ///
+    /// ```
+    /// use kselect::Algorithm;
+    /// assert!(Algorithm::cuda_algorithms().contains(&Algorithm::Radix));
+    /// ```
+    pub fn cuda_algorithms() -> &'static [Algorithm] {
+        &[Algorithm::Auto, Algorithm::SortChoose, Algorithm::Radix]
+    }
+
+    /// Names of a list of algorithms, comma separated.
+    pub(crate) fn names(list: &[Algorithm]) -> String {
+        list.iter().map(|a| a.name()).collect::<Vec<_>>().join(", ")
+    }
+}
+
+impl Display for Algorithm {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Algorithm {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        let wanted = s.trim().to_ascii_lowercase().replace('_', "-");
+        let alias = match wanted.as_str() {
+            "sort" | "sort&choose" | "sortchoose" => "sort-choose",
+            "radixselect" | "radix-select" => "radix",
+            "bucketselect" | "bucket-select" => "bucket",
+            "sampleselect" | "sample-select" => "sample",
+            "floydrivest" => "floyd-rivest",
+            "cuttingplane" => "cutting-plane",
+            "quickmultiselect" | "multiselect" => "quick-multiselect",
+            other => other,
+        };
+        Algorithm::ALL
+            .iter()
+            .copied()
+            .find(|a| a.name() == alias)
+            .ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "unknown algorithm `{s}` (known: {})",
+                    Algorithm::names(&Algorithm::ALL)
+                ))
+            })
+    }
+}

@@ -1,0 +1,380 @@
+//! [`Selector`]: the device, algorithm and NaN policy of a selection.
+
+use crate::device::{Device, DeviceBuffer};
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::select::nan::{self, NanScan, RankSpace};
+use crate::select::{cpu, cuda, quantile, Algorithm, NanPolicy, QuantileMethod};
+
+/// Where the values are.
+enum Source<'a, T: Element> {
+    Host(&'a [T]),
+    Device(&'a DeviceBuffer<T>),
+}
+
+impl<T: Element> Source<'_, T> {
+    fn len(&self) -> usize {
+        match self {
+            Source::Host(data) => data.len(),
+            Source::Device(buf) => buf.len(),
+        }
+    }
+}
+
+/// Chooses the device, the algorithm and the NaN policy of selections.
+///
+/// Every method returns exactly what the sort-based reference returns, whatever the device and
+/// algorithm. The input is never modified.
+///
+/// ```
+/// use kselect::{Algorithm, Device, NanPolicy, Selector};
+/// let sel = Selector::on(Device::Cpu)
+///     .algorithm(Algorithm::Radix)
+///     .nan_policy(NanPolicy::Omit);
+/// let data = [3.5f32, f32::NAN, -1.0, 2.0];
+/// assert_eq!(sel.select(&data, 0).unwrap(), -1.0);
+/// assert_eq!(sel.select_largest(&data, 0).unwrap(), 3.5);
+/// assert_eq!(sel.multiselect(&data, &[2, 1]).unwrap(), vec![3.5, 2.0]);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Selector {
+    device: Device,
+    algorithm: Algorithm,
+    nan_policy: NanPolicy,
+    parallel: bool,
+}
+
+impl Default for Selector {
+    fn default() -> Self {
+        Selector::new()
+    }
+}
+
+impl Selector {
+    /// A CPU selector with the automatic algorithm, `NanPolicy::Error`, and threads for large
+    /// inputs.
+    ///
+    /// ```
+    /// assert_eq!(kselect::Selector::new().select(&[2, 1], 0).unwrap(), 1);
+    /// ```
+    pub fn new() -> Self {
+        Selector::on(Device::Cpu)
+    }
+
+    /// A selector on `device`.
+    ///
+    /// ```
+    /// let sel = kselect::Selector::on(kselect::Device::Cpu);
+    /// assert_eq!(sel.device().backend_name(), "cpu");
+    /// ```
+    pub fn on(device: Device) -> Self {
+        Selector {
+            device,
+            algorithm: Algorithm::Auto,
+            nan_policy: NanPolicy::Error,
+            parallel: true,
+        }
+    }
+
+    /// A selector on [`Device::auto`]: CUDA device 0 when there is one, the CPU otherwise.
+    ///
+    /// ```
+    /// let sel = kselect::Selector::auto();
+    /// assert_eq!(sel.select(&[3u64, 1, 2], 1).unwrap(), 2);
+    /// ```
+    pub fn auto() -> Self {
+        Selector::on(Device::auto())
+    }
+
+    /// Uses `algorithm` (checked against the device when a selection runs).
+    ///
+    /// ```
+    /// use kselect::{Algorithm, Selector};
+    /// let sel = Selector::new().algorithm(Algorithm::Bucket);
+    /// assert_eq!(sel.select(&[9.0, 7.0, 8.0], 2).unwrap(), 9.0);
+    /// ```
+    pub fn algorithm(mut self, algorithm: Algorithm) -> Self {
+        self.algorithm = algorithm;
+        self
+    }
+
+    /// Uses `policy` for NaN values.
+    ///
+    /// ```
+    /// use kselect::{NanPolicy, Selector};
+    /// let sel = Selector::new().nan_policy(NanPolicy::Omit);
+    /// assert_eq!(sel.median(&[f64::NAN, 1.0, 2.0, 3.0]).unwrap(), 2.0);
+    /// ```
+    pub fn nan_policy(mut self, policy: NanPolicy) -> Self {
+        self.nan_policy = policy;
+        self
+    }
+
+    /// Allows (the default) or forbids several CPU threads.
+    ///
+    /// ```
+    /// let sel = kselect::Selector::new().parallel(false);
+    /// assert_eq!(sel.select(&[1, 2, 3], 2).unwrap(), 3);
+    /// ```
+    pub fn parallel(mut self, parallel: bool) -> Self {
+        self.parallel = parallel;
+        self
+    }
+
+    /// The device selections run on.
+    ///
+    /// ```
+    /// assert!(!kselect::Selector::new().device().is_cuda());
+    /// ```
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// The algorithm asked for (possibly `Auto`).
+    ///
+    /// ```
+    /// assert_eq!(kselect::Selector::new().algorithm_choice(), kselect::Algorithm::Auto);
+    /// ```
+    pub fn algorithm_choice(&self) -> Algorithm {
+        self.algorithm
+    }
+
+    /// The algorithm that runs for `n` values of type `T` and `ranks` ranks on this device
+    /// (what `Auto` resolves to).
+    ///
+    /// ```
+    /// use kselect::{Algorithm, Selector};
+    /// let sel = Selector::new().algorithm(Algorithm::Radix);
+    /// assert_eq!(sel.resolved_algorithm::<f32>(1000, 1).unwrap(), Algorithm::Radix);
+    /// ```
+    pub fn resolved_algorithm<T: Element>(&self, n: usize, ranks: usize) -> Result<Algorithm> {
+        let available = match &self.device {
+            Device::Cpu => Algorithm::cpu_algorithms(),
+            Device::Cuda(_) => Algorithm::cuda_algorithms(),
+        };
+        if !available.contains(&self.algorithm) {
+            return Err(Error::UnsupportedAlgorithm {
+                algorithm: self.algorithm.name().to_string(),
+                backend: self.device.backend_name().to_string(),
+                available: Algorithm::names(available),
+            });
+        }
+        Ok(match (&self.device, self.algorithm) {
+            (Device::Cpu, Algorithm::Auto) => cpu::auto_algorithm::<T>(n, ranks),
+            (Device::Cuda(_), Algorithm::Auto) => cuda::auto_algorithm::<T>(n, ranks),
+            (_, chosen) => chosen,
+        })
+    }
+
+    /// The element of 0-based rank `k` in ascending order.
+    ///
+    /// ```
+    /// let sel = kselect::Selector::new();
+    /// assert_eq!(sel.select(&[10i64, -3, 7], 0).unwrap(), -3);
+    /// assert!(sel.select(&[10i64, -3, 7], 3).is_err());
+    /// ```
+    pub fn select<T: Element>(&self, data: &[T], k: usize) -> Result<T> {
+        Ok(self.multiselect(data, &[k])?[0])
+    }
+
+    /// The `k`-th largest element (`k = 0` is the maximum).
+    ///
+    /// ```
+    /// assert_eq!(kselect::Selector::new().select_largest(&[1, 5, 3], 1).unwrap(), 3);
+    /// ```
+    pub fn select_largest<T: Element>(&self, data: &[T], k: usize) -> Result<T> {
+        let space = self.rank_space(&Source::Host(data))?;
+        let rank = largest_to_rank(k, space.len)?;
+        Ok(self.run(&Source::Host(data), space, &[rank])?[0])
+    }
+
+    /// The lower median: the element of rank `(n - 1) / 2`.
+    ///
+    /// ```
+    /// assert_eq!(kselect::Selector::new().median(&[5, 3, 1, 4]).unwrap(), 3);
+    /// ```
+    pub fn median<T: Element>(&self, data: &[T]) -> Result<T> {
+        let space = self.rank_space(&Source::Host(data))?;
+        Ok(self.run(&Source::Host(data), space, &[(space.len - 1) / 2])?[0])
+    }
+
+    /// The elements of `ranks`, in the order given (any order, repeats allowed).
+    ///
+    /// ```
+    /// let v = kselect::Selector::new().multiselect(&[3.0, 1.0, 2.0], &[2, 0]).unwrap();
+    /// assert_eq!(v, vec![3.0, 1.0]);
+    /// ```
+    pub fn multiselect<T: Element>(&self, data: &[T], ranks: &[usize]) -> Result<Vec<T>> {
+        let source = Source::Host(data);
+        let space = self.rank_space(&source)?;
+        self.run(&source, space, ranks)
+    }
+
+    /// The quantile `q` by `method`, equal to `numpy.quantile(data, [q], method=...)`.
+    ///
+    /// ```
+    /// use kselect::{QuantileMethod, Selector};
+    /// let q = Selector::new().quantile(&[1.0, 2.0, 3.0, 4.0], 0.5, QuantileMethod::Lower).unwrap();
+    /// assert_eq!(q, 2.0);
+    /// ```
+    pub fn quantile<T: Element>(&self, data: &[T], q: f64, method: QuantileMethod) -> Result<f64> {
+        Ok(self.quantiles(data, &[q], method)?[0])
+    }
+
+    /// Quantiles `qs` by `method`, equal to `numpy.quantile(data, qs, method=...)`.
+    ///
+    /// ```
+    /// use kselect::{QuantileMethod, Selector};
+    /// let q = Selector::new()
+    ///     .quantiles(&[10, 20, 30, 40], &[0.5, 1.0], QuantileMethod::Linear)
+    ///     .unwrap();
+    /// assert_eq!(q, vec![25.0, 40.0]);
+    /// ```
+    pub fn quantiles<T: Element>(
+        &self,
+        data: &[T],
+        qs: &[f64],
+        method: QuantileMethod,
+    ) -> Result<Vec<f64>> {
+        self.quantiles_of(&Source::Host(data), qs, method)
+    }
+
+    /// The element of rank `k` of a device-resident buffer, without copying it to the host.
+    ///
+    /// ```no_run
+    /// use kselect::{Device, DeviceBuffer, Selector};
+    /// let device = Device::cuda(0)?;
+    /// let buf = DeviceBuffer::from_host(&device, &[3.0f32, 1.0, 2.0])?;
+    /// assert_eq!(Selector::on(device).select_device(&buf, 1)?, 2.0);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn select_device<T: Element>(&self, buf: &DeviceBuffer<T>, k: usize) -> Result<T> {
+        Ok(self.multiselect_device(buf, &[k])?[0])
+    }
+
+    /// The elements of `ranks` of a device-resident buffer.
+    ///
+    /// ```no_run
+    /// use kselect::{Device, DeviceBuffer, Selector};
+    /// let device = Device::cuda(0)?;
+    /// let buf = DeviceBuffer::from_host(&device, &[3u32, 1, 2])?;
+    /// assert_eq!(Selector::on(device).multiselect_device(&buf, &[0, 2])?, vec![1, 3]);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn multiselect_device<T: Element>(
+        &self,
+        buf: &DeviceBuffer<T>,
+        ranks: &[usize],
+    ) -> Result<Vec<T>> {
+        let source = Source::Device(buf);
+        let space = self.rank_space(&source)?;
+        self.run(&source, space, ranks)
+    }
+
+    /// Quantiles of a device-resident buffer.
+    ///
+    /// ```no_run
+    /// use kselect::{Device, DeviceBuffer, QuantileMethod, Selector};
+    /// let device = Device::cuda(0)?;
+    /// let buf = DeviceBuffer::from_host(&device, &[1.0f64, 2.0, 3.0])?;
+    /// let q = Selector::on(device).quantiles_device(&buf, &[0.5], QuantileMethod::Linear)?;
+    /// assert_eq!(q, vec![2.0]);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn quantiles_device<T: Element>(
+        &self,
+        buf: &DeviceBuffer<T>,
+        qs: &[f64],
+        method: QuantileMethod,
+    ) -> Result<Vec<f64>> {
+        self.quantiles_of(&Source::Device(buf), qs, method)
+    }
+
+    fn quantiles_of<T: Element>(
+        &self,
+        source: &Source<'_, T>,
+        qs: &[f64],
+        method: QuantileMethod,
+    ) -> Result<Vec<f64>> {
+        let space = self.rank_space(source)?;
+        let terms = quantile::plan(space.len, qs, method)?;
+        let ranks: Vec<usize> = terms.iter().flat_map(|t| [t.lower, t.upper]).collect();
+        let values = self.run(source, space, &ranks)?;
+        Ok(terms
+            .iter()
+            .zip(values.chunks_exact(2))
+            .map(|(t, pair)| t.evaluate(pair[0].to_f64(), pair[1].to_f64()))
+            .collect())
+    }
+
+    /// Scans for NaNs and applies the policy.
+    fn rank_space<T: Element>(&self, source: &Source<'_, T>) -> Result<RankSpace> {
+        let scan = match source {
+            Source::Host(data) => nan::scan_host(data, self.parallel),
+            Source::Device(buf) => {
+                if !T::DTYPE.is_float() {
+                    NanScan::NONE
+                } else {
+                    cuda::nan_scan(buf)?
+                }
+            }
+        };
+        RankSpace::new(source.len(), scan, self.nan_policy)
+    }
+
+    /// Checks the ranks, answers NaN ranks directly, and runs the algorithm for the others.
+    fn run<T: Element>(
+        &self,
+        source: &Source<'_, T>,
+        space: RankSpace,
+        ranks: &[usize],
+    ) -> Result<Vec<T>> {
+        for &k in ranks {
+            space.check(k)?;
+        }
+        let numeric: Vec<usize> = ranks
+            .iter()
+            .copied()
+            .filter(|&k| k < space.first_nan_rank)
+            .collect();
+        let algorithm = self.resolved_algorithm::<T>(source.len(), numeric.len())?;
+        let found = if numeric.is_empty() {
+            Vec::new()
+        } else {
+            match (source, &self.device) {
+                (Source::Host(data), Device::Cpu) => {
+                    cpu::multiselect(algorithm, data, &numeric, self.parallel)
+                }
+                (Source::Host(data), Device::Cuda(dev)) => {
+                    let buf = DeviceBuffer::from_host_on(dev, data)?;
+                    cuda::multiselect(algorithm, &buf, &numeric)?
+                }
+                (Source::Device(buf), Device::Cuda(_)) => cuda::multiselect(algorithm, buf, &numeric)?,
+                (Source::Device(buf), Device::Cpu) => {
+                    let host = buf.to_host()?;
+                    cpu::multiselect(algorithm, &host, &numeric, self.parallel)
+                }
+            }
+        };
+        let mut found = found.into_iter();
+        Ok(ranks
+            .iter()
+            .map(|&k| {
+                if k < space.first_nan_rank {
+                    found.next().expect("one value per numeric rank")
+                } else {
+                    T::nan().expect("NaN ranks exist only for float types")
+                }
+            })
+            .collect())
+    }
+}
+
+/// The ascending rank of the `k`-th largest of `len` values.
+fn largest_to_rank(k: usize, len: usize) -> Result<usize> {
+    if k < len {
+        Ok(len - 1 - k)
+    } else {
+        Err(Error::RankOutOfRange { k, n: len })
+    }
+}
