@@ -1,1 +1,88 @@
-// placeholder
+// Shared definitions for kselect's kernels. Self-contained: no toolkit headers, so that only
+// libnvrtc is needed at run time. Every .cu file is compiled with this header in front of it.
+#pragma once
+
+typedef unsigned int u32;
+typedef unsigned long long u64;
+typedef int i32;
+typedef long long i64;
+
+#define WARP_SIZE 32
+#define FULL_MASK 0xffffffffu
+
+// Order-preserving keys: the same mapping as src/element.rs. NaN (either sign) maps to the
+// largest key so that NaNs order last; negatives have all bits flipped, positives the sign bit.
+__device__ __forceinline__ u32 to_key(float x) {
+    u32 b = __float_as_uint(x);
+    if (x != x) return 0xffffffffu;
+    u32 flip = (u32)((i32)b >> 31) | 0x80000000u;
+    return b ^ flip;
+}
+__device__ __forceinline__ u64 to_key(double x) {
+    u64 b = (u64)__double_as_longlong(x);
+    if (x != x) return 0xffffffffffffffffull;
+    u64 flip = (u64)((i64)b >> 63) | 0x8000000000000000ull;
+    return b ^ flip;
+}
+__device__ __forceinline__ u32 to_key(i32 x) { return (u32)x ^ 0x80000000u; }
+__device__ __forceinline__ u64 to_key(i64 x) { return (u64)x ^ 0x8000000000000000ull; }
+__device__ __forceinline__ u32 to_key(u32 x) { return x; }
+__device__ __forceinline__ u64 to_key(u64 x) { return x; }
+
+template <typename T> struct KeyOf;
+template <> struct KeyOf<float> { typedef u32 type; };
+template <> struct KeyOf<double> { typedef u64 type; };
+template <> struct KeyOf<i32> { typedef u32 type; };
+template <> struct KeyOf<i64> { typedef u64 type; };
+template <> struct KeyOf<u32> { typedef u32 type; };
+template <> struct KeyOf<u64> { typedef u64 type; };
+
+// The value of a key (NaN keys give the canonical quiet NaN).
+template <typename T> __device__ __forceinline__ T from_key(typename KeyOf<T>::type k);
+template <> __device__ __forceinline__ float from_key<float>(u32 k) {
+    u32 b = (k & 0x80000000u) ? (k ^ 0x80000000u) : ~k;
+    return __uint_as_float(b);
+}
+template <> __device__ __forceinline__ double from_key<double>(u64 k) {
+    u64 b = (k & 0x8000000000000000ull) ? (k ^ 0x8000000000000000ull) : ~k;
+    return __longlong_as_double((i64)b);
+}
+template <> __device__ __forceinline__ i32 from_key<i32>(u32 k) { return (i32)(k ^ 0x80000000u); }
+template <> __device__ __forceinline__ i64 from_key<i64>(u64 k) { return (i64)(k ^ 0x8000000000000000ull); }
+template <> __device__ __forceinline__ u32 from_key<u32>(u32 k) { return k; }
+template <> __device__ __forceinline__ u64 from_key<u64>(u64 k) { return k; }
+
+__device__ __forceinline__ bool is_nan(float x) { return x != x; }
+__device__ __forceinline__ bool is_nan(double x) { return x != x; }
+
+// Lanes below this one in the warp.
+__device__ __forceinline__ u32 lanemask_lt() {
+    u32 mask;
+    asm("mov.u32 %0, %%lanemask_lt;" : "=r"(mask));
+    return mask;
+}
+
+// Element types and their kernel-name suffixes: M(suffix, type).
+#define KSELECT_FOR_EACH_TYPE(M) \
+    M(f32, float)                \
+    M(f64, double)               \
+    M(i32, i32)                  \
+    M(i64, i64)                  \
+    M(u32, u32)                  \
+    M(u64, u64)
+
+// Key types and their suffixes: M(suffix, type).
+#define KSELECT_FOR_EACH_KEY(M) \
+    M(k32, u32)                 \
+    M(k64, u64)
+
+// Element loads of 16 bytes: VEC elements of T at once from a 16-byte aligned index.
+template <typename T> struct Vec16 { static const int N = 16 / sizeof(T); };
+
+template <typename T>
+__device__ __forceinline__ void load16(const T* p, T (&out)[16 / sizeof(T)]) {
+    const uint4 raw = *reinterpret_cast<const uint4*>(p);
+    const T* v = reinterpret_cast<const T*>(&raw);
+#pragma unroll
+    for (int j = 0; j < (int)(16 / sizeof(T)); ++j) out[j] = v[j];
+}

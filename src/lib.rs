@@ -29,7 +29,7 @@ pub mod error;
 pub mod io;
 pub mod select;
 
-pub use device::{CudaDevice, Device, DeviceBuffer};
+pub use device::{CudaDevice, Device, DeviceBuffer, GpuTimer};
 pub use element::{key_cmp, DType, Element, RadixKey};
 pub use error::{Error, Result};
 pub use select::{

@@ -1,16 +1,62 @@
-//! PLACEHOLDER (CUDA dispatch, being written).
+//! The CUDA backend: NaN scans and dispatch to the algorithms' CUDA parts.
+
+use cudarc::driver::PushKernelArg;
+
+use crate::device::cuda::kernels::{kernel_name, REDUCE};
+use crate::device::cuda::launch::{config, stride_blocks};
+use crate::device::cuda::driver_error;
 use crate::device::DeviceBuffer;
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::select::nan::NanScan;
-use crate::select::Algorithm;
+use crate::select::{radix, sort_choose, Algorithm};
 
+/// What `Algorithm::Auto` runs on CUDA.
 pub(crate) fn auto_algorithm<T: Element>(_n: usize, _ranks: usize) -> Algorithm {
     Algorithm::Radix
 }
-pub(crate) fn nan_scan<T: Element>(_buf: &DeviceBuffer<T>) -> Result<NanScan> {
-    Err(Error::CudaUnavailable("not yet".into()))
+
+/// Counts the NaNs of a float buffer on the device.
+pub(crate) fn nan_scan<T: Element>(buf: &DeviceBuffer<T>) -> Result<NanScan> {
+    let n = buf.len();
+    if !T::DTYPE.is_float() || n == 0 {
+        return Ok(NanScan::NONE);
+    }
+    let dev = buf.device();
+    let stream = dev.stream();
+    let mut out = stream
+        .clone_htod(&[0u64, u64::MAX])
+        .map_err(|e| driver_error("initialising the NaN count", e))?;
+    let f = dev.function(&REDUCE, &kernel_name("count_nan", T::DTYPE))?;
+    let n64 = n as u64;
+    let mut launch = stream.launch_builder(&f);
+    launch.arg(buf.as_slice()).arg(&n64).arg(&mut out);
+    // SAFETY: count_nan_T(const T*, u64 n, u64* out): the buffer holds n elements, out 2 words.
+    unsafe { launch.launch(config(stride_blocks(n, 256, dev.multiprocessors(), 8), 256)) }
+        .map_err(|e| driver_error("launching count_nan", e))?;
+    let host = stream
+        .clone_dtoh(&out)
+        .map_err(|e| driver_error("reading the NaN count", e))?;
+    Ok(NanScan {
+        count: host[0] as usize,
+        first_index: if host[0] == 0 { usize::MAX } else { host[1] as usize },
+    })
 }
-pub(crate) fn multiselect<T: Element>(_a: Algorithm, _buf: &DeviceBuffer<T>, _r: &[usize]) -> Result<Vec<T>> {
-    Err(Error::CudaUnavailable("not yet".into()))
+
+/// The elements of `ranks` (all `< buf.len()`) by `algorithm` on the buffer's device.
+pub(crate) fn multiselect<T: Element>(
+    algorithm: Algorithm,
+    buf: &DeviceBuffer<T>,
+    ranks: &[usize],
+) -> Result<Vec<T>> {
+    match algorithm {
+        Algorithm::Auto => multiselect(auto_algorithm::<T>(buf.len(), ranks.len()), buf, ranks),
+        Algorithm::SortChoose => sort_choose::cuda::multiselect(buf, ranks),
+        Algorithm::Radix => radix::cuda::multiselect(buf, ranks),
+        other => Err(Error::UnsupportedAlgorithm {
+            algorithm: other.name().to_string(),
+            backend: "cuda".to_string(),
+            available: Algorithm::names(Algorithm::cuda_algorithms()),
+        }),
+    }
 }

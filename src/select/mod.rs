@@ -28,6 +28,7 @@ pub use algorithm::Algorithm;
 pub use nan::NanPolicy;
 pub use quantile::QuantileMethod;
 pub use selector::Selector;
+pub use sort_choose::cuda::{sort_device, sort_pairs_device};
 
 use crate::element::Element;
 use crate::error::Result;

@@ -303,7 +303,7 @@ impl Selector {
         Ok(terms
             .iter()
             .zip(values.chunks_exact(2))
-            .map(|(t, pair)| t.evaluate(pair[0].to_f64(), pair[1].to_f64()))
+            .map(|(t, pair)| t.evaluate_as(pair[0], pair[1]))
             .collect())
     }
 

@@ -8,6 +8,7 @@
 mod buffer;
 mod compile;
 pub(crate) mod kernels;
+pub(crate) mod launch;
 mod timer;
 
 pub use buffer::DeviceBuffer;

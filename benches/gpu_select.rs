@@ -1,0 +1,299 @@
+//! GPU selection benchmark: each CUDA algorithm against the one-read floor (a sum over the same
+//! array), timed with CUDA events in the same run, results checked against the CPU.
+//!
+//! ```text
+//! cargo bench --bench gpu_select -- --sizes 24,26,28 --types f32,f64 --json out.json
+//! ```
+//!
+//! Options: `--sizes` (log2 of n, comma separated), `--types`, `--dists` (uniform, normal,
+//! sorted, equal, two-values, bucket-killer), `--algorithms` (CUDA algorithm names),
+//! `--reps` (timed runs per case; the median is reported), `--json PATH`. Without a GPU it
+//! prints a note and exits 0, unless `KSELECT_REQUIRE_GPU=1`.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use kselect::{Algorithm, CudaDevice, Device, DeviceBuffer, Element, GpuTimer, Selector};
+use rayon::prelude::*;
+
+struct Options {
+    sizes: Vec<u32>,
+    types: Vec<String>,
+    dists: Vec<String>,
+    algorithms: Vec<Algorithm>,
+    reps: usize,
+    json: Option<String>,
+}
+
+fn parse_options() -> Options {
+    let mut opts = Options {
+        sizes: vec![20, 24, 26, 28],
+        types: vec!["f32".into(), "f64".into(), "u32".into()],
+        dists: vec!["uniform".into(), "normal".into()],
+        algorithms: vec![Algorithm::Radix, Algorithm::SortChoose],
+        reps: 21,
+        json: None,
+    };
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let list = |s: &str| -> Vec<String> { s.split(',').map(|x| x.trim().to_string()).collect() };
+    let mut i = 0;
+    while i < args.len() {
+        let value = args.get(i + 1).cloned().unwrap_or_default();
+        match args[i].as_str() {
+            "--sizes" => opts.sizes = list(&value).iter().filter_map(|s| s.parse().ok()).collect(),
+            "--types" => opts.types = list(&value),
+            "--dists" => opts.dists = list(&value),
+            "--algorithms" => {
+                opts.algorithms = list(&value).iter().filter_map(|s| s.parse().ok()).collect()
+            }
+            "--reps" => opts.reps = value.parse().unwrap_or(opts.reps),
+            "--json" => opts.json = Some(value),
+            _ => {
+                i += 1;
+                continue;
+            }
+        }
+        i += 2;
+    }
+    opts
+}
+
+/// splitmix64: a fast, seedable generator for test data.
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// A value of the benchmark's element types built from a uniform `u64` and an `f64`.
+trait BenchElement: Element {
+    fn from_f64(x: f64) -> Self;
+    fn from_bits_u64(x: u64) -> Self;
+}
+
+macro_rules! bench_float {
+    ($t:ty) => {
+        impl BenchElement for $t {
+            fn from_f64(x: f64) -> Self {
+                x as $t
+            }
+            fn from_bits_u64(x: u64) -> Self {
+                (x >> 11) as f64 as $t / (1u64 << 53) as $t
+            }
+        }
+    };
+}
+macro_rules! bench_int {
+    ($t:ty) => {
+        impl BenchElement for $t {
+            fn from_f64(x: f64) -> Self {
+                (x * 1e6) as $t
+            }
+            fn from_bits_u64(x: u64) -> Self {
+                x as $t
+            }
+        }
+    };
+}
+bench_float!(f32);
+bench_float!(f64);
+bench_int!(i32);
+bench_int!(i64);
+bench_int!(u32);
+bench_int!(u64);
+
+fn generate<T: BenchElement>(dist: &str, n: usize) -> Vec<T> {
+    let mut data = vec![T::default(); n];
+    data.par_chunks_mut(1 << 16)
+        .enumerate()
+        .for_each(|(c, chunk)| {
+            let mut s = 0x1234_5678 ^ (c as u64).wrapping_mul(0x9E37_79B9);
+            for (j, x) in chunk.iter_mut().enumerate() {
+                let i = c * (1 << 16) + j;
+                let r = splitmix(&mut s);
+                *x = match dist {
+                    "normal" => {
+                        let u1 = ((r >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+                        let u2 = (splitmix(&mut s) >> 11) as f64 / (1u64 << 53) as f64;
+                        T::from_f64((-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos())
+                    }
+                    "sorted" => T::from_f64(i as f64 / n as f64),
+                    "equal" => T::from_f64(1.0),
+                    "two-values" => T::from_f64(if r % 20 == 0 { 2.0 } else { 1.0 }),
+                    "bucket-killer" => {
+                        if i < 65 {
+                            T::from_f64(2f64.powi(i as i32 - 32))
+                        } else {
+                            T::from_f64(2f64.powi(-32) * (1.0 + (r >> 40) as f64 / 2f64.powi(30)))
+                        }
+                    }
+                    _ => T::from_bits_u64(r),
+                };
+            }
+        });
+    data
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+struct Row {
+    dtype: &'static str,
+    dist: String,
+    n: usize,
+    algorithm: String,
+    median_ms: f64,
+    min_ms: f64,
+    floor_ms: f64,
+    correct: bool,
+}
+
+fn time_ms(gpu: &CudaDevice, reps: usize, mut f: impl FnMut(usize) -> kselect::Result<()>) -> kselect::Result<Vec<f64>> {
+    for r in 0..3 {
+        f(r)?;
+    }
+    let mut times = Vec::with_capacity(reps);
+    for r in 0..reps {
+        let timer = GpuTimer::start(gpu)?;
+        f(r)?;
+        times.push(timer.stop()? as f64);
+    }
+    Ok(times)
+}
+
+fn run_case<T: BenchElement>(gpu: &CudaDevice, opts: &Options, dist: &str, log2n: u32, rows: &mut Vec<Row>) -> kselect::Result<()> {
+    let n = 1usize << log2n;
+    let data = generate::<T>(dist, n);
+    let k = n / 2;
+    let expected = Selector::new().select(&data, k)?;
+    let device = Device::Cuda(gpu.clone());
+    // Rotate among enough copies that consecutive runs do not find the input in L2.
+    let bytes = n * std::mem::size_of::<T>();
+    let copies = (512usize << 20).div_ceil(bytes).clamp(1, 8);
+    let bufs: Vec<DeviceBuffer<T>> = (0..copies)
+        .map(|_| DeviceBuffer::from_host(&device, &data))
+        .collect::<kselect::Result<_>>()?;
+    drop(data);
+    let floor = time_ms(gpu, opts.reps, |r| bufs[r % copies].sum().map(|_| ()))?;
+    let floor_ms = median(floor);
+    for &algorithm in &opts.algorithms {
+        let sel = Selector::on(device.clone()).algorithm(algorithm);
+        let got = sel.select_device(&bufs[0], k)?;
+        let correct = got.to_key() == expected.to_key();
+        let times = time_ms(gpu, opts.reps, |r| sel.select_device(&bufs[r % copies], k).map(|_| ()))?;
+        let min_ms = times.iter().copied().fold(f64::INFINITY, f64::min);
+        let row = Row {
+            dtype: T::DTYPE.name(),
+            dist: dist.to_string(),
+            n,
+            algorithm: algorithm.name().to_string(),
+            median_ms: median(times),
+            min_ms,
+            floor_ms,
+            correct,
+        };
+        println!(
+            "{:>4} {:>13} 2^{:<2} {:>12} {:>10.3} ms  floor {:>8.3} ms  x{:>6.2}  {:>7.1} GB/s  {}",
+            row.dtype,
+            row.dist,
+            log2n,
+            row.algorithm,
+            row.median_ms,
+            row.floor_ms,
+            row.median_ms / row.floor_ms,
+            bytes as f64 / row.median_ms / 1e6,
+            if correct { "ok" } else { "WRONG" }
+        );
+        rows.push(row);
+    }
+    Ok(())
+}
+
+/// Today's date (UTC) as YYYY-MM-DD.
+fn today() -> String {
+    let days = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() / 86_400)
+        .unwrap_or(0) as i64;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}")
+}
+
+fn main() {
+    let opts = parse_options();
+    let gpu = match CudaDevice::new(0) {
+        Ok(gpu) => gpu,
+        Err(e) => {
+            eprintln!("gpu_select: no GPU ({e})");
+            if std::env::var("KSELECT_REQUIRE_GPU").as_deref() == Ok("1") {
+                std::process::exit(1);
+            }
+            return;
+        }
+    };
+    println!("device: {} ({}, {} SMs)", gpu.name(), gpu.arch(), gpu.multiprocessors());
+    let mut rows = Vec::new();
+    let mut failed = false;
+    for dtype in &opts.types {
+        for dist in &opts.dists {
+            for &log2n in &opts.sizes {
+                let result = match dtype.as_str() {
+                    "f32" => run_case::<f32>(&gpu, &opts, dist, log2n, &mut rows),
+                    "f64" => run_case::<f64>(&gpu, &opts, dist, log2n, &mut rows),
+                    "i32" => run_case::<i32>(&gpu, &opts, dist, log2n, &mut rows),
+                    "i64" => run_case::<i64>(&gpu, &opts, dist, log2n, &mut rows),
+                    "u32" => run_case::<u32>(&gpu, &opts, dist, log2n, &mut rows),
+                    "u64" => run_case::<u64>(&gpu, &opts, dist, log2n, &mut rows),
+                    other => {
+                        eprintln!("unknown type {other}");
+                        continue;
+                    }
+                };
+                if let Err(e) = result {
+                    eprintln!("{dtype} {dist} 2^{log2n}: {e}");
+                    failed = true;
+                }
+            }
+        }
+    }
+    failed |= rows.iter().any(|r| !r.correct);
+    if let Some(path) = &opts.json {
+        let results: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "dtype": r.dtype, "dist": r.dist, "n": r.n, "algorithm": r.algorithm,
+                    "median_ms": r.median_ms, "min_ms": r.min_ms, "floor_ms": r.floor_ms,
+                    "ratio_to_floor": r.median_ms / r.floor_ms, "correct": r.correct,
+                    "bytes": r.n * if r.dtype.ends_with("64") { 8 } else { 4 },
+                })
+            })
+            .collect();
+        let doc = serde_json::json!({
+            "device": gpu.name(), "arch": gpu.arch(), "date": today(),
+            "command": std::env::args().collect::<Vec<_>>().join(" "),
+            "timing": "CUDA events around each whole call after 3 warm-up calls; median of --reps runs; inputs rotated among copies totalling >= 512 MiB",
+            "floor": "DeviceBuffer::sum over the same array (one read, 16-byte loads)",
+            "results": results,
+        });
+        if let Err(e) = std::fs::write(path, serde_json::to_string_pretty(&doc).unwrap_or_default()) {
+            eprintln!("writing {path}: {e}");
+            failed = true;
+        }
+    }
+    if failed {
+        std::process::exit(1);
+    }
+}
