@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Selection peers on the GPU, timed the way benches/gpu_select.rs times kselect.
+
+PyTorch (torch.sort then index, torch.kthvalue, torch.quantile where it accepts the size,
+torch.topk for a median-sized k is skipped as it is a top-k, not a selection) and CuPy
+(cupy.partition), each against the one-read floor (torch.sum over the same array) measured in
+the same run. CUDA events around each call after warm-up, median of --reps runs, inputs rotated
+among copies totalling >= 512 MiB so that L2 never holds the input.
+
+    python3 benches/peers.py --sizes 24,26,28 --types f32,f64 --json peers.json
+"""
+import argparse
+import datetime
+import json
+import math
+import statistics
+import sys
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--sizes", default="20,24,26,28", help="log2 of n, comma separated")
+    p.add_argument("--types", default="f32,f64,u32", help="f32,f64,i32,i64,u32,u64")
+    p.add_argument("--dists", default="uniform,normal")
+    p.add_argument("--reps", type=int, default=21)
+    p.add_argument("--slow-reps", type=int, default=3, help="reps for calls slower than 100 ms")
+    p.add_argument("--json", default=None)
+    args = p.parse_args()
+
+    import torch
+
+    try:
+        import cupy
+    except Exception as e:  # CuPy is optional
+        print(f"cupy unavailable: {e}", file=sys.stderr)
+        cupy = None
+
+    dev = torch.device("cuda")
+    dtypes = {
+        "f32": torch.float32, "f64": torch.float64, "i32": torch.int32,
+        "i64": torch.int64, "u32": torch.uint32, "u64": torch.uint64,
+    }
+    gen = torch.Generator(device=dev)
+    gen.manual_seed(1234)
+
+    def make(dtype, dist, n):
+        if dist == "normal":
+            x = torch.randn(n, device=dev, dtype=torch.float64, generator=gen)
+        else:
+            x = torch.rand(n, device=dev, dtype=torch.float64, generator=gen)
+        if dtypes[dtype].is_floating_point:
+            return x.to(dtypes[dtype])
+        if dtype in ("u32", "u64"):
+            x = x.abs()
+        return (x * 1e6).to(torch.int64).to(dtypes[dtype])
+
+    def timed(fn, copies, reps):
+        for i in range(2):
+            fn(copies[i % len(copies)])
+        torch.cuda.synchronize()
+        start = torch.cuda.Event(enable_timing=True)
+        stop = torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn(copies[0])
+        stop.record()
+        stop.synchronize()
+        first = start.elapsed_time(stop)
+        if first > 100:
+            reps = min(reps, args.slow_reps)
+        times = []
+        for r in range(reps):
+            start.record()
+            fn(copies[r % len(copies)])
+            stop.record()
+            stop.synchronize()
+            times.append(start.elapsed_time(stop))
+        return statistics.median(times), min(times)
+
+    rows = []
+    for dtype in args.types.split(","):
+        for dist in args.dists.split(","):
+            for log2n in [int(s) for s in args.sizes.split(",")]:
+                n = 1 << log2n
+                k = n // 2
+                x = make(dtype, dist, n)
+                nbytes = x.element_size() * n
+                ncopies = max(1, min(8, math.ceil((512 << 20) / nbytes)))
+                copies = [x.clone() for _ in range(ncopies)]
+                ref = torch.sort(x.to(torch.float64) if dtype in ("u32", "u64") else x).values[k].item()
+                floor_ms, _ = timed(lambda a: a.sum(dtype=torch.float64), copies, args.reps)
+                cases = {
+                    "torch.sort": lambda a: torch.sort(a).values[k],
+                    "torch.kthvalue": lambda a: torch.kthvalue(a, k + 1).values,
+                }
+                if dtypes[dtype].is_floating_point and n <= (1 << 24):
+                    cases["torch.quantile"] = lambda a: torch.quantile(a, 0.5, interpolation="lower")
+                if cupy is not None:
+                    cases["cupy.partition"] = lambda a: cupy.partition(cupy.asarray(a), k)[k]
+                for name, fn in cases.items():
+                    try:
+                        got = fn(copies[0])
+                        got = float(got.item() if hasattr(got, "item") else got)
+                        ok = got == float(ref)
+                        med, mn = timed(fn, copies, args.reps)
+                    except Exception as e:  # unsupported dtype or size
+                        print(f"{dtype:>4} {dist:>8} 2^{log2n:<2} {name:>15}  unsupported: {str(e).splitlines()[0][:80]}")
+                        continue
+                    rows.append(dict(dtype=dtype, dist=dist, n=n, peer=name, median_ms=med, min_ms=mn,
+                                     floor_ms=floor_ms, ratio_to_floor=med / floor_ms, correct=ok, bytes=nbytes))
+                    print(f"{dtype:>4} {dist:>8} 2^{log2n:<2} {name:>15} {med:10.3f} ms  floor {floor_ms:8.3f} ms"
+                          f"  x{med / floor_ms:8.2f}  {'ok' if ok else 'MISMATCH'}")
+                del copies, x
+                torch.cuda.empty_cache()
+    if args.json:
+        doc = dict(device=torch.cuda.get_device_name(0), date=datetime.date.today().isoformat(),
+                   command=" ".join(sys.argv), torch=torch.__version__,
+                   cupy=getattr(cupy, "__version__", None),
+                   timing="CUDA events around each call after warm-up; median of --reps runs; inputs rotated",
+                   floor="torch.sum(dtype=float64) over the same array", results=rows)
+        with open(args.json, "w") as f:
+            json.dump(doc, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,123 @@
+//! The selection itself, generic over the element type of the file.
+
+use std::time::Instant;
+
+use kselect::io::ColumnVisitor;
+use kselect::{DType, Element, Error, NanPolicy, QuantileMethod, Result, Selector};
+
+use crate::output::Num;
+
+/// What to select.
+pub struct Request<'a> {
+    pub selector: &'a Selector,
+    pub nan_policy: NanPolicy,
+    /// The ranks as given (from the largest when `largest`).
+    pub k: &'a [usize],
+    pub largest: bool,
+    pub quantiles: &'a [f64],
+    pub median: bool,
+    pub method: QuantileMethod,
+}
+
+/// What was selected.
+pub struct Outcome {
+    pub dtype: DType,
+    /// Values in the file (NaNs included).
+    pub n: usize,
+    pub nan_count: usize,
+    /// The ascending ranks selected, one per `k`.
+    pub ranks: Vec<usize>,
+    pub values: Vec<Num>,
+    /// One per quantile asked for.
+    pub quantile_values: Vec<Num>,
+    pub median: Option<Num>,
+    pub algorithm: String,
+    pub seconds: f64,
+}
+
+impl ColumnVisitor for Request<'_> {
+    type Output = Result<Outcome>;
+
+    fn visit<T: Element>(self, data: &[T]) -> Result<Outcome> {
+        let n = data.len();
+        let (nan_count, first_nan) = if T::DTYPE.is_float() {
+            let count = data.iter().filter(|x| x.is_nan()).count();
+            (count, data.iter().position(|x| x.is_nan()))
+        } else {
+            (0, None)
+        };
+        if let (NanPolicy::Error, Some(first_index)) = (self.nan_policy, first_nan) {
+            return Err(Error::NanInInput {
+                count: nan_count,
+                first_index,
+            });
+        }
+        // The number of values ranks refer to.
+        let space = match self.nan_policy {
+            NanPolicy::Omit => n - nan_count,
+            _ => n,
+        };
+        if space == 0 {
+            return Err(Error::EmptyInput);
+        }
+        let ranks = if self.largest {
+            self.k
+                .iter()
+                .map(|&k| {
+                    if k < space {
+                        Ok(space - 1 - k)
+                    } else {
+                        Err(Error::RankOutOfRange { k, n: space })
+                    }
+                })
+                .collect::<Result<Vec<usize>>>()?
+        } else {
+            self.k.to_vec()
+        };
+        let mut qs = self.quantiles.to_vec();
+        if self.median {
+            qs.push(0.5);
+        }
+        // The algorithm of the rank selection (of the quantiles when there is none).
+        let rank_count = if ranks.is_empty() {
+            2 * qs.len()
+        } else {
+            ranks.len()
+        };
+        let algorithm = self
+            .selector
+            .resolved_algorithm::<T>(n, rank_count)?
+            .name()
+            .to_string();
+
+        let start = Instant::now();
+        let values = if ranks.is_empty() {
+            Vec::new()
+        } else {
+            self.selector.multiselect(data, &ranks)?
+        };
+        let mut quantile_values = if qs.is_empty() {
+            Vec::new()
+        } else {
+            self.selector.quantiles(data, &qs, self.method)?
+        };
+        let seconds = start.elapsed().as_secs_f64();
+
+        let median = if self.median {
+            quantile_values.pop().map(Num::of_f64)
+        } else {
+            None
+        };
+        Ok(Outcome {
+            dtype: T::DTYPE,
+            n,
+            nan_count,
+            ranks,
+            values: values.into_iter().map(Num::of).collect(),
+            quantile_values: quantile_values.into_iter().map(Num::of_f64).collect(),
+            median,
+            algorithm,
+            seconds,
+        })
+    }
+}

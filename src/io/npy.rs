@@ -1,0 +1,916 @@
+//! NumPy `.npy` files: a reader for 1-D arrays of the six element types, and a writer.
+//!
+//! The reader accepts:
+//! - format versions 1.0, 2.0 and 3.0 (the header length in 2 or 4 bytes; a UTF-8 header in
+//!   3.0);
+//! - the dtypes `f4`, `f8`, `i4`, `i8`, `u4`, `u8` in either byte order: `<` (little endian),
+//!   `>` (big endian, swapped on reading), and `=`, `|` or no byte-order character (native,
+//!   as `numpy.dtype` reads them);
+//! - shape `(n,)` only (`fortran_order` may be either value, which is the same for 1-D);
+//! - gzip-compressed files (a name ending in `.gz`, or the gzip magic bytes).
+//!
+//! Bytes after the `n` values are ignored (as `numpy.load` does: several arrays may be saved
+//! one after another into one file). Anything else (another dtype, another shape, a structured
+//! dtype, a truncated file) is an [`Error::Format`] that names the file and what is wrong.
+//!
+//! The writer writes format 1.0, little endian, shape `(n,)`: files that `numpy.load` reads.
+
+use std::any::Any;
+use std::fs::File;
+use std::io::{BufWriter, Read, Write};
+use std::path::Path;
+
+use crate::element::{DType, Element};
+use crate::error::{Error, Result};
+use crate::io::{open_sized, read_up_to, Column};
+
+/// The magic string every `.npy` file starts with.
+pub(crate) const MAGIC: &[u8; 6] = b"\x93NUMPY";
+
+/// Headers longer than this are refused (numpy's own headers are 128 bytes or so).
+const MAX_HEADER_LEN: usize = 1 << 20;
+
+/// The dtypes the reader accepts, for error messages.
+const SUPPORTED: &str = "f4 (f32), f8 (f64), i4 (i32), i8 (i64), u4 (u32), u8 (u64), \
+     with byte order '<' (little endian), '>' (big endian) or '|'/'=' (native)";
+
+/// Reads a 1-D `.npy` array (optionally gzip-compressed) into a [`Column`] of its dtype.
+///
+/// ```
+/// use kselect::io::{read_npy, write_npy, Column};
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("x.npy");
+/// write_npy(&path, &[3i64, -1, 2])?;
+/// assert_eq!(read_npy(&path)?, Column::I64(vec![3, -1, 2]));
+///
+/// // A file that is not a .npy array is a clear error naming the file.
+/// std::fs::write(dir.path().join("bad.npy"), b"hello")?;
+/// let err = read_npy(dir.path().join("bad.npy")).unwrap_err();
+/// assert!(err.to_string().contains("bad.npy"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn read_npy(path: impl AsRef<Path>) -> Result<Column> {
+    let path = path.as_ref();
+    let (mut reader, size) = open_sized(path)?;
+    read_npy_from(&mut reader, path, size)
+}
+
+/// Writes `data` as a 1-D little-endian `.npy` array (format 1.0), gzip-compressed when the
+/// path ends in `.gz`. Values are written bit for bit (NaN payloads included).
+///
+/// ```
+/// use kselect::io::{read_npy, write_npy, Column};
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("x.npy.gz");
+/// write_npy(&path, &[0.5f32, f32::INFINITY])?;
+/// assert_eq!(read_npy(&path)?, Column::F32(vec![0.5, f32::INFINITY]));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn write_npy<T: Element>(path: impl AsRef<Path>, data: &[T]) -> Result<()> {
+    let path = path.as_ref();
+    let file = File::create(path).map_err(|e| Error::io(path, e))?;
+    let gz = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gz"));
+    let result = if gz {
+        let mut encoder =
+            flate2::write::GzEncoder::new(BufWriter::new(file), flate2::Compression::default());
+        write_npy_to(&mut encoder, data)
+            .and_then(|()| encoder.finish())
+            .and_then(|mut w| w.flush())
+    } else {
+        let mut writer = BufWriter::new(file);
+        write_npy_to(&mut writer, data).and_then(|()| writer.flush())
+    };
+    result.map_err(|e| Error::io(path, e))
+}
+
+/// Writes `data` as a 1-D little-endian `.npy` array (format 1.0) to any writer.
+///
+/// ```
+/// let mut bytes = Vec::new();
+/// kselect::io::npy::write_npy_to(&mut bytes, &[1u32, 2])?;
+/// assert!(bytes.starts_with(b"\x93NUMPY\x01\x00"));
+/// assert_eq!(bytes.len() % 64, 8); // a 64-byte aligned header, then 2 values of 4 bytes
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn write_npy_to<T: Element>(writer: &mut impl Write, data: &[T]) -> std::io::Result<()> {
+    let mut header = format!(
+        "{{'descr': '{}', 'fortran_order': False, 'shape': ({},), }}",
+        descr_of(T::DTYPE),
+        data.len()
+    );
+    // Magic (6) + version (2) + length (2) + header, padded with spaces to a multiple of 64,
+    // ending in a newline.
+    let unpadded = MAGIC.len() + 4 + header.len() + 1;
+    header.push_str(&" ".repeat((64 - unpadded % 64) % 64));
+    header.push('\n');
+    let header_len = u16::try_from(header.len()).map_err(|_| {
+        std::io::Error::new(std::io::ErrorKind::InvalidInput, "npy header too long")
+    })?;
+    writer.write_all(MAGIC)?;
+    writer.write_all(&[1, 0])?;
+    writer.write_all(&header_len.to_le_bytes())?;
+    writer.write_all(header.as_bytes())?;
+    let mut buf = Vec::with_capacity(1 << 16);
+    for chunk in data.chunks(1 << 13) {
+        buf.clear();
+        for x in chunk {
+            push_le_bytes(x, &mut buf)?;
+        }
+        writer.write_all(&buf)?;
+    }
+    Ok(())
+}
+
+/// The little-endian descr of an element type.
+fn descr_of(dtype: DType) -> &'static str {
+    match dtype {
+        DType::F32 => "<f4",
+        DType::F64 => "<f8",
+        DType::I32 => "<i4",
+        DType::I64 => "<i8",
+        DType::U32 => "<u4",
+        DType::U64 => "<u8",
+    }
+}
+
+/// Appends the little-endian bytes of `x` (one of the six element types).
+fn push_le_bytes<T: Element>(x: &T, out: &mut Vec<u8>) -> std::io::Result<()> {
+    let any = x as &dyn Any;
+    macro_rules! try_type {
+        ($($t:ty),*) => {
+            $(if let Some(v) = any.downcast_ref::<$t>() {
+                out.extend_from_slice(&v.to_le_bytes());
+                return Ok(());
+            })*
+        };
+    }
+    try_type!(f32, f64, i32, i64, u32, u64);
+    Err(std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!("cannot write element type {} to .npy", T::DTYPE),
+    ))
+}
+
+/// Byte order of the stored values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ByteOrder {
+    Little,
+    Big,
+}
+
+impl ByteOrder {
+    fn native() -> ByteOrder {
+        if cfg!(target_endian = "big") {
+            ByteOrder::Big
+        } else {
+            ByteOrder::Little
+        }
+    }
+}
+
+/// The parsed header of a `.npy` file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Header {
+    dtype: DType,
+    order: ByteOrder,
+    descr: String,
+    len: usize,
+    /// Bytes before the data: magic, version, header length and header.
+    header_bytes: u64,
+    /// Bytes after the header, when the file's size is known.
+    data_bytes: Option<u64>,
+}
+
+/// Reads a `.npy` array from `reader`; `path` is for error messages, `size` the number of
+/// bytes of the whole file when known.
+pub(crate) fn read_npy_from(
+    reader: &mut impl Read,
+    path: &Path,
+    size: Option<u64>,
+) -> Result<Column> {
+    let mut header = read_header(reader, path)?;
+    header.data_bytes = size.map(|s| s.saturating_sub(header.header_bytes));
+    let (n, order) = (header.len, header.order);
+    let column = match header.dtype {
+        DType::F32 => Column::F32(read_values(reader, path, &header, |b| {
+            f32::from_bits(u32_of(b, order))
+        })?),
+        DType::F64 => Column::F64(read_values(reader, path, &header, |b| {
+            f64::from_bits(u64_of(b, order))
+        })?),
+        DType::I32 => Column::I32(read_values(reader, path, &header, |b| {
+            u32_of(b, order) as i32
+        })?),
+        DType::I64 => Column::I64(read_values(reader, path, &header, |b| {
+            u64_of(b, order) as i64
+        })?),
+        DType::U32 => Column::U32(read_values(reader, path, &header, |b| u32_of(b, order))?),
+        DType::U64 => Column::U64(read_values(reader, path, &header, |b| u64_of(b, order))?),
+    };
+    debug_assert_eq!(column.len(), n);
+    Ok(column)
+}
+
+fn u32_of(b: &[u8], order: ByteOrder) -> u32 {
+    let mut a = [0u8; 4];
+    a.copy_from_slice(&b[..4]);
+    match order {
+        ByteOrder::Little => u32::from_le_bytes(a),
+        ByteOrder::Big => u32::from_be_bytes(a),
+    }
+}
+
+fn u64_of(b: &[u8], order: ByteOrder) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[..8]);
+    match order {
+        ByteOrder::Little => u64::from_le_bytes(a),
+        ByteOrder::Big => u64::from_be_bytes(a),
+    }
+}
+
+/// Reads the `header.len` values that follow the header.
+fn read_values<T>(
+    reader: &mut impl Read,
+    path: &Path,
+    header: &Header,
+    convert: impl Fn(&[u8]) -> T,
+) -> Result<Vec<T>> {
+    let size = header.dtype.size_bytes();
+    let total = header.len.checked_mul(size).ok_or_else(|| {
+        Error::format(
+            path,
+            format!("the header announces {} values: too many", header.len),
+        )
+    })?;
+    let truncated = |done: u64| {
+        Error::format(
+            path,
+            format!(
+                "truncated data: the header announces {} values of dtype '{}' ({} bytes), \
+                 but the file ends after {} bytes of data ({} whole values)",
+                header.len,
+                header.descr,
+                total,
+                done,
+                done / size as u64
+            ),
+        )
+    };
+    let capacity = match header.data_bytes {
+        // The file's size is known: check it, then allocate once.
+        Some(available) if available < total as u64 => return Err(truncated(available)),
+        Some(_) => header.len,
+        // Compressed: grow as data arrives rather than trust the header with a huge allocation.
+        None => header.len.min(1 << 22),
+    };
+    let mut out = Vec::with_capacity(capacity);
+    let mut buf = vec![0u8; 1 << 16];
+    let mut done = 0usize;
+    while done < total {
+        let want = buf.len().min(total - done);
+        let got = read_up_to(reader, &mut buf[..want]).map_err(|e| Error::io(path, e))?;
+        out.extend(buf[..got - got % size].chunks_exact(size).map(&convert));
+        done += got;
+        if got < want {
+            return Err(truncated(done as u64));
+        }
+    }
+    Ok(out)
+}
+
+/// Reads and checks the magic string, the version and the header dictionary.
+fn read_header(reader: &mut impl Read, path: &Path) -> Result<Header> {
+    let mut prefix = [0u8; 8];
+    let got = read_up_to(reader, &mut prefix).map_err(|e| Error::io(path, e))?;
+    if got == 0 {
+        return Err(Error::format(
+            path,
+            "the file is empty: it is not a .npy file",
+        ));
+    }
+    if !prefix[..got].starts_with(MAGIC) {
+        let hint = if prefix[..got].starts_with(b"PK\x03\x04") {
+            " (it is a zip archive, perhaps a .npz file: extract the array as a .npy file)"
+        } else {
+            ""
+        };
+        return Err(Error::format(
+            path,
+            format!("not a .npy file: it does not start with the magic string \\x93NUMPY{hint}"),
+        ));
+    }
+    if got < 8 {
+        return Err(Error::format(path, "truncated .npy header"));
+    }
+    let (major, minor) = (prefix[6], prefix[7]);
+    let len_bytes = match major {
+        1 => 2,
+        2 | 3 => 4,
+        _ => {
+            return Err(Error::format(
+                path,
+                format!(
+                    "unsupported .npy format version {major}.{minor} (supported: 1.0, 2.0, 3.0)"
+                ),
+            ))
+        }
+    };
+    let mut len_buf = [0u8; 4];
+    if read_up_to(reader, &mut len_buf[..len_bytes]).map_err(|e| Error::io(path, e))? < len_bytes {
+        return Err(Error::format(path, "truncated .npy header"));
+    }
+    let header_len = u32::from_le_bytes(len_buf) as usize;
+    if header_len > MAX_HEADER_LEN {
+        return Err(Error::format(
+            path,
+            format!("the .npy header is {header_len} bytes long: not a plausible header"),
+        ));
+    }
+    let mut raw = vec![0u8; header_len];
+    if read_up_to(reader, &mut raw).map_err(|e| Error::io(path, e))? < header_len {
+        return Err(Error::format(
+            path,
+            format!("truncated .npy header (it announces {header_len} bytes)"),
+        ));
+    }
+    let text: String = if major >= 3 {
+        String::from_utf8(raw)
+            .map_err(|_| Error::format(path, "the .npy header is not valid UTF-8"))?
+    } else {
+        // Versions 1 and 2 are latin-1.
+        raw.iter().map(|&b| b as char).collect()
+    };
+    let mut header = parse_header(&text).map_err(|message| Error::format(path, message))?;
+    header.header_bytes = (MAGIC.len() + 2 + len_bytes + header_len) as u64;
+    Ok(header)
+}
+
+/// Parses the header dictionary, e.g. `{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }`.
+fn parse_header(text: &str) -> std::result::Result<Header, String> {
+    let mut parser = Parser::new(text);
+    let dict = match parser.value() {
+        Ok(Literal::Dict(entries)) => entries,
+        Ok(_) => {
+            return Err(format!(
+                "the .npy header is not a dictionary: {}",
+                text.trim()
+            ))
+        }
+        Err(e) => return Err(format!("unreadable .npy header ({e}): {}", text.trim())),
+    };
+    if !parser.at_end() {
+        return Err(format!(
+            "unreadable .npy header (text after the dictionary): {}",
+            text.trim()
+        ));
+    }
+    let get = |key: &str| {
+        dict.iter()
+            .find(|(k, _)| matches!(k, Literal::Str(s) if s == key))
+            .map(|(_, v)| v)
+            .ok_or_else(|| format!("the .npy header has no '{key}' entry: {}", text.trim()))
+    };
+    let descr = match get("descr")? {
+        Literal::Str(s) => s.clone(),
+        Literal::List(_) => {
+            return Err(format!(
+                "unsupported dtype: a structured (record) dtype; supported: {SUPPORTED}"
+            ))
+        }
+        other => return Err(format!("unreadable dtype {other} in the .npy header")),
+    };
+    let (dtype, order) = parse_descr(&descr)?;
+    match get("fortran_order")? {
+        Literal::Bool(_) => {}
+        other => {
+            return Err(format!(
+                "unreadable fortran_order {other} in the .npy header"
+            ))
+        }
+    }
+    let shape_literal = get("shape")?;
+    let shape = match shape_literal {
+        Literal::Tuple(items) | Literal::List(items) => items
+            .iter()
+            .map(|d| match d {
+                Literal::Int(n) => usize::try_from(*n).ok(),
+                _ => None,
+            })
+            .collect::<Option<Vec<usize>>>(),
+        _ => None,
+    }
+    .ok_or_else(|| format!("unreadable shape {shape_literal} in the .npy header"))?;
+    if shape.len() != 1 {
+        let shown = Literal::Tuple(shape.iter().map(|&d| Literal::Int(d as i128)).collect());
+        return Err(format!(
+            "unsupported shape {shown}: only 1-D arrays, of shape (n,), can be read \
+             (flatten the array first, e.g. with numpy's ravel)"
+        ));
+    }
+    Ok(Header {
+        dtype,
+        order,
+        descr,
+        len: shape[0],
+        header_bytes: 0,
+        data_bytes: None,
+    })
+}
+
+/// Parses a dtype string such as `<f8` into the element type and byte order.
+fn parse_descr(descr: &str) -> std::result::Result<(DType, ByteOrder), String> {
+    let (order, code) = match descr.chars().next() {
+        Some('<') => (ByteOrder::Little, &descr[1..]),
+        Some('>') => (ByteOrder::Big, &descr[1..]),
+        Some('|') | Some('=') => (ByteOrder::native(), &descr[1..]),
+        _ => (ByteOrder::native(), descr),
+    };
+    let dtype = match code {
+        "f4" => DType::F32,
+        "f8" => DType::F64,
+        "i4" => DType::I32,
+        "i8" => DType::I64,
+        "u4" => DType::U32,
+        "u8" => DType::U64,
+        _ => {
+            return Err(format!(
+                "unsupported dtype '{descr}'{}; supported: {SUPPORTED}",
+                describe_code(code)
+                    .map(|d| format!(" ({d})"))
+                    .unwrap_or_default()
+            ))
+        }
+    };
+    Ok((dtype, order))
+}
+
+/// What an unsupported numpy type code is, when it is a common one.
+fn describe_code(code: &str) -> Option<&'static str> {
+    Some(match code {
+        "f2" => "16-bit float",
+        "f12" | "f16" => "extended-precision float",
+        "c8" => "64-bit complex",
+        "c16" => "128-bit complex",
+        "c32" => "256-bit complex",
+        "b1" => "bool",
+        "i1" => "8-bit signed integer",
+        "i2" => "16-bit signed integer",
+        "u1" => "8-bit unsigned integer",
+        "u2" => "16-bit unsigned integer",
+        "O" | "O8" => "Python objects",
+        _ if code.starts_with('S') || code.starts_with('a') => "byte strings",
+        _ if code.starts_with('U') => "unicode strings",
+        _ if code.starts_with('V') => "raw bytes",
+        _ if code.starts_with("M8") => "datetime",
+        _ if code.starts_with("m8") => "timedelta",
+        _ => return None,
+    })
+}
+
+/// The Python literals a `.npy` header uses.
+#[derive(Clone, Debug, PartialEq)]
+enum Literal {
+    Str(String),
+    Int(i128),
+    Bool(bool),
+    None,
+    Tuple(Vec<Literal>),
+    List(Vec<Literal>),
+    Dict(Vec<(Literal, Literal)>),
+}
+
+impl std::fmt::Display for Literal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        fn items(f: &mut std::fmt::Formatter<'_>, list: &[Literal]) -> std::fmt::Result {
+            for (i, item) in list.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                write!(f, "{item}")?;
+            }
+            Ok(())
+        }
+        match self {
+            Literal::Str(s) => write!(f, "'{s}'"),
+            Literal::Int(n) => write!(f, "{n}"),
+            Literal::Bool(true) => f.write_str("True"),
+            Literal::Bool(false) => f.write_str("False"),
+            Literal::None => f.write_str("None"),
+            Literal::Tuple(list) => {
+                f.write_str("(")?;
+                items(f, list)?;
+                if list.len() == 1 {
+                    f.write_str(",")?;
+                }
+                f.write_str(")")
+            }
+            Literal::List(list) => {
+                f.write_str("[")?;
+                items(f, list)?;
+                f.write_str("]")
+            }
+            Literal::Dict(entries) => {
+                f.write_str("{")?;
+                for (i, (k, v)) in entries.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{k}: {v}")?;
+                }
+                f.write_str("}")
+            }
+        }
+    }
+}
+
+/// A recursive-descent parser for the Python literal subset of `.npy` headers.
+struct Parser<'a> {
+    chars: std::iter::Peekable<std::str::Chars<'a>>,
+    depth: usize,
+}
+
+impl<'a> Parser<'a> {
+    fn new(text: &'a str) -> Self {
+        Parser {
+            chars: text.chars().peekable(),
+            depth: 0,
+        }
+    }
+
+    fn skip_space(&mut self) {
+        while self.chars.peek().is_some_and(|c| c.is_whitespace()) {
+            self.chars.next();
+        }
+    }
+
+    fn at_end(&mut self) -> bool {
+        self.skip_space();
+        self.chars.peek().is_none()
+    }
+
+    fn value(&mut self) -> std::result::Result<Literal, String> {
+        self.skip_space();
+        if self.depth > 32 {
+            return Err("nested too deeply".into());
+        }
+        match self.chars.peek().copied() {
+            None => Err("unexpected end".into()),
+            Some('{') => {
+                self.chars.next();
+                self.depth += 1;
+                let mut entries = Vec::new();
+                loop {
+                    self.skip_space();
+                    if self.chars.peek() == Some(&'}') {
+                        self.chars.next();
+                        break;
+                    }
+                    let key = self.value()?;
+                    self.skip_space();
+                    if self.chars.next() != Some(':') {
+                        return Err("expected ':'".into());
+                    }
+                    let value = self.value()?;
+                    entries.push((key, value));
+                    if !self.separator('}')? {
+                        break;
+                    }
+                }
+                self.depth -= 1;
+                Ok(Literal::Dict(entries))
+            }
+            Some(open @ ('(' | '[')) => {
+                self.chars.next();
+                self.depth += 1;
+                let close = if open == '(' { ')' } else { ']' };
+                let mut list = Vec::new();
+                loop {
+                    self.skip_space();
+                    if self.chars.peek() == Some(&close) {
+                        self.chars.next();
+                        break;
+                    }
+                    list.push(self.value()?);
+                    if !self.separator(close)? {
+                        break;
+                    }
+                }
+                self.depth -= 1;
+                Ok(if open == '(' {
+                    Literal::Tuple(list)
+                } else {
+                    Literal::List(list)
+                })
+            }
+            Some(quote @ ('\'' | '"')) => {
+                self.chars.next();
+                let mut s = String::new();
+                loop {
+                    match self.chars.next() {
+                        None => return Err("unterminated string".into()),
+                        Some(c) if c == quote => break,
+                        Some('\\') => match self.chars.next() {
+                            Some(c) => s.push(c),
+                            None => return Err("unterminated string".into()),
+                        },
+                        Some(c) => s.push(c),
+                    }
+                }
+                Ok(Literal::Str(s))
+            }
+            Some(c) if c.is_ascii_digit() || c == '-' || c == '+' => {
+                let mut s = String::new();
+                while let Some(&c) = self.chars.peek() {
+                    if c.is_ascii_alphanumeric() || c == '-' || c == '+' || c == '_' {
+                        s.push(c);
+                        self.chars.next();
+                    } else {
+                        break;
+                    }
+                }
+                // Python 2 wrote long integers with an `L` suffix.
+                let digits = s.strip_suffix('L').unwrap_or(&s).replace('_', "");
+                digits
+                    .parse::<i128>()
+                    .map(Literal::Int)
+                    .map_err(|_| format!("bad integer `{s}`"))
+            }
+            Some(c) if c.is_ascii_alphabetic() => {
+                let mut s = String::new();
+                while let Some(&c) = self.chars.peek() {
+                    if c.is_ascii_alphanumeric() || c == '_' {
+                        s.push(c);
+                        self.chars.next();
+                    } else {
+                        break;
+                    }
+                }
+                match s.as_str() {
+                    "True" => Ok(Literal::Bool(true)),
+                    "False" => Ok(Literal::Bool(false)),
+                    "None" => Ok(Literal::None),
+                    _ => Err(format!("unexpected name `{s}`")),
+                }
+            }
+            Some(c) => Err(format!("unexpected character `{c}`")),
+        }
+    }
+
+    /// After an item: a comma (true: more may follow) or the closing bracket (false).
+    fn separator(&mut self, close: char) -> std::result::Result<bool, String> {
+        self.skip_space();
+        match self.chars.next() {
+            Some(',') => Ok(true),
+            Some(c) if c == close => Ok(false),
+            Some(c) => Err(format!("expected ',' or '{close}', found `{c}`")),
+            None => Err(format!("expected ',' or '{close}'")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    /// A `.npy` file with `header` (padded) and `data` as is.
+    fn npy_bytes(major: u8, header: &str, data: &[u8]) -> Vec<u8> {
+        let mut h = header.to_string();
+        let len_bytes = if major == 1 { 2 } else { 4 };
+        let unpadded = 6 + 2 + len_bytes + h.len() + 1;
+        h.push_str(&" ".repeat((64 - unpadded % 64) % 64));
+        h.push('\n');
+        let mut out = MAGIC.to_vec();
+        out.extend_from_slice(&[major, 0]);
+        if major == 1 {
+            out.extend_from_slice(&(h.len() as u16).to_le_bytes());
+        } else {
+            out.extend_from_slice(&(h.len() as u32).to_le_bytes());
+        }
+        out.extend_from_slice(h.as_bytes());
+        out.extend_from_slice(data);
+        out
+    }
+
+    fn parse(bytes: &[u8]) -> Result<Column> {
+        let path = PathBuf::from("mem.npy");
+        let unsized_result = read_npy_from(&mut &bytes[..], &path, None);
+        let sized_result = read_npy_from(&mut &bytes[..], &path, Some(bytes.len() as u64));
+        assert_eq!(
+            format!("{unsized_result:?}"),
+            format!("{sized_result:?}"),
+            "the same with and without the file size"
+        );
+        sized_result
+    }
+
+    fn err(bytes: &[u8]) -> String {
+        match parse(bytes) {
+            Err(e) => e.to_string(),
+            Ok(c) => panic!("expected an error, got {c:?}"),
+        }
+    }
+
+    fn roundtrip<T: Element>(values: &[T]) -> Column {
+        let mut bytes = Vec::new();
+        write_npy_to(&mut bytes, values).unwrap();
+        assert_eq!((bytes.len() - values.len() * T::DTYPE.size_bytes()) % 64, 0);
+        parse(&bytes).unwrap()
+    }
+
+    #[test]
+    fn roundtrip_every_dtype() {
+        let f32s = [1.5f32, -0.0, f32::NEG_INFINITY, f32::MIN_POSITIVE, 1e-45];
+        assert_eq!(roundtrip(&f32s), Column::F32(f32s.to_vec()));
+        let f64s = [1e300, -5e-324, f64::INFINITY, 0.1];
+        assert_eq!(roundtrip(&f64s), Column::F64(f64s.to_vec()));
+        assert_eq!(
+            roundtrip(&[i32::MIN, 0, i32::MAX]),
+            Column::I32(vec![i32::MIN, 0, i32::MAX])
+        );
+        assert_eq!(
+            roundtrip(&[i64::MIN, -1, i64::MAX]),
+            Column::I64(vec![i64::MIN, -1, i64::MAX])
+        );
+        assert_eq!(roundtrip(&[0u32, u32::MAX]), Column::U32(vec![0, u32::MAX]));
+        let big = [(1u64 << 53) + 1, u64::MAX];
+        assert_eq!(roundtrip(&big), Column::U64(big.to_vec()));
+        assert_eq!(roundtrip::<f64>(&[]), Column::F64(vec![]));
+    }
+
+    #[test]
+    fn nan_bits_are_kept() {
+        let nan = f64::from_bits(0xFFF8_0000_0000_1234);
+        match roundtrip(&[nan]) {
+            Column::F64(v) => assert_eq!(v[0].to_bits(), nan.to_bits()),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn numpy_header_is_reproduced() {
+        let mut bytes = Vec::new();
+        write_npy_to(&mut bytes, &[1.5f64, 2.0]).unwrap();
+        let header = String::from_utf8_lossy(&bytes[10..bytes.len() - 16]).to_string();
+        assert_eq!(
+            header.trim_end(),
+            "{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }"
+        );
+        assert!(header.ends_with('\n'));
+    }
+
+    #[test]
+    fn big_endian_and_native_orders() {
+        let data: Vec<u8> = [1i32, -2].iter().flat_map(|x| x.to_be_bytes()).collect();
+        let bytes = npy_bytes(
+            1,
+            "{'descr': '>i4', 'fortran_order': False, 'shape': (2,), }",
+            &data,
+        );
+        assert_eq!(parse(&bytes).unwrap(), Column::I32(vec![1, -2]));
+        let data: Vec<u8> = [2.5f64, -1e300]
+            .iter()
+            .flat_map(|x| x.to_be_bytes())
+            .collect();
+        let bytes = npy_bytes(
+            1,
+            "{'descr': '>f8', 'fortran_order': False, 'shape': (2,), }",
+            &data,
+        );
+        assert_eq!(parse(&bytes).unwrap(), Column::F64(vec![2.5, -1e300]));
+        let data: Vec<u8> = [7u64, u64::MAX - 1]
+            .iter()
+            .flat_map(|x| x.to_ne_bytes())
+            .collect();
+        for descr in ["=u8", "|u8", "u8"] {
+            let header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': (2,), }}");
+            let bytes = npy_bytes(1, &header, &data);
+            assert_eq!(parse(&bytes).unwrap(), Column::U64(vec![7, u64::MAX - 1]));
+        }
+        let data: Vec<u8> = [3.25f32].iter().flat_map(|x| x.to_be_bytes()).collect();
+        let bytes = npy_bytes(
+            1,
+            "{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }",
+            &data,
+        );
+        assert_eq!(parse(&bytes).unwrap(), Column::F32(vec![3.25]));
+        let data: Vec<u8> = [9u32].iter().flat_map(|x| x.to_be_bytes()).collect();
+        let bytes = npy_bytes(
+            1,
+            "{'descr': '>u4', 'fortran_order': False, 'shape': (1,), }",
+            &data,
+        );
+        assert_eq!(parse(&bytes).unwrap(), Column::U32(vec![9]));
+        let data: Vec<u8> = [-9i64].iter().flat_map(|x| x.to_be_bytes()).collect();
+        let bytes = npy_bytes(
+            1,
+            "{'descr': '>i8', 'fortran_order': False, 'shape': (1,), }",
+            &data,
+        );
+        assert_eq!(parse(&bytes).unwrap(), Column::I64(vec![-9]));
+    }
+
+    #[test]
+    fn versions_2_and_3_and_header_variants() {
+        let data: Vec<u8> = [1.0f32, 2.0].iter().flat_map(|x| x.to_le_bytes()).collect();
+        for major in [2, 3] {
+            let bytes = npy_bytes(
+                major,
+                "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }",
+                &data,
+            );
+            assert_eq!(parse(&bytes).unwrap(), Column::F32(vec![1.0, 2.0]));
+        }
+        // Any key order, double quotes, fortran order (the same for 1-D), no trailing comma,
+        // Python 2's long suffix.
+        let bytes = npy_bytes(
+            1,
+            r#"{"shape": (2L,), "fortran_order": True, "descr": "<f4"}"#,
+            &data,
+        );
+        assert_eq!(parse(&bytes).unwrap(), Column::F32(vec![1.0, 2.0]));
+        // Trailing bytes after the data are ignored, as numpy.load does.
+        let mut more = data.clone();
+        more.extend_from_slice(b"junk");
+        let bytes = npy_bytes(
+            1,
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }",
+            &more,
+        );
+        assert_eq!(parse(&bytes).unwrap(), Column::F32(vec![1.0, 2.0]));
+    }
+
+    #[test]
+    fn errors_are_clear() {
+        assert!(err(b"").contains("empty"));
+        assert!(err(b"\x93NUMPY\x01").contains("truncated"));
+        assert!(err(b"hello world").contains("magic"));
+        assert!(err(b"PK\x03\x04rest").contains("zip"));
+        assert!(err(b"\x93NUMPY\x04\x00\x10\x00").contains("version 4.0"));
+        assert!(err(b"\x93NUMPY\x01\x00\x50\x00{'descr'").contains("truncated .npy header"));
+
+        let header = |descr: &str, shape: &str| {
+            format!("{{'descr': {descr}, 'fortran_order': False, 'shape': {shape}, }}")
+        };
+        let e = err(&npy_bytes(1, &header("'<f2'", "(3,)"), &[0; 6]));
+        assert!(
+            e.contains("'<f2'") && e.contains("16-bit float") && e.contains("f8 (f64)"),
+            "{e}"
+        );
+        let e = err(&npy_bytes(1, &header("'<c8'", "(1,)"), &[0; 8]));
+        assert!(e.contains("'<c8'") && e.contains("complex"), "{e}");
+        let e = err(&npy_bytes(1, &header("'|b1'", "(1,)"), &[0; 1]));
+        assert!(e.contains("bool"), "{e}");
+        let e = err(&npy_bytes(
+            1,
+            &header("[('a', '<f4'), ('b', '<i8')]", "(1,)"),
+            &[0; 12],
+        ));
+        assert!(e.contains("structured"), "{e}");
+        let e = err(&npy_bytes(1, &header("'<f4'", "(2, 3)"), &[0; 24]));
+        assert!(e.contains("shape (2, 3)") && e.contains("1-D"), "{e}");
+        let e = err(&npy_bytes(1, &header("'<f4'", "()"), &[0; 4]));
+        assert!(e.contains("shape ()"), "{e}");
+        let e = err(&npy_bytes(1, &header("'<f4'", "(3, 1)"), &[0; 12]));
+        assert!(e.contains("shape (3, 1)"), "{e}");
+        let e = err(&npy_bytes(1, &header("'<f8'", "(3,)"), &[0; 20]));
+        assert!(
+            e.contains("truncated data") && e.contains("3 values") && e.contains("20 bytes"),
+            "{e}"
+        );
+        let e = err(&npy_bytes(1, &header("'<f8'", "(-1,)"), &[]));
+        assert!(e.contains("shape"), "{e}");
+        let e = err(&npy_bytes(1, "{'descr': '<f8', 'shape': (1,)}", &[0; 8]));
+        assert!(e.contains("fortran_order"), "{e}");
+        let e = err(&npy_bytes(1, "['not', 'a', 'dict']", &[]));
+        assert!(e.contains("not a dictionary"), "{e}");
+        let e = err(&npy_bytes(
+            1,
+            "{'descr': '<f8', 'fortran_order': Maybe, 'shape': (1,)}",
+            &[0; 8],
+        ));
+        assert!(e.contains("unreadable"), "{e}");
+        let e = err(&npy_bytes(
+            1,
+            &header("'<f8'", &format!("({},)", u64::MAX)),
+            &[],
+        ));
+        assert!(e.contains("too many") || e.contains("truncated"), "{e}");
+        assert!(err(b"\x93NUMPY\x02\x00\xff\xff\xff\xff").contains("plausible"));
+        let mut bad_utf8 = npy_bytes(3, &header("'<f8'", "(0,)"), &[]);
+        bad_utf8[14] = 0xff;
+        assert!(err(&bad_utf8).contains("UTF-8"));
+    }
+
+    #[test]
+    fn literal_display_is_python_like() {
+        let mut p = Parser::new("{'a': (1,), 'b': [True, None], 'c': ()}");
+        let v = p.value().unwrap();
+        assert_eq!(v.to_string(), "{'a': (1,), 'b': [True, None], 'c': ()}");
+    }
+}

@@ -1,0 +1,732 @@
+//! The `kselect` binary end to end: `.npy` files of every dtype written by numpy (fixtures in
+//! `tests/data/cli/`, made by `make_fixtures.py` there), CSV files written here, the table and
+//! the JSON output (parsed back and checked value for value), the NaN policies, and every
+//! user error (a clear message on stderr and exit status 1, or 2 for usage errors).
+//!
+//! Every selection runs with `--backend cpu`, except the test of the backend flag itself.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// A fixture of `tests/data/cli/`.
+fn fixture(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/cli")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// Runs `kselect` with `args`.
+fn kselect(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kselect"))
+        .args(args)
+        .output()
+        .expect("the kselect binary runs")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// Runs `kselect select FILE ARGS --backend cpu --json`, checks success, parses the JSON.
+fn select_json(file: &str, args: &[&str]) -> Value {
+    let mut all = vec!["select", file, "--backend", "cpu", "--json"];
+    all.extend_from_slice(args);
+    let out = kselect(&all);
+    assert!(
+        out.status.success(),
+        "kselect {all:?} failed: {}",
+        stderr(&out)
+    );
+    let text = stdout(&out);
+    assert_eq!(
+        text.lines().count(),
+        1,
+        "one JSON object on one line: {text}"
+    );
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("invalid JSON ({e}): {text}"))
+}
+
+/// Runs `kselect select FILE ARGS --backend cpu`, expects exit status `code`, returns stderr.
+fn select_fails(file: &str, args: &[&str], code: i32) -> String {
+    let mut all = vec!["select", file, "--backend", "cpu"];
+    all.extend_from_slice(args);
+    let out = kselect(&all);
+    let err = stderr(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "kselect {all:?}: stdout {} stderr {err}",
+        stdout(&out)
+    );
+    assert!(err.starts_with("error: "), "{err}");
+    assert!(out.stdout.is_empty(), "nothing on stdout: {}", stdout(&out));
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+/// A temporary CSV file with `content`.
+fn csv_file(dir: &tempfile::TempDir, name: &str, content: &str) -> String {
+    let path: PathBuf = dir.path().join(name);
+    std::fs::write(&path, content).expect("write the CSV fixture");
+    path.display().to_string()
+}
+
+fn u64s(v: &Value) -> Vec<u64> {
+    v.as_array()
+        .expect("an array")
+        .iter()
+        .map(|x| x.as_u64().unwrap_or_else(|| panic!("{x} is not a u64")))
+        .collect()
+}
+
+fn i64s(v: &Value) -> Vec<i64> {
+    v.as_array()
+        .expect("an array")
+        .iter()
+        .map(|x| x.as_i64().unwrap_or_else(|| panic!("{x} is not an i64")))
+        .collect()
+}
+
+/// Floats of a JSON array, with the strings "inf", "-inf", "nan" as those values.
+fn f64s(v: &Value) -> Vec<f64> {
+    v.as_array()
+        .expect("an array")
+        .iter()
+        .map(|x| match x {
+            Value::String(s) if s == "inf" => f64::INFINITY,
+            Value::String(s) if s == "-inf" => f64::NEG_INFINITY,
+            Value::String(s) if s == "nan" => f64::NAN,
+            _ => x.as_f64().unwrap_or_else(|| panic!("{x} is not a number")),
+        })
+        .collect()
+}
+
+fn assert_bits_eq(got: &[f64], want: &[f64]) {
+    let g: Vec<u64> = got.iter().map(|x| x.to_bits()).collect();
+    let w: Vec<u64> = want.iter().map(|x| x.to_bits()).collect();
+    assert_eq!(g, w, "got {got:?}, want {want:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// .npy input, every dtype
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn f64_npy_every_rank_exact() {
+    // 0.1, 1e300, -5e-324, 2.0, -inf, inf, 1.2345678901234567e-7
+    let json = select_json(&fixture("f64.npy"), &["--k", "0,1,2,3,4,5,6"]);
+    assert_eq!(json["n"], 7);
+    assert_eq!(json["dtype"], "f64");
+    assert_eq!(json["format"], "npy");
+    assert_eq!(json["values"][0], "-inf");
+    assert_eq!(json["values"][6], "inf");
+    assert_bits_eq(
+        &f64s(&json["values"]),
+        &[
+            f64::NEG_INFINITY,
+            -5e-324,
+            1.2345678901234567e-7,
+            0.1,
+            2.0,
+            1e300,
+            f64::INFINITY,
+        ],
+    );
+    assert_eq!(u64s(&json["ranks"]), vec![0, 1, 2, 3, 4, 5, 6]);
+    assert_eq!(json["largest"], false);
+    assert_eq!(json["backend"], "cpu");
+    assert!(json["device"].as_str().unwrap_or("").starts_with("cpu"));
+    assert!(json["seconds"].as_f64().is_some_and(|s| s >= 0.0));
+    assert!(json["algorithm"].as_str().is_some_and(|a| a != "auto"));
+}
+
+#[test]
+fn f32_values_round_trip_as_f32() {
+    // 3.5, -1.25, 0.1, 1e-45, 3.4028235e38, -inf, -0.0, 16777217 (stored as 16777216)
+    let want = [
+        f32::NEG_INFINITY,
+        -1.25,
+        -0.0,
+        1e-45,
+        0.1,
+        3.5,
+        16777216.0,
+        3.4028235e38,
+    ];
+    for file in ["f32.npy", "f32_v2.npy"] {
+        let out = kselect(&[
+            "select",
+            &fixture(file),
+            "--backend",
+            "cpu",
+            "--json",
+            "--k",
+            "0,1,2,3,4,5,6,7",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let text = stdout(&out);
+        let json: Value = serde_json::from_str(&text).expect("valid JSON");
+        assert_eq!(json["dtype"], "f32");
+        let values = json["values"].as_array().expect("values");
+        assert_eq!(values[0], "-inf");
+        for (v, w) in values.iter().zip(want).skip(1) {
+            // Through f64 and through the JSON text itself: the same f32, bit for bit.
+            let via_f64 = v.as_f64().expect("a number") as f32;
+            let via_text: f32 = v.to_string().parse().expect("an f32");
+            assert_eq!(via_f64.to_bits(), w.to_bits(), "{v} vs {w:?}");
+            assert_eq!(via_text.to_bits(), w.to_bits(), "{v} vs {w:?}");
+        }
+        // The shortest text: 0.1f32 prints as 0.1, not 0.10000000149011612.
+        assert!(text.contains("0.1,") || text.contains("0.1]"), "{text}");
+    }
+}
+
+#[test]
+fn i32_and_i64_npy_exact() {
+    for file in ["i32.npy", "i32_v3.npy"] {
+        let json = select_json(&fixture(file), &["--k", "0", "--k", "4", "--k", "2"]);
+        assert_eq!(json["dtype"], "i32");
+        assert_eq!(
+            i64s(&json["values"]),
+            vec![i32::MIN as i64, i32::MAX as i64, 0]
+        );
+    }
+    for file in ["i64.npy", "i64_be.npy"] {
+        let json = select_json(&fixture(file), &["--k", "0,1,2,3,4"]);
+        assert_eq!(json["dtype"], "i64");
+        assert_eq!(
+            i64s(&json["values"]),
+            vec![i64::MIN, -1, 5, (1 << 53) + 1, i64::MAX]
+        );
+    }
+}
+
+#[test]
+fn u32_and_u64_npy_exact_above_2_pow_53() {
+    for file in ["u32.npy", "u32_be.npy"] {
+        let json = select_json(&fixture(file), &["--k", "2,0"]);
+        assert_eq!(json["dtype"], "u32");
+        assert_eq!(u64s(&json["values"]), vec![u32::MAX as u64, 0]);
+    }
+    for file in ["u64.npy", "u64.npy.gz"] {
+        let out = kselect(&[
+            "select",
+            &fixture(file),
+            "--backend",
+            "cpu",
+            "--json",
+            "--k",
+            "0,1,2,3,4",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let text = stdout(&out);
+        // Printed as integers, never through f64.
+        assert!(
+            text.contains("[0, 9007199254740992, 9007199254740993, 12345678901234567891, 18446744073709551615]"),
+            "{text}"
+        );
+        let json: Value = serde_json::from_str(&text).expect("valid JSON");
+        assert_eq!(
+            u64s(&json["values"]),
+            vec![0, 1 << 53, (1 << 53) + 1, 12345678901234567891, u64::MAX]
+        );
+    }
+}
+
+#[test]
+fn big_endian_npy_reads_like_little_endian() {
+    let le = select_json(&fixture("f64.npy"), &["--k", "0,1,2,3,4,5,6"]);
+    let be = select_json(&fixture("f64_be.npy"), &["--k", "0,1,2,3,4,5,6"]);
+    assert_eq!(le["values"], be["values"]);
+}
+
+#[test]
+fn npy_detected_by_content_whatever_the_name() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("data.bin");
+    std::fs::copy(fixture("i64.npy"), &path).expect("copy");
+    let json = select_json(&path.display().to_string(), &["--k", "0"]);
+    assert_eq!(json["format"], "npy");
+    assert_eq!(i64s(&json["values"]), vec![i64::MIN]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ranks: --largest, several --k, the table
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn largest_counts_from_the_maximum() {
+    let json = select_json(&fixture("i32.npy"), &["--largest", "--k", "0,1,4,0"]);
+    assert_eq!(json["largest"], true);
+    assert_eq!(u64s(&json["k"]), vec![0, 1, 4, 0]);
+    assert_eq!(u64s(&json["ranks"]), vec![4, 3, 0, 4]);
+    assert_eq!(
+        i64s(&json["values"]),
+        vec![i32::MAX as i64, 42, i32::MIN as i64, i32::MAX as i64]
+    );
+    let err = select_fails(&fixture("i32.npy"), &["--largest", "--k", "5"], 1);
+    assert!(err.contains("k = 5") && err.contains("5 values"), "{err}");
+}
+
+#[test]
+fn several_ranks_in_the_order_given() {
+    let json = select_json(&fixture("u64.npy"), &["--k", "4", "--k", "0,4", "-k", "1"]);
+    assert_eq!(u64s(&json["k"]), vec![4, 0, 4, 1]);
+    assert_eq!(u64s(&json["ranks"]), vec![4, 0, 4, 1]);
+    assert_eq!(u64s(&json["values"]), vec![u64::MAX, 0, u64::MAX, 1 << 53]);
+}
+
+#[test]
+fn every_cpu_algorithm_gives_the_same_values() {
+    let want = select_json(&fixture("f64.npy"), &["--k", "0,3,6"])["values"].clone();
+    for algorithm in kselect::Algorithm::cpu_algorithms() {
+        let json = select_json(
+            &fixture("f64.npy"),
+            &["--k", "0,3,6", "--algorithm", algorithm.name()],
+        );
+        assert_eq!(json["values"], want, "{algorithm}");
+        if *algorithm != kselect::Algorithm::Auto {
+            assert_eq!(json["algorithm"], algorithm.name());
+        }
+    }
+}
+
+#[test]
+fn table_output() {
+    let out = kselect(&[
+        "select",
+        &fixture("u64.npy"),
+        "--backend",
+        "cpu",
+        "--k",
+        "4,0",
+        "--median",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("5 of type u64"), "{text}");
+    assert!(text.contains("rank"), "{text}");
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert!(rows.contains(&vec!["4", "18446744073709551615"]), "{text}");
+    assert!(rows.contains(&vec!["0", "0"]), "{text}");
+    assert!(rows.iter().any(|r| r.first() == Some(&"median")), "{text}");
+
+    let out = kselect(&[
+        "select",
+        &fixture("i32.npy"),
+        "--backend",
+        "cpu",
+        "--k",
+        "0",
+        "--largest",
+    ]);
+    let text = stdout(&out);
+    assert!(text.contains("k (largest)"), "{text}");
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert!(rows.contains(&vec!["0", "4", "2147483647"]), "{text}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Quantiles and the median
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn quantiles_and_median_by_numpy_method() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = csv_file(&dir, "q.csv", "x\n1.0\n3.0\n2.0\n10.0\n");
+    // numpy.quantile([1, 3, 2, 10], [0.25, 0.5], method=...)
+    for (method, want) in [
+        ("linear", [1.75, 2.5]),
+        ("lower", [1.0, 2.0]),
+        ("hazen", [1.5, 2.5]),
+        ("inverted_cdf", [1.0, 2.0]),
+    ] {
+        let json = select_json(
+            &file,
+            &["-q", "0.25", "--quantile", "0.5", "--method", method],
+        );
+        assert_eq!(json["method"], method);
+        assert_eq!(f64s(&json["quantiles"]["q"]), vec![0.25, 0.5]);
+        assert_eq!(
+            f64s(&json["quantiles"]["values"]),
+            want.to_vec(),
+            "{method}"
+        );
+        assert_eq!(u64s(&json["values"]), Vec::<u64>::new());
+    }
+    let json = select_json(&file, &["--median", "--k", "3"]);
+    assert_eq!(json["median"], 2.5);
+    assert_eq!(f64s(&json["values"]), vec![10.0]);
+    assert!(json.get("quantiles").is_none());
+    let json = select_json(&file, &["--median", "--method", "lower"]);
+    assert_eq!(json["median"], 2.0);
+
+    let err = select_fails(&file, &["-q", "1.5"], 2);
+    assert!(err.contains("1.5") && err.contains("[0, 1]"), "{err}");
+    let err = select_fails(&file, &["--median", "--method", "type7"], 2);
+    assert!(
+        err.contains("type7") && err.contains("median_unbiased"),
+        "{err}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// NaN policies
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn nan_is_an_error_by_default() {
+    let err = select_fails(&fixture("nan_f64.npy"), &["--k", "0"], 1);
+    assert!(err.contains("NaN") && err.contains("2 NaN"), "{err}");
+    assert!(err.contains("index 1"), "{err}");
+    assert!(err.contains("--nan omit"), "{err}");
+}
+
+#[test]
+fn nan_omit_and_last() {
+    // [1, nan, 3, nan, 2]
+    let json = select_json(&fixture("nan_f64.npy"), &["--nan", "omit", "--k", "0,2"]);
+    assert_eq!(json["n"], 5);
+    assert_eq!(json["nan_count"], 2);
+    assert_eq!(json["nan_policy"], "omit");
+    assert_eq!(f64s(&json["values"]), vec![1.0, 3.0]);
+    let json = select_json(
+        &fixture("nan_f64.npy"),
+        &["--nan", "omit", "--largest", "--k", "0"],
+    );
+    assert_eq!(u64s(&json["ranks"]), vec![2]);
+    assert_eq!(f64s(&json["values"]), vec![3.0]);
+    let err = select_fails(&fixture("nan_f64.npy"), &["--nan", "omit", "--k", "3"], 1);
+    assert!(err.contains("k = 3") && err.contains("3 values"), "{err}");
+
+    let json = select_json(&fixture("nan_f64.npy"), &["--nan", "last", "--k", "2,3,4"]);
+    assert_eq!(json["values"][0], 3.0);
+    assert_eq!(json["values"][1], "nan");
+    assert_eq!(json["values"][2], "nan");
+    // [nan, -2.5, inf] as f32: the largest is NaN under `last`, +inf under `omit`.
+    let json = select_json(
+        &fixture("nan_f32.npy"),
+        &["--nan", "last", "--largest", "--k", "0,1,2"],
+    );
+    assert_eq!(json["values"], serde_json::json!(["nan", "inf", -2.5]));
+    let json = select_json(
+        &fixture("nan_f32.npy"),
+        &["--nan", "omit", "--largest", "--k", "0"],
+    );
+    assert_eq!(json["values"], serde_json::json!(["inf"]));
+}
+
+// ---------------------------------------------------------------------------------------------
+// CSV input
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn csv_named_column() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = csv_file(
+        &dir,
+        "t.csv",
+        "id,name,delay,big\n1,a,5,18446744073709551615\n2,\"b, c\",-3,9007199254740993\n3,d,12,0\n",
+    );
+    let json = select_json(&file, &["--column", "delay", "--k", "0,1,2"]);
+    assert_eq!(json["format"], "csv");
+    assert_eq!(json["column"], "delay");
+    assert_eq!(json["dtype"], "i64");
+    assert_eq!(i64s(&json["values"]), vec![-3, 5, 12]);
+    let json = select_json(&file, &["-c", "big", "--k", "0,1,2"]);
+    assert_eq!(json["dtype"], "u64");
+    assert_eq!(u64s(&json["values"]), vec![0, 9007199254740993, u64::MAX]);
+    // One column: no --column needed.
+    let one = csv_file(&dir, "one.csv", "v\n0.5\n-0.25\n");
+    let json = select_json(&one, &["--k", "0"]);
+    assert_eq!(json["dtype"], "f64");
+    assert_eq!(f64s(&json["values"]), vec![-0.25]);
+}
+
+#[test]
+fn csv_missing_values_follow_the_nan_policy() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = csv_file(&dir, "m.csv", "a,b\n1,4\n,5\nNA,6\n7,nan\n3,NaN\n");
+    let err = select_fails(&file, &["-c", "a", "--k", "0"], 1);
+    assert!(err.contains("NaN"), "{err}");
+    let json = select_json(&file, &["-c", "a", "--nan", "omit", "--k", "0,1,2"]);
+    assert_eq!(json["dtype"], "f64"); // integers with missing values are read as f64
+    assert_eq!(json["n"], 5);
+    assert_eq!(json["nan_count"], 2);
+    assert_eq!(f64s(&json["values"]), vec![1.0, 3.0, 7.0]);
+    let json = select_json(
+        &file,
+        &["-c", "b", "--nan", "last", "--largest", "--k", "0,2"],
+    );
+    assert_eq!(json["values"], serde_json::json!(["nan", 6.0]));
+}
+
+#[test]
+fn gzip_csv() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("t.csv.gz");
+    let file = std::fs::File::create(&path).expect("create");
+    let mut gz = flate2::write::GzEncoder::new(file, flate2::Compression::fast());
+    gz.write_all(b"x,y\n1,-1e300\n2,1e-300\n")
+        .and_then(|()| gz.finish().map(|_| ()))
+        .expect("write gz");
+    let json = select_json(&path.display().to_string(), &["-c", "y", "--k", "0,1"]);
+    assert_eq!(f64s(&json["values"]), vec![-1e300, 1e-300]);
+}
+
+#[test]
+fn real_dataset_flights_dep_delay() {
+    // datasets/flights.csv.gz: 336,776 flights, 8,255 without a departure delay.
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("datasets/flights.csv.gz")
+        .display()
+        .to_string();
+    let json = select_json(
+        &file,
+        &[
+            "-c",
+            "dep_delay",
+            "--nan",
+            "omit",
+            "--k",
+            "0,1",
+            "--median",
+            "-q",
+            "0.9,0.99",
+        ],
+    );
+    assert_eq!(json["n"], 336776);
+    assert_eq!(json["nan_count"], 8255);
+    assert_eq!(f64s(&json["values"]), vec![-43.0, -33.0]);
+    assert_eq!(json["median"], -2.0);
+    assert_eq!(f64s(&json["quantiles"]["values"]), vec![49.0, 191.0]);
+    let json = select_json(&file, &["-c", "distance", "--largest", "--k", "0"]);
+    assert_eq!(json["dtype"], "i64");
+    assert_eq!(i64s(&json["values"]), vec![4983]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn missing_file() {
+    let err = select_fails("/nonexistent/dir/data.npy", &["--k", "0"], 1);
+    assert!(err.contains("/nonexistent/dir/data.npy"), "{err}");
+    let err = select_fails("/nonexistent/data.csv", &["--k", "0"], 1);
+    assert!(err.contains("No such file"), "{err}");
+}
+
+#[test]
+fn empty_inputs() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let err = select_fails(&csv_file(&dir, "empty.csv", ""), &["--k", "0"], 1);
+    assert!(err.contains("empty"), "{err}");
+    let err = select_fails(&csv_file(&dir, "header.csv", "x\n"), &["--k", "0"], 1);
+    assert!(err.contains("empty"), "{err}");
+    let err = select_fails(&fixture("empty_f64.npy"), &["--k", "0"], 1);
+    assert!(err.contains("empty"), "{err}");
+    // Only NaNs, omitted: nothing left.
+    let err = select_fails(
+        &csv_file(&dir, "na.csv", "x\nNA\n\n"),
+        &["--k", "0", "--nan", "omit"],
+        1,
+    );
+    assert!(err.contains("empty"), "{err}");
+    let err = select_fails(&csv_file(&dir, "e.npy", ""), &["--k", "0"], 1);
+    assert!(err.contains("empty"), "{err}");
+}
+
+#[test]
+fn rank_out_of_range() {
+    let err = select_fails(&fixture("i32.npy"), &["--k", "5"], 1);
+    assert!(err.contains("k = 5") && err.contains("5 values"), "{err}");
+    let err = select_fails(&fixture("i32.npy"), &["--k", "-1"], 2);
+    assert!(err.contains("-1"), "{err}");
+}
+
+#[test]
+fn malformed_csv() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let ragged = csv_file(&dir, "ragged.csv", "a,b\n1,2\n3,4\n5\n");
+    let err = select_fails(&ragged, &["-c", "a", "--k", "0"], 1);
+    assert!(err.contains("row 3") && err.contains("ragged.csv"), "{err}");
+    assert!(
+        err.contains("1 field") && err.contains("header has 2"),
+        "{err}"
+    );
+
+    let text = csv_file(&dir, "text.csv", "a,b\n1,2\n3,four\n");
+    let err = select_fails(&text, &["-c", "b", "--k", "0"], 1);
+    assert!(err.contains("row 2") && err.contains("column b"), "{err}");
+    assert!(err.contains("`four`"), "{err}");
+
+    let err = select_fails(&text, &["-c", "c", "--k", "0"], 1);
+    assert!(
+        err.contains("no column named `c`") && err.contains("a, b"),
+        "{err}"
+    );
+
+    let err = select_fails(&text, &["--k", "0"], 1);
+    assert!(
+        err.contains("2 columns (a, b)") && err.contains("--column"),
+        "{err}"
+    );
+}
+
+#[test]
+fn unsupported_npy() {
+    let err = select_fails(&fixture("f16.npy"), &["--k", "0"], 1);
+    assert!(err.contains("'<f2'") && err.contains("supported"), "{err}");
+    let err = select_fails(&fixture("c64.npy"), &["--k", "0"], 1);
+    assert!(err.contains("'<c8'") && err.contains("complex"), "{err}");
+    let err = select_fails(&fixture("f64_2d.npy"), &["--k", "0"], 1);
+    assert!(err.contains("shape (2, 3)") && err.contains("1-D"), "{err}");
+    let err = select_fails(&fixture("f64.npy"), &["--k", "0", "--column", "x"], 1);
+    assert!(err.contains("column"), "{err}");
+
+    // Truncated: the header announces more values than the file holds.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let bytes = std::fs::read(fixture("f64.npy")).expect("read fixture");
+    let cut = dir.path().join("cut.npy");
+    std::fs::write(&cut, &bytes[..bytes.len() - 3]).expect("write");
+    let err = select_fails(&cut.display().to_string(), &["--k", "0"], 1);
+    assert!(
+        err.contains("truncated") && err.contains("7 values"),
+        "{err}"
+    );
+    let bad = dir.path().join("bad.npy");
+    std::fs::write(&bad, b"not numpy at all").expect("write");
+    let err = select_fails(&bad.display().to_string(), &["--k", "0"], 1);
+    assert!(err.contains("magic"), "{err}");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let err = select_fails(
+        &fixture("f64.npy"),
+        &["--k", "0", "--algorithm", "heapsort"],
+        2,
+    );
+    assert!(
+        err.contains("heapsort") && err.contains("floyd-rivest"),
+        "{err}"
+    );
+    let err = select_fails(&fixture("f64.npy"), &["--k", "0", "--nan", "skip"], 2);
+    assert!(err.contains("skip"), "{err}");
+    // Nothing to select.
+    let err = select_fails(&fixture("f64.npy"), &[], 2);
+    assert!(err.contains("--k"), "{err}");
+    let out = kselect(&["frobnicate"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = kselect(&[
+        "select",
+        &fixture("f64.npy"),
+        "--k",
+        "0",
+        "--backend",
+        "tpu",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn backend_flag() {
+    let out = kselect(&[
+        "select",
+        &fixture("f64.npy"),
+        "--k",
+        "0",
+        "--backend",
+        "cuda",
+        "--json",
+    ]);
+    match kselect::Device::cuda(0) {
+        Err(_) => {
+            assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+            let err = stderr(&out);
+            assert!(err.starts_with("error: ") && err.contains("CUDA"), "{err}");
+            assert!(!err.contains("panicked"), "{err}");
+        }
+        Ok(_) => {
+            assert!(out.status.success(), "{}", stderr(&out));
+            let json: Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
+            assert_eq!(json["backend"], "cuda");
+            assert_eq!(json["values"], serde_json::json!(["-inf"]));
+        }
+    }
+    // auto runs somewhere, and says where.
+    let out = kselect(&["select", &fixture("i64.npy"), "--k", "0", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let json: Value = serde_json::from_slice(&out.stdout).expect("valid JSON");
+    assert!(
+        json["backend"] == "cpu" || json["backend"] == "cuda",
+        "{json}"
+    );
+    assert_eq!(i64s(&json["values"]), vec![i64::MIN]);
+    // An algorithm the CPU has but CUDA has not is refused on CUDA only.
+    let out = kselect(&[
+        "select",
+        &fixture("i64.npy"),
+        "--k",
+        "0",
+        "--backend",
+        "cuda",
+        "--algorithm",
+        "bucket",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn help_explains_every_option() {
+    let out = kselect(&["--help"]);
+    assert!(out.status.success());
+    let text = stdout(&out);
+    assert!(
+        text.contains("select") && text.contains("Exit status"),
+        "{text}"
+    );
+
+    let out = kselect(&["select", "--help"]);
+    assert!(out.status.success());
+    let text = stdout(&out);
+    for option in [
+        "--k",
+        "--largest",
+        "--median",
+        "--quantile",
+        "--method",
+        "--column",
+        "--backend",
+        "--algorithm",
+        "--nan",
+        "--json",
+    ] {
+        assert!(text.contains(option), "{option} missing from:\n{text}");
+    }
+    for algorithm in kselect::Algorithm::ALL {
+        assert!(text.contains(algorithm.name()), "{algorithm}");
+    }
+    for method in kselect::QuantileMethod::ALL {
+        assert!(text.contains(method.name()), "{method}");
+    }
+    for policy in ["error", "omit", "last"] {
+        assert!(text.contains(policy));
+    }
+}
