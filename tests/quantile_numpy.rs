@@ -10,10 +10,8 @@ use std::collections::BTreeMap;
 use kselect::{QuantileMethod, Selector};
 use serde::Deserialize;
 
-const GOLDEN: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/tests/data/quantile/golden.json"
-);
+/// The golden file, embedded so that the test binary runs anywhere (a GPU machine too).
+const GOLDEN: &str = include_str!("data/quantile/golden.json");
 
 #[derive(Deserialize)]
 struct Golden {
@@ -33,8 +31,7 @@ struct Case {
 }
 
 fn load() -> Golden {
-    let text = std::fs::read_to_string(GOLDEN).unwrap_or_else(|e| panic!("{GOLDEN}: {e}"));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{GOLDEN}: {e}"))
+    serde_json::from_str(GOLDEN).unwrap_or_else(|e| panic!("tests/data/quantile/golden.json: {e}"))
 }
 
 fn f64_from_hex(s: &str) -> f64 {

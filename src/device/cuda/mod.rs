@@ -11,6 +11,9 @@ pub(crate) mod kernels;
 pub(crate) mod launch;
 mod timer;
 
+#[cfg(test)]
+mod tests;
+
 pub use buffer::DeviceBuffer;
 pub use timer::GpuTimer;
 

@@ -1,0 +1,131 @@
+//! Tests of the CUDA runtime layer. They skip without a GPU and fail when
+//! `KSELECT_REQUIRE_GPU=1`.
+
+use super::kernels::KernelSource;
+use super::*;
+use crate::device::DeviceBuffer;
+
+/// CUDA device 0, or `None` (a skip) when there is none and no GPU is required.
+fn gpu() -> Option<CudaDevice> {
+    match CudaDevice::new(0) {
+        Ok(dev) => Some(dev),
+        Err(e) if std::env::var("KSELECT_REQUIRE_GPU").as_deref() == Ok("1") => {
+            panic!("KSELECT_REQUIRE_GPU=1 but no GPU: {e}")
+        }
+        Err(e) => {
+            eprintln!("skipped (no GPU): {e}");
+            None
+        }
+    }
+}
+
+#[test]
+fn discovery_never_panics() {
+    // With or without CUDA: either a device or a clear error.
+    match CudaDevice::count() {
+        Ok(n) => {
+            assert!(CudaDevice::new(n).is_err(), "ordinal {n} of {n} must be refused");
+        }
+        Err(e) => assert!(matches!(e, Error::CudaUnavailable(_)), "{e}"),
+    }
+    let _ = crate::device::Device::auto();
+}
+
+#[test]
+fn handles_share_one_device() {
+    let Some(dev) = gpu() else { return };
+    let again = CudaDevice::new(0).unwrap();
+    assert!(Arc::ptr_eq(&dev.inner, &again.inner));
+    assert!(dev.arch().starts_with("sm_"));
+    assert!(dev.multiprocessors() > 0);
+}
+
+#[test]
+fn compile_errors_carry_the_nvrtc_log() {
+    let Some(dev) = gpu() else { return };
+    static BROKEN: KernelSource = KernelSource {
+        name: "broken.cu",
+        text: "extern \"C\" __global__ void broken_f32(float* x) { x[0] = undefined_name; }",
+    };
+    match compile::cubin(&BROKEN, &dev.arch()) {
+        Err(Error::KernelCompile { log, source_name, .. }) => {
+            assert_eq!(source_name, "broken.cu");
+            assert!(log.contains("undefined_name"), "log: {log}");
+        }
+        other => panic!("expected a compile error, got {other:?}"),
+    }
+}
+
+#[test]
+fn out_of_memory_is_an_error() {
+    let Some(dev) = gpu() else { return };
+    let (_, total) = dev.memory_info().unwrap();
+    match dev.alloc::<f32>(total, "a test buffer") {
+        Err(Error::OutOfDeviceMemory { bytes, total: t, .. }) => {
+            assert_eq!(bytes, total * 4);
+            assert_eq!(t, total);
+        }
+        other => panic!("expected OutOfDeviceMemory, got {:?}", other.map(|s| s.len())),
+    }
+    // The device still works afterwards.
+    let buf = DeviceBuffer::from_host_on(&dev, &[1.0f32, 2.0]).unwrap();
+    assert_eq!(buf.to_host().unwrap(), vec![1.0, 2.0]);
+}
+
+#[test]
+fn buffers_round_trip_and_sum() {
+    let Some(dev) = gpu() else { return };
+    let data: Vec<i64> = (0..100_003).map(|i| i * 3 - 7).collect();
+    let buf = DeviceBuffer::from_host_on(&dev, &data).unwrap();
+    assert_eq!(buf.to_host().unwrap(), data);
+    assert_eq!(buf.sum().unwrap(), data.iter().sum::<i64>() as f64);
+    let empty = DeviceBuffer::<f32>::from_host_on(&dev, &[]).unwrap();
+    assert!(empty.is_empty());
+    assert_eq!(empty.sum().unwrap(), 0.0);
+}
+
+#[test]
+fn timer_measures_work() {
+    let Some(dev) = gpu() else { return };
+    let buf = DeviceBuffer::from_host_on(&dev, &vec![1.0f32; 1 << 20]).unwrap();
+    let timer = GpuTimer::start(&dev).unwrap();
+    assert_eq!(buf.sum().unwrap(), (1 << 20) as f64);
+    let ms = timer.stop().unwrap();
+    assert!(ms > 0.0 && ms < 10_000.0, "{ms}");
+}
+
+#[test]
+fn gpu_sort_matches_the_cpu() {
+    let Some(dev) = gpu() else { return };
+    let mut state = 7u64;
+    let data: Vec<f64> = (0..300_001)
+        .map(|i| {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+            match i % 97 {
+                0 => f64::NAN,
+                1 => -0.0,
+                2 => f64::NEG_INFINITY,
+                _ => ((state >> 20) % 5000) as f64 - 2500.0,
+            }
+        })
+        .collect();
+    let buf = DeviceBuffer::from_host_on(&dev, &data).unwrap();
+    let sorted = crate::select::sort_device(&buf).unwrap().to_host().unwrap();
+    let mut keys: Vec<u64> = data.iter().map(|x| crate::Element::to_key(*x)).collect();
+    keys.sort_unstable();
+    let got: Vec<u64> = sorted.iter().map(|x| crate::Element::to_key(*x)).collect();
+    assert_eq!(got, keys);
+    // Pairs: a stable sort carrying indices.
+    let idx: Vec<u32> = (0..data.len() as u32).collect();
+    let vals = DeviceBuffer::from_host_on(&dev, &idx).unwrap();
+    let (k, v) = crate::select::sort_pairs_device(&buf, &vals).unwrap();
+    let (k, v) = (k.to_host().unwrap(), v.to_host().unwrap());
+    let mut expected: Vec<(u64, u32)> = data
+        .iter()
+        .zip(&idx)
+        .map(|(x, &i)| (crate::Element::to_key(*x), i))
+        .collect();
+    expected.sort_by_key(|&(key, _)| key); // stable
+    let got: Vec<(u64, u32)> = k.iter().map(|x| crate::Element::to_key(*x)).zip(v).collect();
+    assert_eq!(got, expected);
+}
