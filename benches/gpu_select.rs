@@ -151,7 +151,11 @@ struct Row {
     correct: bool,
 }
 
-fn time_ms(gpu: &CudaDevice, reps: usize, mut f: impl FnMut(usize) -> kselect::Result<()>) -> kselect::Result<Vec<f64>> {
+fn time_ms(
+    gpu: &CudaDevice,
+    reps: usize,
+    mut f: impl FnMut(usize) -> kselect::Result<()>,
+) -> kselect::Result<Vec<f64>> {
     for r in 0..3 {
         f(r)?;
     }
@@ -164,7 +168,13 @@ fn time_ms(gpu: &CudaDevice, reps: usize, mut f: impl FnMut(usize) -> kselect::R
     Ok(times)
 }
 
-fn run_case<T: BenchElement>(gpu: &CudaDevice, opts: &Options, dist: &str, log2n: u32, rows: &mut Vec<Row>) -> kselect::Result<()> {
+fn run_case<T: BenchElement>(
+    gpu: &CudaDevice,
+    opts: &Options,
+    dist: &str,
+    log2n: u32,
+    rows: &mut Vec<Row>,
+) -> kselect::Result<()> {
     let n = 1usize << log2n;
     let data = generate::<T>(dist, n);
     let k = n / 2;
@@ -183,7 +193,9 @@ fn run_case<T: BenchElement>(gpu: &CudaDevice, opts: &Options, dist: &str, log2n
         let sel = Selector::on(device.clone()).algorithm(algorithm);
         let got = sel.select_device(&bufs[0], k)?;
         let correct = got.to_key() == expected.to_key();
-        let times = time_ms(gpu, opts.reps, |r| sel.select_device(&bufs[r % copies], k).map(|_| ()))?;
+        let times = time_ms(gpu, opts.reps, |r| {
+            sel.select_device(&bufs[r % copies], k).map(|_| ())
+        })?;
         let min_ms = times.iter().copied().fold(f64::INFINITY, f64::min);
         let row = Row {
             dtype: T::DTYPE.name(),
@@ -243,7 +255,12 @@ fn main() {
             return;
         }
     };
-    println!("device: {} ({}, {} SMs)", gpu.name(), gpu.arch(), gpu.multiprocessors());
+    println!(
+        "device: {} ({}, {} SMs)",
+        gpu.name(),
+        gpu.arch(),
+        gpu.multiprocessors()
+    );
     let mut rows = Vec::new();
     let mut failed = false;
     for dtype in &opts.types {
@@ -288,7 +305,8 @@ fn main() {
             "floor": "DeviceBuffer::sum over the same array (one read, 16-byte loads)",
             "results": results,
         });
-        if let Err(e) = std::fs::write(path, serde_json::to_string_pretty(&doc).unwrap_or_default()) {
+        if let Err(e) = std::fs::write(path, serde_json::to_string_pretty(&doc).unwrap_or_default())
+        {
             eprintln!("writing {path}: {e}");
             failed = true;
         }

@@ -9,7 +9,9 @@ fn main() -> kselect::Result<()> {
     let mut state = 42u64;
     let data: Vec<f64> = (0..1_000_000)
         .map(|_| {
-            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (state >> 11) as f64 / (1u64 << 53) as f64
         })
         .collect();

@@ -7,10 +7,25 @@
 use kselect::{NanPolicy, QuantileMethod, Selector};
 
 fn main() -> kselect::Result<()> {
-    let delays = [12.0, f64::NAN, -3.0, 45.0, 0.0, 7.0, 180.0, 2.0, f64::NAN, 15.0];
+    let delays = [
+        12.0,
+        f64::NAN,
+        -3.0,
+        45.0,
+        0.0,
+        7.0,
+        180.0,
+        2.0,
+        f64::NAN,
+        15.0,
+    ];
     let sel = Selector::new().nan_policy(NanPolicy::Omit);
     let qs = [0.1, 0.25, 0.5, 0.75, 0.9];
-    for method in [QuantileMethod::Linear, QuantileMethod::InvertedCdf, QuantileMethod::MedianUnbiased] {
+    for method in [
+        QuantileMethod::Linear,
+        QuantileMethod::InvertedCdf,
+        QuantileMethod::MedianUnbiased,
+    ] {
         let values = sel.quantiles(&delays, &qs, method)?;
         println!("{method:>24}: {values:?}");
     }

@@ -17,7 +17,9 @@ fn main() -> kselect::Result<()> {
     };
     println!("on {}", device.description());
     let n = 1 << 26;
-    let data: Vec<f32> = (0..n).map(|i| ((i as u64 * 2654435761) % 1_000_003) as f32).collect();
+    let data: Vec<f32> = (0..n)
+        .map(|i| ((i as u64 * 2654435761) % 1_000_003) as f32)
+        .collect();
     let buf = DeviceBuffer::from_host(&device, &data)?;
     for algorithm in [Algorithm::Radix, Algorithm::SortChoose] {
         let sel = Selector::on(device.clone()).algorithm(algorithm);

@@ -220,7 +220,8 @@ macro_rules! float_element {
                 const SIGN: $key = 1 << (<$key>::BITS - 1);
                 let bits = self.to_bits();
                 // All bits flipped for negatives, only the sign bit for positives.
-                let flip = (((bits as <$t as FloatBits>::Signed) >> (<$key>::BITS - 1)) as $key) | SIGN;
+                let flip =
+                    (((bits as <$t as FloatBits>::Signed) >> (<$key>::BITS - 1)) as $key) | SIGN;
                 if self.is_nan() {
                     <$key>::MAX
                 } else {
@@ -340,7 +341,16 @@ mod tests {
             f32::INFINITY,
             f32::NAN,
         ]);
-        assert_order(&[f64::NEG_INFINITY, -1e300, -5e-324, -0.0, 0.0, 5e-324, 1e300, f64::INFINITY]);
+        assert_order(&[
+            f64::NEG_INFINITY,
+            -1e300,
+            -5e-324,
+            -0.0,
+            0.0,
+            5e-324,
+            1e300,
+            f64::INFINITY,
+        ]);
         assert_eq!((-f64::NAN).to_key(), u64::MAX);
     }
 

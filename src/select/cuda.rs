@@ -2,9 +2,9 @@
 
 use cudarc::driver::PushKernelArg;
 
+use crate::device::cuda::driver_error;
 use crate::device::cuda::kernels::{kernel_name, REDUCE};
 use crate::device::cuda::launch::{config, stride_blocks};
-use crate::device::cuda::driver_error;
 use crate::device::DeviceBuffer;
 use crate::element::Element;
 use crate::error::{Error, Result};
@@ -12,7 +12,7 @@ use crate::select::nan::NanScan;
 use crate::select::{radix, sort_choose, Algorithm};
 
 /// What `Algorithm::Auto` runs on CUDA.
-pub(crate) fn auto_algorithm<T: Element>(_n: usize, _ranks: usize) -> Algorithm {
+pub(crate) fn auto_algorithm(_n: usize, _ranks: usize) -> Algorithm {
     Algorithm::Radix
 }
 
@@ -39,7 +39,11 @@ pub(crate) fn nan_scan<T: Element>(buf: &DeviceBuffer<T>) -> Result<NanScan> {
         .map_err(|e| driver_error("reading the NaN count", e))?;
     Ok(NanScan {
         count: host[0] as usize,
-        first_index: if host[0] == 0 { usize::MAX } else { host[1] as usize },
+        first_index: if host[0] == 0 {
+            usize::MAX
+        } else {
+            host[1] as usize
+        },
     })
 }
 
@@ -50,7 +54,7 @@ pub(crate) fn multiselect<T: Element>(
     ranks: &[usize],
 ) -> Result<Vec<T>> {
     match algorithm {
-        Algorithm::Auto => multiselect(auto_algorithm::<T>(buf.len(), ranks.len()), buf, ranks),
+        Algorithm::Auto => multiselect(auto_algorithm(buf.len(), ranks.len()), buf, ranks),
         Algorithm::SortChoose => sort_choose::cuda::multiselect(buf, ranks),
         Algorithm::Radix => radix::cuda::multiselect(buf, ranks),
         other => Err(Error::UnsupportedAlgorithm {

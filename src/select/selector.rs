@@ -161,7 +161,7 @@ impl Selector {
         }
         Ok(match (&self.device, self.algorithm) {
             (Device::Cpu, Algorithm::Auto) => cpu::auto_algorithm::<T>(n, ranks),
-            (Device::Cuda(_), Algorithm::Auto) => cuda::auto_algorithm::<T>(n, ranks),
+            (Device::Cuda(_), Algorithm::Auto) => cuda::auto_algorithm(n, ranks),
             (_, chosen) => chosen,
         })
     }
@@ -349,7 +349,9 @@ impl Selector {
                     let buf = DeviceBuffer::from_host_on(dev, data)?;
                     cuda::multiselect(algorithm, &buf, &numeric)?
                 }
-                (Source::Device(buf), Device::Cuda(_)) => cuda::multiselect(algorithm, buf, &numeric)?,
+                (Source::Device(buf), Device::Cuda(_)) => {
+                    cuda::multiselect(algorithm, buf, &numeric)?
+                }
                 (Source::Device(buf), Device::Cpu) => {
                     let host = buf.to_host()?;
                     cpu::multiselect(algorithm, &host, &numeric, self.parallel)

@@ -18,7 +18,8 @@ pub(crate) fn cubin(source: &KernelSource, arch: &str) -> Result<Vec<u8>> {
     // SAFETY: only tries to load the shared library.
     if !unsafe { sys::is_culib_present() } {
         return Err(Error::CudaUnavailable(
-            "the NVRTC library (libnvrtc.so) is not installed; it compiles kselect's kernels".into(),
+            "the NVRTC library (libnvrtc.so) is not installed; it compiles kselect's kernels"
+                .into(),
         ));
     }
     let program = source.program();
@@ -150,7 +151,10 @@ fn compile(name: &str, program: &str, arch: &str) -> Result<Vec<u8>> {
     }
     let mut size = 0usize;
     // SAFETY: valid program and out-pointer.
-    check(unsafe { sys::nvrtcGetCUBINSize(prog.0, &mut size) }, "nvrtcGetCUBINSize")?;
+    check(
+        unsafe { sys::nvrtcGetCUBINSize(prog.0, &mut size) },
+        "nvrtcGetCUBINSize",
+    )?;
     let mut cubin = vec![0u8; size];
     // SAFETY: `cubin` has the size NVRTC reported.
     check(

@@ -13,7 +13,12 @@ pub(crate) fn config(blocks: usize, threads: u32) -> LaunchConfig {
 
 /// Blocks for a grid-stride loop over `items` work items: enough to fill the device
 /// (`blocks_per_sm` resident blocks on each multiprocessor), never more than the work needs.
-pub(crate) fn stride_blocks(items: usize, threads: u32, multiprocessors: usize, blocks_per_sm: usize) -> usize {
+pub(crate) fn stride_blocks(
+    items: usize,
+    threads: u32,
+    multiprocessors: usize,
+    blocks_per_sm: usize,
+) -> usize {
     items
         .div_ceil(threads as usize)
         .clamp(1, (multiprocessors * blocks_per_sm).max(1))

@@ -101,12 +101,11 @@ impl CudaDevice {
         let compute_capability = ctx
             .compute_capability()
             .map_err(|e| driver_error("reading the compute capability", e))?;
-        let multiprocessors = ctx
-            .attribute(
+        let multiprocessors =
+            ctx.attribute(
                 cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
             )
-            .map_err(|e| driver_error("reading the multiprocessor count", e))?
-            as usize;
+            .map_err(|e| driver_error("reading the multiprocessor count", e))? as usize;
         let inner = Arc::new(Inner {
             ordinal,
             name,
@@ -193,8 +192,16 @@ impl CudaDevice {
     }
 
     /// Kernel `name` from `source`, compiled on first use.
-    pub(crate) fn function(&self, source: &'static KernelSource, name: &str) -> Result<CudaFunction> {
-        let mut functions = self.inner.functions.lock().unwrap_or_else(|e| e.into_inner());
+    pub(crate) fn function(
+        &self,
+        source: &'static KernelSource,
+        name: &str,
+    ) -> Result<CudaFunction> {
+        let mut functions = self
+            .inner
+            .functions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         if let Some(f) = functions.get(name) {
             return Ok(f.clone());
         }

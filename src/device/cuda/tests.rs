@@ -24,7 +24,10 @@ fn discovery_never_panics() {
     // With or without CUDA: either a device or a clear error.
     match CudaDevice::count() {
         Ok(n) => {
-            assert!(CudaDevice::new(n).is_err(), "ordinal {n} of {n} must be refused");
+            assert!(
+                CudaDevice::new(n).is_err(),
+                "ordinal {n} of {n} must be refused"
+            );
         }
         Err(e) => assert!(matches!(e, Error::CudaUnavailable(_)), "{e}"),
     }
@@ -48,7 +51,9 @@ fn compile_errors_carry_the_nvrtc_log() {
         text: "extern \"C\" __global__ void broken_f32(float* x) { x[0] = undefined_name; }",
     };
     match compile::cubin(&BROKEN, &dev.arch()) {
-        Err(Error::KernelCompile { log, source_name, .. }) => {
+        Err(Error::KernelCompile {
+            log, source_name, ..
+        }) => {
             assert_eq!(source_name, "broken.cu");
             assert!(log.contains("undefined_name"), "log: {log}");
         }
@@ -61,11 +66,16 @@ fn out_of_memory_is_an_error() {
     let Some(dev) = gpu() else { return };
     let (_, total) = dev.memory_info().unwrap();
     match dev.alloc::<f32>(total, "a test buffer") {
-        Err(Error::OutOfDeviceMemory { bytes, total: t, .. }) => {
+        Err(Error::OutOfDeviceMemory {
+            bytes, total: t, ..
+        }) => {
             assert_eq!(bytes, total * 4);
             assert_eq!(t, total);
         }
-        other => panic!("expected OutOfDeviceMemory, got {:?}", other.map(|s| s.len())),
+        other => panic!(
+            "expected OutOfDeviceMemory, got {:?}",
+            other.map(|s| s.len())
+        ),
     }
     // The device still works afterwards.
     let buf = DeviceBuffer::from_host_on(&dev, &[1.0f32, 2.0]).unwrap();
@@ -126,6 +136,10 @@ fn gpu_sort_matches_the_cpu() {
         .map(|(x, &i)| (crate::Element::to_key(*x), i))
         .collect();
     expected.sort_by_key(|&(key, _)| key); // stable
-    let got: Vec<(u64, u32)> = k.iter().map(|x| crate::Element::to_key(*x)).zip(v).collect();
+    let got: Vec<(u64, u32)> = k
+        .iter()
+        .map(|x| crate::Element::to_key(*x))
+        .zip(v)
+        .collect();
     assert_eq!(got, expected);
 }

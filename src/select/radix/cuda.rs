@@ -9,9 +9,9 @@
 
 use cudarc::driver::PushKernelArg;
 
+use crate::device::cuda::driver_error;
 use crate::device::cuda::kernels::{kernel_name, RADIX_SELECT};
 use crate::device::cuda::launch::{config, stride_blocks};
-use crate::device::cuda::driver_error;
 use crate::device::DeviceBuffer;
 use crate::element::{Element, RadixKey};
 use crate::error::Result;
@@ -49,7 +49,12 @@ pub(crate) fn multiselect<T: Element>(buf: &DeviceBuffer<T>, ranks: &[usize]) ->
     for (slot, &k) in ranks.iter().enumerate() {
         let (k64, slot64) = (k as u64, slot as u64);
         let mut launch = stream.launch_builder(&init);
-        launch.arg(&mut state).arg(&mut hist).arg(&k64).arg(&n64).arg(&cap64);
+        launch
+            .arg(&mut state)
+            .arg(&mut hist)
+            .arg(&k64)
+            .arg(&n64)
+            .arg(&cap64);
         // SAFETY: rsel_init(SelState*, u64* hist, u64, u64, u64): state holds 64 bytes (the
         // 56-byte SelState), hist 256 entries.
         unsafe { launch.launch(config(1, BLOCK)) }

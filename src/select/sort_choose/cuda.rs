@@ -127,8 +127,13 @@ pub(crate) fn to_keys<T: Element>(buf: &DeviceBuffer<T>) -> Result<CudaSlice<T::
     let mut launch = dev.stream().launch_builder(&f);
     launch.arg(buf.as_slice()).arg(&mut keys).arg(&n64);
     // SAFETY: to_keys_T(const T*, K*, u64): both buffers hold n elements.
-    unsafe { launch.launch(config(stride_blocks(n, BLOCK, dev.multiprocessors(), 8), BLOCK)) }
-        .map_err(|e| driver_error("launching to_keys", e))?;
+    unsafe {
+        launch.launch(config(
+            stride_blocks(n, BLOCK, dev.multiprocessors(), 8),
+            BLOCK,
+        ))
+    }
+    .map_err(|e| driver_error("launching to_keys", e))?;
     Ok(keys)
 }
 
@@ -144,8 +149,13 @@ fn from_keys<T: Element>(dev: &CudaDevice, keys: &CudaSlice<T::Key>) -> Result<C
     let mut launch = dev.stream().launch_builder(&f);
     launch.arg(keys).arg(&mut out).arg(&n64);
     // SAFETY: from_keys_T(const K*, T*, u64): both buffers hold n elements.
-    unsafe { launch.launch(config(stride_blocks(n, BLOCK, dev.multiprocessors(), 8), BLOCK)) }
-        .map_err(|e| driver_error("launching from_keys", e))?;
+    unsafe {
+        launch.launch(config(
+            stride_blocks(n, BLOCK, dev.multiprocessors(), 8),
+            BLOCK,
+        ))
+    }
+    .map_err(|e| driver_error("launching from_keys", e))?;
     Ok(out)
 }
 
@@ -186,7 +196,12 @@ pub(crate) fn sort_keys<K: RadixKey>(
             (&other_keys, &mut *keys)
         };
         let mut launch = stream.launch_builder(&hist);
-        launch.arg(src).arg(&n64).arg(&chunk64).arg(&shift).arg(&mut counts);
+        launch
+            .arg(src)
+            .arg(&n64)
+            .arg(&chunk64)
+            .arg(&shift)
+            .arg(&mut counts);
         // SAFETY: rs_histogram_K(const K*, u64 n, u64 chunk, u32, u64* counts): `src` holds n
         // keys, counts holds 256 * blocks entries and the grid has `blocks` blocks.
         unsafe { launch.launch(config(blocks, BLOCK)) }
