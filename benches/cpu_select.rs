@@ -1,1 +1,101 @@
-fn main() {}
+//! CPU selection benchmark: the median of `n = 2^16 … 2^26` uniform random `f32` by every CPU
+//! algorithm through the public API, against baselines — `select_nth_unstable` and a full sort
+//! on a copy (the standard library), and the one-read floor: a (vectorizable) sum of the array,
+//! which reads every value once, on one thread like `numpy.sum` (`sum`) and on all threads
+//! (`sum-parallel`).
+//!
+//! Benchmark ids are `median_f32/2^P/NAME`, so criterion's name filter picks sizes or
+//! algorithms: `cargo bench --bench cpu_select -- '2\^26'` or `-- 'floyd|sum'`.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{
+    criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
+};
+use kselect::{Algorithm, Selector};
+use rayon::prelude::*;
+
+/// `n` uniform random `f32` in `[0, 1)` from a SplitMix64 stream.
+fn uniform_f32(n: usize, seed: u64) -> Vec<f32> {
+    let mut state = seed;
+    (0..n)
+        .map(|_| {
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^= z >> 31;
+            (z >> 40) as f32 / (1u64 << 24) as f32
+        })
+        .collect()
+}
+
+/// The sum of `data` in 16 independent lanes, so that it vectorizes and runs at memory speed
+/// (a plain sequential float sum is latency-bound, several times slower than one read).
+fn sum_lanes(data: &[f32]) -> f32 {
+    let mut lanes = [0f32; 16];
+    let mut chunks = data.chunks_exact(16);
+    for chunk in &mut chunks {
+        for (acc, &x) in lanes.iter_mut().zip(chunk) {
+            *acc += x;
+        }
+    }
+    lanes.iter().sum::<f32>() + chunks.remainder().iter().sum::<f32>()
+}
+
+/// The benchmarks of one size.
+fn bench_size(c: &mut Criterion, power: u32) {
+    let n = 1usize << power;
+    let data = uniform_f32(n, 0x5EED + power as u64);
+    let k = n / 2;
+    let big = power >= 22;
+    let mut group = c.benchmark_group(format!("median_f32/2^{power}"));
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(if big { 200 } else { 500 }))
+        .measurement_time(Duration::from_secs(if big { 2 } else { 1 }))
+        .throughput(Throughput::Bytes((n * std::mem::size_of::<f32>()) as u64));
+    if big {
+        group.sampling_mode(SamplingMode::Flat);
+    }
+    group.bench_function("sum", |b| b.iter(|| sum_lanes(black_box(&data))));
+    group.bench_function("sum-parallel", |b| {
+        b.iter(|| {
+            black_box(&data)
+                .par_chunks(1 << 16)
+                .map(sum_lanes)
+                .sum::<f32>()
+        })
+    });
+    group.bench_function("std-select_nth_unstable", |b| {
+        b.iter(|| {
+            let mut copy = black_box(&data).to_vec();
+            *copy.select_nth_unstable_by(k, f32::total_cmp).1
+        })
+    });
+    group.bench_function("std-sort", |b| {
+        b.iter(|| {
+            let mut copy = black_box(&data).to_vec();
+            copy.sort_unstable_by(f32::total_cmp);
+            copy[k]
+        })
+    });
+    for &algorithm in Algorithm::cpu_algorithms() {
+        let selector = Selector::new().algorithm(algorithm);
+        group.bench_function(BenchmarkId::from_parameter(algorithm.name()), |b| {
+            b.iter(|| selector.select(black_box(&data), k).expect("median"))
+        });
+    }
+    group.finish();
+}
+
+/// Every size, smallest first.
+fn benches(c: &mut Criterion) {
+    for power in (16..=26).step_by(2) {
+        bench_size(c, power);
+    }
+}
+
+criterion_group!(cpu_select, benches);
+criterion_main!(cpu_select);

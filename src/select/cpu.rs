@@ -6,14 +6,31 @@ use crate::select::{
     sort_choose, Algorithm,
 };
 
+/// Helpers shared by the CPU algorithms.
+pub(crate) mod util;
+
+/// At most this many ranks are answered by Floyd–Rivest passes under `Auto` (one pass per group
+/// of nearby ranks); more go to quickMultiSelect.
+const AUTO_FLOYD_RIVEST_RANKS: usize = 16;
+
 /// What `Algorithm::Auto` runs on the CPU for `n` values and `ranks` ranks.
+///
+/// Short inputs go to introselect (one rank) or quickMultiSelect (several); longer ones to
+/// Floyd–Rivest (one pass over the data per group of nearby ranks, the fastest measured), or to
+/// quickMultiSelect when many ranks are asked for. (`T` is part of the signature every backend
+/// shares; the CPU choice does not depend on it.)
+#[allow(clippy::extra_unused_type_parameters)]
 pub(crate) fn auto_algorithm<T: Element>(n: usize, ranks: usize) -> Algorithm {
-    if ranks > 1 {
-        Algorithm::QuickMultiselect
-    } else if n < 1 << 12 {
-        Algorithm::Introselect
-    } else {
+    if n < floyd_rivest::SMALL {
+        if ranks > 1 {
+            Algorithm::QuickMultiselect
+        } else {
+            Algorithm::Introselect
+        }
+    } else if ranks <= AUTO_FLOYD_RIVEST_RANKS {
         Algorithm::FloydRivest
+    } else {
+        Algorithm::QuickMultiselect
     }
 }
 
@@ -28,16 +45,70 @@ pub(crate) fn multiselect<T: Element>(
         ranks.iter().map(|&k| select(data, k, parallel)).collect()
     };
     match algorithm {
-        Algorithm::Auto => {
-            multiselect(auto_algorithm::<T>(data.len(), ranks.len()), data, ranks, parallel)
-        }
+        Algorithm::Auto => multiselect(
+            auto_algorithm::<T>(data.len(), ranks.len()),
+            data,
+            ranks,
+            parallel,
+        ),
+        Algorithm::SortChoose if ranks.len() == 1 => one(sort_choose::cpu::select),
         Algorithm::SortChoose => sort_choose::cpu::multiselect(data, ranks, parallel),
         Algorithm::QuickMultiselect => quick_multiselect::multiselect(data, ranks, parallel),
         Algorithm::Introselect => one(introselect::select),
-        Algorithm::FloydRivest => one(floyd_rivest::select),
+        Algorithm::FloydRivest if ranks.len() == 1 => one(floyd_rivest::select),
+        Algorithm::FloydRivest => floyd_rivest::multiselect(data, ranks, parallel),
         Algorithm::Radix => one(radix::cpu::select),
         Algorithm::Bucket => one(bucket::select),
         Algorithm::Sample => one(sample::select),
         Algorithm::CuttingPlane => one(cutting_plane::select),
+    }
+}
+
+/// Unit tests against the sort reference.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::select::cpu::util::SplitMix64;
+
+    /// Every CPU algorithm, with and without threads, gives the reference bits.
+    #[test]
+    fn every_algorithm_agrees_on_many_ranks() {
+        let mut rng = SplitMix64::new(12);
+        let n = 20_000;
+        let data: Vec<f32> = (0..n)
+            .map(|i| match i % 50 {
+                0 => f32::NAN,
+                1 => -0.0,
+                2 => 0.0,
+                _ => (rng.below(5000) as f32 - 2500.0) * 0.25,
+            })
+            .collect();
+        let ranks: Vec<usize> = (0..20)
+            .map(|_| rng.below(n))
+            .chain([0, n - 1, 5, 5])
+            .collect();
+        let want = sort_choose::cpu::multiselect(&data, &ranks, false);
+        for &algorithm in Algorithm::cpu_algorithms() {
+            for parallel in [false, true] {
+                let got = multiselect(algorithm, &data, &ranks, parallel);
+                let same = got
+                    .iter()
+                    .zip(&want)
+                    .all(|(a, b)| a.to_bits() == b.to_bits());
+                assert!(same, "{algorithm}: {got:?} != {want:?}");
+            }
+        }
+    }
+
+    /// What `Auto` picks.
+    #[test]
+    fn auto_prefers_floyd_rivest_for_long_inputs() {
+        assert_eq!(auto_algorithm::<f32>(100, 1), Algorithm::Introselect);
+        assert_eq!(auto_algorithm::<f32>(100, 3), Algorithm::QuickMultiselect);
+        assert_eq!(auto_algorithm::<f32>(1 << 20, 2), Algorithm::FloydRivest);
+        assert_eq!(
+            auto_algorithm::<f32>(1 << 20, 100),
+            Algorithm::QuickMultiselect
+        );
     }
 }

@@ -1,5 +1,233 @@
-//! PLACEHOLDER, replaced by the real algorithm.
-use crate::element::Element;
+//! SampleSelect (Ribizel & Anzt 2020) on the CPU.
+//!
+//! Each level draws an evenly spread sample of the candidates' keys, sorts it and picks up to
+//! [`SPLITTERS`] splitters at equal sample ranks (duplicates removed). Every candidate is put
+//! into one of `2m + 1` buckets by a branch-free search over the sorted splitters (the paper's
+//! implicit search tree, laid out as a sorted array of 128 keys): the open range between two
+//! neighbouring splitters, or the *equality bucket* of one splitter (the paper's answer to
+//! repeated values). The search stores each candidate's bucket as a one-byte oracle while the
+//! buckets are counted (parallel chunks, merged). If rank `k` falls into an equality bucket the
+//! splitter is the answer; otherwise the oracles select the candidates of its range bucket,
+//! which become the next level. A range bucket never holds a splitter, so every level shrinks
+//! the candidates, and inputs made of few distinct values end in an equality bucket at once.
+//! Levels of at most [`FINISH`] candidates are selected directly on their keys.
+//!
+//! Workspace: the oracles (`n` bytes on the first level) and the candidate keys of each next
+//! level (expected `n / m`, at most `n` keys), plus the sample (about 2 000 keys).
+
+use rayon::prelude::*;
+
+use crate::element::{Element, RadixKey};
+use crate::select::cpu::util::{chunk_len, use_parallel, SplitMix64};
+
+/// The most splitters per level (`2 · 127 + 1` buckets fit a byte).
+const SPLITTERS: usize = 127;
+
+/// The splitter array's length: splitters padded with the largest key.
+const TREE: usize = 128;
+
+/// Sample keys per splitter.
+const OVERSAMPLE: usize = 16;
+
+/// Levels with at most this many candidates are selected directly on their keys.
+const FINISH: usize = 4096;
+
+/// Seed of the sampling positions.
+const SEED: u64 = 0x5A3F_1E5E;
+
+/// The element of rank `k` (`k < data.len()`).
 pub(crate) fn select<T: Element>(data: &[T], k: usize, parallel: bool) -> T {
-    crate::select::sort_choose::cpu::select(data, k, parallel)
+    let mut outcome = level(data, |x: T| x.to_key(), k, parallel, SEED);
+    let mut round = 1u64;
+    loop {
+        match outcome {
+            Outcome::Found(key) => return T::from_key(key),
+            Outcome::Next(cands, k) => {
+                outcome = level(&cands, |x| x, k, parallel, SEED.wrapping_add(round));
+                round += 1;
+            }
+        }
+    }
+}
+
+/// The result of one level.
+enum Outcome<K> {
+    /// The key of the rank.
+    Found(K),
+    /// The candidates of the next level and the rank among them.
+    Next(Vec<K>, usize),
+}
+
+/// One level of SampleSelect over the keys `key(x)` of `data`.
+fn level<V, K, F>(data: &[V], key: F, k: usize, parallel: bool, seed: u64) -> Outcome<K>
+where
+    V: Copy + Sync,
+    K: RadixKey,
+    F: Fn(V) -> K + Sync + Send + Copy,
+{
+    let n = data.len();
+    if n <= FINISH {
+        let mut keys: Vec<K> = data.iter().map(|&x| key(x)).collect();
+        return Outcome::Found(*keys.select_nth_unstable(k).1);
+    }
+    let (tree, m) = splitters(data, key, seed);
+    let par = use_parallel(parallel, n);
+    let len = if par { chunk_len(n) } else { n };
+    let classify_chunk = |chunk: &[V]| {
+        let mut oracles = vec![0u8; chunk.len()];
+        let mut hist = [0usize; 2 * SPLITTERS + 1];
+        classify_all(&tree, m, chunk, key, &mut oracles);
+        for &o in &oracles {
+            hist[o as usize] += 1;
+        }
+        (oracles, hist)
+    };
+    let parts: Vec<(Vec<u8>, [usize; 2 * SPLITTERS + 1])> = if par {
+        data.par_chunks(len).map(classify_chunk).collect()
+    } else {
+        vec![classify_chunk(data)]
+    };
+    let mut hist = [0usize; 2 * SPLITTERS + 1];
+    for (_, h) in &parts {
+        for (t, c) in hist.iter_mut().zip(h) {
+            *t += c;
+        }
+    }
+    let (bucket, before) = locate(&hist, k);
+    if bucket % 2 == 1 {
+        return Outcome::Found(tree[bucket / 2]);
+    }
+    let wanted = bucket as u8;
+    let extract = |(chunk, (oracles, _)): (&[V], &(Vec<u8>, [usize; 2 * SPLITTERS + 1]))| {
+        chunk
+            .iter()
+            .zip(oracles)
+            .filter(|&(_, &o)| o == wanted)
+            .map(|(&x, _)| key(x))
+            .collect::<Vec<K>>()
+    };
+    let pieces: Vec<Vec<K>> = if par {
+        data.par_chunks(len)
+            .zip(parts.par_iter())
+            .map(extract)
+            .collect()
+    } else {
+        vec![extract((data, &parts[0]))]
+    };
+    Outcome::Next(pieces.concat(), k - before)
+}
+
+/// The sorted, deduplicated splitters padded to [`TREE`] keys with `K::MAX`, and how many
+/// there are (at least one).
+fn splitters<V, K, F>(data: &[V], key: F, seed: u64) -> ([K; TREE], usize)
+where
+    V: Copy,
+    K: RadixKey,
+    F: Fn(V) -> K,
+{
+    let n = data.len();
+    let s = (SPLITTERS * OVERSAMPLE).min(n);
+    let stride = n / s;
+    let mut rng = SplitMix64::new(seed);
+    let mut sample: Vec<K> = (0..s)
+        .map(|i| key(data[i * stride + rng.below(stride)]))
+        .collect();
+    sample.sort_unstable();
+    let mut tree = [K::MAX; TREE];
+    let mut m = 0;
+    for i in 0..SPLITTERS {
+        let splitter = sample[(i + 1) * s / (SPLITTERS + 1)];
+        if m == 0 || tree[m - 1] != splitter {
+            tree[m] = splitter;
+            m += 1;
+        }
+    }
+    (tree, m)
+}
+
+/// The bucket of every key of `chunk`: `2j` for the open range above `j` splitters, `2j - 1`
+/// for the equality bucket of splitter `j - 1`. Eight keys descend the tree side by side.
+fn classify_all<V, K, F>(tree: &[K; TREE], m: usize, chunk: &[V], key: F, out: &mut [u8])
+where
+    V: Copy,
+    K: RadixKey,
+    F: Fn(V) -> K,
+{
+    /// Keys that descend the tree side by side.
+    const LANES: usize = 8;
+    let mut groups = chunk.chunks_exact(LANES);
+    let mut outs = out.chunks_exact_mut(LANES);
+    for (group, dst) in (&mut groups).zip(&mut outs) {
+        let keys: [K; LANES] = std::array::from_fn(|j| key(group[j]));
+        let mut at = [0usize; LANES];
+        let mut step = TREE / 2;
+        while step > 0 {
+            for j in 0..LANES {
+                at[j] += (tree[at[j] + step - 1] <= keys[j]) as usize * step;
+            }
+            step /= 2;
+        }
+        for j in 0..LANES {
+            dst[j] = bucket_of(tree, m, at[j], keys[j]);
+        }
+    }
+    for (x, o) in groups.remainder().iter().zip(outs.into_remainder()) {
+        let kx = key(*x);
+        let at = tree.partition_point(|&s| s <= kx);
+        *o = bucket_of(tree, m, at, kx);
+    }
+}
+
+/// The bucket of key `x` that has `at` padded splitters `<= x`.
+#[inline(always)]
+fn bucket_of<K: RadixKey>(tree: &[K; TREE], m: usize, at: usize, x: K) -> u8 {
+    // Padding keys (`K::MAX`) count only for `x == K::MAX`; they are no splitters.
+    let j = at.min(m);
+    let equal = j > 0 && tree[j - 1] == x;
+    (2 * j - equal as usize) as u8
+}
+
+/// The bucket holding rank `k` and the number of candidates in the buckets before it.
+fn locate(hist: &[usize], k: usize) -> (usize, usize) {
+    let mut before = 0;
+    for (b, &c) in hist.iter().enumerate() {
+        if k < before + c {
+            return (b, before);
+        }
+        before += c;
+    }
+    unreachable!("rank {k} beyond the {before} candidates")
+}
+
+/// Unit tests against the sort reference.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::select::cpu::util::testing::{check_all, Algo};
+
+    /// SampleSelect as a test subject.
+    struct Sample;
+    impl Algo for Sample {
+        /// Runs the algorithm.
+        fn select<T: Element>(&self, data: &[T], k: usize, parallel: bool) -> T {
+            select(data, k, parallel)
+        }
+    }
+
+    /// Every type, adversarial input and boundary length agrees with sort&choose.
+    #[test]
+    fn matches_sort_on_adversarial_inputs() {
+        check_all(Sample, true);
+    }
+
+    /// The bucket numbering: ranges and equality buckets in key order, padding ignored.
+    #[test]
+    fn buckets_are_ordered() {
+        let mut tree = [u32::MAX; TREE];
+        tree[..3].copy_from_slice(&[10, 20, u32::MAX]);
+        let keys = [0u32, 10, 15, 20, 25, u32::MAX - 1, u32::MAX, 5, 10];
+        let mut out = [0u8; 9];
+        classify_all(&tree, 3, &keys, |x| x, &mut out);
+        assert_eq!(out, [0, 1, 2, 3, 4, 4, 5, 0, 1]);
+    }
 }
