@@ -40,10 +40,12 @@ template <> struct KeyOf<u64> { typedef u64 type; };
 // The value of a key (NaN keys give the canonical quiet NaN).
 template <typename T> __device__ __forceinline__ T from_key(typename KeyOf<T>::type k);
 template <> __device__ __forceinline__ float from_key<float>(u32 k) {
+    if (k == 0xffffffffu) return __uint_as_float(0x7fc00000u);  // canonical quiet NaN
     u32 b = (k & 0x80000000u) ? (k ^ 0x80000000u) : ~k;
     return __uint_as_float(b);
 }
 template <> __device__ __forceinline__ double from_key<double>(u64 k) {
+    if (k == 0xffffffffffffffffull) return __longlong_as_double(0x7ff8000000000000ll);  // quiet NaN
     u64 b = (k & 0x8000000000000000ull) ? (k ^ 0x8000000000000000ull) : ~k;
     return __longlong_as_double((i64)b);
 }

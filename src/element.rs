@@ -231,6 +231,10 @@ macro_rules! float_element {
             #[inline(always)]
             fn from_key(key: $key) -> $t {
                 const SIGN: $key = 1 << (<$key>::BITS - 1);
+                if key == <$key>::MAX {
+                    // The key of every NaN: give the canonical quiet NaN back.
+                    return <$t>::NAN;
+                }
                 let bits = if key & SIGN != 0 { key ^ SIGN } else { !key };
                 <$t>::from_bits(bits)
             }
@@ -352,6 +356,8 @@ mod tests {
             f64::INFINITY,
         ]);
         assert_eq!((-f64::NAN).to_key(), u64::MAX);
+        assert_eq!(f32::from_key(u32::MAX).to_bits(), f32::NAN.to_bits());
+        assert_eq!(f64::from_key(u64::MAX).to_bits(), f64::NAN.to_bits());
     }
 
     #[test]

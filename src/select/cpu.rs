@@ -64,6 +64,29 @@ pub(crate) fn multiselect<T: Element>(
     }
 }
 
+/// [`multiselect`], and the number of NaNs in `data` when the algorithm counted them in its
+/// own pass over the data (Floyd–Rivest does); `None` when the caller must scan for them.
+pub(crate) fn multiselect_counting_nans<T: Element>(
+    algorithm: Algorithm,
+    data: &[T],
+    ranks: &[usize],
+    parallel: bool,
+) -> (Vec<T>, Option<usize>) {
+    match algorithm {
+        Algorithm::Auto => multiselect_counting_nans(
+            auto_algorithm::<T>(data.len(), ranks.len()),
+            data,
+            ranks,
+            parallel,
+        ),
+        Algorithm::FloydRivest => {
+            let (values, nans) = floyd_rivest::multiselect_counting_nans(data, ranks, parallel);
+            (values, Some(nans))
+        }
+        other => (multiselect(other, data, ranks, parallel), None),
+    }
+}
+
 /// Unit tests against the sort reference.
 #[cfg(test)]
 mod tests {

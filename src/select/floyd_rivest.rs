@@ -53,31 +53,44 @@ pub(crate) fn select<T: Element>(data: &[T], k: usize, parallel: bool) -> T {
 
 /// The elements of `ranks` (each `< data.len()`, any order, repeats allowed), in the order given.
 pub(crate) fn multiselect<T: Element>(data: &[T], ranks: &[usize], parallel: bool) -> Vec<T> {
+    multiselect_counting_nans(data, ranks, parallel).0
+}
+
+/// [`multiselect`], and the number of NaNs of `data`, counted by the selection's own pass over
+/// the data (so a caller needs no separate scan for its NaN policy).
+pub(crate) fn multiselect_counting_nans<T: Element>(
+    data: &[T],
+    ranks: &[usize],
+    parallel: bool,
+) -> (Vec<T>, usize) {
     let mut unique = ranks.to_vec();
     unique.sort_unstable();
     unique.dedup();
-    let found = if T::Key::BITS == 32 {
+    let (found, nans) = if T::Key::BITS == 32 {
         select_sorted::<T, u32>(data, &unique, parallel)
     } else {
         select_sorted::<T, u64>(data, &unique, parallel)
     };
-    ranks
+    let values = ranks
         .iter()
         .map(|k| T::from_key(found[unique.binary_search(k).expect("requested rank")]))
-        .collect()
+        .collect();
+    (values, nans)
 }
 
-/// The keys of the sorted, unique `ranks`; the sample is held as `W` (the unsigned integer of
-/// the key's width), so that its pivots are selected by this same algorithm.
+/// The keys of the sorted, unique `ranks`, and the number of NaNs; the sample is held as `W`
+/// (the unsigned integer of the key's width), so that its pivots are selected by this same
+/// algorithm.
 fn select_sorted<T: Element, W: Element>(
     data: &[T],
     ranks: &[usize],
     parallel: bool,
-) -> Vec<T::Key> {
+) -> (Vec<T::Key>, usize) {
     let n = data.len();
     if n < SMALL {
+        let nans = data.iter().filter(|x| x.is_nan()).count();
         let mut keys: Vec<T::Key> = data.iter().map(|x| x.to_key()).collect();
-        return multiselect_keys(&mut keys, ranks, false);
+        return (multiselect_keys(&mut keys, ranks, false), nans);
     }
     let mut clusters = Vec::new();
     let mut start = 0;
@@ -93,7 +106,12 @@ fn select_sorted<T: Element, W: Element>(
         clusters = vec![ranks];
     }
     let mut search = Search::<T, W>::new(data, parallel);
-    clusters.into_iter().flat_map(|c| search.solve(c)).collect()
+    let keys: Vec<T::Key> = clusters.into_iter().flat_map(|c| search.solve(c)).collect();
+    let nans = match search.nans {
+        Some(nans) => nans,
+        None => data.iter().filter(|x| x.is_nan()).count(),
+    };
+    (keys, nans)
 }
 
 /// The counts of one pass around the pivots `lo <= hi`.
@@ -107,6 +125,8 @@ struct Counts {
     lt_hi: usize,
     /// Values `<= hi`.
     le_hi: usize,
+    /// NaN values (counted above both pivots).
+    nans: usize,
 }
 
 /// Ranks that a pass left outside its bracket, with what is known about their keys.
@@ -133,6 +153,8 @@ struct Search<'a, T: Element, W: Element> {
     parallel: bool,
     /// The sample's keys (drawn on first use).
     sample: Option<Vec<W>>,
+    /// The NaNs of the input, once a pass has counted them.
+    nans: Option<usize>,
 }
 
 impl<'a, T: Element, W: Element> Search<'a, T, W> {
@@ -142,6 +164,7 @@ impl<'a, T: Element, W: Element> Search<'a, T, W> {
             data,
             parallel,
             sample: None,
+            nans: None,
         }
     }
 
@@ -187,6 +210,7 @@ impl<'a, T: Element, W: Element> Search<'a, T, W> {
         let (lo, hi, expected) = self.bracket(&task);
         let (lo, hi) = sanitize::<T>(lo, hi);
         let (counts, mut buffer) = pass(self.data, lo, hi, expected, self.parallel);
+        self.nans = Some(counts.nans);
         let mut below = Vec::new();
         let mut above = Vec::new();
         let mut inside = Vec::new();
@@ -371,6 +395,7 @@ where
         counts.le_lo += c.le_lo;
         counts.lt_hi += c.lt_hi;
         counts.le_hi += c.le_hi;
+        counts.nans += c.nans;
         buffer.extend_from_slice(&b);
     }
     (counts, buffer)
@@ -398,19 +423,21 @@ where
     let mut values: Vec<T> = Vec::new();
     let mut scratch = [T::default(); BLOCK];
     let mut blocks = chunk.chunks_exact(BLOCK);
-    let (mut lt_lo, mut le_hi) = (0usize, 0usize);
+    let (mut lt_lo, mut le_hi, mut nans) = (0usize, 0usize, 0usize);
     for block in &mut blocks {
-        let (mut below, mut upto, mut any) = (0u32, 0u32, 0u32);
+        let (mut below, mut upto, mut nan, mut any) = (0u32, 0u32, 0u32, 0u32);
         for &x in block {
             let p = by(x);
             let is_below = p < lo;
             let is_upto = p <= hi;
             below += is_below as u32;
             upto += is_upto as u32;
+            nan += x.is_nan() as u32;
             any |= (!is_below & is_upto) as u32;
         }
         lt_lo += below as usize;
         le_hi += upto as usize;
+        nans += nan as usize;
         if any != 0 {
             // Branch-free compaction: every value is written, the slot advances only for
             // values in the bracket (`j` never exceeds the index of the value being written).
@@ -430,6 +457,7 @@ where
         let p = by(x);
         lt_lo += (p < lo) as usize;
         le_hi += (p <= hi) as usize;
+        nans += x.is_nan() as usize;
         if (p >= lo) & (p <= hi) {
             values.push(x);
         }
@@ -450,6 +478,7 @@ where
         le_lo: lt_lo + eq_lo,
         lt_hi: le_hi - eq_hi,
         le_hi,
+        nans,
     };
     Some((counts, buffer))
 }
@@ -468,15 +497,18 @@ where
     let mut scratch = [T::default(); BLOCK];
     let mut blocks = chunk.chunks_exact(BLOCK);
     for block in &mut blocks {
-        let (mut lt_lo, mut le_lo, mut lt_hi, mut le_hi, mut any) = (0u32, 0u32, 0u32, 0u32, false);
+        let (mut lt_lo, mut le_lo, mut lt_hi, mut le_hi, mut nan, mut any) =
+            (0u32, 0u32, 0u32, 0u32, 0u32, false);
         for &x in block {
             let p = by(x);
             lt_lo += (p < lo) as u32;
             le_lo += (p <= lo) as u32;
             lt_hi += (p < hi) as u32;
             le_hi += (p <= hi) as u32;
+            nan += x.is_nan() as u32;
             any |= (p > lo) & (p < hi);
         }
+        counts.nans += nan as usize;
         counts.lt_lo += lt_lo as usize;
         counts.le_lo += le_lo as usize;
         counts.lt_hi += lt_hi as usize;
@@ -497,6 +529,7 @@ where
         counts.le_lo += (p <= lo) as usize;
         counts.lt_hi += (p < hi) as usize;
         counts.le_hi += (p <= hi) as usize;
+        counts.nans += x.is_nan() as usize;
         if (p > lo) & (p < hi) {
             values.push(x);
         }

@@ -98,34 +98,25 @@ pub(crate) fn scan_host<T: Element>(data: &[T], parallel: bool) -> NanScan {
 pub(crate) struct RankSpace {
     /// The number of values ranks refer to (NaNs left out under `Omit`).
     pub len: usize,
-    /// Ranks at or above this are NaN (only under `Last`); equals `len` otherwise.
-    pub first_nan_rank: usize,
 }
 
 impl RankSpace {
     /// Applies `policy` to an input of `n` values with the NaNs `scan` found.
     pub(crate) fn new(n: usize, scan: NanScan, policy: NanPolicy) -> Result<RankSpace> {
-        let numbers = n - scan.count;
-        let space = match policy {
+        let len = match policy {
             NanPolicy::Error if scan.count > 0 => {
                 return Err(Error::NanInInput {
                     count: scan.count,
                     first_index: scan.first_index,
                 })
             }
-            NanPolicy::Error | NanPolicy::Omit => RankSpace {
-                len: numbers,
-                first_nan_rank: numbers,
-            },
-            NanPolicy::Last => RankSpace {
-                len: n,
-                first_nan_rank: numbers,
-            },
+            NanPolicy::Error | NanPolicy::Omit => n - scan.count,
+            NanPolicy::Last => n,
         };
-        if space.len == 0 {
+        if len == 0 {
             return Err(Error::EmptyInput);
         }
-        Ok(space)
+        Ok(RankSpace { len })
     }
 
     /// Checks that `k` is a rank of this space.

@@ -183,9 +183,8 @@ impl Selector {
     /// assert_eq!(kselect::Selector::new().select_largest(&[1, 5, 3], 1).unwrap(), 3);
     /// ```
     pub fn select_largest<T: Element>(&self, data: &[T], k: usize) -> Result<T> {
-        let space = self.rank_space(&Source::Host(data))?;
-        let rank = largest_to_rank(k, space.len)?;
-        Ok(self.run(&Source::Host(data), space, &[rank])?[0])
+        let ranks_of = |len: usize| largest_to_rank(k, len).map(|r| vec![r]);
+        Ok(self.run(&Source::Host(data), ranks_of)?[0])
     }
 
     /// The lower median: the element of rank `(n - 1) / 2`.
@@ -194,8 +193,8 @@ impl Selector {
     /// assert_eq!(kselect::Selector::new().median(&[5, 3, 1, 4]).unwrap(), 3);
     /// ```
     pub fn median<T: Element>(&self, data: &[T]) -> Result<T> {
-        let space = self.rank_space(&Source::Host(data))?;
-        Ok(self.run(&Source::Host(data), space, &[(space.len - 1) / 2])?[0])
+        let ranks_of = |len: usize| Ok(vec![(len - 1) / 2]);
+        Ok(self.run(&Source::Host(data), ranks_of)?[0])
     }
 
     /// The elements of `ranks`, in the order given (any order, repeats allowed).
@@ -205,9 +204,7 @@ impl Selector {
     /// assert_eq!(v, vec![3.0, 1.0]);
     /// ```
     pub fn multiselect<T: Element>(&self, data: &[T], ranks: &[usize]) -> Result<Vec<T>> {
-        let source = Source::Host(data);
-        let space = self.rank_space(&source)?;
-        self.run(&source, space, ranks)
+        self.run(&Source::Host(data), given_ranks(ranks))
     }
 
     /// The quantile `q` by `method`, equal to `numpy.quantile(data, [q], method=...)`.
@@ -266,9 +263,7 @@ impl Selector {
         buf: &DeviceBuffer<T>,
         ranks: &[usize],
     ) -> Result<Vec<T>> {
-        let source = Source::Device(buf);
-        let space = self.rank_space(&source)?;
-        self.run(&source, space, ranks)
+        self.run(&Source::Device(buf), given_ranks(ranks))
     }
 
     /// Quantiles of a device-resident buffer.
@@ -296,10 +291,12 @@ impl Selector {
         qs: &[f64],
         method: QuantileMethod,
     ) -> Result<Vec<f64>> {
-        let space = self.rank_space(source)?;
-        let terms = quantile::plan(space.len, qs, method)?;
-        let ranks: Vec<usize> = terms.iter().flat_map(|t| [t.lower, t.upper]).collect();
-        let values = self.run(source, space, &ranks)?;
+        let mut terms = Vec::new();
+        let ranks_of = |len: usize| -> Result<Vec<usize>> {
+            terms = quantile::plan(len, qs, method)?;
+            Ok(terms.iter().flat_map(|t| [t.lower, t.upper]).collect())
+        };
+        let values = self.run(source, ranks_of)?;
         Ok(terms
             .iter()
             .zip(values.chunks_exact(2))
@@ -307,68 +304,88 @@ impl Selector {
             .collect())
     }
 
-    /// Scans for NaNs and applies the policy.
-    fn rank_space<T: Element>(&self, source: &Source<'_, T>) -> Result<RankSpace> {
-        let scan = match source {
-            Source::Host(data) => nan::scan_host(data, self.parallel),
-            Source::Device(buf) => {
-                if !T::DTYPE.is_float() {
-                    NanScan::NONE
-                } else {
-                    cuda::nan_scan(buf)?
-                }
-            }
-        };
-        RankSpace::new(source.len(), scan, self.nan_policy)
-    }
-
-    /// Checks the ranks, answers NaN ranks directly, and runs the algorithm for the others.
+    /// Applies the NaN policy and runs the algorithm for the ranks `ranks_of` gives for the
+    /// number of values the ranks refer to.
+    ///
+    /// Under `Omit` that number is known only once the NaNs are counted, so a scan comes first.
+    /// Under `Error` and `Last` (and for integers) ranks refer to all `n` values: the selection
+    /// runs at once — NaNs order last by key, so ranks below the NaNs are unaffected and ranks
+    /// among them give NaN — and under `Error` the NaNs are counted afterwards, by the
+    /// algorithm's own pass where it counts them, else by a scan.
     fn run<T: Element>(
         &self,
         source: &Source<'_, T>,
-        space: RankSpace,
-        ranks: &[usize],
+        ranks_of: impl FnOnce(usize) -> Result<Vec<usize>>,
     ) -> Result<Vec<T>> {
-        for &k in ranks {
-            space.check(k)?;
-        }
-        let numeric: Vec<usize> = ranks
-            .iter()
-            .copied()
-            .filter(|&k| k < space.first_nan_rank)
-            .collect();
-        let algorithm = self.resolved_algorithm::<T>(source.len(), numeric.len())?;
-        let found = if numeric.is_empty() {
-            Vec::new()
-        } else {
-            match (source, &self.device) {
-                (Source::Host(data), Device::Cpu) => {
-                    cpu::multiselect(algorithm, data, &numeric, self.parallel)
-                }
-                (Source::Host(data), Device::Cuda(dev)) => {
-                    let buf = DeviceBuffer::from_host_on(dev, data)?;
-                    cuda::multiselect(algorithm, &buf, &numeric)?
-                }
-                (Source::Device(buf), Device::Cuda(_)) => {
-                    cuda::multiselect(algorithm, buf, &numeric)?
-                }
-                (Source::Device(buf), Device::Cpu) => {
-                    let host = buf.to_host()?;
-                    cpu::multiselect(algorithm, &host, &numeric, self.parallel)
-                }
+        let n = source.len();
+        let floats = T::DTYPE.is_float();
+        if floats && self.nan_policy == NanPolicy::Omit {
+            let space = RankSpace::new(n, self.scan(source)?, NanPolicy::Omit)?;
+            let ranks = ranks_of(space.len)?;
+            for &k in &ranks {
+                space.check(k)?;
             }
-        };
-        let mut found = found.into_iter();
-        Ok(ranks
-            .iter()
-            .map(|&k| {
-                if k < space.first_nan_rank {
-                    found.next().expect("one value per numeric rank")
-                } else {
-                    T::nan().expect("NaN ranks exist only for float types")
-                }
-            })
-            .collect())
+            return Ok(self.execute(source, &ranks)?.0);
+        }
+        if n == 0 {
+            return Err(Error::EmptyInput);
+        }
+        let ranks = ranks_of(n)?;
+        for &k in &ranks {
+            if k >= n {
+                return Err(Error::RankOutOfRange { k, n });
+            }
+        }
+        let (values, counted) = self.execute(source, &ranks)?;
+        if floats && self.nan_policy == NanPolicy::Error && counted != Some(0) {
+            RankSpace::new(n, self.scan(source)?, NanPolicy::Error)?;
+        }
+        Ok(values)
+    }
+
+    /// Counts the NaNs of the input (floats only), where the input is.
+    fn scan<T: Element>(&self, source: &Source<'_, T>) -> Result<NanScan> {
+        match source {
+            Source::Host(data) => Ok(nan::scan_host(data, self.parallel)),
+            Source::Device(buf) => cuda::nan_scan(buf),
+        }
+    }
+
+    /// The elements of `ranks` (all `< n`) by the resolved algorithm on this device, and the
+    /// NaN count when the algorithm counted it on the way.
+    fn execute<T: Element>(
+        &self,
+        source: &Source<'_, T>,
+        ranks: &[usize],
+    ) -> Result<(Vec<T>, Option<usize>)> {
+        let algorithm = self.resolved_algorithm::<T>(source.len(), ranks.len())?;
+        if ranks.is_empty() {
+            return Ok((Vec::new(), None));
+        }
+        Ok(match (source, &self.device) {
+            (Source::Host(data), Device::Cpu) => {
+                cpu::multiselect_counting_nans(algorithm, data, ranks, self.parallel)
+            }
+            (Source::Host(data), Device::Cuda(dev)) => {
+                let buf = DeviceBuffer::from_host_on(dev, data)?;
+                (cuda::multiselect(algorithm, &buf, ranks)?, None)
+            }
+            (Source::Device(buf), Device::Cuda(_)) => (cuda::multiselect(algorithm, buf, ranks)?, None),
+            (Source::Device(buf), Device::Cpu) => {
+                let host = buf.to_host()?;
+                cpu::multiselect_counting_nans(algorithm, &host, ranks, self.parallel)
+            }
+        })
+    }
+}
+
+/// Ranks given by the caller, checked against the number of values they refer to.
+fn given_ranks(ranks: &[usize]) -> impl FnOnce(usize) -> Result<Vec<usize>> + '_ {
+    move |len| {
+        if let Some(&k) = ranks.iter().find(|&&k| k >= len) {
+            return Err(Error::RankOutOfRange { k, n: len });
+        }
+        Ok(ranks.to_vec())
     }
 }
 
