@@ -22,6 +22,7 @@ struct SelState {
     u32 src;         // SRC_INPUT, or 1 / 2 for buffer 0 / 1
     u32 dst;         // 0: the pass writes nothing; 1 / 2: it copies candidates to buffer 0 / 1
     u32 pad;
+    u64 nans;        // NaNs of the input, counted by the first pass (floats only)
 };
 
 extern "C" __global__ void rsel_init(SelState* st, u64* hist, u64 k, u64 n, u64 cap) {
@@ -36,6 +37,7 @@ extern "C" __global__ void rsel_init(SelState* st, u64* hist, u64 k, u64 n, u64 
         st->src = SRC_INPUT;
         st->dst = n <= cap ? 1u : 0u;
         st->pad = 0;
+        st->nans = 0;
     }
 }
 
@@ -59,68 +61,121 @@ __device__ __forceinline__ void count_digit(u32* warp_hist, bool valid, u32 d) {
     }
 }
 
-// Appends the valid keys of a warp to `out` with one atomic per warp.
-template <typename K>
-__device__ __forceinline__ void append(K* out, u64* out_count, bool valid, K key) {
-    const u32 active = __ballot_sync(FULL_MASK, valid);
-    if (active == 0) return;
-    const int leader = __ffs(active) - 1;
-    u64 base = 0;
-    if ((threadIdx.x & 31) == (u32)leader) base = atomicAdd(out_count, (u64)__popc(active));
-    base = __shfl_sync(FULL_MASK, base, leader);
-    if (valid) out[base + __popc(active & lanemask_lt())] = key;
+// Appends the matching keys of a whole block (up to `V` a thread) to `out` with one global
+// atomic per block: a warp scan of the per-thread counts, a block scan of the warp totals, one
+// reservation. Collective: every thread of the block calls it with the same trip count.
+template <typename K, int V>
+__device__ __forceinline__ void block_append(K* out, u64* out_count, const K (&key)[V], const bool (&m)[V],
+                                             u32* warp_offset, u64* block_base) {
+    const u32 lane = threadIdx.x & 31;
+    const u32 warp = threadIdx.x / WARP_SIZE;
+    u32 mine = 0;
+#pragma unroll
+    for (int j = 0; j < V; ++j) mine += m[j] ? 1u : 0u;
+    u32 incl = mine;
+    for (int off = 1; off < WARP_SIZE; off <<= 1) {
+        const u32 v = __shfl_up_sync(FULL_MASK, incl, off);
+        if (lane >= (u32)off) incl += v;
+    }
+    if (lane == 31) warp_offset[warp] = incl;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        u32 run = 0;
+        for (int w = 0; w < SEL_WARPS; ++w) {
+            const u32 c = warp_offset[w];
+            warp_offset[w] = run;
+            run += c;
+        }
+        *block_base = run ? atomicAdd(out_count, (u64)run) : 0;
+    }
+    __syncthreads();
+    u64 pos = *block_base + warp_offset[warp] + (incl - mine);
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+        if (m[j]) out[pos++] = key[j];
+    }
+    __syncthreads();
 }
 
+// Whether a type can hold NaN.
+template <typename T> struct HasNan { static const bool value = false; };
+template <> struct HasNan<float> { static const bool value = true; };
+template <> struct HasNan<double> { static const bool value = true; };
+
+// One pass over the candidates: histogram of the digit at `shift` of the keys matching the
+// prefix, the copy of those keys when the state asks for it, and (first pass) the NaN count.
+// Loops are block-uniform (every thread of a block makes the same number of trips), so that
+// block_append may synchronise the block.
 template <typename T>
 __device__ void rsel_pass_impl(const T* __restrict__ x, u64 n, typename KeyOf<T>::type* buf0,
                                typename KeyOf<T>::type* buf1, SelState* st, u64* hist, u32 shift) {
     typedef typename KeyOf<T>::type K;
+    const int V = Vec16<T>::N;
     __shared__ u32 warp_hist[SEL_WARPS][SEL_RADIX];
+    __shared__ u32 warp_offset[SEL_WARPS];
+    __shared__ u64 block_base;
     for (int i = threadIdx.x; i < SEL_WARPS * SEL_RADIX; i += blockDim.x) (&warp_hist[0][0])[i] = 0;
     __syncthreads();
     const SelState s = *st;
     const K prefix = (K)s.prefix;
     K* out = s.dst == 1 ? buf0 : (s.dst == 2 ? buf1 : (K*)0);
     u32* my_hist = warp_hist[threadIdx.x / WARP_SIZE];
-    const u64 tid = (u64)blockIdx.x * blockDim.x + threadIdx.x;
     const u64 threads = (u64)gridDim.x * blockDim.x;
+    const u64 first = (u64)blockIdx.x * blockDim.x;
+    // The first pass reads every element: it counts the NaNs too (their key is the largest).
+    const bool count_nans = HasNan<T>::value && s.fixed_bits == 0;
+    u32 nans = 0;
     if (s.src == SRC_INPUT) {
-        const int V = Vec16<T>::N;
-        // Whole 16-byte vectors; `base` is warp-uniform so every lane takes part in the votes.
         const u64 nvec = n / V;
-        for (u64 base = tid - (threadIdx.x & 31); base < nvec; base += threads) {
-            const u64 i = base + (threadIdx.x & 31);
-            T v[16 / sizeof(T)];
-            const bool in = i < nvec;
-            if (in) load16(x + i * V, v);
+        // Whole 16-byte vectors, then the tail that does not fill one (block 0).
+        const u64 trips = nvec > first ? (nvec - first + threads - 1) / threads : 0;
+        const bool tail_block = blockIdx.x == 0 && nvec * V < n;
+        for (u64 t = 0; t < trips + (tail_block ? 1 : 0); ++t) {
+            K key[V];
+            bool m[V];
+            if (t < trips) {
+                const u64 i = first + t * threads + threadIdx.x;
+                const bool in = i < nvec;
+                T v[V];
+                if (in) load16(x + i * V, v);
 #pragma unroll
-            for (int j = 0; j < V; ++j) {
-                const K key = in ? to_key(v[j]) : (K)0;
-                const bool m = in && matches(key, prefix, s.fixed_bits);
-                count_digit(my_hist, m, (u32)(key >> shift) & (SEL_RADIX - 1));
-                if (out) append(out, &st->out_count, m, key);
+                for (int j = 0; j < V; ++j) {
+                    key[j] = in ? to_key(v[j]) : (K)0;
+                    m[j] = in && matches(key[j], prefix, s.fixed_bits);
+                    if (count_nans) nans += (in && key[j] == (K)~(K)0) ? 1u : 0u;
+                }
+            } else {
+#pragma unroll
+                for (int j = 0; j < V; ++j) {
+                    const u64 i = nvec * V + threadIdx.x * V + j;
+                    const bool in = threadIdx.x * V + j < (u64)V && i < n;
+                    key[j] = in ? to_key(x[i]) : (K)0;
+                    m[j] = in && matches(key[j], prefix, s.fixed_bits);
+                    if (count_nans) nans += (in && key[j] == (K)~(K)0) ? 1u : 0u;
+                }
             }
-        }
-        // The tail that does not fill a vector, handled by the first warp.
-        if (blockIdx.x == 0 && threadIdx.x < 32) {
-            const u64 i = nvec * V + threadIdx.x;
-            const bool in = i < n;
-            const K key = in ? to_key(x[i]) : (K)0;
-            const bool m = in && matches(key, prefix, s.fixed_bits);
-            count_digit(my_hist, m, (u32)(key >> shift) & (SEL_RADIX - 1));
-            if (out) append(out, &st->out_count, m, key);
+#pragma unroll
+            for (int j = 0; j < V; ++j) count_digit(my_hist, m[j], (u32)(key[j] >> shift) & (SEL_RADIX - 1));
+            if (out) block_append<K, V>(out, &st->out_count, key, m, warp_offset, &block_base);
         }
     } else {
         const K* src = s.src == 1 ? buf0 : buf1;
         const u64 len = s.src_count;
-        for (u64 base = tid - (threadIdx.x & 31); base < len; base += threads) {
-            const u64 i = base + (threadIdx.x & 31);
+        const u64 trips = len > first ? (len - first + threads - 1) / threads : 0;
+        for (u64 t = 0; t < trips; ++t) {
+            const u64 i = first + t * threads + threadIdx.x;
             const bool in = i < len;
-            const K key = in ? src[i] : (K)0;
-            const bool m = in && matches(key, prefix, s.fixed_bits);
-            count_digit(my_hist, m, (u32)(key >> shift) & (SEL_RADIX - 1));
-            if (out) append(out, &st->out_count, m, key);
+            K key[1];
+            bool m[1];
+            key[0] = in ? src[i] : (K)0;
+            m[0] = in && matches(key[0], prefix, s.fixed_bits);
+            count_digit(my_hist, m[0], (u32)(key[0] >> shift) & (SEL_RADIX - 1));
+            if (out) block_append<K, 1>(out, &st->out_count, key, m, warp_offset, &block_base);
         }
+    }
+    if (count_nans) {
+        for (int off = WARP_SIZE / 2; off > 0; off /= 2) nans += __shfl_down_sync(FULL_MASK, nans, off);
+        if ((threadIdx.x & 31) == 0 && nans) atomicAdd(&st->nans, (u64)nans);
     }
     __syncthreads();
     for (int d = threadIdx.x; d < SEL_RADIX; d += blockDim.x) {

@@ -47,16 +47,20 @@ pub(crate) fn nan_scan<T: Element>(buf: &DeviceBuffer<T>) -> Result<NanScan> {
     })
 }
 
-/// The elements of `ranks` (all `< buf.len()`) by `algorithm` on the buffer's device.
+/// The elements of `ranks` (all `< buf.len()`, not empty) by `algorithm` on the buffer's
+/// device, and the NaN count when the algorithm counted it on the way (radix select does).
 pub(crate) fn multiselect<T: Element>(
     algorithm: Algorithm,
     buf: &DeviceBuffer<T>,
     ranks: &[usize],
-) -> Result<Vec<T>> {
+) -> Result<(Vec<T>, Option<usize>)> {
     match algorithm {
         Algorithm::Auto => multiselect(auto_algorithm(buf.len(), ranks.len()), buf, ranks),
-        Algorithm::SortChoose => sort_choose::cuda::multiselect(buf, ranks),
-        Algorithm::Radix => radix::cuda::multiselect(buf, ranks),
+        Algorithm::SortChoose => Ok((sort_choose::cuda::multiselect(buf, ranks)?, None)),
+        Algorithm::Radix => {
+            let (values, nans) = radix::cuda::multiselect(buf, ranks)?;
+            Ok((values, Some(nans)))
+        }
         other => Err(Error::UnsupportedAlgorithm {
             algorithm: other.name().to_string(),
             backend: "cuda".to_string(),

@@ -1,28 +1,33 @@
 //! Floyd–Rivest selection in one pass: pivots from a sample bracket the ranks.
 //!
-//! A deterministic sample of `s = max(n^(2/3), n / 64)` keys (runs of one cache line at random
-//! offsets in equal strides, cheap to gather) gives two pivot keys `lo <= hi` that bracket the
+//! A deterministic sample of `s = n^(2/3)` keys (runs of one cache line at random offsets in
+//! equal strides, gathered by several threads) gives two pivot keys `lo <= hi` that bracket the
 //! requested ranks with high probability (three standard deviations of the sample rank on
-//! either side); the pivots are selected in the sample by this same algorithm, recursively.
-//! One pass over the data (parallel chunks) then counts the values `< lo` and `<= hi` and
-//! copies those in `[lo, hi]` — branch-free in blocks of 32, a block is compacted only when it
-//! holds a hit — so the counts tell which of five parts (`< lo`, `== lo`, between, `== hi`,
-//! `> hi`) holds each rank, and the ranks between the pivots are selected in the small copy.
-//! If many values equal a pivot (the copy outgrows four times its expected size), a chunk is
-//! rescanned with four counts and copies only the values strictly between, so duplicates cost
-//! no workspace. When the bracket misses a rank, the same step runs again on the known side
-//! with a wider bracket; after two misses the bracket is the whole known key interval, so the
-//! result is always exact and the number of passes small. Nearby ranks share one pass.
+//! either side); both pivots are selected in the sample by this same algorithm, recursively, in
+//! one pass over it. One pass over the data (parallel chunks) then counts the values `< lo` and
+//! `> hi` and copies the keys of those in `[lo, hi]`: a group of 64 blocks of 32 values is
+//! counted branch-free (the counts stay in vector registers; the x86-64 build has an AVX2 copy
+//! of the scan, chosen at run time), then only the blocks of the group with a hit are looked at
+//! again, while still in the L1 cache. The counts and the (small) copy tell which of five parts
+//! (`< lo`, `== lo`, between, `== hi`, `> hi`) holds each rank, and the ranks between the
+//! pivots are selected in the copy (by this same algorithm when the copy is long, by
+//! quickselect otherwise). If many values equal a pivot (the copy outgrows four times its
+//! expected size), a chunk is rescanned with four counts and copies only the values strictly
+//! between, so duplicates cost no workspace. When the bracket misses a rank, the same step runs
+//! again on the known side with a wider bracket; after two misses the bracket is the whole
+//! known key interval, so the result is always exact and the number of passes small. Nearby
+//! ranks share one pass.
 //!
 //! The pass compares values with the element type's own `<`, which vectorizes; that agrees
-//! with key order because the pivots are numbers (NaN values compare false and count above
-//! both pivots, where their key is). Only when a float pivot is a zero (`-0.0 == +0.0` as
-//! values) does the pass compare keys instead.
+//! with key order because the pivots are numbers (NaN values compare false with both pivots:
+//! they are the values neither counted nor copied, and their key lies above both pivots). Only
+//! when a float pivot is a zero (`-0.0 == +0.0` as values) does the pass compare keys instead
+//! (and count NaNs apart).
 //!
-//! Workspace: the sample (`max(n^(2/3), n / 64)` keys) and the bracket copy, expected
-//! `O(n / sqrt(s))` values (about `0.3 %` of `n` for large `n`) and at most `n` in the worst
-//! case (data the sample misrepresents). Inputs shorter than [`SMALL`] are selected on a copy of
-//! their keys (`n` keys).
+//! Workspace: the sample (`n^(2/3)` keys) and the bracket copy, expected `O(n / sqrt(s))` keys
+//! (`O(n^(2/3))`, about `0.8 %` of `n` at `n = 2^26`) and at most `n` in the worst case (data
+//! the sample misrepresents). Inputs shorter than [`SMALL`] are selected on a copy of their keys
+//! (`n` keys).
 
 use crate::element::{DType, Element, RadixKey};
 use crate::select::cpu::util::{
@@ -66,16 +71,28 @@ pub(crate) fn multiselect_counting_nans<T: Element>(
     let mut unique = ranks.to_vec();
     unique.sort_unstable();
     unique.dedup();
-    let (found, nans) = if T::Key::BITS == 32 {
-        select_sorted::<T, u32>(data, &unique, parallel)
-    } else {
-        select_sorted::<T, u64>(data, &unique, parallel)
-    };
+    let (found, nans) = select_unique(data, &unique, parallel, CLUSTER_GAP);
     let values = ranks
         .iter()
         .map(|k| T::from_key(found[unique.binary_search(k).expect("requested rank")]))
         .collect();
     (values, nans)
+}
+
+/// The keys of the sorted, unique `ranks` and the number of NaNs ([`select_sorted`] with the
+/// sample held as the unsigned integer of the key's width); ranks more than `n / gap` apart get
+/// passes of their own.
+fn select_unique<T: Element>(
+    data: &[T],
+    ranks: &[usize],
+    parallel: bool,
+    gap: usize,
+) -> (Vec<T::Key>, usize) {
+    if T::Key::BITS == 32 {
+        select_sorted::<T, u32>(data, ranks, parallel, gap)
+    } else {
+        select_sorted::<T, u64>(data, ranks, parallel, gap)
+    }
 }
 
 /// The keys of the sorted, unique `ranks`, and the number of NaNs; the sample is held as `W`
@@ -85,6 +102,7 @@ fn select_sorted<T: Element, W: Element>(
     data: &[T],
     ranks: &[usize],
     parallel: bool,
+    gap: usize,
 ) -> (Vec<T::Key>, usize) {
     let n = data.len();
     if n < SMALL {
@@ -96,7 +114,7 @@ fn select_sorted<T: Element, W: Element>(
     let mut start = 0;
     while start < ranks.len() {
         let mut end = start + 1;
-        while end < ranks.len() && ranks[end] - ranks[end - 1] <= n / CLUSTER_GAP {
+        while end < ranks.len() && ranks[end] - ranks[end - 1] <= n / gap {
             end += 1;
         }
         clusters.push(&ranks[start..end]);
@@ -168,11 +186,10 @@ impl<'a, T: Element, W: Element> Search<'a, T, W> {
         }
     }
 
-    /// The sample size for `n` values: `max(n^(2/3), n / 64)`.
+    /// The sample size for `n` values: `n^(2/3)` (a larger sample would shrink the bracket
+    /// copy, but its gather and pivot selection cost more than the copy saves).
     fn sample_size(n: usize) -> usize {
-        ((n as f64).powf(2.0 / 3.0) as usize)
-            .max(n / 64)
-            .clamp(64, n)
+        ((n as f64).powf(2.0 / 3.0) as usize).clamp(64, n)
     }
 
     /// The keys of `ranks` (sorted, unique, close together), in order.
@@ -209,7 +226,7 @@ impl<'a, T: Element, W: Element> Search<'a, T, W> {
         }
         let (lo, hi, expected) = self.bracket(&task);
         let (lo, hi) = sanitize::<T>(lo, hi);
-        let (counts, mut buffer) = pass(self.data, lo, hi, expected, self.parallel);
+        let (counts, buffer) = pass::<T, W>(self.data, lo, hi, expected, self.parallel);
         self.nans = Some(counts.nans);
         let mut below = Vec::new();
         let mut above = Vec::new();
@@ -230,7 +247,7 @@ impl<'a, T: Element, W: Element> Search<'a, T, W> {
             }
         }
         if !inside.is_empty() {
-            let keys = multiselect_keys(&mut buffer, &inside, false);
+            let keys = select_in_copy::<T, W>(buffer, &inside, self.parallel);
             answers.extend(
                 inside
                     .iter()
@@ -271,7 +288,7 @@ impl<'a, T: Element, W: Element> Search<'a, T, W> {
         let (data, parallel) = (self.data, self.parallel);
         let sample = self.sample.get_or_insert_with(|| {
             let run = (64 / std::mem::size_of::<T>()).max(1);
-            sample_runs(data, Self::sample_size(data.len()), run, SEED)
+            sample_runs(data, Self::sample_size(data.len()), run, SEED, parallel)
         });
         let window: Vec<W>;
         let pool: &[W] = if task.attempt == 0 {
@@ -303,9 +320,11 @@ impl<'a, T: Element, W: Element> Search<'a, T, W> {
         if r_hi < s as f64 {
             wanted.push((r_hi as usize).max(r_lo.max(0.0) as usize));
         }
-        let picked: Vec<T::Key> = multiselect(pool, &wanted, parallel)
+        // One pass for both pivots: they are close together in the sample.
+        let picked: Vec<T::Key> = select_unique(pool, &wanted, parallel, 1)
+            .0
             .into_iter()
-            .map(|w| T::Key::from_u64(w.to_key().to_u64()))
+            .map(|w| T::Key::from_u64(w.to_u64()))
             .collect();
         let lo = if r_lo >= 0.0 { picked[0] } else { low };
         let hi = if r_hi < s as f64 {
@@ -318,6 +337,30 @@ impl<'a, T: Element, W: Element> Search<'a, T, W> {
             / self.data.len() as f64;
         (lo, hi.min(high).max(lo), expected)
     }
+}
+
+/// Copies at least this long are selected in by this same algorithm (its passes use several
+/// threads and little memory traffic), shorter ones by quickselect in place.
+const RECURSE_COPY: usize = 1 << 16;
+
+/// The keys of `ranks` (sorted, unique) among the keys `copy` (as `W`).
+fn select_in_copy<T: Element, W: Element>(
+    copy: Vec<W>,
+    ranks: &[usize],
+    parallel: bool,
+) -> Vec<T::Key> {
+    if copy.len() < RECURSE_COPY {
+        let mut keys: Vec<T::Key> = copy
+            .iter()
+            .map(|w| T::Key::from_u64(w.to_key().to_u64()))
+            .collect();
+        return multiselect_keys(&mut keys, ranks, false);
+    }
+    select_sorted::<W, W>(&copy, ranks, parallel, CLUSTER_GAP)
+        .0
+        .into_iter()
+        .map(|k| T::Key::from_u64(k.to_u64()))
+        .collect()
 }
 
 /// Keeps the pivot keys on numbers (the keys of NaN lie above the largest number key, and every
@@ -342,47 +385,61 @@ fn values_compare_as_keys<T: Element>(lo: T::Key, hi: T::Key) -> bool {
     ![lo, hi].iter().any(|&k| k == plus_zero || k == minus_zero)
 }
 
-/// One pass: the counts around the pivot keys `lo <= hi` and the keys strictly between them
-/// (several threads when `parallel` and the input is long). The values are compared as values
-/// (vectorizes well) when that agrees with key order, and by key otherwise. `expected` is the
-/// fraction of the values the bracket is expected to hold.
-fn pass<T: Element>(
+/// The key of `x` as the unsigned integer `W` of the key's width (same order).
+#[inline(always)]
+fn key_as<T: Element, W: Element>(x: T) -> W {
+    W::from_key(W::Key::from_u64(x.to_key().to_u64()))
+}
+
+/// One pass: the counts around the pivot keys `lo <= hi` and the keys strictly between them (as
+/// `W`; several threads when `parallel` and the input is long). The values are compared as
+/// values (vectorizes well) when that agrees with key order, and by key otherwise. `expected`
+/// is the fraction of the values the bracket is expected to hold.
+fn pass<T: Element, W: Element>(
     data: &[T],
     lo: T::Key,
     hi: T::Key,
     expected: f64,
     parallel: bool,
-) -> (Counts, Vec<T::Key>) {
+) -> (Counts, Vec<W>) {
+    let keys = (
+        W::from_key(W::Key::from_u64(lo.to_u64())),
+        W::from_key(W::Key::from_u64(hi.to_u64())),
+    );
     if values_compare_as_keys::<T>(lo, hi) {
         let (lo, hi) = (T::from_key(lo), T::from_key(hi));
-        pass_by(data, |x| x, lo, hi, expected, parallel)
+        pass_by::<T, W, T, _, false>(data, |x| x, lo, hi, keys, expected, parallel)
     } else {
-        pass_by(data, |x: T| x.to_key(), lo, hi, expected, parallel)
+        let by = |x: T| x.to_key();
+        pass_by::<T, W, T::Key, _, true>(data, by, lo, hi, keys, expected, parallel)
     }
 }
 
-/// [`pass`] comparing `by(x)` with the pivots `lo <= hi` (as `by` maps them).
-fn pass_by<T, P, F>(
+/// [`pass`] comparing `by(x)` with the pivots `lo <= hi` (as `by` maps them; `keys` are their
+/// keys as `W`).
+fn pass_by<T, W, P, F, const COUNT_NANS: bool>(
     data: &[T],
     by: F,
     lo: P,
     hi: P,
+    keys: (W, W),
     expected: f64,
     parallel: bool,
-) -> (Counts, Vec<T::Key>)
+) -> (Counts, Vec<W>)
 where
     T: Element,
+    W: Element,
     P: PartialOrd + Copy + Sync,
     F: Fn(T) -> P + Sync + Send + Copy,
 {
     let parts = map_chunks(data, parallel, |chunk| {
         let cap = (4.0 * expected * chunk.len() as f64) as usize + 4 * BLOCK;
         let found = if lo != hi {
-            scan_inclusive(chunk, by, lo, hi, cap)
+            scan_inclusive_dispatch::<T, W, P, F, COUNT_NANS>(chunk, by, lo, hi, keys, cap)
         } else {
             None
         };
-        found.unwrap_or_else(|| scan_exclusive(chunk, by, lo, hi))
+        found.unwrap_or_else(|| scan_exclusive_dispatch(chunk, by, lo, hi))
     });
     if parts.len() == 1 {
         return parts.into_iter().next().expect("one part");
@@ -401,78 +458,202 @@ where
     (counts, buffer)
 }
 
-/// Values per block of a scan: counts are branch-free, and a block is looked at again only
-/// when it holds a value inside the bracket.
-const BLOCK: usize = 32;
-
-/// The fast scan of one chunk: counts `< lo` and `<= hi` (two comparisons a value) and copies
-/// the values in `[lo, hi]`, then sorts out those equal to a pivot from the (small) copy.
-/// `None` when more than `cap` values would be copied (many values equal to a pivot).
-fn scan_inclusive<T, P, F>(
+/// [`scan_inclusive`], compiled for AVX2 when the CPU has it (twice the vector width of the
+/// x86-64 baseline, and the counts stay in registers).
+fn scan_inclusive_dispatch<T, W, P, F, const COUNT_NANS: bool>(
     chunk: &[T],
     by: F,
     lo: P,
     hi: P,
+    keys: (W, W),
     cap: usize,
-) -> Option<(Counts, Vec<T::Key>)>
+) -> Option<(Counts, Vec<W>)>
 where
     T: Element,
+    W: Element,
     P: PartialOrd + Copy,
     F: Fn(T) -> P + Copy,
 {
-    let mut values: Vec<T> = Vec::new();
-    let mut scratch = [T::default(); BLOCK];
-    let mut blocks = chunk.chunks_exact(BLOCK);
-    let (mut lt_lo, mut le_hi, mut nans) = (0usize, 0usize, 0usize);
-    for block in &mut blocks {
-        let (mut below, mut upto, mut nan, mut any) = (0u32, 0u32, 0u32, 0u32);
-        for &x in block {
-            let p = by(x);
-            let is_below = p < lo;
-            let is_upto = p <= hi;
-            below += is_below as u32;
-            upto += is_upto as u32;
-            nan += x.is_nan() as u32;
-            any |= (!is_below & is_upto) as u32;
-        }
-        lt_lo += below as usize;
-        le_hi += upto as usize;
-        nans += nan as usize;
-        if any != 0 {
-            // Branch-free compaction: every value is written, the slot advances only for
-            // values in the bracket (`j` never exceeds the index of the value being written).
-            let mut j = 0;
-            for &x in block {
-                let p = by(x);
-                scratch[j & (BLOCK - 1)] = x;
-                j += ((p >= lo) & (p <= hi)) as usize;
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (detected at run time just above).
+        return unsafe {
+            scan_inclusive_avx2::<T, W, P, F, COUNT_NANS>(chunk, by, lo, hi, keys, cap)
+        };
+    }
+    scan_inclusive::<T, W, P, F, COUNT_NANS>(chunk, by, lo, hi, keys, cap)
+}
+
+/// [`scan_inclusive`] compiled with AVX2 enabled (callers check the CPU supports it).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn scan_inclusive_avx2<T, W, P, F, const COUNT_NANS: bool>(
+    chunk: &[T],
+    by: F,
+    lo: P,
+    hi: P,
+    keys: (W, W),
+    cap: usize,
+) -> Option<(Counts, Vec<W>)>
+where
+    T: Element,
+    W: Element,
+    P: PartialOrd + Copy,
+    F: Fn(T) -> P + Copy,
+{
+    scan_inclusive::<T, W, P, F, COUNT_NANS>(chunk, by, lo, hi, keys, cap)
+}
+
+/// [`scan_exclusive`], compiled for AVX2 when the CPU has it.
+fn scan_exclusive_dispatch<T, W, P, F>(chunk: &[T], by: F, lo: P, hi: P) -> (Counts, Vec<W>)
+where
+    T: Element,
+    W: Element,
+    P: PartialOrd + Copy,
+    F: Fn(T) -> P + Copy,
+{
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (detected at run time just above).
+        return unsafe { scan_exclusive_avx2(chunk, by, lo, hi) };
+    }
+    scan_exclusive(chunk, by, lo, hi)
+}
+
+/// [`scan_exclusive`] compiled with AVX2 enabled (callers check the CPU supports it).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn scan_exclusive_avx2<T, W, P, F>(chunk: &[T], by: F, lo: P, hi: P) -> (Counts, Vec<W>)
+where
+    T: Element,
+    W: Element,
+    P: PartialOrd + Copy,
+    F: Fn(T) -> P + Copy,
+{
+    scan_exclusive(chunk, by, lo, hi)
+}
+
+/// Values per block of a scan: a block is looked at again only when it holds a value inside
+/// the bracket.
+const BLOCK: usize = 32;
+
+/// Blocks per group of a scan: a group is counted, then its blocks with a hit are copied.
+const GROUP: usize = 64;
+
+/// Values per stretch of a scan whose per-lane `u32` counts are summed (they cannot overflow).
+const STRETCH: usize = (GROUP * BLOCK) << 14;
+
+/// The positions (bits) of the values of `block` for which `keep` holds.
+#[inline(always)]
+fn block_mask<T: Copy>(block: &[T], keep: impl Fn(T) -> bool) -> u32 {
+    let mut mask = 0u32;
+    for (i, &x) in block.iter().enumerate().take(BLOCK) {
+        mask |= (keep(x) as u32) << i;
+    }
+    mask
+}
+
+/// Appends the keys (as `W`) of the values of `block` at the set bits of `mask`.
+#[inline(always)]
+fn push_masked<T: Element, W: Element>(out: &mut Vec<W>, block: &[T], mut mask: u32) {
+    while mask != 0 {
+        out.push(key_as(block[mask.trailing_zeros() as usize]));
+        mask &= mask - 1;
+    }
+}
+
+/// The fast scan of one chunk: counts `< lo` and `> hi` (two comparisons a value, counted per
+/// lane across blocks) and copies the keys (as `W`) of the values in `[lo, hi]`, then sorts
+/// out those equal to a pivot (`keys`) from the (small) copy. A group of blocks is counted
+/// branch-free first, then only its blocks with a hit are looked at again. NaN values compare
+/// false with both pivots: by value (`COUNT_NANS` false) they are what is neither counted nor
+/// copied, by key (`COUNT_NANS`) their key lies above `hi` and they are counted apart. `None`
+/// when more than about `cap` values would be copied (many values equal to a pivot).
+#[inline(always)]
+fn scan_inclusive<T, W, P, F, const COUNT_NANS: bool>(
+    chunk: &[T],
+    by: F,
+    lo: P,
+    hi: P,
+    keys: (W, W),
+    cap: usize,
+) -> Option<(Counts, Vec<W>)>
+where
+    T: Element,
+    W: Element,
+    P: PartialOrd + Copy,
+    F: Fn(T) -> P + Copy,
+{
+    let inside = |x: T| {
+        let p = by(x);
+        (p >= lo) & (p <= hi)
+    };
+    // Reserved up front: the copy never moves (and a page is touched only when written).
+    let mut copy: Vec<W> = Vec::with_capacity(cap.min(chunk.len()) + GROUP * BLOCK);
+    let (mut lt_lo, mut gt_hi, mut nans) = (0usize, 0usize, 0usize);
+    for stretch in chunk.chunks(STRETCH) {
+        let (mut below, mut above, mut nan) = ([0u32; BLOCK], [0u32; BLOCK], [0u32; BLOCK]);
+        for group in stretch.chunks(GROUP * BLOCK) {
+            let mut hits = [0u8; GROUP];
+            let mut n_hits = 0;
+            let mut blocks = group.chunks_exact(BLOCK);
+            for (b, block) in (&mut blocks).enumerate() {
+                let mut out = 0u32;
+                for i in 0..BLOCK {
+                    let x = block[i];
+                    let p = by(x);
+                    let is_below = p < lo;
+                    let is_above = p > hi;
+                    below[i] += is_below as u32;
+                    above[i] += is_above as u32;
+                    if COUNT_NANS {
+                        nan[i] += x.is_nan() as u32;
+                    }
+                    out |= (!(is_below | is_above)) as u32;
+                }
+                // `n_hits <= b < GROUP`.
+                hits[n_hits & (GROUP - 1)] = b as u8;
+                n_hits += (out != 0) as usize;
             }
-            values.extend_from_slice(&scratch[..j]);
-            if values.len() > cap {
+            // The group is still in the L1 cache.
+            for &b in &hits[..n_hits] {
+                let block = &group[b as usize * BLOCK..][..BLOCK];
+                push_masked(&mut copy, block, block_mask(block, inside));
+            }
+            if copy.len() > cap {
                 return None;
             }
+            for &x in blocks.remainder() {
+                let p = by(x);
+                lt_lo += (p < lo) as usize;
+                gt_hi += (p > hi) as usize;
+                if COUNT_NANS {
+                    nans += x.is_nan() as usize;
+                }
+                if inside(x) {
+                    copy.push(key_as(x));
+                }
+            }
         }
+        lt_lo += below.iter().map(|&c| c as usize).sum::<usize>();
+        gt_hi += above.iter().map(|&c| c as usize).sum::<usize>();
+        nans += nan.iter().map(|&c| c as usize).sum::<usize>();
     }
-    for &x in blocks.remainder() {
-        let p = by(x);
-        lt_lo += (p < lo) as usize;
-        le_hi += (p <= hi) as usize;
-        nans += x.is_nan() as usize;
-        if (p >= lo) & (p <= hi) {
-            values.push(x);
-        }
+    let le_hi = lt_lo + copy.len();
+    if !COUNT_NANS {
+        nans = chunk.len() - le_hi - gt_hi;
     }
-    // Split the copy into the values equal to a pivot (counted) and those strictly between.
-    let (mut eq_lo, mut eq_hi) = (0, 0);
-    let mut buffer = Vec::with_capacity(values.len());
-    for x in values {
-        let p = by(x);
-        eq_lo += (p == lo) as usize;
-        eq_hi += (p == hi) as usize;
-        if (p != lo) & (p != hi) {
-            buffer.push(x.to_key());
-        }
+    // Sort out the keys equal to a pivot (counted), in place.
+    let (mut eq_lo, mut eq_hi, mut kept) = (0, 0, 0);
+    for i in 0..copy.len() {
+        let w = copy[i];
+        let (is_lo, is_hi) = (w == keys.0, w == keys.1);
+        eq_lo += is_lo as usize;
+        eq_hi += is_hi as usize;
+        copy[kept] = w;
+        kept += !(is_lo | is_hi) as usize;
     }
+    copy.truncate(kept);
     let counts = Counts {
         lt_lo,
         le_lo: lt_lo + eq_lo,
@@ -480,21 +661,26 @@ where
         le_hi,
         nans,
     };
-    Some((counts, buffer))
+    Some((counts, copy))
 }
 
 /// The robust scan of one chunk: four counts a value (`< lo`, `<= lo`, `< hi`, `<= hi`) and
-/// copies of the keys strictly between the pivots only, so that values equal to a pivot cost
-/// no workspace.
-fn scan_exclusive<T, P, F>(chunk: &[T], by: F, lo: P, hi: P) -> (Counts, Vec<T::Key>)
+/// copies of the keys (as `W`) strictly between the pivots only, so that values equal to a
+/// pivot cost no workspace.
+#[inline(always)]
+fn scan_exclusive<T, W, P, F>(chunk: &[T], by: F, lo: P, hi: P) -> (Counts, Vec<W>)
 where
     T: Element,
+    W: Element,
     P: PartialOrd + Copy,
     F: Fn(T) -> P + Copy,
 {
+    let between = |x: T| {
+        let p = by(x);
+        (p > lo) & (p < hi)
+    };
     let mut counts = Counts::default();
-    let mut values: Vec<T> = Vec::new();
-    let mut scratch = [T::default(); BLOCK];
+    let mut copy: Vec<W> = Vec::new();
     let mut blocks = chunk.chunks_exact(BLOCK);
     for block in &mut blocks {
         let (mut lt_lo, mut le_lo, mut lt_hi, mut le_hi, mut nan, mut any) =
@@ -514,13 +700,7 @@ where
         counts.lt_hi += lt_hi as usize;
         counts.le_hi += le_hi as usize;
         if any {
-            let mut j = 0;
-            for &x in block {
-                let p = by(x);
-                scratch[j & (BLOCK - 1)] = x;
-                j += ((p > lo) & (p < hi)) as usize;
-            }
-            values.extend_from_slice(&scratch[..j]);
+            push_masked(&mut copy, block, block_mask(block, between));
         }
     }
     for &x in blocks.remainder() {
@@ -530,11 +710,11 @@ where
         counts.lt_hi += (p < hi) as usize;
         counts.le_hi += (p <= hi) as usize;
         counts.nans += x.is_nan() as usize;
-        if (p > lo) & (p < hi) {
-            values.push(x);
+        if between(x) {
+            copy.push(key_as(x));
         }
     }
-    (counts, values.into_iter().map(|x| x.to_key()).collect())
+    (counts, copy)
 }
 
 /// Unit tests against the sort reference.
@@ -598,20 +778,39 @@ mod tests {
         ];
         for (lo, hi) in pivots {
             let (lo_key, hi_key) = (lo.to_key(), hi.to_key());
+            let keys_w = (lo_key, hi_key);
             let by_key = |x: f32| x.to_key();
-            let (want, mut want_keys) = scan_exclusive(&data, by_key, lo_key, hi_key);
+            let (want, mut want_keys): (Counts, Vec<u32>) =
+                scan_exclusive(&data, by_key, lo_key, hi_key);
             want_keys.sort_unstable();
             for cap in [0, data.len()] {
-                if let Some((got, mut keys)) = scan_inclusive(&data, by_key, lo_key, hi_key, cap) {
+                let by_keys =
+                    scan_inclusive::<_, _, _, _, true>(&data, by_key, lo_key, hi_key, keys_w, cap);
+                let dispatched = scan_inclusive_dispatch::<_, _, _, _, true>(
+                    &data, by_key, lo_key, hi_key, keys_w, cap,
+                );
+                let mut found = vec![by_keys, dispatched];
+                if values_compare_as_keys::<f32>(lo_key, hi_key) {
+                    let id = |x: f32| x;
+                    found.push(scan_inclusive::<_, _, _, _, false>(
+                        &data, id, lo, hi, keys_w, cap,
+                    ));
+                    found.push(scan_inclusive_dispatch::<_, _, _, _, false>(
+                        &data, id, lo, hi, keys_w, cap,
+                    ));
+                }
+                for (got, mut keys) in found.into_iter().flatten() {
                     keys.sort_unstable();
                     assert_eq!((got, &keys), (want, &want_keys), "{lo} {hi} cap {cap}");
                 }
             }
-            let (got, mut keys) = pass(&data, lo_key, hi_key, 0.01, false);
+            let (got, mut keys): (Counts, Vec<u32>) = pass(&data, lo_key, hi_key, 0.01, false);
             keys.sort_unstable();
             assert_eq!((got, keys), (want, want_keys.clone()), "{lo} {hi}");
             let below = data.iter().filter(|x| x.to_key() < lo_key).count();
             assert_eq!(want.lt_lo, below);
+            let nans = data.iter().filter(|x| x.is_nan()).count();
+            assert_eq!(want.nans, nans);
         }
     }
 

@@ -368,9 +368,9 @@ impl Selector {
             }
             (Source::Host(data), Device::Cuda(dev)) => {
                 let buf = DeviceBuffer::from_host_on(dev, data)?;
-                (cuda::multiselect(algorithm, &buf, ranks)?, None)
+                cuda::multiselect(algorithm, &buf, ranks)?
             }
-            (Source::Device(buf), Device::Cuda(_)) => (cuda::multiselect(algorithm, buf, ranks)?, None),
+            (Source::Device(buf), Device::Cuda(_)) => cuda::multiselect(algorithm, buf, ranks)?,
             (Source::Device(buf), Device::Cpu) => {
                 let host = buf.to_host()?;
                 cpu::multiselect_counting_nans(algorithm, &host, ranks, self.parallel)

@@ -40,6 +40,9 @@ where
 pub(crate) struct SplitMix64(u64);
 
 impl SplitMix64 {
+    /// The increment of the state per number drawn.
+    pub(crate) const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+
     /// A generator with the given seed.
     pub(crate) fn new(seed: u64) -> Self {
         SplitMix64(seed)
@@ -48,7 +51,7 @@ impl SplitMix64 {
     /// The next 64 random bits.
     #[inline]
     pub(crate) fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        self.0 = self.0.wrapping_add(Self::GAMMA);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
@@ -65,27 +68,40 @@ impl SplitMix64 {
 /// A sample of about `s` elements of `data` as keys widened or narrowed into `W` (a `u32` or
 /// `u64`): runs of `run` consecutive elements (a cache line, so the gather reads little
 /// memory), one run at a random run-aligned offset in each of `s / run` equal strides, in
-/// position order. (One thread: the gather is bound by memory latency, not bandwidth.)
+/// position order. The gather is bound by memory latency; with `parallel`, two or more threads
+/// keep more cache misses in flight. (The positions are the same either way: run `i` draws the
+/// `i`-th number of one SplitMix64 stream.)
 pub(crate) fn sample_runs<T: Element, W: Element>(
     data: &[T],
     s: usize,
     run: usize,
     seed: u64,
+    parallel: bool,
 ) -> Vec<W> {
     let n = data.len();
     let run = run.clamp(1, n.max(1));
     let runs = (s / run).clamp(1, n / run);
     let stride = n / runs;
-    let mut rng = SplitMix64::new(seed);
-    // Plain copies first: a short loop keeps many cache misses in flight.
-    let mut raw: Vec<T> = Vec::with_capacity(runs * run);
-    for i in 0..runs {
-        let start = i * stride + rng.below(stride / run) * run;
-        raw.extend_from_slice(&data[start..start + run]);
+    let fill = |first: usize, out: &mut [W]| {
+        for (j, dst) in out.chunks_exact_mut(run).enumerate() {
+            let i = (first + j) as u64;
+            let mut rng = SplitMix64::new(seed.wrapping_add(i.wrapping_mul(SplitMix64::GAMMA)));
+            let start = (first + j) * stride + rng.below(stride / run) * run;
+            for (d, &x) in dst.iter_mut().zip(&data[start..start + run]) {
+                *d = W::from_key(W::Key::from_u64(x.to_key().to_u64()));
+            }
+        }
+    };
+    let mut out = vec![W::default(); runs * run];
+    const RUNS_PER_TASK: usize = 256;
+    if parallel && runs >= 4 * RUNS_PER_TASK && rayon::current_num_threads() > 1 {
+        out.par_chunks_mut(RUNS_PER_TASK * run)
+            .enumerate()
+            .for_each(|(t, part)| fill(t * RUNS_PER_TASK, part));
+    } else {
+        fill(0, &mut out);
     }
-    raw.into_iter()
-        .map(|x| W::from_key(W::Key::from_u64(x.to_key().to_u64())))
-        .collect()
+    out
 }
 
 /// Whether a value is finite (every integer is).

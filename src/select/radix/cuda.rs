@@ -18,16 +18,22 @@ use crate::error::Result;
 use crate::select::sort_choose::cuda::key_suffix;
 
 const BLOCK: u32 = 256;
-/// Bytes of `SelState` in the kernel, rounded up to whole `u64`s.
+/// `SelState` of the kernel in `u64` words (64 bytes).
 const STATE_WORDS: usize = 8;
+/// The word of `SelState` holding the NaN count.
+const NANS_WORD: usize = 7;
 
 /// How many candidate keys each workspace buffer holds for `n` values.
 pub(crate) fn workspace_capacity(n: usize) -> usize {
     n.min((n / 16).max(1 << 16))
 }
 
-/// The elements of `ranks`, one radix selection each.
-pub(crate) fn multiselect<T: Element>(buf: &DeviceBuffer<T>, ranks: &[usize]) -> Result<Vec<T>> {
+/// The elements of `ranks`, one radix selection each, and the number of NaNs of the input
+/// (counted by the first pass; `ranks` must not be empty).
+pub(crate) fn multiselect<T: Element>(
+    buf: &DeviceBuffer<T>,
+    ranks: &[usize],
+) -> Result<(Vec<T>, usize)> {
     let dev = buf.device();
     let stream = dev.stream();
     let n = buf.len();
@@ -55,8 +61,8 @@ pub(crate) fn multiselect<T: Element>(buf: &DeviceBuffer<T>, ranks: &[usize]) ->
             .arg(&k64)
             .arg(&n64)
             .arg(&cap64);
-        // SAFETY: rsel_init(SelState*, u64* hist, u64, u64, u64): state holds 64 bytes (the
-        // 56-byte SelState), hist 256 entries.
+        // SAFETY: rsel_init(SelState*, u64* hist, u64, u64, u64): state holds the 64 bytes of
+        // SelState, hist 256 entries.
         unsafe { launch.launch(config(1, BLOCK)) }
             .map_err(|e| driver_error("launching rsel_init", e))?;
         for digit in 0..T::Key::BITS / 8 {
@@ -92,5 +98,11 @@ pub(crate) fn multiselect<T: Element>(buf: &DeviceBuffer<T>, ranks: &[usize]) ->
     let keys = stream
         .clone_dtoh(&results)
         .map_err(|e| driver_error("copying results", e))?;
-    Ok(keys.into_iter().map(T::from_key).collect())
+    let words = stream
+        .clone_dtoh(&state)
+        .map_err(|e| driver_error("copying the selection state", e))?;
+    Ok((
+        keys.into_iter().map(T::from_key).collect(),
+        words[NANS_WORD] as usize,
+    ))
 }
