@@ -109,7 +109,8 @@ impl Drop for Program {
     }
 }
 
-fn compile(name: &str, program: &str, arch: &str) -> Result<Vec<u8>> {
+/// Compiles `program` (named `name` in messages) to a CUBIN for `arch`.
+pub(super) fn compile(name: &str, program: &str, arch: &str) -> Result<Vec<u8>> {
     let to_c = |s: &str| {
         CString::new(s).map_err(|_| Error::InvalidArgument(format!("NUL byte in {name}")))
     };

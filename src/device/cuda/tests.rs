@@ -19,6 +19,32 @@ fn gpu() -> Option<CudaDevice> {
     }
 }
 
+/// Whether NVRTC can be loaded (it compiles kernels without a GPU). Missing, the test skips,
+/// unless `KSELECT_REQUIRE_NVRTC=1` (CI installs NVRTC and sets it).
+fn nvrtc_present() -> bool {
+    // SAFETY: only tries to load the shared library.
+    let present = unsafe { cudarc::nvrtc::sys::is_culib_present() };
+    if !present && std::env::var("KSELECT_REQUIRE_NVRTC").as_deref() == Ok("1") {
+        panic!("KSELECT_REQUIRE_NVRTC=1 but libnvrtc cannot be loaded");
+    }
+    present
+}
+
+#[test]
+fn every_kernel_compiles_with_nvrtc() {
+    if !nvrtc_present() {
+        eprintln!("skipped (no NVRTC)");
+        return;
+    }
+    for source in [&kernels::REDUCE, &kernels::RADIX_SORT, &kernels::RADIX_SELECT] {
+        for arch in ["sm_80", "sm_90"] {
+            let cubin = compile::compile(source.name, &source.program(), arch)
+                .unwrap_or_else(|e| panic!("{} for {arch}: {e}", source.name));
+            assert!(!cubin.is_empty());
+        }
+    }
+}
+
 #[test]
 fn discovery_never_panics() {
     // With or without CUDA: either a device or a clear error.
