@@ -118,13 +118,4 @@ impl RankSpace {
         }
         Ok(RankSpace { len })
     }
-
-    /// Checks that `k` is a rank of this space.
-    pub(crate) fn check(&self, k: usize) -> Result<()> {
-        if k < self.len {
-            Ok(())
-        } else {
-            Err(Error::RankOutOfRange { k, n: self.len })
-        }
-    }
 }

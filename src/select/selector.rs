@@ -304,8 +304,8 @@ impl Selector {
             .collect())
     }
 
-    /// Applies the NaN policy and runs the algorithm for the ranks `ranks_of` gives for the
-    /// number of values the ranks refer to.
+    /// Applies the NaN policy and runs the algorithm for the ranks `ranks_of` gives (and checks)
+    /// for the number of values the ranks refer to.
     ///
     /// Under `Omit` that number is known only once the NaNs are counted, so a scan comes first.
     /// Under `Error` and `Last` (and for integers) ranks refer to all `n` values: the selection
@@ -322,20 +322,12 @@ impl Selector {
         if floats && self.nan_policy == NanPolicy::Omit {
             let space = RankSpace::new(n, self.scan(source)?, NanPolicy::Omit)?;
             let ranks = ranks_of(space.len)?;
-            for &k in &ranks {
-                space.check(k)?;
-            }
             return Ok(self.execute(source, &ranks)?.0);
         }
         if n == 0 {
             return Err(Error::EmptyInput);
         }
         let ranks = ranks_of(n)?;
-        for &k in &ranks {
-            if k >= n {
-                return Err(Error::RankOutOfRange { k, n });
-            }
-        }
         let (values, counted) = self.execute(source, &ranks)?;
         if floats && self.nan_policy == NanPolicy::Error && counted != Some(0) {
             RankSpace::new(n, self.scan(source)?, NanPolicy::Error)?;
