@@ -57,6 +57,14 @@ template <> __device__ __forceinline__ u64 from_key<u64>(u64 k) { return k; }
 __device__ __forceinline__ bool is_nan(float x) { return x != x; }
 __device__ __forceinline__ bool is_nan(double x) { return x != x; }
 
+// Whether a value of any element type is NaN (never for integers).
+__device__ __forceinline__ bool is_nan_value(float x) { return x != x; }
+__device__ __forceinline__ bool is_nan_value(double x) { return x != x; }
+__device__ __forceinline__ bool is_nan_value(i32) { return false; }
+__device__ __forceinline__ bool is_nan_value(i64) { return false; }
+__device__ __forceinline__ bool is_nan_value(u32) { return false; }
+__device__ __forceinline__ bool is_nan_value(u64) { return false; }
+
 // Lanes below this one in the warp.
 __device__ __forceinline__ u32 lanemask_lt() {
     u32 mask;

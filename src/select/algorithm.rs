@@ -39,6 +39,10 @@ pub enum Algorithm {
     CuttingPlane,
     /// quickMultiSelect: one partitioning recursion shared by many ranks (Blanchard et al.).
     QuickMultiselect,
+    /// randomizedSelect: two sampled splitters bracket the rank, one pass counts and copies
+    /// the values between them (Monroe et al.). On the CPU this bracketing is Floyd–Rivest's,
+    /// which runs.
+    Randomized,
 }
 
 impl Algorithm {
@@ -47,7 +51,7 @@ impl Algorithm {
     /// ```
     /// assert!(kselect::Algorithm::ALL.contains(&kselect::Algorithm::Bucket));
     /// ```
-    pub const ALL: [Algorithm; 9] = [
+    pub const ALL: [Algorithm; 10] = [
         Algorithm::Auto,
         Algorithm::SortChoose,
         Algorithm::Introselect,
@@ -57,6 +61,7 @@ impl Algorithm {
         Algorithm::Sample,
         Algorithm::CuttingPlane,
         Algorithm::QuickMultiselect,
+        Algorithm::Randomized,
     ];
 
     /// The algorithm's name as the CLI spells it.
@@ -75,13 +80,14 @@ impl Algorithm {
             Algorithm::Sample => "sample",
             Algorithm::CuttingPlane => "cutting-plane",
             Algorithm::QuickMultiselect => "quick-multiselect",
+            Algorithm::Randomized => "randomized",
         }
     }
 
     /// The algorithms the CPU backend has.
     ///
     /// ```
-    /// assert_eq!(kselect::Algorithm::cpu_algorithms().len(), 9);
+    /// assert_eq!(kselect::Algorithm::cpu_algorithms().len(), 10);
     /// ```
     pub fn cpu_algorithms() -> &'static [Algorithm] {
         &Algorithm::ALL
@@ -94,7 +100,12 @@ impl Algorithm {
     /// assert!(Algorithm::cuda_algorithms().contains(&Algorithm::Radix));
     /// ```
     pub fn cuda_algorithms() -> &'static [Algorithm] {
-        &[Algorithm::Auto, Algorithm::SortChoose, Algorithm::Radix]
+        &[
+            Algorithm::Auto,
+            Algorithm::SortChoose,
+            Algorithm::Radix,
+            Algorithm::Randomized,
+        ]
     }
 
     /// Names of a list of algorithms, comma separated.
@@ -122,6 +133,7 @@ impl FromStr for Algorithm {
             "floydrivest" => "floyd-rivest",
             "cuttingplane" => "cutting-plane",
             "quickmultiselect" | "multiselect" => "quick-multiselect",
+            "randomizedselect" | "randomized-select" => "randomized",
             other => other,
         };
         Algorithm::ALL

@@ -55,8 +55,12 @@ pub(crate) fn multiselect<T: Element>(
         Algorithm::SortChoose => sort_choose::cpu::multiselect(data, ranks, parallel),
         Algorithm::QuickMultiselect => quick_multiselect::multiselect(data, ranks, parallel),
         Algorithm::Introselect => one(introselect::select),
-        Algorithm::FloydRivest if ranks.len() == 1 => one(floyd_rivest::select),
-        Algorithm::FloydRivest => floyd_rivest::multiselect(data, ranks, parallel),
+        Algorithm::FloydRivest | Algorithm::Randomized if ranks.len() == 1 => {
+            one(floyd_rivest::select)
+        }
+        Algorithm::FloydRivest | Algorithm::Randomized => {
+            floyd_rivest::multiselect(data, ranks, parallel)
+        }
         Algorithm::Radix => one(radix::cpu::select),
         Algorithm::Bucket => one(bucket::select),
         Algorithm::Sample => one(sample::select),
@@ -79,7 +83,7 @@ pub(crate) fn multiselect_counting_nans<T: Element>(
             ranks,
             parallel,
         ),
-        Algorithm::FloydRivest => {
+        Algorithm::FloydRivest | Algorithm::Randomized => {
             let (values, nans) = floyd_rivest::multiselect_counting_nans(data, ranks, parallel);
             (values, Some(nans))
         }

@@ -9,11 +9,13 @@ use crate::device::DeviceBuffer;
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::select::nan::NanScan;
-use crate::select::{radix, sort_choose, Algorithm};
+use crate::select::{radix, randomized, sort_choose, Algorithm};
 
-/// What `Algorithm::Auto` runs on CUDA.
+/// What `Algorithm::Auto` runs on CUDA: randomizedSelect (one counting pass after a sample;
+/// it hands inputs under 2^20 to radix select itself), measured faster than radix select on
+/// every distribution of `BENCHMARKS.md`.
 pub(crate) fn auto_algorithm(_n: usize, _ranks: usize) -> Algorithm {
-    Algorithm::Radix
+    Algorithm::Randomized
 }
 
 /// Counts the NaNs of a float buffer on the device.
@@ -59,6 +61,10 @@ pub(crate) fn multiselect<T: Element>(
         Algorithm::SortChoose => Ok((sort_choose::cuda::multiselect(buf, ranks)?, None)),
         Algorithm::Radix => {
             let (values, nans) = radix::cuda::multiselect(buf, ranks)?;
+            Ok((values, Some(nans)))
+        }
+        Algorithm::Randomized => {
+            let (values, nans) = randomized::cuda::multiselect(buf, ranks)?;
             Ok((values, Some(nans)))
         }
         other => Err(Error::UnsupportedAlgorithm {

@@ -21,6 +21,7 @@ pub(crate) mod floyd_rivest;
 pub(crate) mod introselect;
 pub(crate) mod quick_multiselect;
 pub(crate) mod radix;
+pub(crate) mod randomized;
 pub(crate) mod sample;
 pub(crate) mod sort_choose;
 

@@ -27,6 +27,12 @@ pub(crate) static RADIX_SORT: KernelSource = KernelSource {
     text: include_str!("../../../kernels/radix_sort.cu"),
 };
 
+/// randomizedSelect: sample gather and the fused count-and-copy pass.
+pub(crate) static RANDOMIZED_SELECT: KernelSource = KernelSource {
+    name: "randomized_select.cu",
+    text: include_str!("../../../kernels/randomized_select.cu"),
+};
+
 /// MSD radix select.
 pub(crate) static RADIX_SELECT: KernelSource = KernelSource {
     name: "radix_select.cu",

@@ -7,11 +7,11 @@
 //! Workspace: two candidate buffers of `min(n, max(n / 16, 65536))` keys, a 256-entry
 //! histogram and a few words of state.
 
-use cudarc::driver::PushKernelArg;
+use cudarc::driver::{CudaView, PushKernelArg};
 
-use crate::device::cuda::driver_error;
 use crate::device::cuda::kernels::{kernel_name, RADIX_SELECT};
 use crate::device::cuda::launch::{config, stride_blocks};
+use crate::device::cuda::{driver_error, CudaDevice};
 use crate::device::DeviceBuffer;
 use crate::element::{Element, RadixKey};
 use crate::error::Result;
@@ -34,9 +34,17 @@ pub(crate) fn multiselect<T: Element>(
     buf: &DeviceBuffer<T>,
     ranks: &[usize],
 ) -> Result<(Vec<T>, usize)> {
-    let dev = buf.device();
+    multiselect_in(buf.device(), &buf.as_slice().as_view(), ranks)
+}
+
+/// [`multiselect`] over the elements of a view (all of them; `ranks` below its length).
+pub(crate) fn multiselect_in<T: Element>(
+    dev: &CudaDevice,
+    x: &CudaView<'_, T>,
+    ranks: &[usize],
+) -> Result<(Vec<T>, usize)> {
     let stream = dev.stream();
-    let n = buf.len();
+    let n = x.len();
     let cap = workspace_capacity(n);
     let mut cand0 = dev.alloc::<T::Key>(cap, "radix select candidates")?;
     let mut cand1 = dev.alloc::<T::Key>(cap, "radix select candidates")?;
@@ -69,7 +77,7 @@ pub(crate) fn multiselect<T: Element>(
             let shift = T::Key::BITS - 8 * (digit + 1);
             let mut launch = stream.launch_builder(&pass);
             launch
-                .arg(buf.as_slice())
+                .arg(x)
                 .arg(&n64)
                 .arg(&mut cand0)
                 .arg(&mut cand1)
