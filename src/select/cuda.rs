@@ -11,11 +11,19 @@ use crate::error::{Error, Result};
 use crate::select::nan::NanScan;
 use crate::select::{radix, randomized, sort_choose, Algorithm};
 
-/// What `Algorithm::Auto` runs on CUDA: randomizedSelect (one counting pass after a sample;
-/// it hands inputs under 2^20 to radix select itself), measured faster than radix select on
-/// every distribution of `BENCHMARKS.md`.
-pub(crate) fn auto_algorithm(_n: usize, _ranks: usize) -> Algorithm {
-    Algorithm::Randomized
+/// From this size on, `Auto` runs randomizedSelect on CUDA; below it, radix select. Measured
+/// on an H200 (`BENCHMARKS.md`): randomizedSelect's fixed cost (the sample, its splitters and
+/// three waits for counts) makes it slower than radix select up to 2^24 values and faster from
+/// 2^26 on, on every distribution.
+const AUTO_RANDOMIZED_FROM: usize = 1 << 25;
+
+/// What `Algorithm::Auto` runs on CUDA for `n` values.
+pub(crate) fn auto_algorithm(n: usize, _ranks: usize) -> Algorithm {
+    if n >= AUTO_RANDOMIZED_FROM {
+        Algorithm::Randomized
+    } else {
+        Algorithm::Radix
+    }
 }
 
 /// Counts the NaNs of a float buffer on the device.
