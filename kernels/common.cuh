@@ -96,3 +96,81 @@ __device__ __forceinline__ void load16(const T* p, T (&out)[16 / sizeof(T)]) {
 #pragma unroll
     for (int j = 0; j < (int)(16 / sizeof(T)); ++j) out[j] = v[j];
 }
+
+// Block-uniform loops over x[0..n) in 16-byte vectors of V elements: every thread of a block
+// makes the same number of trips (so a trip may synchronise the block). `first` is the block's
+// first vector, `threads` the grid's thread count. Trips below `vector_trips` load one vector a
+// thread; block 0 makes one more trip, in which thread 0 takes the tail that fills no vector.
+template <int V>
+__device__ __forceinline__ u64 vector_trips(u64 n, u64 first, u64 threads) {
+    const u64 nvec = n / V;
+    return nvec > first ? (nvec - first + threads - 1) / threads : 0;
+}
+
+// All trips of the block: the vector trips, and the tail trip on block 0.
+template <int V>
+__device__ __forceinline__ u64 trip_count(u64 n, u64 first, u64 threads) {
+    return vector_trips<V>(n, first, threads) + ((blockIdx.x == 0 && n % V != 0) ? 1 : 0);
+}
+
+// The elements of trip `t` (`vtrips` = vector_trips, computed once per loop); `valid[j]` says
+// which of v[j] are elements of x.
+template <typename T, int V>
+__device__ __forceinline__ void load_trip(const T* __restrict__ x, u64 n, u64 first, u64 threads,
+                                          u64 vtrips, u64 t, T (&v)[V], bool (&valid)[V]) {
+    const u64 nvec = n / V;
+    if (t < vtrips) {
+        const u64 i = first + t * threads + threadIdx.x;
+        const bool in = i < nvec;
+        if (in) load16(x + i * V, v);
+#pragma unroll
+        for (int j = 0; j < V; ++j) valid[j] = in;
+    } else {
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+            const u64 i = nvec * V + j;
+            valid[j] = threadIdx.x == 0 && i < n;
+            v[j] = valid[j] ? x[i] : (T)0;
+        }
+    }
+}
+
+// Appends the marked items of a whole block (up to V a thread) to `out` with one global atomic
+// per block: a warp scan of the per-thread counts, a scan of the WARPS warp totals, one
+// reservation on `out_count`. Items whose position reaches `cap` are counted but not written.
+// Collective: every thread of the block calls it the same number of times.
+template <int WARPS, typename E, int V>
+__device__ __forceinline__ void block_append(E* out, u64 cap, u64* out_count, const E (&item)[V],
+                                             const bool (&m)[V], u32* warp_offset, u64* block_base) {
+    const u32 lane = threadIdx.x & 31;
+    const u32 warp = threadIdx.x / WARP_SIZE;
+    u32 mine = 0;
+#pragma unroll
+    for (int j = 0; j < V; ++j) mine += m[j] ? 1u : 0u;
+    u32 incl = mine;
+    for (int off = 1; off < WARP_SIZE; off <<= 1) {
+        const u32 y = __shfl_up_sync(FULL_MASK, incl, off);
+        if (lane >= (u32)off) incl += y;
+    }
+    if (lane == 31) warp_offset[warp] = incl;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        u32 run = 0;
+        for (int w = 0; w < WARPS; ++w) {
+            const u32 c = warp_offset[w];
+            warp_offset[w] = run;
+            run += c;
+        }
+        *block_base = run ? atomicAdd(out_count, (u64)run) : 0;
+    }
+    __syncthreads();
+    u64 pos = *block_base + warp_offset[warp] + (incl - mine);
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+        if (m[j]) {
+            if (pos < cap) out[pos] = item[j];
+            ++pos;
+        }
+    }
+    __syncthreads();
+}

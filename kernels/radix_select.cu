@@ -61,42 +61,6 @@ __device__ __forceinline__ void count_digit(u32* warp_hist, bool valid, u32 d) {
     }
 }
 
-// Appends the matching keys of a whole block (up to `V` a thread) to `out` with one global
-// atomic per block: a warp scan of the per-thread counts, a block scan of the warp totals, one
-// reservation. Collective: every thread of the block calls it with the same trip count.
-template <typename K, int V>
-__device__ __forceinline__ void block_append(K* out, u64* out_count, const K (&key)[V], const bool (&m)[V],
-                                             u32* warp_offset, u64* block_base) {
-    const u32 lane = threadIdx.x & 31;
-    const u32 warp = threadIdx.x / WARP_SIZE;
-    u32 mine = 0;
-#pragma unroll
-    for (int j = 0; j < V; ++j) mine += m[j] ? 1u : 0u;
-    u32 incl = mine;
-    for (int off = 1; off < WARP_SIZE; off <<= 1) {
-        const u32 v = __shfl_up_sync(FULL_MASK, incl, off);
-        if (lane >= (u32)off) incl += v;
-    }
-    if (lane == 31) warp_offset[warp] = incl;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        u32 run = 0;
-        for (int w = 0; w < SEL_WARPS; ++w) {
-            const u32 c = warp_offset[w];
-            warp_offset[w] = run;
-            run += c;
-        }
-        *block_base = run ? atomicAdd(out_count, (u64)run) : 0;
-    }
-    __syncthreads();
-    u64 pos = *block_base + warp_offset[warp] + (incl - mine);
-#pragma unroll
-    for (int j = 0; j < V; ++j) {
-        if (m[j]) out[pos++] = key[j];
-    }
-    __syncthreads();
-}
-
 // Whether a type can hold NaN.
 template <typename T> struct HasNan { static const bool value = false; };
 template <> struct HasNan<float> { static const bool value = true; };
@@ -156,7 +120,7 @@ __device__ void rsel_pass_impl(const T* __restrict__ x, u64 n, typename KeyOf<T>
             }
 #pragma unroll
             for (int j = 0; j < V; ++j) count_digit(my_hist, m[j], (u32)(key[j] >> shift) & (SEL_RADIX - 1));
-            if (out) block_append<K, V>(out, &st->out_count, key, m, warp_offset, &block_base);
+            if (out) block_append<SEL_WARPS>(out, ~0ull, &st->out_count, key, m, warp_offset, &block_base);
         }
     } else {
         const K* src = s.src == 1 ? buf0 : buf1;
@@ -170,7 +134,7 @@ __device__ void rsel_pass_impl(const T* __restrict__ x, u64 n, typename KeyOf<T>
             key[0] = in ? src[i] : (K)0;
             m[0] = in && matches(key[0], prefix, s.fixed_bits);
             count_digit(my_hist, m[0], (u32)(key[0] >> shift) & (SEL_RADIX - 1));
-            if (out) block_append<K, 1>(out, &st->out_count, key, m, warp_offset, &block_base);
+            if (out) block_append<SEL_WARPS>(out, ~0ull, &st->out_count, key, m, warp_offset, &block_base);
         }
     }
     if (count_nans) {

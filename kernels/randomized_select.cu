@@ -33,72 +33,25 @@ __device__ void rnd_pass_impl(const T* __restrict__ x, u64 n, typename KeyOf<T>:
     __shared__ u64 block_base;
     const u64 threads = (u64)gridDim.x * blockDim.x;
     const u64 first = (u64)blockIdx.x * blockDim.x;
-    const u64 nvec = n / V;
-    const u64 trips = nvec > first ? (nvec - first + threads - 1) / threads : 0;
-    const bool tail_block = blockIdx.x == 0 && nvec * V < n;
+    const u64 trips = trip_count<V>(n, first, threads);
+    const u64 vtrips = vector_trips<V>(n, first, threads);
     u32 below = 0, nans = 0, eq_lo = 0, eq_hi = 0;
-    for (u64 t = 0; t < trips + (tail_block ? 1 : 0); ++t) {
+    for (u64 t = 0; t < trips; ++t) {
         T v[V];
+        bool valid[V];
+        load_trip<T, V>(x, n, first, threads, vtrips, t, v, valid);
         bool m[V];
-        if (t < trips) {
-            const u64 i = first + t * threads + threadIdx.x;
-            const bool in = i < nvec;
-            if (in) load16(x + i * V, v);
-#pragma unroll
-            for (int j = 0; j < V; ++j) {
-                const K key = in ? to_key(v[j]) : (K)0;
-                below += (in && key < lo) ? 1u : 0u;
-                eq_lo += (in && key == lo) ? 1u : 0u;
-                eq_hi += (in && key == hi && hi != lo) ? 1u : 0u;
-                nans += (in && key == (K)~(K)0 && is_nan_value(v[j])) ? 1u : 0u;
-                m[j] = in && key > lo && key < hi;
-            }
-        } else {
-#pragma unroll
-            for (int j = 0; j < V; ++j) {
-                const u64 i = nvec * V + threadIdx.x * V + j;
-                const bool in = threadIdx.x * V + j < (u64)V && i < n;
-                v[j] = in ? x[i] : (T)0;
-                const K key = in ? to_key(v[j]) : (K)0;
-                below += (in && key < lo) ? 1u : 0u;
-                eq_lo += (in && key == lo) ? 1u : 0u;
-                eq_hi += (in && key == hi && hi != lo) ? 1u : 0u;
-                nans += (in && key == (K)~(K)0 && is_nan_value(v[j])) ? 1u : 0u;
-                m[j] = in && key > lo && key < hi;
-            }
-        }
-        // Block-aggregated copy: a warp scan of per-thread counts, one reservation per block.
-        const u32 lane = threadIdx.x & 31;
-        const u32 warp = threadIdx.x / WARP_SIZE;
-        u32 mine = 0;
-#pragma unroll
-        for (int j = 0; j < V; ++j) mine += m[j] ? 1u : 0u;
-        u32 incl = mine;
-        for (int off = 1; off < WARP_SIZE; off <<= 1) {
-            const u32 y = __shfl_up_sync(FULL_MASK, incl, off);
-            if (lane >= (u32)off) incl += y;
-        }
-        if (lane == 31) warp_offset[warp] = incl;
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            u32 run = 0;
-            for (int w = 0; w < RND_WARPS; ++w) {
-                const u32 c = warp_offset[w];
-                warp_offset[w] = run;
-                run += c;
-            }
-            block_base = run ? atomicAdd(&counters[1], (u64)run) : 0;
-        }
-        __syncthreads();
-        u64 pos = block_base + warp_offset[warp] + (incl - mine);
 #pragma unroll
         for (int j = 0; j < V; ++j) {
-            if (m[j]) {
-                if (pos < cap) cand[pos] = v[j];
-                ++pos;
-            }
+            const bool in = valid[j];
+            const K key = in ? to_key(v[j]) : (K)0;
+            below += (in && key < lo) ? 1u : 0u;
+            eq_lo += (in && key == lo) ? 1u : 0u;
+            eq_hi += (in && key == hi && hi != lo) ? 1u : 0u;
+            nans += (in && is_nan_value(v[j])) ? 1u : 0u;
+            m[j] = in && key > lo && key < hi;
         }
-        __syncthreads();
+        block_append<RND_WARPS>(cand, cap, &counters[1], v, m, warp_offset, &block_base);
     }
     for (int off = WARP_SIZE / 2; off > 0; off /= 2) {
         below += __shfl_down_sync(FULL_MASK, below, off);
