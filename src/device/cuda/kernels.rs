@@ -39,6 +39,11 @@ pub(crate) static RADIX_SELECT: KernelSource = KernelSource {
     text: include_str!("../../../kernels/radix_select.cu"),
 };
 
+/// Every source of `kernels/`, for checks that compile them all.
+#[cfg_attr(not(test), allow(dead_code))]
+pub(crate) static ALL: &[&KernelSource] =
+    &[&REDUCE, &RADIX_SORT, &RADIX_SELECT, &RANDOMIZED_SELECT];
+
 impl KernelSource {
     /// The full program text: the common header, then the file without its include line.
     pub(crate) fn program(&self) -> String {

@@ -36,11 +36,7 @@ fn every_kernel_compiles_with_nvrtc() {
         eprintln!("skipped (no NVRTC)");
         return;
     }
-    for source in [
-        &kernels::REDUCE,
-        &kernels::RADIX_SORT,
-        &kernels::RADIX_SELECT,
-    ] {
+    for source in kernels::ALL {
         for arch in ["sm_80", "sm_90"] {
             let cubin = compile::compile(source.name, &source.program(), arch)
                 .unwrap_or_else(|e| panic!("{} for {arch}: {e}", source.name));
