@@ -6,9 +6,11 @@
 //! ```
 //!
 //! Options: `--sizes` (log2 of n, comma separated), `--types`, `--dists` (uniform, normal,
-//! sorted, equal, two-values, bucket-killer), `--algorithms` (CUDA algorithm names),
-//! `--reps` (timed runs per case; the median is reported), `--json PATH`. Without a GPU it
-//! prints a note and exits 0, unless `KSELECT_REQUIRE_GPU=1`.
+//! half-normal, cauchy, distinct16, sorted, equal, two-values, bucket-killer), `--ranks` (rank
+//! expressions: `0`, `n/100`, `n/2`, `n-1`, or a number), `--algorithms` (CUDA algorithm
+//! names), `--reps` (timed runs per case; the median is reported), `--json PATH`. Each row
+//! prints the median time, the bandwidth of one read of the input at that time, and the ratio
+//! to the floor. Without a GPU it prints a note and exits 0, unless `KSELECT_REQUIRE_GPU=1`.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -19,6 +21,7 @@ struct Options {
     sizes: Vec<u32>,
     types: Vec<String>,
     dists: Vec<String>,
+    ranks: Vec<String>,
     algorithms: Vec<Algorithm>,
     reps: usize,
     json: Option<String>,
@@ -29,6 +32,7 @@ fn parse_options() -> Options {
         sizes: vec![20, 24, 26, 28],
         types: vec!["f32".into(), "f64".into(), "u32".into()],
         dists: vec!["uniform".into(), "normal".into()],
+        ranks: vec!["n/2".into()],
         algorithms: vec![Algorithm::Radix, Algorithm::SortChoose],
         reps: 21,
         json: None,
@@ -42,6 +46,7 @@ fn parse_options() -> Options {
             "--sizes" => opts.sizes = list(&value).iter().filter_map(|s| s.parse().ok()).collect(),
             "--types" => opts.types = list(&value),
             "--dists" => opts.dists = list(&value),
+            "--ranks" => opts.ranks = list(&value),
             "--algorithms" => {
                 opts.algorithms = list(&value).iter().filter_map(|s| s.parse().ok()).collect()
             }
@@ -112,12 +117,16 @@ fn generate<T: BenchElement>(dist: &str, n: usize) -> Vec<T> {
             for (j, x) in chunk.iter_mut().enumerate() {
                 let i = c * (1 << 16) + j;
                 let r = splitmix(&mut s);
+                let unit = || ((r >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+                let mut gaussian = || {
+                    let u2 = (splitmix(&mut s) >> 11) as f64 / (1u64 << 53) as f64;
+                    (-2.0 * unit().ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+                };
                 *x = match dist {
-                    "normal" => {
-                        let u1 = ((r >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-                        let u2 = (splitmix(&mut s) >> 11) as f64 / (1u64 << 53) as f64;
-                        T::from_f64((-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos())
-                    }
+                    "normal" => T::from_f64(gaussian()),
+                    "half-normal" => T::from_f64(gaussian().abs()),
+                    "cauchy" => T::from_f64((std::f64::consts::PI * (unit() - 0.5)).tan()),
+                    "distinct16" => T::from_f64((r % 16) as f64),
                     "sorted" => T::from_f64(i as f64 / n as f64),
                     "equal" => T::from_f64(1.0),
                     "two-values" => T::from_f64(if r % 20 == 0 { 2.0 } else { 1.0 }),
@@ -144,6 +153,8 @@ struct Row {
     dtype: &'static str,
     dist: String,
     n: usize,
+    rank: String,
+    k: usize,
     algorithm: String,
     median_ms: f64,
     min_ms: f64,
@@ -177,8 +188,13 @@ fn run_case<T: BenchElement>(
 ) -> kselect::Result<()> {
     let n = 1usize << log2n;
     let data = generate::<T>(dist, n);
-    let k = n / 2;
-    let expected = Selector::new().select(&data, k)?;
+    let ranks: Vec<(String, usize)> = opts
+        .ranks
+        .iter()
+        .filter_map(|expr| rank_of(expr, n).map(|k| (expr.clone(), k)))
+        .collect();
+    let wanted: Vec<usize> = ranks.iter().map(|&(_, k)| k).collect();
+    let expected = Selector::new().multiselect(&data, &wanted)?;
     let device = Device::Cuda(gpu.clone());
     // Rotate among enough copies that consecutive runs do not find the input in L2.
     let bytes = n * std::mem::size_of::<T>();
@@ -189,39 +205,62 @@ fn run_case<T: BenchElement>(
     drop(data);
     let floor = time_ms(gpu, opts.reps, |r| bufs[r % copies].sum().map(|_| ()))?;
     let floor_ms = median(floor);
-    for &algorithm in &opts.algorithms {
-        let sel = Selector::on(device.clone()).algorithm(algorithm);
-        let got = sel.select_device(&bufs[0], k)?;
-        let correct = got.to_key() == expected.to_key();
-        let times = time_ms(gpu, opts.reps, |r| {
-            sel.select_device(&bufs[r % copies], k).map(|_| ())
-        })?;
-        let min_ms = times.iter().copied().fold(f64::INFINITY, f64::min);
-        let row = Row {
-            dtype: T::DTYPE.name(),
-            dist: dist.to_string(),
-            n,
-            algorithm: algorithm.name().to_string(),
-            median_ms: median(times),
-            min_ms,
-            floor_ms,
-            correct,
-        };
-        println!(
-            "{:>4} {:>13} 2^{:<2} {:>12} {:>10.3} ms  floor {:>8.3} ms  x{:>6.2}  {:>7.1} GB/s  {}",
-            row.dtype,
-            row.dist,
-            log2n,
-            row.algorithm,
-            row.median_ms,
-            row.floor_ms,
-            row.median_ms / row.floor_ms,
-            bytes as f64 / row.median_ms / 1e6,
-            if correct { "ok" } else { "WRONG" }
-        );
-        rows.push(row);
+    for ((rank, k), want) in ranks.into_iter().zip(expected) {
+        for &algorithm in &opts.algorithms {
+            let sel = Selector::on(device.clone()).algorithm(algorithm);
+            let got = sel.select_device(&bufs[0], k)?;
+            let correct = got.to_key() == want.to_key();
+            let times = time_ms(gpu, opts.reps, |r| {
+                sel.select_device(&bufs[r % copies], k).map(|_| ())
+            })?;
+            let min_ms = times.iter().copied().fold(f64::INFINITY, f64::min);
+            let row = Row {
+                dtype: T::DTYPE.name(),
+                dist: dist.to_string(),
+                n,
+                rank: rank.clone(),
+                k,
+                algorithm: algorithm.name().to_string(),
+                median_ms: median(times),
+                min_ms,
+                floor_ms,
+                correct,
+            };
+            println!(
+                "{:>4} {:>13} 2^{:<2} k={:<5} {:>13} {:>10.3} ms  floor {:>8.3} ms  x{:>6.2}  {:>7.1} GB/s  {}",
+                row.dtype,
+                row.dist,
+                log2n,
+                row.rank,
+                row.algorithm,
+                row.median_ms,
+                row.floor_ms,
+                row.median_ms / row.floor_ms,
+                bytes as f64 / row.median_ms / 1e6,
+                if correct { "ok" } else { "WRONG" }
+            );
+            rows.push(row);
+        }
     }
     Ok(())
+}
+
+/// The rank a `--ranks` expression names for `n` values: `0`, `n/100`, `n/2`, `n-1`, or a
+/// number (`None`, with a note, when it is none of these or not below `n`).
+fn rank_of(expr: &str, n: usize) -> Option<usize> {
+    let k = match expr {
+        "n/100" => Some(n / 100),
+        "n/2" => Some(n / 2),
+        "n-1" => Some(n - 1),
+        other => other.parse().ok(),
+    };
+    match k {
+        Some(k) if k < n => Some(k),
+        _ => {
+            eprintln!("skipping rank `{expr}` for n = {n}");
+            None
+        }
+    }
 }
 
 /// Today's date (UTC) as YYYY-MM-DD.
@@ -290,11 +329,13 @@ fn main() {
         let results: Vec<serde_json::Value> = rows
             .iter()
             .map(|r| {
+                let bytes = r.n * if r.dtype.ends_with("64") { 8 } else { 4 };
                 serde_json::json!({
-                    "dtype": r.dtype, "dist": r.dist, "n": r.n, "algorithm": r.algorithm,
-                    "median_ms": r.median_ms, "min_ms": r.min_ms, "floor_ms": r.floor_ms,
-                    "ratio_to_floor": r.median_ms / r.floor_ms, "correct": r.correct,
-                    "bytes": r.n * if r.dtype.ends_with("64") { 8 } else { 4 },
+                    "dtype": r.dtype, "dist": r.dist, "n": r.n, "rank": r.rank, "k": r.k,
+                    "algorithm": r.algorithm, "median_ms": r.median_ms, "min_ms": r.min_ms,
+                    "floor_ms": r.floor_ms, "ratio_to_floor": r.median_ms / r.floor_ms,
+                    "gb_per_s": bytes as f64 / r.median_ms / 1e6, "correct": r.correct,
+                    "bytes": bytes,
                 })
             })
             .collect();

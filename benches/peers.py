@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Selection peers on the GPU, timed the way benches/gpu_select.rs times kselect.
 
-PyTorch (torch.sort then index, torch.kthvalue, torch.quantile where it accepts the size) and
-CuPy (cupy.partition), each against a one-read floor (torch.sum over the same array) measured in
+PyTorch (torch.sort then index, torch.kthvalue, torch.topk(1024), torch.median, torch.quantile
+where it accepts the size) and CuPy (cupy.partition), each against a one-read floor (torch.sum over the same array) measured in
 the same run. CUDA events around each call after warm-up, median of --reps runs, inputs rotated
 among copies totalling >= 512 MiB so that L2 never holds the input.
 
@@ -43,8 +43,17 @@ def main():
     gen.manual_seed(1234)
 
     def make(dtype, dist, n):
-        if dist == "normal":
+        if dist in ("normal", "half-normal"):
             x = torch.randn(n, device=dev, dtype=torch.float64, generator=gen)
+            if dist == "half-normal":
+                x = x.abs()
+        elif dist == "cauchy":
+            u = torch.rand(n, device=dev, dtype=torch.float64, generator=gen)
+            x = torch.tan(math.pi * (u - 0.5))
+        elif dist == "distinct16":
+            x = torch.randint(0, 16, (n,), device=dev, generator=gen).to(torch.float64)
+        elif dist == "sorted":
+            x = torch.arange(n, device=dev, dtype=torch.float64) / n
         else:
             x = torch.rand(n, device=dev, dtype=torch.float64, generator=gen)
         if dtypes[dtype].is_floating_point:
@@ -97,11 +106,16 @@ def main():
                 ref = ordered[k].item()
                 # torch.quantile(q=0.5, interpolation="lower") takes rank floor(0.5 * (n - 1)).
                 ref_lower_median = ordered[(n - 1) // 2].item()
+                ref_top1024 = ordered[n - 1024].item()
                 del ordered
                 floor_ms, _ = timed(floor_fn, copies, args.reps)
                 cases = {
                     "torch.sort": lambda a: torch.sort(a).values[k],
                     "torch.kthvalue": lambda a: torch.kthvalue(a, k + 1).values,
+                    # The 1024 largest: the smallest of them is rank n - 1024.
+                    "torch.topk(1024)": lambda a: torch.topk(a, 1024).values[-1],
+                    # torch.median is the lower median, rank (n - 1) // 2.
+                    "torch.median": lambda a: torch.median(a),
                 }
                 if dtypes[dtype].is_floating_point and n <= (1 << 24):
                     cases["torch.quantile"] = lambda a: torch.quantile(a, 0.5, interpolation="lower")
@@ -111,7 +125,8 @@ def main():
                     try:
                         got = fn(copies[0])
                         got = float(got.item() if hasattr(got, "item") else got)
-                        expected = ref_lower_median if name == "torch.quantile" else ref
+                        expected = {"torch.quantile": ref_lower_median, "torch.median": ref_lower_median,
+                                    "torch.topk(1024)": ref_top1024}.get(name, ref)
                         ok = got == float(expected)
                         med, mn = timed(fn, copies, args.reps)
                     except Exception as e:  # unsupported dtype or size

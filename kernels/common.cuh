@@ -174,3 +174,21 @@ __device__ __forceinline__ void block_append(E* out, u64 cap, u64* out_count, co
     }
     __syncthreads();
 }
+
+// The state of a radix selection (kernels/radix_select.cu), kept on the device between its
+// launches; other selections (kernels/randomized_select.cu) start one from their candidates.
+// Where the candidates are: the input itself, or one of two compacted buffers.
+#define SRC_INPUT 0u
+
+struct SelState {
+    u64 prefix;      // the key bits fixed so far (in place, higher bits)
+    u64 k;           // the rank still sought among the candidates
+    u64 count;       // how many keys match the prefix
+    u64 src_count;   // how many keys the source buffer holds (when not the input)
+    u64 out_count;   // keys written by the current pass
+    u32 fixed_bits;  // how many leading bits the prefix fixes
+    u32 src;         // SRC_INPUT, or 1 / 2 for buffer 0 / 1
+    u32 dst;         // 0: the pass writes nothing; 1 / 2: it copies candidates to buffer 0 / 1
+    u32 pad;
+    u64 nans;        // NaNs of the input, counted by the first pass (floats only)
+};

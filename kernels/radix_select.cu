@@ -9,22 +9,6 @@
 #define SEL_WARPS (SEL_BLOCK / WARP_SIZE)
 #define SEL_RADIX 256
 
-// Where the candidates are: the input itself, or one of two compacted buffers.
-#define SRC_INPUT 0u
-
-struct SelState {
-    u64 prefix;      // the key bits fixed so far (in place, higher bits)
-    u64 k;           // the rank still sought among the candidates
-    u64 count;       // how many keys match the prefix
-    u64 src_count;   // how many keys the source buffer holds (when not the input)
-    u64 out_count;   // keys written by the current pass
-    u32 fixed_bits;  // how many leading bits the prefix fixes
-    u32 src;         // SRC_INPUT, or 1 / 2 for buffer 0 / 1
-    u32 dst;         // 0: the pass writes nothing; 1 / 2: it copies candidates to buffer 0 / 1
-    u32 pad;
-    u64 nans;        // NaNs of the input, counted by the first pass (floats only)
-};
-
 extern "C" __global__ void rsel_init(SelState* st, u64* hist, u64 k, u64 n, u64 cap) {
     for (int d = threadIdx.x; d < SEL_RADIX; d += blockDim.x) hist[d] = 0;
     if (threadIdx.x == 0) {

@@ -29,8 +29,13 @@ pub enum Algorithm {
     Introselect,
     /// Floyd–Rivest: pivots from a sample bracket the rank.
     FloydRivest,
-    /// MSD radix select on order-preserving keys (Alabi et al.).
+    /// MSD radix select on order-preserving keys (Alabi et al.); copies the candidates to a
+    /// workspace once they fit in `n / 16`.
     Radix,
+    /// MSD radix select in place (Alabi et al.'s `inplace radixSelect`): every pass reads the
+    /// whole input and no candidate is copied, so it needs no workspace (the input is not
+    /// changed: keys outside the prefix are skipped, not overwritten). CUDA only.
+    RadixInPlace,
     /// Bucket select: linear projection of values onto buckets (Alabi et al.).
     Bucket,
     /// SampleSelect: sorted splitters from a sample, a search tree, bucket counts (Ribizel & Anzt).
@@ -51,12 +56,13 @@ impl Algorithm {
     /// ```
     /// assert!(kselect::Algorithm::ALL.contains(&kselect::Algorithm::Bucket));
     /// ```
-    pub const ALL: [Algorithm; 10] = [
+    pub const ALL: [Algorithm; 11] = [
         Algorithm::Auto,
         Algorithm::SortChoose,
         Algorithm::Introselect,
         Algorithm::FloydRivest,
         Algorithm::Radix,
+        Algorithm::RadixInPlace,
         Algorithm::Bucket,
         Algorithm::Sample,
         Algorithm::CuttingPlane,
@@ -76,6 +82,7 @@ impl Algorithm {
             Algorithm::Introselect => "introselect",
             Algorithm::FloydRivest => "floyd-rivest",
             Algorithm::Radix => "radix",
+            Algorithm::RadixInPlace => "radix-inplace",
             Algorithm::Bucket => "bucket",
             Algorithm::Sample => "sample",
             Algorithm::CuttingPlane => "cutting-plane",
@@ -90,7 +97,18 @@ impl Algorithm {
     /// assert_eq!(kselect::Algorithm::cpu_algorithms().len(), 10);
     /// ```
     pub fn cpu_algorithms() -> &'static [Algorithm] {
-        &Algorithm::ALL
+        &[
+            Algorithm::Auto,
+            Algorithm::SortChoose,
+            Algorithm::Introselect,
+            Algorithm::FloydRivest,
+            Algorithm::Radix,
+            Algorithm::Bucket,
+            Algorithm::Sample,
+            Algorithm::CuttingPlane,
+            Algorithm::QuickMultiselect,
+            Algorithm::Randomized,
+        ]
     }
 
     /// The algorithms the CUDA backend has.
@@ -104,6 +122,7 @@ impl Algorithm {
             Algorithm::Auto,
             Algorithm::SortChoose,
             Algorithm::Radix,
+            Algorithm::RadixInPlace,
             Algorithm::Randomized,
         ]
     }
@@ -128,6 +147,7 @@ impl FromStr for Algorithm {
         let alias = match wanted.as_str() {
             "sort" | "sort&choose" | "sortchoose" => "sort-choose",
             "radixselect" | "radix-select" => "radix",
+            "inplace-radixselect" | "radix-in-place" | "inplace-radix" => "radix-inplace",
             "bucketselect" | "bucket-select" => "bucket",
             "sampleselect" | "sample-select" => "sample",
             "floydrivest" => "floyd-rivest",

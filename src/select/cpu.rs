@@ -61,7 +61,9 @@ pub(crate) fn multiselect<T: Element>(
         Algorithm::FloydRivest | Algorithm::Randomized => {
             floyd_rivest::multiselect(data, ranks, parallel)
         }
-        Algorithm::Radix => one(radix::cpu::select),
+        // The in-place form is a CUDA algorithm (the selector refuses it on the CPU); the
+        // CPU's radix select answers the same should it be reached.
+        Algorithm::Radix | Algorithm::RadixInPlace => one(radix::cpu::select),
         Algorithm::Bucket => one(bucket::select),
         Algorithm::Sample => one(sample::select),
         Algorithm::CuttingPlane => one(cutting_plane::select),

@@ -71,6 +71,10 @@ pub(crate) fn multiselect<T: Element>(
             let (values, nans) = radix::cuda::multiselect(buf, ranks)?;
             Ok((values, Some(nans)))
         }
+        Algorithm::RadixInPlace => {
+            let (values, nans) = radix::cuda::multiselect_in_place(buf, ranks)?;
+            Ok((values, Some(nans)))
+        }
         Algorithm::Randomized => {
             let (values, nans) = randomized::cuda::multiselect(buf, ranks)?;
             Ok((values, Some(nans)))

@@ -47,6 +47,8 @@ struct Inner {
     compute_capability: (i32, i32),
     multiprocessors: usize,
     stream: Arc<CudaStream>,
+    /// The device's default memory pool, when allocations are stream-ordered from it.
+    pool: Option<MemoryPool>,
     modules: Mutex<HashMap<&'static str, Arc<CudaModule>>>,
     functions: Mutex<HashMap<String, CudaFunction>>,
 }
@@ -106,8 +108,10 @@ impl CudaDevice {
                 cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
             )
             .map_err(|e| driver_error("reading the multiprocessor count", e))? as usize;
+        let pool = retaining_pool(&ctx);
         let inner = Arc::new(Inner {
             ordinal,
+            pool,
             name,
             compute_capability,
             multiprocessors,
@@ -240,7 +244,26 @@ impl CudaDevice {
         }
         // SAFETY: the memory is uninitialised; every caller writes it before reading it.
         let result = unsafe { self.inner.stream.alloc::<T>(len) };
+        let result = match result {
+            Err(e) if is_out_of_memory(&e) && self.trim_pool() => {
+                // SAFETY: as above.
+                unsafe { self.inner.stream.alloc::<T>(len) }
+            }
+            other => other,
+        };
         result.map_err(|e| self.alloc_error(e, len * std::mem::size_of::<T>(), what))
+    }
+
+    /// Gives the memory the pool retains back to the driver; whether there was a pool.
+    fn trim_pool(&self) -> bool {
+        match &self.inner.pool {
+            Some(pool) => {
+                let _ = self.inner.stream.synchronize();
+                // SAFETY: the pool is the device's default pool, valid while its context lives.
+                unsafe { cudarc::driver::result::mem_pool::trim_to(pool.0, 0) }.is_ok()
+            }
+            None => false,
+        }
     }
 
     /// Allocates `len` zeroed elements.
@@ -249,14 +272,17 @@ impl CudaDevice {
         len: usize,
         what: &str,
     ) -> Result<CudaSlice<T>> {
-        self.inner
-            .stream
-            .alloc_zeros::<T>(len.max(1))
-            .map_err(|e| self.alloc_error(e, len * std::mem::size_of::<T>(), what))
+        let result = match self.inner.stream.alloc_zeros::<T>(len.max(1)) {
+            Err(e) if is_out_of_memory(&e) && self.trim_pool() => {
+                self.inner.stream.alloc_zeros::<T>(len.max(1))
+            }
+            other => other,
+        };
+        result.map_err(|e| self.alloc_error(e, len * std::mem::size_of::<T>(), what))
     }
 
     fn alloc_error(&self, e: DriverError, bytes: usize, what: &str) -> Error {
-        if e.0 == cudarc::driver::sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY {
+        if is_out_of_memory(&e) {
             let (free, total) = self.memory_info().unwrap_or((0, 0));
             Error::OutOfDeviceMemory {
                 bytes,
@@ -268,6 +294,43 @@ impl CudaDevice {
             driver_error(&format!("allocating {bytes} bytes for {what}"), e)
         }
     }
+}
+
+/// The default memory pool of a device, whose freed blocks stay mapped for later allocations.
+struct MemoryPool(cudarc::driver::sys::CUmemoryPool);
+
+// SAFETY: a pool handle is a driver object usable from any thread of the process.
+unsafe impl Send for MemoryPool {}
+// SAFETY: as above; the driver synchronises access to the pool.
+unsafe impl Sync for MemoryPool {}
+
+/// Makes the device's default pool keep freed memory instead of releasing it at every
+/// synchronisation, so that a selection's workspace costs no new mapping when the same sizes
+/// come again. Allocations that find the device full give the retained memory back first
+/// (`CudaDevice::trim_pool`). `None` when the context does not allocate from a pool.
+fn retaining_pool(ctx: &Arc<CudaContext>) -> Option<MemoryPool> {
+    if !ctx.has_async_alloc() {
+        return None;
+    }
+    // SAFETY: the device handle comes from the live context.
+    let pool =
+        unsafe { cudarc::driver::result::device::get_default_mem_pool(ctx.cu_device()) }.ok()?;
+    let mut threshold = u64::MAX;
+    // SAFETY: the release threshold attribute is a u64, and `threshold` outlives the call.
+    unsafe {
+        cudarc::driver::result::mem_pool::set_attribute(
+            pool,
+            cudarc::driver::sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            (&mut threshold as *mut u64).cast(),
+        )
+    }
+    .ok()?;
+    Some(MemoryPool(pool))
+}
+
+/// Whether a driver error says the device memory is exhausted.
+fn is_out_of_memory(e: &DriverError) -> bool {
+    e.0 == cudarc::driver::sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY
 }
 
 /// A driver error, with what kselect was doing.

@@ -4,33 +4,54 @@
 //! gives two splitters, selected in the sample by radix select, that bracket rank `k` with
 //! high probability: the sample ranks `p·s ± (4σ + 2)` for `p = (k + ½) / n` and
 //! `σ = √(s·p·(1 − p))`. One fused pass over the input counts the keys below the lower splitter
-//! and those equal to each splitter, counts the NaNs, and copies the elements strictly between
-//! the splitters (about `8 / √s ≈ 3 %` of `n`) with one atomic per block. A rank that falls on
+//! and those equal to each splitter, counts the NaNs, and copies the keys strictly between the
+//! splitters (at most about `4 / √s ≈ 1.6 %` of `n`), each warp staging them in shared memory
+//! and writing them out with one atomic per few hundred. A rank that falls on
 //! a splitter's duplicates is that splitter; one between them is selected among the copies by
 //! radix select. When the bracket misses the rank or the copies outgrow the workspace, the rank
 //! is selected by radix select over the whole input: the result is always exact. Inputs under
 //! 2^20 go to radix select directly.
 //!
-//! Workspace: `n / 16` elements for the copies, the sample, and radix select's workspace for
-//! the copies (at most `n / 128` keys).
+//! Everything runs on the device's stream without a round trip: the sample's keys are gathered,
+//! two one-block radix selections pick the splitters from the L2-resident sample, the pass reads
+//! them from device memory, a one-block kernel places the rank among the counts and starts the
+//! radix selection of the copies (`radix::cuda::digit_passes`), and the host reads the results
+//! once at the end.
+//!
+//! Workspace: two buffers of `n / 32` keys (the copies, and radix select's second buffer among
+//! them), the sample's 2^16 keys, and a few words.
 
-use cudarc::driver::PushKernelArg;
+use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use crate::device::cuda::driver_error;
 use crate::device::cuda::kernels::{kernel_name, RANDOMIZED_SELECT};
 use crate::device::cuda::launch::{config, stride_blocks};
 use crate::device::DeviceBuffer;
-use crate::element::{Element, RadixKey};
+use crate::element::Element;
 use crate::error::Result;
 use crate::select::radix;
+use crate::select::radix::cuda::{digit_passes, Workspace, NANS_WORD, STATE_WORDS};
+use crate::select::sort_choose::cuda::key_suffix;
 
 const BLOCK: u32 = 256;
+/// Threads of the splitter selection's blocks (`RND_SPLIT_BLOCK`).
+const SPLIT_BLOCK: u32 = 1024;
 /// Sample size.
 const SAMPLE: usize = 1 << 16;
 /// Inputs shorter than this go to radix select directly.
 const MIN_N: usize = 1 << 20;
 /// Seed of the sample positions.
 const SEED: u64 = 0x5EED_0F5A_3F1E;
+/// The pass's counters (`RND_COUNTERS`).
+const COUNTERS: usize = 5;
+/// `rnd_resolve`'s outcome for a rank the bracket missed (`RND_MISSED`).
+const MISSED: u32 = 3;
+
+/// Keys each of the two candidate buffers holds for `n` values: about twice the expected copies of
+/// a median's bracket (`8·√(s/4) / s ≈ n / 64`).
+fn candidate_capacity(n: usize) -> usize {
+    n / 32
+}
 
 /// The elements of `ranks` and the number of NaNs of the input (`ranks` not empty).
 pub(crate) fn multiselect<T: Element>(
@@ -43,109 +64,163 @@ pub(crate) fn multiselect<T: Element>(
     }
     let dev = buf.device();
     let stream = dev.stream();
-    let (s, n64) = (SAMPLE, n as u64);
-    let mut sample = dev.alloc::<T>(s, "the randomized select sample")?;
+    let x = buf.as_slice().as_view();
+    let suffix = key_suffix::<T::Key>();
     let sample_fn = dev.function(&RANDOMIZED_SELECT, &kernel_name("rnd_sample", T::DTYPE))?;
+    let split_fn = dev.function(&RANDOMIZED_SELECT, &format!("rnd_splitters_{suffix}"))?;
+    let pass_fn = dev.function(&RANDOMIZED_SELECT, &kernel_name("rnd_pass", T::DTYPE))?;
+    let resolve_fn = dev.function(&RANDOMIZED_SELECT, &format!("rnd_resolve_{suffix}"))?;
+
+    let (s, n64) = (SAMPLE, n as u64);
+    let mut sample = dev.alloc::<T::Key>(s, "the randomized select sample")?;
     let (s64, seed) = (s as u64, SEED);
     let mut launch = stream.launch_builder(&sample_fn);
     launch
-        .arg(buf.as_slice())
+        .arg(&x)
         .arg(&n64)
         .arg(&mut sample)
         .arg(&s64)
         .arg(&seed);
-    // SAFETY: rnd_sample_T(const T* x, u64 n, T* sample, u64 s, u64 seed): x holds n >= s
-    // elements and every position i * (n / s) + (< n / s) is below n; sample holds s.
+    // SAFETY: rnd_sample_T(const T* x, u64 n, K* sample, u64 s, u64 seed): x holds n >= s
+    // elements and every position i * (n / s) + (< n / s) is below n; sample holds s keys.
     unsafe { launch.launch(config(s.div_ceil(BLOCK as usize), BLOCK)) }
         .map_err(|e| driver_error("launching rnd_sample", e))?;
-    let cap = n / 16;
-    let mut cand = dev.alloc::<T>(cap, "the randomized select copies")?;
-    let pass_fn = dev.function(&RANDOMIZED_SELECT, &kernel_name("rnd_pass", T::DTYPE))?;
-    let blocks = stride_blocks(
+
+    let cap = candidate_capacity(n);
+    let mut cand0 = dev.alloc::<T::Key>(cap, "the randomized select copies")?;
+    let mut cand1 = dev.alloc::<T::Key>(cap, "the randomized select copies")?;
+    let mut state = dev.alloc_zeros::<u64>(STATE_WORDS, "the selection state")?;
+    let mut hist = dev.alloc_zeros::<u64>(256, "the selection histogram")?;
+    let mut bounds = dev.alloc::<T::Key>(2, "the splitters")?;
+    let mut counters = dev.alloc::<u64>(COUNTERS, "the pass counters")?;
+    let mut results = dev.alloc_zeros::<T::Key>(ranks.len(), "the results")?;
+    let mut status = dev.alloc_zeros::<u32>(ranks.len(), "the outcomes")?;
+    let pass_blocks = stride_blocks(
         n.div_ceil(16 / std::mem::size_of::<T>()),
         BLOCK,
         dev.multiprocessors(),
         8,
     );
-    let mut values = Vec::with_capacity(ranks.len());
-    let mut nans = 0;
-    for &k in ranks {
-        let (lo, hi) = splitters(dev, &sample, k, n)?;
-        let mut counters = dev.alloc_zeros::<u64>(5, "the randomized select counters")?;
-        let cap64 = cap as u64;
+    let cap64 = cap as u64;
+    let mut work = Workspace {
+        cand0: &mut cand0,
+        cand1: &mut cand1,
+        state: &mut state,
+        hist: &mut hist,
+        cap,
+    };
+    for (slot, &k) in ranks.iter().enumerate() {
+        let (r_lo, r_hi) = splitter_ranks(k, n, s);
+        let mut launch = stream.launch_builder(&split_fn);
+        launch
+            .arg(&sample)
+            .arg(&s64)
+            .arg(&r_lo)
+            .arg(&r_hi)
+            .arg(&mut bounds)
+            .arg(&mut counters);
+        // SAFETY: rnd_splitters_K(const K* sample, u64 s, u64, u64, K* bounds, u64* counters):
+        // two blocks of RND_SPLIT_BLOCK threads; sample holds s keys, bounds 2, counters 5.
+        unsafe { launch.launch(config(2, SPLIT_BLOCK)) }
+            .map_err(|e| driver_error("launching rnd_splitters", e))?;
         let mut launch = stream.launch_builder(&pass_fn);
         launch
-            .arg(buf.as_slice())
+            .arg(&x)
             .arg(&n64)
-            .arg(&lo)
-            .arg(&hi)
-            .arg(&mut cand)
+            .arg(&bounds)
+            .arg(&mut *work.cand0)
             .arg(&cap64)
             .arg(&mut counters);
-        // SAFETY: rnd_pass_T(const T* x, u64 n, K lo, K hi, T* cand, u64 cap, u64* counters):
-        // x holds n elements, cand `cap` (writes at positions >= cap are skipped), counters 5.
-        unsafe { launch.launch(config(blocks, BLOCK)) }
+        // SAFETY: rnd_pass_T(const T* x, u64 n, const K* bounds, K* cand, u64 cap, u64*
+        // counters): x holds n elements, bounds 2 keys, cand `cap` (writes at positions >= cap
+        // are skipped), counters 5.
+        unsafe { launch.launch(config(pass_blocks, BLOCK)) }
             .map_err(|e| driver_error("launching rnd_pass", e))?;
-        let c = stream
-            .clone_dtoh(&counters)
-            .map_err(|e| driver_error("reading the randomized select counts", e))?;
-        let (below, between, eq_lo, eq_hi) =
-            (c[0] as usize, c[1] as usize, c[3] as usize, c[4] as usize);
-        nans = c[2] as usize;
-        // Ranks in order: below lo, equal to lo, strictly between, equal to hi, above.
-        let first_between = below + eq_lo;
-        let first_hi = first_between + between;
-        let value = if k < below || k >= first_hi + eq_hi {
-            // The bracket missed.
-            radix::cuda::multiselect(buf, &[k])?.0[0]
-        } else if k < first_between {
-            T::from_key(lo)
-        } else if k >= first_hi {
-            T::from_key(hi)
-        } else if between <= cap {
-            let copies = cand.slice(0..between);
-            radix::cuda::multiselect_in(dev, &copies, &[k - first_between])?.0[0]
-        } else {
-            radix::cuda::multiselect(buf, &[k])?.0[0]
-        };
-        values.push(value);
+        let (k64, slot64) = (k as u64, slot as u64);
+        let mut launch = stream.launch_builder(&resolve_fn);
+        launch
+            .arg(&bounds)
+            .arg(&counters)
+            .arg(&k64)
+            .arg(&cap64)
+            .arg(&mut *work.state)
+            .arg(&mut *work.hist)
+            .arg(&mut results)
+            .arg(&mut status)
+            .arg(&slot64);
+        // SAFETY: rnd_resolve_K(const K* bounds, const u64* counters, u64 k, u64 cap,
+        // SelState*, u64* hist, K* result, u32* status, u64 slot): one block; state holds
+        // SelState, hist 256 entries, slot < results.len() == status.len().
+        unsafe { launch.launch(config(1, BLOCK)) }
+            .map_err(|e| driver_error("launching rnd_resolve", e))?;
+        // Selects among the copies in buffer 0 (a source the passes find empty when the
+        // rank was resolved or missed).
+        digit_passes(dev, &x, &mut work, &mut results, slot)?;
+    }
+    let keys = read(stream, &results, "the results")?;
+    let outcomes = read(stream, &status, "the outcomes")?;
+    let words = read(stream, &state, "the selection state")?;
+    let mut nans = words[NANS_WORD] as usize;
+    let mut values: Vec<T> = keys.into_iter().map(T::from_key).collect();
+    let missed: Vec<usize> = (0..ranks.len())
+        .filter(|&slot| outcomes[slot] == MISSED)
+        .collect();
+    if !missed.is_empty() {
+        // The bracket missed (or its copies overflowed): radix select over the whole input.
+        let wanted: Vec<usize> = missed.iter().map(|&slot| ranks[slot]).collect();
+        let (exact, counted) = radix::cuda::multiselect(buf, &wanted)?;
+        for (&slot, value) in missed.iter().zip(exact) {
+            values[slot] = value;
+        }
+        nans = counted;
     }
     Ok((values, nans))
 }
 
-/// The keys of two sample elements bracketing rank `k` of `n` with high probability (the
-/// smallest and largest keys when the bracket reaches an end of the sample).
-fn splitters<T: Element>(
-    dev: &crate::device::CudaDevice,
-    sample: &cudarc::driver::CudaSlice<T>,
-    k: usize,
-    n: usize,
-) -> Result<(T::Key, T::Key)> {
-    let s = sample.len() as f64;
+/// Copies a small device buffer to the host.
+fn read<V: cudarc::driver::DeviceRepr + Default + Clone>(
+    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
+    buf: &CudaSlice<V>,
+    what: &str,
+) -> Result<Vec<V>> {
+    stream
+        .clone_dtoh(buf)
+        .map_err(|e| driver_error(&format!("reading {what}"), e))
+}
+
+/// The sample ranks of the two splitters for rank `k` of `n` with a sample of `s`:
+/// `p·s ± (4σ + 2)` for `p = (k + ½) / n` and `σ = √(s·p·(1 − p))`. A rank outside the sample
+/// is `u64::MAX`: that side of the bracket is open.
+fn splitter_ranks(k: usize, n: usize, s: usize) -> (u64, u64) {
+    let sf = s as f64;
     let p = (k as f64 + 0.5) / n as f64;
-    let width = 4.0 * (s * p * (1.0 - p)).sqrt() + 2.0;
-    let (r_lo, r_hi) = (p * s - width, p * s + width);
-    let mut wanted = Vec::with_capacity(2);
-    if r_lo >= 0.0 {
-        wanted.push(r_lo as usize);
+    let width = 4.0 * (sf * p * (1.0 - p)).sqrt() + 2.0;
+    let (r_lo, r_hi) = (p * sf - width, p * sf + width);
+    let lo = if r_lo >= 0.0 { r_lo as u64 } else { u64::MAX };
+    let hi = if r_hi < sf - 1.0 {
+        r_hi.ceil() as u64
+    } else {
+        u64::MAX
+    };
+    (lo, hi)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splitter_ranks_bracket_the_rank() {
+        let s = SAMPLE;
+        let n = 1usize << 28;
+        let (lo, hi) = splitter_ranks(n / 2, n, s);
+        assert!(lo < (s / 2) as u64 && (s / 2) as u64 <= hi && hi < s as u64);
+        // The copies' expected number stays well inside the capacity (its spread is ~3 %).
+        let expected = (hi - lo) as f64 / s as f64 * n as f64;
+        assert!(expected * 1.9 <= candidate_capacity(n) as f64, "{expected}");
+        // The ends leave one side open.
+        assert_eq!(splitter_ranks(0, n, s).0, u64::MAX);
+        assert_eq!(splitter_ranks(n - 1, n, s).1, u64::MAX);
+        assert!(splitter_ranks(0, n, s).1 < 16);
     }
-    if r_hi < s - 1.0 {
-        wanted.push(r_hi.ceil() as usize);
-    }
-    let picked = if wanted.is_empty() {
-        Vec::new()
-    } else {
-        radix::cuda::multiselect_in(dev, &sample.as_view(), &wanted)?.0
-    };
-    let lo = if r_lo >= 0.0 {
-        picked[0].to_key()
-    } else {
-        T::Key::MIN
-    };
-    let hi = if r_hi < s - 1.0 {
-        picked[picked.len() - 1].to_key()
-    } else {
-        T::Key::MAX
-    };
-    Ok((lo, hi))
 }
