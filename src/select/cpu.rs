@@ -62,7 +62,7 @@ pub(crate) fn multiselect<T: Element>(
             floyd_rivest::multiselect(data, ranks, parallel)
         }
         Algorithm::Radix => one(radix::cpu::select),
-        Algorithm::Bucket => one(bucket::select),
+        Algorithm::Bucket => one(bucket::cpu::select),
         Algorithm::Sample => one(sample::select),
         Algorithm::CuttingPlane => one(cutting_plane::select),
     }
