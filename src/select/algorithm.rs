@@ -104,6 +104,7 @@ impl Algorithm {
             Algorithm::Auto,
             Algorithm::SortChoose,
             Algorithm::Radix,
+            Algorithm::Bucket,
             Algorithm::Randomized,
         ]
     }

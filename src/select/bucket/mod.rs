@@ -7,6 +7,7 @@
 //! the host can predict what the device will decide.
 
 pub(crate) mod cpu;
+pub(crate) mod cuda;
 
 /// The linear projection of values onto `buckets` equal-width buckets.
 ///
