@@ -29,8 +29,9 @@
 //! Workspace: the Phase I copy of `n / 8` elements, a compaction buffer of
 //! `min(2^16, n / 8)` elements, the `B`-entry `u64` histogram
 //! (128 KiB for `B = 2^14`) and 16 words of state and statistics; plus radix select's
-//! workspace when it finishes on the candidates (at most `n / 64` keys) or on the input
-//! (`n / 8` keys, after the copy buffers are freed).
+//! workspace when it finishes (`2·max(m / 16, 2^16)` keys for `m` candidates: at most
+//! `max(n / 64, 2^17)` keys on the copy, `n / 8` keys on the input, the latter after the copy
+//! buffers are freed). In all, at most `n / 4` elements' worth beyond small constants.
 
 use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
 use cudarc::driver::{CudaFunction, CudaSlice, CudaView, LaunchConfig, PushKernelArg};
