@@ -688,7 +688,7 @@ fn backend_flag() {
         "--backend",
         "cuda",
         "--algorithm",
-        "bucket",
+        "introselect",
     ]);
     assert_eq!(out.status.code(), Some(1));
 }

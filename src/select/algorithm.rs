@@ -123,6 +123,7 @@ impl Algorithm {
             Algorithm::SortChoose,
             Algorithm::Radix,
             Algorithm::RadixInPlace,
+            Algorithm::Bucket,
             Algorithm::Randomized,
         ]
     }

@@ -64,7 +64,7 @@ pub(crate) fn multiselect<T: Element>(
         // The in-place form is a CUDA algorithm (the selector refuses it on the CPU); the
         // CPU's radix select answers the same should it be reached.
         Algorithm::Radix | Algorithm::RadixInPlace => one(radix::cpu::select),
-        Algorithm::Bucket => one(bucket::select),
+        Algorithm::Bucket => one(bucket::cpu::select),
         Algorithm::Sample => one(sample::select),
         Algorithm::CuttingPlane => one(cutting_plane::select),
     }

@@ -9,7 +9,7 @@ use crate::device::DeviceBuffer;
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::select::nan::NanScan;
-use crate::select::{radix, randomized, sort_choose, Algorithm};
+use crate::select::{bucket, radix, randomized, sort_choose, Algorithm};
 
 /// From this size on, `Auto` runs randomizedSelect on CUDA; below it, radix select. Measured
 /// on an H200 (`BENCHMARKS.md`): randomizedSelect's fixed cost (the sample, its splitters and
@@ -58,7 +58,8 @@ pub(crate) fn nan_scan<T: Element>(buf: &DeviceBuffer<T>) -> Result<NanScan> {
 }
 
 /// The elements of `ranks` (all `< buf.len()`, not empty) by `algorithm` on the buffer's
-/// device, and the NaN count when the algorithm counted it on the way (radix select does).
+/// device, and the NaN count when the algorithm counted it on the way (radix select,
+/// randomizedSelect and bucketSelect do).
 pub(crate) fn multiselect<T: Element>(
     algorithm: Algorithm,
     buf: &DeviceBuffer<T>,
@@ -77,6 +78,10 @@ pub(crate) fn multiselect<T: Element>(
         }
         Algorithm::Randomized => {
             let (values, nans) = randomized::cuda::multiselect(buf, ranks)?;
+            Ok((values, Some(nans)))
+        }
+        Algorithm::Bucket => {
+            let (values, nans) = bucket::cuda::multiselect(buf, ranks)?;
             Ok((values, Some(nans)))
         }
         other => Err(Error::UnsupportedAlgorithm {

@@ -39,10 +39,21 @@ pub(crate) static RADIX_SELECT: KernelSource = KernelSource {
     text: include_str!("../../../kernels/radix_select.cu"),
 };
 
+/// bucketSelect: min/max, shared-memory bucket counts, the k-bucket choice, the copy.
+pub(crate) static BUCKET_SELECT: KernelSource = KernelSource {
+    name: "bucket_select.cu",
+    text: include_str!("../../../kernels/bucket_select.cu"),
+};
+
 /// Every source of `kernels/`, for checks that compile them all.
 #[cfg_attr(not(test), allow(dead_code))]
-pub(crate) static ALL: &[&KernelSource] =
-    &[&REDUCE, &RADIX_SORT, &RADIX_SELECT, &RANDOMIZED_SELECT];
+pub(crate) static ALL: &[&KernelSource] = &[
+    &REDUCE,
+    &RADIX_SORT,
+    &RADIX_SELECT,
+    &RANDOMIZED_SELECT,
+    &BUCKET_SELECT,
+];
 
 impl KernelSource {
     /// The full program text: the common header, then the file without its include line.

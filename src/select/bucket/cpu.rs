@@ -22,6 +22,7 @@
 //! most `n` (values or keys) in the worst case — plus `B` counters per chunk.
 
 use crate::element::{Element, RadixKey};
+use crate::select::bucket::Projection;
 use crate::select::cpu::util::{finite, finite_stats, map_chunks};
 use crate::select::radix;
 
@@ -39,38 +40,6 @@ pub(crate) fn select<T: Element>(data: &[T], k: usize, parallel: bool) -> T {
         Err(key) => return T::from_key(key),
     };
     T::from_key(levels(data, k, stats.min, stats.max, parallel))
-}
-
-/// The linear projection of values onto buckets.
-#[derive(Clone, Copy, Debug)]
-struct Projection {
-    /// The smallest candidate (scaled by `half`).
-    min: f64,
-    /// Buckets per unit (of the scaled values).
-    scale: f64,
-    /// `0.5` when the range overflows `f64`, `1.0` otherwise.
-    half: f64,
-}
-
-impl Projection {
-    /// The projection of `[min, max]` (values, `min < max`) onto the buckets; `None` when it
-    /// cannot separate them.
-    fn new(min: f64, max: f64) -> Option<Projection> {
-        let half = if (max - min).is_finite() { 1.0 } else { 0.5 };
-        let range = max * half - min * half;
-        let scale = BUCKETS as f64 / range;
-        (range > 0.0 && scale.is_finite()).then_some(Projection {
-            min: min * half,
-            scale,
-            half,
-        })
-    }
-
-    /// The bucket of a finite value `x >= min` (monotone in `x`).
-    #[inline(always)]
-    fn bucket(self, x: f64) -> usize {
-        (((x * self.half - self.min) * self.scale) as usize).min(BUCKETS - 1)
-    }
 }
 
 /// The levels of bucketSelect: rank `k` among the finite values of `data`, whose keys span
@@ -97,7 +66,11 @@ fn levels<T: Element>(
             let mut keys: Vec<T::Key> = cands.iter().map(|x| x.to_key()).collect();
             return *keys.select_nth_unstable(k).1;
         }
-        let projection = Projection::new(T::from_key(min).to_f64(), T::from_key(max).to_f64());
+        let projection = Projection::new(
+            T::from_key(min).to_f64(),
+            T::from_key(max).to_f64(),
+            BUCKETS,
+        );
         let Some(p) = projection else {
             return finish_radix(cands, first, k, parallel);
         };
