@@ -63,7 +63,7 @@ pub(crate) fn multiselect<T: Element>(
         }
         Algorithm::Radix => one(radix::cpu::select),
         Algorithm::Bucket => one(bucket::select),
-        Algorithm::Sample => one(sample::select),
+        Algorithm::Sample => one(sample::cpu::select),
         Algorithm::CuttingPlane => one(cutting_plane::select),
     }
 }

@@ -30,7 +30,7 @@ const TREE: usize = 128;
 const OVERSAMPLE: usize = 16;
 
 /// Levels with at most this many candidates are selected directly on their keys.
-const FINISH: usize = 4096;
+pub(crate) const FINISH: usize = 4096;
 
 /// Seed of the sampling positions.
 const SEED: u64 = 0x5A3F_1E5E;
@@ -58,18 +58,34 @@ enum Outcome<K> {
     Next(Vec<K>, usize),
 }
 
-/// One level of SampleSelect over the keys `key(x)` of `data`.
-fn level<V, K, F>(data: &[V], key: F, k: usize, parallel: bool, seed: u64) -> Outcome<K>
+/// The bucket counts of one level: `2m + 1` used entries of a byte's range.
+type Hist = [usize; 2 * SPLITTERS + 1];
+
+/// One level's classification of its candidates.
+struct Classified<K> {
+    /// The sorted splitters, padded with `K::MAX`.
+    tree: [K; TREE],
+    /// How many splitters there are.
+    m: usize,
+    /// Per chunk: the oracles and the bucket counts.
+    parts: Vec<(Vec<u8>, Hist)>,
+    /// The bucket counts of all chunks.
+    hist: Hist,
+    /// The chunk length (the whole input when not parallel).
+    len: usize,
+    /// Whether chunks run on several threads.
+    par: bool,
+}
+
+/// Draws the splitters of `data` (more than [`FINISH`] values) and puts every value into its
+/// bucket: the oracles and the bucket counts.
+fn classify<V, K, F>(data: &[V], key: F, parallel: bool, seed: u64) -> Classified<K>
 where
     V: Copy + Sync,
     K: RadixKey,
     F: Fn(V) -> K + Sync + Send + Copy,
 {
     let n = data.len();
-    if n <= FINISH {
-        let mut keys: Vec<K> = data.iter().map(|&x| key(x)).collect();
-        return Outcome::Found(*keys.select_nth_unstable(k).1);
-    }
     let (tree, m) = splitters(data, key, seed);
     let par = use_parallel(parallel, n);
     let len = if par { chunk_len(n) } else { n };
@@ -82,7 +98,7 @@ where
         }
         (oracles, hist)
     };
-    let parts: Vec<(Vec<u8>, [usize; 2 * SPLITTERS + 1])> = if par {
+    let parts: Vec<(Vec<u8>, Hist)> = if par {
         data.par_chunks(len).map(classify_chunk).collect()
     } else {
         vec![classify_chunk(data)]
@@ -93,12 +109,34 @@ where
             *t += c;
         }
     }
-    let (bucket, before) = locate(&hist, k);
+    Classified {
+        tree,
+        m,
+        parts,
+        hist,
+        len,
+        par,
+    }
+}
+
+/// One level of SampleSelect over the keys `key(x)` of `data`.
+fn level<V, K, F>(data: &[V], key: F, k: usize, parallel: bool, seed: u64) -> Outcome<K>
+where
+    V: Copy + Sync,
+    K: RadixKey,
+    F: Fn(V) -> K + Sync + Send + Copy,
+{
+    if data.len() <= FINISH {
+        let mut keys: Vec<K> = data.iter().map(|&x| key(x)).collect();
+        return Outcome::Found(*keys.select_nth_unstable(k).1);
+    }
+    let c = classify(data, key, parallel, seed);
+    let (bucket, before) = locate(&c.hist, k);
     if bucket % 2 == 1 {
-        return Outcome::Found(tree[bucket / 2]);
+        return Outcome::Found(c.tree[bucket / 2]);
     }
     let wanted = bucket as u8;
-    let extract = |(chunk, (oracles, _)): (&[V], &(Vec<u8>, [usize; 2 * SPLITTERS + 1]))| {
+    let extract = |(chunk, (oracles, _)): (&[V], &(Vec<u8>, Hist))| {
         chunk
             .iter()
             .zip(oracles)
@@ -106,15 +144,24 @@ where
             .map(|(&x, _)| key(x))
             .collect::<Vec<K>>()
     };
-    let pieces: Vec<Vec<K>> = if par {
-        data.par_chunks(len)
-            .zip(parts.par_iter())
+    let pieces: Vec<Vec<K>> = if c.par {
+        data.par_chunks(c.len)
+            .zip(c.parts.par_iter())
             .map(extract)
             .collect()
     } else {
-        vec![extract((data, &parts[0]))]
+        vec![extract((data, &c.parts[0]))]
     };
     Outcome::Next(pieces.concat(), k - before)
+}
+
+/// The first level over `data` (more than [`FINISH`] values), as approximate selection uses
+/// it: the sorted splitters' keys and the counts of the `2m + 1` buckets (bucket `2j + 1` holds
+/// the values equal to splitter `j`, bucket `2j` those strictly between splitters `j - 1` and
+/// `j`).
+pub(crate) fn first_level<T: Element>(data: &[T], parallel: bool) -> (Vec<T::Key>, Vec<usize>) {
+    let c = classify(data, |x: T| x.to_key(), parallel, SEED);
+    (c.tree[..c.m].to_vec(), c.hist[..2 * c.m + 1].to_vec())
 }
 
 /// The sorted, deduplicated splitters padded to [`TREE`] keys with `K::MAX`, and how many

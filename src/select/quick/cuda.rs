@@ -1,0 +1,1 @@
+//! QuickSelect on CUDA (`kernels/quick_select.cu`).

@@ -1,0 +1,1 @@
+//! SampleSelect on CUDA (`kernels/sample_select.cu`).
