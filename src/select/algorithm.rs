@@ -43,6 +43,10 @@ pub enum Algorithm {
     /// the values between them (Monroe et al.). On the CPU this bracketing is Floyd–Rivest's,
     /// which runs.
     Randomized,
+    /// QuickSelect (Hoare): one sampled pivot per level, the side holding the rank is kept
+    /// (on CUDA, Ribizel & Anzt's bipartitioning reference). On the CPU this is introselect,
+    /// the standard library's quickselect, which runs.
+    Quick,
 }
 
 impl Algorithm {
@@ -51,7 +55,7 @@ impl Algorithm {
     /// ```
     /// assert!(kselect::Algorithm::ALL.contains(&kselect::Algorithm::Bucket));
     /// ```
-    pub const ALL: [Algorithm; 10] = [
+    pub const ALL: [Algorithm; 11] = [
         Algorithm::Auto,
         Algorithm::SortChoose,
         Algorithm::Introselect,
@@ -62,6 +66,7 @@ impl Algorithm {
         Algorithm::CuttingPlane,
         Algorithm::QuickMultiselect,
         Algorithm::Randomized,
+        Algorithm::Quick,
     ];
 
     /// The algorithm's name as the CLI spells it.
@@ -81,13 +86,14 @@ impl Algorithm {
             Algorithm::CuttingPlane => "cutting-plane",
             Algorithm::QuickMultiselect => "quick-multiselect",
             Algorithm::Randomized => "randomized",
+            Algorithm::Quick => "quick",
         }
     }
 
     /// The algorithms the CPU backend has.
     ///
     /// ```
-    /// assert_eq!(kselect::Algorithm::cpu_algorithms().len(), 10);
+    /// assert_eq!(kselect::Algorithm::cpu_algorithms().len(), 11);
     /// ```
     pub fn cpu_algorithms() -> &'static [Algorithm] {
         &Algorithm::ALL
@@ -105,6 +111,8 @@ impl Algorithm {
             Algorithm::SortChoose,
             Algorithm::Radix,
             Algorithm::Randomized,
+            Algorithm::Sample,
+            Algorithm::Quick,
         ]
     }
 
@@ -134,6 +142,7 @@ impl FromStr for Algorithm {
             "cuttingplane" => "cutting-plane",
             "quickmultiselect" | "multiselect" => "quick-multiselect",
             "randomizedselect" | "randomized-select" => "randomized",
+            "quickselect" | "quick-select" => "quick",
             other => other,
         };
         Algorithm::ALL

@@ -18,7 +18,8 @@
 use rayon::prelude::*;
 
 use crate::element::{Element, RadixKey};
-use crate::select::cpu::util::{chunk_len, use_parallel, SplitMix64};
+use crate::select::approximate::{closest_splitter, exact, Approximate};
+use crate::select::cpu::util::{chunk_len, map_chunks, use_parallel, SplitMix64};
 
 /// The most splitters per level (`2 · 127 + 1` buckets fit a byte).
 const SPLITTERS: usize = 127;
@@ -164,6 +165,37 @@ pub(crate) fn first_level<T: Element>(data: &[T], parallel: bool) -> (Vec<T::Key
     (c.tree[..c.m].to_vec(), c.hist[..2 * c.m + 1].to_vec())
 }
 
+/// Approximate selection of rank `k` (`k < len <= data.len()`, `len` the number of values
+/// ranks refer to): the first level's splitter whose rank range is closest to `k`, and that
+/// range. Inputs of at most [`FINISH`] values, and inputs whose splitters all lie beyond `len`
+/// (NaNs left out), are selected exactly.
+pub(crate) fn approximate<T: Element>(
+    data: &[T],
+    k: usize,
+    len: usize,
+    parallel: bool,
+) -> Approximate<T> {
+    if data.len() > FINISH {
+        let (splitters, counts) = first_level(data, parallel);
+        let counts: Vec<u64> = counts.iter().map(|&c| c as u64).collect();
+        if let Some((j, lo, hi)) = closest_splitter(&counts, splitters.len(), k, len) {
+            return exact(T::from_key(splitters[j]), k, lo, hi);
+        }
+    }
+    let value = select(data, k, parallel);
+    let key = value.to_key();
+    let counts = map_chunks(data, parallel, |chunk| {
+        chunk.iter().fold((0usize, 0usize), |(below, equal), x| {
+            let kx = x.to_key();
+            (below + (kx < key) as usize, equal + (kx == key) as usize)
+        })
+    });
+    let (below, equal) = counts
+        .iter()
+        .fold((0, 0), |(b, e), &(cb, ce)| (b + cb, e + ce));
+    exact(value, k, below, below + equal)
+}
+
 /// The sorted, deduplicated splitters padded to [`TREE`] keys with `K::MAX`, and how many
 /// there are (at least one).
 fn splitters<V, K, F>(data: &[V], key: F, seed: u64) -> ([K; TREE], usize)
@@ -265,6 +297,43 @@ mod tests {
     #[test]
     fn matches_sort_on_adversarial_inputs() {
         check_all(Sample, true);
+    }
+
+    /// The approximate result's range is the value's range in the sorted data, and its error
+    /// stays within the bound of one level.
+    #[test]
+    fn approximate_ranges_match_a_sort() {
+        let mut rng = SplitMix64::new(7);
+        for (n, distinct) in [(100_000usize, 1usize << 40), (50_000, 7), (300_000, 1000), (3000, 50)] {
+            let data: Vec<u64> = (0..n).map(|_| rng.below(distinct as usize) as u64).collect();
+            let mut sorted = data.clone();
+            sorted.sort_unstable();
+            for k in [0, 1, n / 3, n / 2, n - 2, n - 1] {
+                for parallel in [false, true] {
+                    let a = approximate(&data, k, n, parallel);
+                    let lo = sorted.partition_point(|&x| x < a.value);
+                    let hi = sorted.partition_point(|&x| x <= a.value);
+                    assert_eq!((a.rank_lo, a.rank_hi, a.k), (lo, hi, k), "n={n} k={k}");
+                    assert!(a.rank_error() <= n / 64, "n={n} k={k}: {a:?}");
+                    if n <= FINISH {
+                        assert!(a.is_exact());
+                    }
+                }
+            }
+        }
+    }
+
+    /// The first level's counts add up and its equality buckets hold their splitter's copies.
+    #[test]
+    fn first_level_counts_add_up() {
+        let data: Vec<i32> = (0..20_000).map(|i| (i * 7919) % 301 - 150).collect();
+        let (splitters, counts) = first_level(&data, true);
+        assert_eq!(counts.len(), 2 * splitters.len() + 1);
+        assert_eq!(counts.iter().sum::<usize>(), data.len());
+        for (j, &s) in splitters.iter().enumerate() {
+            let copies = data.iter().filter(|x| x.to_key() == s).count();
+            assert_eq!(counts[2 * j + 1], copies);
+        }
     }
 
     /// The bucket numbering: ranges and equality buckets in key order, padding ignored.
