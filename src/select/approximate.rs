@@ -25,7 +25,7 @@ use crate::element::Element;
 ///
 /// ```
 /// use kselect::Selector;
-/// let data: Vec<u32> = (0..100_000u32).map(|i| i.wrapping_mul(2_654_435_761) % 100_000).collect();
+/// let data: Vec<u64> = (0..100_000u64).map(|i| i * 7919 % 100_000).collect();
 /// let a = Selector::new().select_approximate(&data, 50_000).unwrap();
 /// assert_eq!(a.k, 50_000);
 /// // Every value occurs once: value v has rank v.
@@ -85,7 +85,12 @@ fn rank_distance(k: usize, lo: usize, hi: usize) -> usize {
 /// values equal to splitter `j`; bucket `2j`: those strictly between splitters `j - 1` and
 /// `j`). Splitters whose range starts at or beyond `len` (NaNs when the policy omits them) or
 /// that occur nowhere are skipped; `None` when no splitter is left.
-pub(crate) fn closest_splitter(counts: &[u64], m: usize, k: usize, len: usize) -> Option<(usize, usize, usize)> {
+pub(crate) fn closest_splitter(
+    counts: &[u64],
+    m: usize,
+    k: usize,
+    len: usize,
+) -> Option<(usize, usize, usize)> {
     let mut best: Option<(usize, usize, usize)> = None;
     let mut before = 0usize;
     for j in 0..m {
@@ -134,7 +139,10 @@ mod tests {
         assert_eq!(closest_splitter(&counts, 2, 7, 15), Some((1, 9, 10)));
         assert_eq!(closest_splitter(&counts, 2, 9, 15), Some((1, 9, 10)));
         // Ranks 5..8 between: rank 6 is 2 from both, the lower splitter wins.
-        assert_eq!(closest_splitter(&[3, 2, 3, 1, 5], 2, 6, 14), Some((0, 3, 5)));
+        assert_eq!(
+            closest_splitter(&[3, 2, 3, 1, 5], 2, 6, 14),
+            Some((0, 3, 5))
+        );
         assert_eq!(closest_splitter(&counts, 2, 14, 15), Some((1, 9, 10)));
     }
 
@@ -150,7 +158,15 @@ mod tests {
     /// The distance to a half-open range.
     #[test]
     fn rank_error_is_the_distance_to_the_range() {
-        let a = |k| Approximate { value: 0u8, k, rank_lo: 4, rank_hi: 8 }.rank_error();
+        let a = |k| {
+            Approximate {
+                value: 0u8,
+                k,
+                rank_lo: 4,
+                rank_hi: 8,
+            }
+            .rank_error()
+        };
         assert_eq!((a(0), a(3), a(4), a(7), a(8), a(12)), (4, 1, 0, 0, 1, 5));
     }
 }

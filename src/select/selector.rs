@@ -399,10 +399,9 @@ impl Selector {
             return Err(Error::RankOutOfRange { k, n: len });
         }
         let (approximate, counted) = match (source, &self.device) {
-            (Source::Host(data), Device::Cpu) => (
-                sample::cpu::approximate(data, k, len, self.parallel),
-                None,
-            ),
+            (Source::Host(data), Device::Cpu) => {
+                (sample::cpu::approximate(data, k, len, self.parallel), None)
+            }
             (Source::Host(data), Device::Cuda(dev)) => {
                 let buf = DeviceBuffer::from_host_on(dev, data)?;
                 let (a, nans) = sample::cuda::approximate(&buf, k, len)?;
@@ -414,10 +413,7 @@ impl Selector {
             }
             (Source::Device(buf), Device::Cpu) => {
                 let host = buf.to_host()?;
-                (
-                    sample::cpu::approximate(&host, k, len, self.parallel),
-                    None,
-                )
+                (sample::cpu::approximate(&host, k, len, self.parallel), None)
             }
         };
         if floats && self.nan_policy == NanPolicy::Error && counted != Some(0) {

@@ -103,7 +103,14 @@ enum Step {
 
 /// The next step after a pass over `m` candidates that wrote into `out` (`cap` elements):
 /// `lt`, `eq`, `gt` keys below, equal to and above the pivot, rank `k`, vectors of `vec`.
-fn next_step(counts: [usize; 3], m: usize, k: usize, out: Source, cap: usize, vec: usize) -> Result<Step> {
+fn next_step(
+    counts: [usize; 3],
+    m: usize,
+    k: usize,
+    out: Source,
+    cap: usize,
+    vec: usize,
+) -> Result<Step> {
     let [lt, eq, gt] = counts;
     if lt + eq + gt != m || eq == 0 || lt + gt > cap {
         return Err(Error::Cuda {
@@ -242,9 +249,18 @@ impl<'a, T: Element> Quick<'a, T> {
             }
         };
         let stream = dev.stream();
-        let (len, skip, seed) = (x.len() as u64, cands.skip as u64, SEED.wrapping_add(level as u64));
+        let (len, skip, seed) = (
+            x.len() as u64,
+            cands.skip as u64,
+            SEED.wrapping_add(level as u64),
+        );
         let mut launch = stream.launch_builder(pivot_fn);
-        launch.arg(&x).arg(&len).arg(&skip).arg(&seed).arg(&mut *state);
+        launch
+            .arg(&x)
+            .arg(&len)
+            .arg(&skip)
+            .arg(&seed)
+            .arg(&mut *state);
         // SAFETY: qs_pivot_T(const T* x, u64 n, u64 skip, u64 seed, u64* state): x holds n
         // elements, skip < n, every sampled position lies in skip..n; state holds STATE_WORDS
         // words; one block of PIVOT_THREADS threads.
@@ -302,7 +318,9 @@ impl<'a, T: Element> Quick<'a, T> {
         let values = if cands.skip == 0 {
             radix::cuda::multiselect_in(self.dev, &view, &[k])?.0
         } else {
-            let mut copy = self.dev.alloc::<T>(view.len(), "QuickSelect last candidates")?;
+            let mut copy = self
+                .dev
+                .alloc::<T>(view.len(), "QuickSelect last candidates")?;
             self.dev
                 .stream()
                 .memcpy_dtod(&view, &mut copy)

@@ -304,8 +304,13 @@ mod tests {
     #[test]
     fn approximate_ranges_match_a_sort() {
         let mut rng = SplitMix64::new(7);
-        for (n, distinct) in [(100_000usize, 1usize << 40), (50_000, 7), (300_000, 1000), (3000, 50)] {
-            let data: Vec<u64> = (0..n).map(|_| rng.below(distinct as usize) as u64).collect();
+        for (n, distinct) in [
+            (100_000usize, 1usize << 40),
+            (50_000, 7),
+            (300_000, 1000),
+            (3000, 50),
+        ] {
+            let data: Vec<u64> = (0..n).map(|_| rng.below(distinct) as u64).collect();
             let mut sorted = data.clone();
             sorted.sort_unstable();
             for k in [0, 1, n / 3, n / 2, n - 2, n - 1] {

@@ -493,7 +493,11 @@ struct FilterPlan {
 
 /// Reads a level's counts (checked against `m` candidates): results in equality buckets, and
 /// the regions of the selected buckets exactly as `ss_choose` placed them.
-fn plan_filter<T: Element>(counts: &LevelCounts, wanted: &[Wanted], m: usize) -> Result<FilterPlan> {
+fn plan_filter<T: Element>(
+    counts: &LevelCounts,
+    wanted: &[Wanted],
+    m: usize,
+) -> Result<FilterPlan> {
     let align = 16 / std::mem::size_of::<T>();
     let sum: u64 = counts.totals.iter().sum();
     if sum != m as u64 || counts.found.len() != wanted.len() {
