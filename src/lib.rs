@@ -33,6 +33,6 @@ pub use device::{CudaDevice, Device, DeviceBuffer, GpuTimer};
 pub use element::{key_cmp, DType, Element, RadixKey};
 pub use error::{Error, Result};
 pub use select::{
-    median, multiselect, quantile, quantiles, select, select_largest, Algorithm, NanPolicy,
-    QuantileMethod, Selector,
+    median, multiselect, quantile, quantiles, select, select_largest, Algorithm, Approximate,
+    NanPolicy, QuantileMethod, Selector,
 };

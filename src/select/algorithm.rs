@@ -48,6 +48,10 @@ pub enum Algorithm {
     /// the values between them (Monroe et al.). On the CPU this bracketing is Floyd–Rivest's,
     /// which runs.
     Randomized,
+    /// QuickSelect (Hoare): one sampled pivot per level, the side holding the rank is kept
+    /// (on CUDA, Ribizel & Anzt's bipartitioning reference). On the CPU this is introselect,
+    /// the standard library's quickselect, which runs.
+    Quick,
 }
 
 impl Algorithm {
@@ -56,7 +60,7 @@ impl Algorithm {
     /// ```
     /// assert!(kselect::Algorithm::ALL.contains(&kselect::Algorithm::Bucket));
     /// ```
-    pub const ALL: [Algorithm; 11] = [
+    pub const ALL: [Algorithm; 12] = [
         Algorithm::Auto,
         Algorithm::SortChoose,
         Algorithm::Introselect,
@@ -68,6 +72,7 @@ impl Algorithm {
         Algorithm::CuttingPlane,
         Algorithm::QuickMultiselect,
         Algorithm::Randomized,
+        Algorithm::Quick,
     ];
 
     /// The algorithm's name as the CLI spells it.
@@ -88,13 +93,14 @@ impl Algorithm {
             Algorithm::CuttingPlane => "cutting-plane",
             Algorithm::QuickMultiselect => "quick-multiselect",
             Algorithm::Randomized => "randomized",
+            Algorithm::Quick => "quick",
         }
     }
 
     /// The algorithms the CPU backend has.
     ///
     /// ```
-    /// assert_eq!(kselect::Algorithm::cpu_algorithms().len(), 10);
+    /// assert_eq!(kselect::Algorithm::cpu_algorithms().len(), 11);
     /// ```
     pub fn cpu_algorithms() -> &'static [Algorithm] {
         &[
@@ -108,6 +114,7 @@ impl Algorithm {
             Algorithm::CuttingPlane,
             Algorithm::QuickMultiselect,
             Algorithm::Randomized,
+            Algorithm::Quick,
         ]
     }
 
@@ -125,6 +132,8 @@ impl Algorithm {
             Algorithm::RadixInPlace,
             Algorithm::Bucket,
             Algorithm::Randomized,
+            Algorithm::Sample,
+            Algorithm::Quick,
         ]
     }
 
@@ -155,6 +164,7 @@ impl FromStr for Algorithm {
             "cuttingplane" => "cutting-plane",
             "quickmultiselect" | "multiselect" => "quick-multiselect",
             "randomizedselect" | "randomized-select" => "randomized",
+            "quickselect" | "quick-select" => "quick",
             other => other,
         };
         Algorithm::ALL

@@ -54,7 +54,7 @@ pub(crate) fn multiselect<T: Element>(
         Algorithm::SortChoose if ranks.len() == 1 => one(sort_choose::cpu::select),
         Algorithm::SortChoose => sort_choose::cpu::multiselect(data, ranks, parallel),
         Algorithm::QuickMultiselect => quick_multiselect::multiselect(data, ranks, parallel),
-        Algorithm::Introselect => one(introselect::select),
+        Algorithm::Introselect | Algorithm::Quick => one(introselect::select),
         Algorithm::FloydRivest | Algorithm::Randomized if ranks.len() == 1 => {
             one(floyd_rivest::select)
         }
@@ -65,7 +65,7 @@ pub(crate) fn multiselect<T: Element>(
         // CPU's radix select answers the same should it be reached.
         Algorithm::Radix | Algorithm::RadixInPlace => one(radix::cpu::select),
         Algorithm::Bucket => one(bucket::cpu::select),
-        Algorithm::Sample => one(sample::select),
+        Algorithm::Sample => one(sample::cpu::select),
         Algorithm::CuttingPlane => one(cutting_plane::select),
     }
 }

@@ -9,7 +9,7 @@ use crate::device::DeviceBuffer;
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::select::nan::NanScan;
-use crate::select::{bucket, radix, randomized, sort_choose, Algorithm};
+use crate::select::{bucket, quick, radix, randomized, sample, sort_choose, Algorithm};
 
 /// From this size on, `Auto` runs randomizedSelect on CUDA; below it, radix select. Measured
 /// on an H200 (`BENCHMARKS.md`): randomizedSelect's fixed cost (the sample, its splitters and
@@ -82,6 +82,14 @@ pub(crate) fn multiselect<T: Element>(
         }
         Algorithm::Bucket => {
             let (values, nans) = bucket::cuda::multiselect(buf, ranks)?;
+            Ok((values, Some(nans)))
+        }
+        Algorithm::Sample => {
+            let (values, nans) = sample::cuda::multiselect(buf, ranks)?;
+            Ok((values, Some(nans)))
+        }
+        Algorithm::Quick => {
+            let (values, nans) = quick::cuda::multiselect(buf, ranks)?;
             Ok((values, Some(nans)))
         }
         other => Err(Error::UnsupportedAlgorithm {

@@ -8,6 +8,7 @@
 //! device, the algorithm and the NaN policy.
 
 pub mod algorithm;
+pub mod approximate;
 pub mod nan;
 pub mod quantile;
 mod selector;
@@ -19,6 +20,7 @@ pub(crate) mod bucket;
 pub(crate) mod cutting_plane;
 pub(crate) mod floyd_rivest;
 pub(crate) mod introselect;
+pub(crate) mod quick;
 pub(crate) mod quick_multiselect;
 pub(crate) mod radix;
 pub(crate) mod randomized;
@@ -26,6 +28,7 @@ pub(crate) mod sample;
 pub(crate) mod sort_choose;
 
 pub use algorithm::Algorithm;
+pub use approximate::Approximate;
 pub use nan::NanPolicy;
 pub use quantile::QuantileMethod;
 pub use selector::Selector;

@@ -4,7 +4,9 @@ use crate::device::{Device, DeviceBuffer};
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::select::nan::{self, NanScan, RankSpace};
-use crate::select::{cpu, cuda, quantile, Algorithm, NanPolicy, QuantileMethod};
+use crate::select::{
+    cpu, cuda, quantile, sample, Algorithm, Approximate, NanPolicy, QuantileMethod,
+};
 
 /// Where the values are.
 enum Source<'a, T: Element> {
@@ -236,6 +238,47 @@ impl Selector {
         self.quantiles_of(&Source::Host(data), qs, method)
     }
 
+    /// An approximate element of rank `k`: one level of SampleSelect (Ribizel & Anzt) and the
+    /// splitter whose rank range is closest to `k`, with that exact range.
+    ///
+    /// Reads the data once (plus a sort of a small sample) instead of the several passes of an
+    /// exact selection. The rank error ([`Approximate::rank_error`]) is known exactly and is
+    /// bounded as [`approximate`](crate::select::approximate) explains (about `n / 128` values
+    /// at most, with high probability); inputs of at most a few thousand values give the exact
+    /// element. The NaN policy applies as for [`select`](Selector::select); the selector's
+    /// algorithm does not (this is always SampleSelect's first level).
+    ///
+    /// ```
+    /// use kselect::Selector;
+    /// let data: Vec<f64> = (0..200_000).map(|i| ((i * 7919) % 200_000) as f64).collect();
+    /// let a = Selector::new().select_approximate(&data, 100_000).unwrap();
+    /// assert_eq!(a.rank_lo, a.value as usize); // value v has rank v here
+    /// assert!(a.rank_error() <= 200_000 / 64);
+    /// assert!(Selector::new().select_approximate(&data, 200_000).is_err());
+    /// ```
+    pub fn select_approximate<T: Element>(&self, data: &[T], k: usize) -> Result<Approximate<T>> {
+        self.approximate_of(&Source::Host(data), k)
+    }
+
+    /// [`select_approximate`](Selector::select_approximate) of a device-resident buffer.
+    ///
+    /// ```no_run
+    /// use kselect::{Device, DeviceBuffer, Selector};
+    /// let device = Device::cuda(0)?;
+    /// let data: Vec<u32> = (0..1_000_000).rev().collect();
+    /// let buf = DeviceBuffer::from_host(&device, &data)?;
+    /// let a = Selector::on(device).select_approximate_device(&buf, 500_000)?;
+    /// assert_eq!(a.rank_lo, a.value as usize);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn select_approximate_device<T: Element>(
+        &self,
+        buf: &DeviceBuffer<T>,
+        k: usize,
+    ) -> Result<Approximate<T>> {
+        self.approximate_of(&Source::Device(buf), k)
+    }
+
     /// The element of rank `k` of a device-resident buffer, without copying it to the host.
     ///
     /// ```no_run
@@ -333,6 +376,50 @@ impl Selector {
             RankSpace::new(n, self.scan(source)?, NanPolicy::Error)?;
         }
         Ok(values)
+    }
+
+    /// Approximate selection with the NaN policy applied as in [`Selector::run`]: ranks refer
+    /// to the numbers under `Omit` (a scan first), to all values otherwise, and NaNs are
+    /// refused afterwards under `Error`.
+    fn approximate_of<T: Element>(
+        &self,
+        source: &Source<'_, T>,
+        k: usize,
+    ) -> Result<Approximate<T>> {
+        let n = source.len();
+        let floats = T::DTYPE.is_float();
+        let len = if floats && self.nan_policy == NanPolicy::Omit {
+            RankSpace::new(n, self.scan(source)?, NanPolicy::Omit)?.len
+        } else if n == 0 {
+            return Err(Error::EmptyInput);
+        } else {
+            n
+        };
+        if k >= len {
+            return Err(Error::RankOutOfRange { k, n: len });
+        }
+        let (approximate, counted) = match (source, &self.device) {
+            (Source::Host(data), Device::Cpu) => {
+                (sample::cpu::approximate(data, k, len, self.parallel), None)
+            }
+            (Source::Host(data), Device::Cuda(dev)) => {
+                let buf = DeviceBuffer::from_host_on(dev, data)?;
+                let (a, nans) = sample::cuda::approximate(&buf, k, len)?;
+                (a, Some(nans))
+            }
+            (Source::Device(buf), Device::Cuda(_)) => {
+                let (a, nans) = sample::cuda::approximate(buf, k, len)?;
+                (a, Some(nans))
+            }
+            (Source::Device(buf), Device::Cpu) => {
+                let host = buf.to_host()?;
+                (sample::cpu::approximate(&host, k, len, self.parallel), None)
+            }
+        };
+        if floats && self.nan_policy == NanPolicy::Error && counted != Some(0) {
+            RankSpace::new(n, self.scan(source)?, NanPolicy::Error)?;
+        }
+        Ok(approximate)
     }
 
     /// Counts the NaNs of the input (floats only), where the input is.

@@ -117,8 +117,8 @@ pub struct SelectArgs {
 
     /// The selection algorithm: auto (the backend's fastest for the input), sort-choose,
     /// introselect, floyd-rivest, radix, bucket, sample, cutting-plane, quick-multiselect,
-    /// randomized. The CUDA backend has auto, sort-choose, radix and randomized. Every
-    /// algorithm returns the same values; they differ only in speed.
+    /// randomized, quick. The CUDA backend has auto, sort-choose, radix, randomized, sample and
+    /// quick. Every algorithm returns the same values; they differ only in speed.
     #[arg(long, value_name = "NAME", default_value = "auto", value_parser = parse_algorithm)]
     pub algorithm: Algorithm,
 

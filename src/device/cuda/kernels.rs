@@ -45,6 +45,18 @@ pub(crate) static BUCKET_SELECT: KernelSource = KernelSource {
     text: include_str!("../../../kernels/bucket_select.cu"),
 };
 
+/// SampleSelect: sample sort, count (search tree, oracles), scan, choose, filter.
+pub(crate) static SAMPLE_SELECT: KernelSource = KernelSource {
+    name: "sample_select.cu",
+    text: include_str!("../../../kernels/sample_select.cu"),
+};
+
+/// QuickSelect: the sampled pivot and the fused bipartition pass.
+pub(crate) static QUICK_SELECT: KernelSource = KernelSource {
+    name: "quick_select.cu",
+    text: include_str!("../../../kernels/quick_select.cu"),
+};
+
 /// Every source of `kernels/`, for checks that compile them all.
 #[cfg_attr(not(test), allow(dead_code))]
 pub(crate) static ALL: &[&KernelSource] = &[
@@ -53,6 +65,8 @@ pub(crate) static ALL: &[&KernelSource] = &[
     &RADIX_SELECT,
     &RANDOMIZED_SELECT,
     &BUCKET_SELECT,
+    &SAMPLE_SELECT,
+    &QUICK_SELECT,
 ];
 
 impl KernelSource {

@@ -18,7 +18,8 @@
 use rayon::prelude::*;
 
 use crate::element::{Element, RadixKey};
-use crate::select::cpu::util::{chunk_len, use_parallel, SplitMix64};
+use crate::select::approximate::{closest_splitter, exact, Approximate};
+use crate::select::cpu::util::{chunk_len, map_chunks, use_parallel, SplitMix64};
 
 /// The most splitters per level (`2 · 127 + 1` buckets fit a byte).
 const SPLITTERS: usize = 127;
@@ -30,7 +31,7 @@ const TREE: usize = 128;
 const OVERSAMPLE: usize = 16;
 
 /// Levels with at most this many candidates are selected directly on their keys.
-const FINISH: usize = 4096;
+pub(crate) const FINISH: usize = 4096;
 
 /// Seed of the sampling positions.
 const SEED: u64 = 0x5A3F_1E5E;
@@ -58,18 +59,34 @@ enum Outcome<K> {
     Next(Vec<K>, usize),
 }
 
-/// One level of SampleSelect over the keys `key(x)` of `data`.
-fn level<V, K, F>(data: &[V], key: F, k: usize, parallel: bool, seed: u64) -> Outcome<K>
+/// The bucket counts of one level: `2m + 1` used entries of a byte's range.
+type Hist = [usize; 2 * SPLITTERS + 1];
+
+/// One level's classification of its candidates.
+struct Classified<K> {
+    /// The sorted splitters, padded with `K::MAX`.
+    tree: [K; TREE],
+    /// How many splitters there are.
+    m: usize,
+    /// Per chunk: the oracles and the bucket counts.
+    parts: Vec<(Vec<u8>, Hist)>,
+    /// The bucket counts of all chunks.
+    hist: Hist,
+    /// The chunk length (the whole input when not parallel).
+    len: usize,
+    /// Whether chunks run on several threads.
+    par: bool,
+}
+
+/// Draws the splitters of `data` (more than [`FINISH`] values) and puts every value into its
+/// bucket: the oracles and the bucket counts.
+fn classify<V, K, F>(data: &[V], key: F, parallel: bool, seed: u64) -> Classified<K>
 where
     V: Copy + Sync,
     K: RadixKey,
     F: Fn(V) -> K + Sync + Send + Copy,
 {
     let n = data.len();
-    if n <= FINISH {
-        let mut keys: Vec<K> = data.iter().map(|&x| key(x)).collect();
-        return Outcome::Found(*keys.select_nth_unstable(k).1);
-    }
     let (tree, m) = splitters(data, key, seed);
     let par = use_parallel(parallel, n);
     let len = if par { chunk_len(n) } else { n };
@@ -82,7 +99,7 @@ where
         }
         (oracles, hist)
     };
-    let parts: Vec<(Vec<u8>, [usize; 2 * SPLITTERS + 1])> = if par {
+    let parts: Vec<(Vec<u8>, Hist)> = if par {
         data.par_chunks(len).map(classify_chunk).collect()
     } else {
         vec![classify_chunk(data)]
@@ -93,12 +110,34 @@ where
             *t += c;
         }
     }
-    let (bucket, before) = locate(&hist, k);
+    Classified {
+        tree,
+        m,
+        parts,
+        hist,
+        len,
+        par,
+    }
+}
+
+/// One level of SampleSelect over the keys `key(x)` of `data`.
+fn level<V, K, F>(data: &[V], key: F, k: usize, parallel: bool, seed: u64) -> Outcome<K>
+where
+    V: Copy + Sync,
+    K: RadixKey,
+    F: Fn(V) -> K + Sync + Send + Copy,
+{
+    if data.len() <= FINISH {
+        let mut keys: Vec<K> = data.iter().map(|&x| key(x)).collect();
+        return Outcome::Found(*keys.select_nth_unstable(k).1);
+    }
+    let c = classify(data, key, parallel, seed);
+    let (bucket, before) = locate(&c.hist, k);
     if bucket % 2 == 1 {
-        return Outcome::Found(tree[bucket / 2]);
+        return Outcome::Found(c.tree[bucket / 2]);
     }
     let wanted = bucket as u8;
-    let extract = |(chunk, (oracles, _)): (&[V], &(Vec<u8>, [usize; 2 * SPLITTERS + 1]))| {
+    let extract = |(chunk, (oracles, _)): (&[V], &(Vec<u8>, Hist))| {
         chunk
             .iter()
             .zip(oracles)
@@ -106,15 +145,55 @@ where
             .map(|(&x, _)| key(x))
             .collect::<Vec<K>>()
     };
-    let pieces: Vec<Vec<K>> = if par {
-        data.par_chunks(len)
-            .zip(parts.par_iter())
+    let pieces: Vec<Vec<K>> = if c.par {
+        data.par_chunks(c.len)
+            .zip(c.parts.par_iter())
             .map(extract)
             .collect()
     } else {
-        vec![extract((data, &parts[0]))]
+        vec![extract((data, &c.parts[0]))]
     };
     Outcome::Next(pieces.concat(), k - before)
+}
+
+/// The first level over `data` (more than [`FINISH`] values), as approximate selection uses
+/// it: the sorted splitters' keys and the counts of the `2m + 1` buckets (bucket `2j + 1` holds
+/// the values equal to splitter `j`, bucket `2j` those strictly between splitters `j - 1` and
+/// `j`).
+pub(crate) fn first_level<T: Element>(data: &[T], parallel: bool) -> (Vec<T::Key>, Vec<usize>) {
+    let c = classify(data, |x: T| x.to_key(), parallel, SEED);
+    (c.tree[..c.m].to_vec(), c.hist[..2 * c.m + 1].to_vec())
+}
+
+/// Approximate selection of rank `k` (`k < len <= data.len()`, `len` the number of values
+/// ranks refer to): the first level's splitter whose rank range is closest to `k`, and that
+/// range. Inputs of at most [`FINISH`] values, and inputs whose splitters all lie beyond `len`
+/// (NaNs left out), are selected exactly.
+pub(crate) fn approximate<T: Element>(
+    data: &[T],
+    k: usize,
+    len: usize,
+    parallel: bool,
+) -> Approximate<T> {
+    if data.len() > FINISH {
+        let (splitters, counts) = first_level(data, parallel);
+        let counts: Vec<u64> = counts.iter().map(|&c| c as u64).collect();
+        if let Some((j, lo, hi)) = closest_splitter(&counts, splitters.len(), k, len) {
+            return exact(T::from_key(splitters[j]), k, lo, hi);
+        }
+    }
+    let value = select(data, k, parallel);
+    let key = value.to_key();
+    let counts = map_chunks(data, parallel, |chunk| {
+        chunk.iter().fold((0usize, 0usize), |(below, equal), x| {
+            let kx = x.to_key();
+            (below + (kx < key) as usize, equal + (kx == key) as usize)
+        })
+    });
+    let (below, equal) = counts
+        .iter()
+        .fold((0, 0), |(b, e), &(cb, ce)| (b + cb, e + ce));
+    exact(value, k, below, below + equal)
 }
 
 /// The sorted, deduplicated splitters padded to [`TREE`] keys with `K::MAX`, and how many
@@ -218,6 +297,48 @@ mod tests {
     #[test]
     fn matches_sort_on_adversarial_inputs() {
         check_all(Sample, true);
+    }
+
+    /// The approximate result's range is the value's range in the sorted data, and its error
+    /// stays within the bound of one level.
+    #[test]
+    fn approximate_ranges_match_a_sort() {
+        let mut rng = SplitMix64::new(7);
+        for (n, distinct) in [
+            (100_000usize, 1usize << 40),
+            (50_000, 7),
+            (300_000, 1000),
+            (3000, 50),
+        ] {
+            let data: Vec<u64> = (0..n).map(|_| rng.below(distinct) as u64).collect();
+            let mut sorted = data.clone();
+            sorted.sort_unstable();
+            for k in [0, 1, n / 3, n / 2, n - 2, n - 1] {
+                for parallel in [false, true] {
+                    let a = approximate(&data, k, n, parallel);
+                    let lo = sorted.partition_point(|&x| x < a.value);
+                    let hi = sorted.partition_point(|&x| x <= a.value);
+                    assert_eq!((a.rank_lo, a.rank_hi, a.k), (lo, hi, k), "n={n} k={k}");
+                    assert!(a.rank_error() <= n / 64, "n={n} k={k}: {a:?}");
+                    if n <= FINISH {
+                        assert!(a.is_exact());
+                    }
+                }
+            }
+        }
+    }
+
+    /// The first level's counts add up and its equality buckets hold their splitter's copies.
+    #[test]
+    fn first_level_counts_add_up() {
+        let data: Vec<i32> = (0..20_000).map(|i| (i * 7919) % 301 - 150).collect();
+        let (splitters, counts) = first_level(&data, true);
+        assert_eq!(counts.len(), 2 * splitters.len() + 1);
+        assert_eq!(counts.iter().sum::<usize>(), data.len());
+        for (j, &s) in splitters.iter().enumerate() {
+            let copies = data.iter().filter(|x| x.to_key() == s).count();
+            assert_eq!(counts[2 * j + 1], copies);
+        }
     }
 
     /// The bucket numbering: ranges and equality buckets in key order, padding ignored.

@@ -1,0 +1,635 @@
+//! SampleSelect on CUDA (`kernels/sample_select.cu`), exact and approximate.
+//!
+//! A level over `m` candidates launches five kernels: `ss_sample` (one block gathers
+//! [`SAMPLE`] keys, one from each of equal strides at a hashed offset, sorts them with a bitonic
+//! network in shared memory and keeps up to 127 distinct splitters, laid out as an implicit
+//! binary search tree); `ss_count` (every candidate walks the tree in shared memory, its bucket
+//! is stored as a one-byte oracle and counted in per-warp shared histograms, with warp
+//! aggregation when the sample had repeats; each block writes its 256 counts); `ss_scan`
+//! (prefix sums of each bucket's per-block counts); `ss_choose` (one block finds the bucket of
+//! every rank and places the selected buckets' regions); one copy of the rank's buckets and
+//! counts back to the host, which decides; `ss_filter` (each selected bucket's candidates are
+//! copied to their own 16-byte aligned region, their places given by the prefix sums and a
+//! warp-aggregated shared counter).
+//!
+//! Buckets `2j + 1` hold the values equal to splitter `j` (the paper's equality buckets, for
+//! every splitter), so a rank among repeated values ends at once with its splitter, and the
+//! buckets `2j` between splitters never hold a splitter: every level shrinks. Ranks in the same
+//! bucket are selected together at the next level. Sets of at most [`SAMPLE`] candidates are
+//! sorted on chip (`ss_sort_select`). A level whose largest selected bucket holds more than
+//! half of its candidates, or a level below [`MAX_LEVELS`], is finished by radix select over
+//! its candidates, so adversarial inputs cost time, never exactness.
+//!
+//! Approximate selection runs one level without oracles (see [`approximate`]).
+//!
+//! Workspace: the oracles (`n` bytes), `256 ·` (count blocks) `u64` per-block counts (at most
+//! 8 blocks per multiprocessor), and at each level the copies of the selected buckets (each
+//! about `m / 128`; at most `m` elements, rounded up to 16 bytes per bucket), kept while the
+//! levels below them run; a few small buffers (splitters, counts, ranks).
+
+use cudarc::driver::{CudaFunction, CudaSlice, CudaView, PushKernelArg};
+
+use crate::device::cuda::kernels::{kernel_name, SAMPLE_SELECT};
+use crate::device::cuda::launch::{config, stride_blocks};
+use crate::device::cuda::{driver_error, CudaDevice};
+use crate::device::DeviceBuffer;
+use crate::element::{Element, RadixKey};
+use crate::error::{Error, Result};
+use crate::select::approximate::{closest_splitter, exact, Approximate};
+use crate::select::radix;
+use crate::select::sort_choose::cuda::key_suffix;
+
+/// Threads of the count, filter, scan and choose kernels.
+const BLOCK: u32 = 256;
+/// Threads of the one-block sorting kernels.
+const SORT_THREADS: u32 = 1024;
+/// Sample size, and the most candidates sorted on chip.
+pub(crate) const SAMPLE: usize = 2048;
+/// Oracle values (bucket counters per block).
+const BUCKETS: usize = 256;
+/// Splitter slots of the search tree.
+const SLOTS: usize = 128;
+/// Keys of a level's split array: the tree, the sorted splitters, their number, a flag.
+const SPLIT_WORDS: usize = 2 * SLOTS + 2;
+/// The split array's word holding the number of splitters.
+const WORD_M: usize = 2 * SLOTS;
+/// Levels deeper than this are finished by radix select.
+const MAX_LEVELS: usize = 8;
+/// Seed of the sample positions (each level adds its depth).
+const SEED: u64 = 0x5A3F_1E5E_C0DE;
+/// `ss_count` flag: store the oracles.
+const WRITE_ORACLES: u32 = 1;
+/// `ss_count` flag: count the NaNs.
+const COUNT_NANS: u32 = 2;
+
+/// A rank sought among a level's candidates, and the slot of its result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Wanted {
+    /// The rank among the candidates.
+    rank: usize,
+    /// Where its result goes.
+    slot: usize,
+}
+
+/// What the host learns from a level: each bucket's size and, per rank, its bucket, its rank
+/// inside the bucket and (equality buckets) the splitter's key.
+#[derive(Debug)]
+struct LevelCounts {
+    /// Candidates per bucket.
+    totals: Vec<u64>,
+    /// Per rank: (bucket, rank inside it, splitter key as `u64`).
+    found: Vec<(usize, usize, u64)>,
+}
+
+/// The elements of `ranks` (not empty, all `< buf.len()`) and the number of NaNs of the input.
+pub(crate) fn multiselect<T: Element>(
+    buf: &DeviceBuffer<T>,
+    ranks: &[usize],
+) -> Result<(Vec<T>, usize)> {
+    let n = buf.len();
+    let mut order: Vec<usize> = ranks.to_vec();
+    order.sort_unstable();
+    order.dedup();
+    let wanted: Vec<Wanted> = order
+        .iter()
+        .enumerate()
+        .map(|(slot, &rank)| Wanted { rank, slot })
+        .collect();
+    let mut run = Run::<T>::new(buf.device(), n, true)?;
+    run.results = vec![None; wanted.len()];
+    run.solve(&buf.as_slice().as_view(), &wanted, 0)?;
+    let nans = run.nan_count()?;
+    let mut values = Vec::with_capacity(ranks.len());
+    for &k in ranks {
+        let slot = order.binary_search(&k).unwrap_or(0);
+        match run.results.get(slot).copied().flatten() {
+            Some(v) => values.push(v),
+            None => return Err(inconsistent("a rank was left without a result")),
+        }
+    }
+    Ok((values, nans))
+}
+
+/// Approximate selection of rank `k` (`k < len <= buf.len()`, `len` the number of values
+/// ranks refer to): one level's splitter closest to `k` and its exact rank range, and the
+/// number of NaNs of the input. Inputs of at most [`SAMPLE`] values are selected exactly.
+pub(crate) fn approximate<T: Element>(
+    buf: &DeviceBuffer<T>,
+    k: usize,
+    len: usize,
+) -> Result<(Approximate<T>, usize)> {
+    let n = buf.len();
+    let x = buf.as_slice().as_view();
+    let mut run = Run::<T>::new(buf.device(), n, false)?;
+    if n <= SAMPLE {
+        let (key, lo, hi) = run.sort_select(&x, &[k], true)?[0];
+        let nans = run.nan_count()?;
+        return Ok((exact(T::from_key(key), k, lo, hi), nans));
+    }
+    run.count_level(&x, 0, COUNT_NANS)?;
+    let stream = run.dev.stream();
+    let totals = stream
+        .clone_dtoh(&run.totals)
+        .map_err(|e| driver_error("reading the SampleSelect bucket counts", e))?;
+    let split = stream
+        .clone_dtoh(&run.split)
+        .map_err(|e| driver_error("reading the SampleSelect splitters", e))?;
+    let nans = run.nan_count()?;
+    let m = split[WORD_M].to_u64() as usize;
+    if m == 0 || m >= SLOTS {
+        return Err(inconsistent("the splitter count is out of range"));
+    }
+    match closest_splitter(&totals, m, k, len) {
+        Some((j, lo, hi)) => Ok((exact(T::from_key(split[SLOTS + j]), k, lo, hi), nans)),
+        None => {
+            // Every splitter is a NaN left out of the ranks: select exactly instead.
+            let value = multiselect(buf, &[k])?.0[0];
+            let (lo, hi) = run.rank_range(&x, value.to_key())?;
+            Ok((exact(value, k, lo, hi), nans))
+        }
+    }
+}
+
+/// An error for device results that contradict each other (a bug, reported, never a panic).
+fn inconsistent(what: &str) -> Error {
+    Error::Cuda {
+        context: "SampleSelect".to_string(),
+        message: format!("inconsistent device results: {what}"),
+    }
+}
+
+/// The kernels and the workspace of one selection.
+struct Run<'a, T: Element> {
+    /// The device.
+    dev: &'a CudaDevice,
+    /// `ss_sample_T`.
+    sample_fn: CudaFunction,
+    /// `ss_sort_select_T`.
+    sort_fn: CudaFunction,
+    /// `ss_count_T`.
+    count_fn: CudaFunction,
+    /// `ss_scan`.
+    scan_fn: CudaFunction,
+    /// `ss_choose_K`.
+    choose_fn: CudaFunction,
+    /// `ss_filter_T`.
+    filter_fn: CudaFunction,
+    /// One oracle per candidate of the largest level (one byte when not needed).
+    oracles: CudaSlice<u8>,
+    /// Per-block bucket counts, `BUCKETS` rows of `grid(n)` blocks.
+    partial: CudaSlice<u64>,
+    /// The level's split array.
+    split: CudaSlice<T::Key>,
+    /// The level's bucket totals.
+    totals: CudaSlice<u64>,
+    /// The level's filter regions.
+    dest: CudaSlice<u64>,
+    /// The NaN count of the input.
+    nans: CudaSlice<u64>,
+    /// The results, by slot.
+    results: Vec<Option<T>>,
+}
+
+impl<'a, T: Element> Run<'a, T> {
+    /// Loads the kernels and allocates the workspace for `n` values (oracles when `oracles`).
+    fn new(dev: &'a CudaDevice, n: usize, oracles: bool) -> Result<Self> {
+        let function = |op: &str| dev.function(&SAMPLE_SELECT, &kernel_name(op, T::DTYPE));
+        let choose = format!("ss_choose_{}", key_suffix::<T::Key>());
+        let blocks = grid::<T>(dev, n);
+        Ok(Run {
+            dev,
+            sample_fn: function("ss_sample")?,
+            sort_fn: function("ss_sort_select")?,
+            count_fn: function("ss_count")?,
+            scan_fn: dev.function(&SAMPLE_SELECT, "ss_scan")?,
+            choose_fn: dev.function(&SAMPLE_SELECT, &choose)?,
+            filter_fn: function("ss_filter")?,
+            oracles: dev.alloc::<u8>(if oracles { n } else { 1 }, "SampleSelect oracles")?,
+            partial: dev.alloc::<u64>(BUCKETS * blocks, "SampleSelect block counts")?,
+            split: dev.alloc::<T::Key>(SPLIT_WORDS, "SampleSelect splitters")?,
+            totals: dev.alloc::<u64>(BUCKETS, "SampleSelect bucket counts")?,
+            dest: dev.alloc::<u64>(BUCKETS, "SampleSelect filter regions")?,
+            nans: dev.alloc_zeros::<u64>(1, "SampleSelect NaN count")?,
+            results: Vec::new(),
+        })
+    }
+
+    /// The NaN count of the input (after the first level or on-chip sort).
+    fn nan_count(&self) -> Result<usize> {
+        let host = self
+            .dev
+            .stream()
+            .clone_dtoh(&self.nans)
+            .map_err(|e| driver_error("reading the NaN count", e))?;
+        Ok(host[0] as usize)
+    }
+
+    /// Selects the `wanted` ranks of the candidates `x` (a 16-byte aligned view) at `depth`.
+    fn solve(&mut self, x: &CudaView<'_, T>, wanted: &[Wanted], depth: usize) -> Result<()> {
+        let m = x.len();
+        if m <= SAMPLE {
+            let ranks: Vec<usize> = wanted.iter().map(|w| w.rank).collect();
+            let found = self.sort_select(x, &ranks, depth == 0)?;
+            for (w, (key, _, _)) in wanted.iter().zip(found) {
+                self.results[w.slot] = Some(T::from_key(key));
+            }
+            return Ok(());
+        }
+        if depth >= MAX_LEVELS {
+            return self.finish_radix(x, wanted);
+        }
+        let flags = WRITE_ORACLES | if depth == 0 { COUNT_NANS } else { 0 };
+        self.count_level(x, depth, flags)?;
+        let counts = self.choose(wanted)?;
+        let plan = plan_filter::<T>(&counts, wanted, m)?;
+        for &(slot, key) in &plan.found {
+            self.results[slot] = Some(T::from_key(T::Key::from_u64(key)));
+        }
+        if plan.groups.is_empty() {
+            return Ok(());
+        }
+        if plan.largest > m / 2 {
+            // No progress worth a copy: finish the open ranks over the current candidates.
+            let open: Vec<Wanted> = wanted
+                .iter()
+                .filter(|w| !plan.found.iter().any(|&(slot, _)| slot == w.slot))
+                .copied()
+                .collect();
+            return self.finish_radix(x, &open);
+        }
+        let mut out = self
+            .dev
+            .alloc::<T>(plan.total.max(1), "SampleSelect candidates")?;
+        self.filter(x, &mut out)?;
+        for group in &plan.groups {
+            let view = out.slice(group.start..group.start + group.len);
+            self.solve(&view, &group.wanted, depth + 1)?;
+        }
+        Ok(())
+    }
+
+    /// Radix select of the `wanted` ranks over the candidates `x`.
+    fn finish_radix(&mut self, x: &CudaView<'_, T>, wanted: &[Wanted]) -> Result<()> {
+        let ranks: Vec<usize> = wanted.iter().map(|w| w.rank).collect();
+        let values = radix::cuda::multiselect_in(self.dev, x, &ranks)?.0;
+        for (w, v) in wanted.iter().zip(values) {
+            self.results[w.slot] = Some(v);
+        }
+        Ok(())
+    }
+
+    /// Sorts the at most [`SAMPLE`] candidates `x` on chip: per rank, its key and the ranks
+    /// that key occupies. Counts the NaNs when `count_nans`.
+    fn sort_select(
+        &mut self,
+        x: &CudaView<'_, T>,
+        ranks: &[usize],
+        count_nans: bool,
+    ) -> Result<Vec<(T::Key, usize, usize)>> {
+        let stream = self.dev.stream();
+        let ranks64: Vec<u64> = ranks.iter().map(|&k| k as u64).collect();
+        let ranks_dev = stream
+            .clone_htod(&ranks64)
+            .map_err(|e| driver_error("copying ranks to the device", e))?;
+        let mut out = self
+            .dev
+            .alloc::<u64>(3 * ranks.len(), "SampleSelect sorted results")?;
+        let (m64, r64, flag) = (x.len() as u64, ranks.len() as u64, count_nans as u32);
+        let mut launch = stream.launch_builder(&self.sort_fn);
+        launch
+            .arg(x)
+            .arg(&m64)
+            .arg(&ranks_dev)
+            .arg(&r64)
+            .arg(&mut out)
+            .arg(&mut self.nans)
+            .arg(&flag);
+        // SAFETY: ss_sort_select_T(const T* x, u64 n, const u64* ranks, u64 r, u64* out,
+        // u64* nans, u32): x holds n <= SAMPLE elements, every rank is below n, out holds 3r
+        // words, nans one; one block of SORT_THREADS threads.
+        unsafe { launch.launch(config(1, SORT_THREADS)) }
+            .map_err(|e| driver_error("launching ss_sort_select", e))?;
+        let host = stream
+            .clone_dtoh(&out)
+            .map_err(|e| driver_error("reading the sorted results", e))?;
+        Ok(host
+            .chunks_exact(3)
+            .map(|c| (T::Key::from_u64(c[0]), c[1] as usize, c[2] as usize))
+            .collect())
+    }
+
+    /// Launches a level's sample, count and scan over the candidates `x` (more than
+    /// [`SAMPLE`]): the split array, oracles (with `WRITE_ORACLES`), per-block prefix sums and
+    /// bucket totals are left on the device.
+    fn count_level(&mut self, x: &CudaView<'_, T>, depth: usize, flags: u32) -> Result<()> {
+        let stream = self.dev.stream();
+        let m = x.len();
+        let (m64, seed) = (m as u64, SEED.wrapping_add(depth as u64));
+        let mut launch = stream.launch_builder(&self.sample_fn);
+        launch.arg(x).arg(&m64).arg(&seed).arg(&mut self.split);
+        // SAFETY: ss_sample_T(const T* x, u64 n, u64 seed, K* split): x holds n elements and
+        // every sampled position is below n; split holds SPLIT_WORDS keys; one block of
+        // SORT_THREADS threads.
+        unsafe { launch.launch(config(1, SORT_THREADS)) }
+            .map_err(|e| driver_error("launching ss_sample", e))?;
+        let blocks = grid::<T>(self.dev, m);
+        let mut launch = stream.launch_builder(&self.count_fn);
+        launch
+            .arg(x)
+            .arg(&m64)
+            .arg(&self.split)
+            .arg(&mut self.oracles)
+            .arg(&mut self.partial)
+            .arg(&mut self.nans)
+            .arg(&flags);
+        // SAFETY: ss_count_T(const T* x, u64 n, const K* split, u8* oracles, u64* partial,
+        // u64* nans, u32 flags): x holds n elements (16-byte aligned); oracles n bytes when
+        // WRITE_ORACLES is set (the workspace holds the largest level's); partial holds
+        // BUCKETS rows of `blocks` <= grid(n) words; nans one word.
+        unsafe { launch.launch(config(blocks, BLOCK)) }
+            .map_err(|e| driver_error("launching ss_count", e))?;
+        let blocks64 = blocks as u64;
+        let mut launch = stream.launch_builder(&self.scan_fn);
+        launch
+            .arg(&mut self.partial)
+            .arg(&blocks64)
+            .arg(&mut self.totals);
+        // SAFETY: ss_scan(u64* partial, u64 blocks, u64* totals): BUCKETS blocks, one per row
+        // of `blocks` words of partial; totals holds BUCKETS words.
+        unsafe { launch.launch(config(BUCKETS, BLOCK)) }
+            .map_err(|e| driver_error("launching ss_scan", e))?;
+        Ok(())
+    }
+
+    /// Finds the bucket of every wanted rank on the device and places the selected buckets'
+    /// regions (`dest`); reads the bucket totals and the ranks' buckets back.
+    fn choose(&mut self, wanted: &[Wanted]) -> Result<LevelCounts> {
+        let stream = self.dev.stream();
+        let ranks64: Vec<u64> = wanted.iter().map(|w| w.rank as u64).collect();
+        let ranks_dev = stream
+            .clone_htod(&ranks64)
+            .map_err(|e| driver_error("copying ranks to the device", e))?;
+        let r = wanted.len();
+        let mut info = self
+            .dev
+            .alloc::<u64>(BUCKETS + 3 * r, "SampleSelect rank buckets")?;
+        let r64 = r as u64;
+        let mut launch = stream.launch_builder(&self.choose_fn);
+        launch
+            .arg(&self.totals)
+            .arg(&self.split)
+            .arg(&ranks_dev)
+            .arg(&r64)
+            .arg(&mut info)
+            .arg(&mut self.dest);
+        // SAFETY: ss_choose_K(const u64* totals, const K* split, const u64* ranks, u64 r,
+        // u64* info, u64* dest): totals and dest hold BUCKETS words, split SPLIT_WORDS keys,
+        // ranks r words, info BUCKETS + 3r; one block of BUCKETS threads.
+        unsafe { launch.launch(config(1, BUCKETS as u32)) }
+            .map_err(|e| driver_error("launching ss_choose", e))?;
+        let host = stream
+            .clone_dtoh(&info)
+            .map_err(|e| driver_error("reading the SampleSelect buckets", e))?;
+        Ok(LevelCounts {
+            totals: host[..BUCKETS].to_vec(),
+            found: host[BUCKETS..]
+                .chunks_exact(3)
+                .map(|c| (c[0] as usize, c[1] as usize, c[2]))
+                .collect(),
+        })
+    }
+
+    /// Copies the candidates of the selected buckets (after [`Run::choose`]) into `out`.
+    fn filter(&mut self, x: &CudaView<'_, T>, out: &mut CudaSlice<T>) -> Result<()> {
+        let m64 = x.len() as u64;
+        let blocks = grid::<T>(self.dev, x.len());
+        let mut launch = self.dev.stream().launch_builder(&self.filter_fn);
+        launch
+            .arg(x)
+            .arg(&m64)
+            .arg(&self.oracles)
+            .arg(&self.partial)
+            .arg(&self.dest)
+            .arg(out);
+        // SAFETY: ss_filter_T(const T* x, u64 n, const u8* oracles, const u64* partial,
+        // const u64* dest, T* out): the same grid as the level's ss_count over the same x, so
+        // the per-block prefix sums in partial match; out holds the sum of the selected
+        // buckets' rounded sizes (plan_filter), which bounds every place written.
+        unsafe { launch.launch(config(blocks, BLOCK)) }
+            .map_err(|e| driver_error("launching ss_filter", e))?;
+        Ok(())
+    }
+
+    /// The ranks `lo..hi` the key `key` occupies in `x` (more than [`SAMPLE`] values): one
+    /// count over a split array with that key as the only splitter.
+    fn rank_range(&mut self, x: &CudaView<'_, T>, key: T::Key) -> Result<(usize, usize)> {
+        let layout = split_layout(&[key]);
+        self.dev
+            .stream()
+            .memcpy_htod(&layout, &mut self.split)
+            .map_err(|e| driver_error("copying a splitter to the device", e))?;
+        let stream = self.dev.stream();
+        let m64 = x.len() as u64;
+        let blocks = grid::<T>(self.dev, x.len());
+        let flags = 0u32;
+        let mut launch = stream.launch_builder(&self.count_fn);
+        launch
+            .arg(x)
+            .arg(&m64)
+            .arg(&self.split)
+            .arg(&mut self.oracles)
+            .arg(&mut self.partial)
+            .arg(&mut self.nans)
+            .arg(&flags);
+        // SAFETY: as in count_level; no oracles are written (flags 0).
+        unsafe { launch.launch(config(blocks, BLOCK)) }
+            .map_err(|e| driver_error("launching ss_count", e))?;
+        let blocks64 = blocks as u64;
+        let mut launch = stream.launch_builder(&self.scan_fn);
+        launch
+            .arg(&mut self.partial)
+            .arg(&blocks64)
+            .arg(&mut self.totals);
+        // SAFETY: as in count_level.
+        unsafe { launch.launch(config(BUCKETS, BLOCK)) }
+            .map_err(|e| driver_error("launching ss_scan", e))?;
+        let totals = stream
+            .clone_dtoh(&self.totals)
+            .map_err(|e| driver_error("reading the SampleSelect bucket counts", e))?;
+        let lo = totals[0] as usize;
+        Ok((lo, lo + totals[1] as usize))
+    }
+}
+
+/// Blocks of the count and filter kernels over `m` candidates.
+fn grid<T: Element>(dev: &CudaDevice, m: usize) -> usize {
+    let vec = 16 / std::mem::size_of::<T>();
+    stride_blocks(m.div_ceil(vec).max(1), BLOCK, dev.multiprocessors(), 8)
+}
+
+/// One selected bucket: its region in the filter's output and the ranks sought in it.
+#[derive(Debug, PartialEq, Eq)]
+struct Group {
+    /// The first element of its region.
+    start: usize,
+    /// Its number of candidates.
+    len: usize,
+    /// The ranks inside it.
+    wanted: Vec<Wanted>,
+}
+
+/// The host's reading of a level.
+#[derive(Debug, PartialEq, Eq)]
+struct FilterPlan {
+    /// Results found in equality buckets: (slot, key).
+    found: Vec<(usize, u64)>,
+    /// The selected buckets in bucket order.
+    groups: Vec<Group>,
+    /// The filter output's length (regions rounded up to 16 bytes).
+    total: usize,
+    /// The largest selected bucket.
+    largest: usize,
+}
+
+/// Reads a level's counts (checked against `m` candidates): results in equality buckets, and
+/// the regions of the selected buckets exactly as `ss_choose` placed them.
+fn plan_filter<T: Element>(
+    counts: &LevelCounts,
+    wanted: &[Wanted],
+    m: usize,
+) -> Result<FilterPlan> {
+    let align = 16 / std::mem::size_of::<T>();
+    let sum: u64 = counts.totals.iter().sum();
+    if sum != m as u64 || counts.found.len() != wanted.len() {
+        return Err(inconsistent("the bucket counts do not add up"));
+    }
+    let mut found = Vec::new();
+    let mut by_bucket: Vec<Vec<Wanted>> = vec![Vec::new(); BUCKETS];
+    for (w, &(bucket, inner, key)) in wanted.iter().zip(&counts.found) {
+        if bucket >= BUCKETS - 1 || inner as u64 >= counts.totals[bucket] {
+            return Err(inconsistent("a rank fell outside its bucket"));
+        }
+        if bucket % 2 == 1 {
+            found.push((w.slot, key));
+        } else {
+            by_bucket[bucket].push(Wanted {
+                rank: inner,
+                slot: w.slot,
+            });
+        }
+    }
+    let mut groups = Vec::new();
+    let (mut total, mut largest) = (0usize, 0usize);
+    for (bucket, inner) in by_bucket.into_iter().enumerate() {
+        if inner.is_empty() {
+            continue;
+        }
+        let len = counts.totals[bucket] as usize;
+        groups.push(Group {
+            start: total,
+            len,
+            wanted: inner,
+        });
+        total += len.div_ceil(align) * align;
+        largest = largest.max(len);
+    }
+    Ok(FilterPlan {
+        found,
+        groups,
+        total,
+        largest,
+    })
+}
+
+/// The split array `ss_count` reads, for the given sorted, distinct splitters (1 to 127): the
+/// slots in heap order, the slots in ascending order (padded with the largest key), the
+/// number of splitters and a zero aggregation flag — the layout `ss_sample` writes.
+fn split_layout<K: RadixKey>(splitters: &[K]) -> Vec<K> {
+    let mut words = vec![K::MAX; SPLIT_WORDS];
+    words[SLOTS..SLOTS + splitters.len()].copy_from_slice(splitters);
+    for i in 0..SLOTS - 1 {
+        words[i] = words[SLOTS + inorder(i)];
+    }
+    words[WORD_M] = K::from_u64(splitters.len() as u64);
+    words[WORD_M + 1] = K::from_u64(0);
+    words
+}
+
+/// The sorted position of heap node `i` of the complete tree of depth 7 (`ss_inorder`).
+fn inorder(i: usize) -> usize {
+    let depth = (usize::BITS - 1 - (i + 1).leading_zeros()) as usize;
+    let p = i + 1 - (1 << depth);
+    ((2 * p + 1) << (6 - depth)) - 1
+}
+
+/// Unit tests of the host-side layout and planning.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The kernel's tree walk (`ss_bucket`) over a split array, step for step.
+    fn walk<K: RadixKey>(split: &[K], key: K) -> usize {
+        let mut i = 0;
+        for _ in 0..7 {
+            i = 2 * i + 1 + (split[i] <= key) as usize;
+        }
+        let m = split[WORD_M].to_u64() as usize;
+        let j = (i - (SLOTS - 1)).min(m);
+        let equal = j > 0 && split[SLOTS + j - 1] == key;
+        2 * j - equal as usize
+    }
+
+    /// The heap order of the sorted slots: the root is the middle, leaves the even positions.
+    #[test]
+    fn inorder_positions() {
+        assert_eq!((inorder(0), inorder(1), inorder(2)), (63, 31, 95));
+        let mut seen: Vec<usize> = (0..SLOTS - 1).map(inorder).collect();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..SLOTS - 1).collect::<Vec<_>>());
+    }
+
+    /// Walking the tree gives the range bucket between splitters or the splitter's equality
+    /// bucket, for every number of splitters, padding ignored (also for the largest key).
+    #[test]
+    fn tree_walk_finds_every_bucket() {
+        for m in [1usize, 2, 3, 63, 64, 100, 126, 127] {
+            for top in [false, true] {
+                let mut splitters: Vec<u32> = (0..m as u32).map(|i| 10 * i + 10).collect();
+                if top {
+                    *splitters.last_mut().unwrap() = u32::MAX;
+                }
+                let split = split_layout(&splitters);
+                let keys = (0..10 * m as u32 + 20).chain([u32::MAX - 1, u32::MAX]);
+                for key in keys {
+                    let j = splitters.partition_point(|&s| s <= key);
+                    let equal = j > 0 && splitters[j - 1] == key;
+                    assert_eq!(walk(&split, key), 2 * j - equal as usize, "m={m} key={key}");
+                }
+            }
+        }
+    }
+
+    /// Equality buckets give results; range buckets get aligned regions in bucket order.
+    #[test]
+    fn plan_places_regions_like_the_kernel() {
+        let mut totals = vec![0u64; BUCKETS];
+        totals[..5].copy_from_slice(&[5, 2, 7, 1, 9]);
+        let counts = LevelCounts {
+            totals,
+            found: vec![(0, 4, 0), (1, 1, 77), (4, 0, 0), (4, 8, 0)],
+        };
+        let wanted: Vec<Wanted> = [4, 6, 15, 23]
+            .iter()
+            .enumerate()
+            .map(|(slot, &rank)| Wanted { rank, slot })
+            .collect();
+        let plan = plan_filter::<f32>(&counts, &wanted, 24).unwrap();
+        assert_eq!(plan.found, vec![(1, 77)]);
+        assert_eq!(plan.groups.len(), 2);
+        assert_eq!((plan.groups[0].start, plan.groups[0].len), (0, 5));
+        assert_eq!((plan.groups[1].start, plan.groups[1].len), (8, 9));
+        assert_eq!(plan.groups[1].wanted[1], Wanted { rank: 8, slot: 3 });
+        assert_eq!((plan.total, plan.largest), (20, 9));
+        assert!(plan_filter::<f32>(&counts, &wanted, 25).is_err());
+    }
+}
