@@ -105,6 +105,7 @@ impl Algorithm {
             Algorithm::SortChoose,
             Algorithm::Radix,
             Algorithm::Randomized,
+            Algorithm::CuttingPlane,
         ]
     }
 

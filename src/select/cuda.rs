@@ -9,7 +9,7 @@ use crate::device::DeviceBuffer;
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::select::nan::NanScan;
-use crate::select::{radix, randomized, sort_choose, Algorithm};
+use crate::select::{cutting_plane, radix, randomized, sort_choose, Algorithm};
 
 /// From this size on, `Auto` runs randomizedSelect on CUDA; below it, radix select. Measured
 /// on an H200 (`BENCHMARKS.md`): randomizedSelect's fixed cost (the sample, its splitters and
@@ -73,6 +73,10 @@ pub(crate) fn multiselect<T: Element>(
         }
         Algorithm::Randomized => {
             let (values, nans) = randomized::cuda::multiselect(buf, ranks)?;
+            Ok((values, Some(nans)))
+        }
+        Algorithm::CuttingPlane => {
+            let (values, nans) = cutting_plane::multiselect(buf, ranks)?;
             Ok((values, Some(nans)))
         }
         other => Err(Error::UnsupportedAlgorithm {

@@ -33,6 +33,12 @@ pub(crate) static RANDOMIZED_SELECT: KernelSource = KernelSource {
     text: include_str!("../../../kernels/randomized_select.cu"),
 };
 
+/// Beliakov's cutting plane: census, fused objective pass, combination, bracket copy.
+pub(crate) static CUTTING_PLANE: KernelSource = KernelSource {
+    name: "cutting_plane.cu",
+    text: include_str!("../../../kernels/cutting_plane.cu"),
+};
+
 /// MSD radix select.
 pub(crate) static RADIX_SELECT: KernelSource = KernelSource {
     name: "radix_select.cu",
@@ -42,7 +48,7 @@ pub(crate) static RADIX_SELECT: KernelSource = KernelSource {
 /// Every source of `kernels/`, for checks that compile them all.
 #[cfg_attr(not(test), allow(dead_code))]
 pub(crate) static ALL: &[&KernelSource] =
-    &[&REDUCE, &RADIX_SORT, &RADIX_SELECT, &RANDOMIZED_SELECT];
+    &[&REDUCE, &RADIX_SORT, &RADIX_SELECT, &RANDOMIZED_SELECT, &CUTTING_PLANE];
 
 impl KernelSource {
     /// The full program text: the common header, then the file without its include line.

@@ -165,7 +165,7 @@ fn reduce_chunk<T: Element>(chunk: &[T], y: f64, value: impl Fn(f64) -> f64) -> 
 }
 
 impl<T: Element> Exact for HostData<'_, T> {
-    fn between(&self, lo: f64, hi: f64, r: usize, _count: usize) -> Result<T> {
+    fn between(&self, lo: f64, hi: f64, _below: usize, r: usize, _count: usize) -> Result<T> {
         let parts = map_chunks(self.data, self.parallel, |chunk| {
             collect_where(
                 chunk,
@@ -186,7 +186,7 @@ impl<T: Element> Exact for HostData<'_, T> {
         }
     }
 
-    fn at(&self, y: f64, r: usize, count: usize) -> Result<T> {
+    fn at(&self, y: f64, below: usize, r: usize, count: usize) -> Result<T> {
         let group = |x: &T| finite(*x) && x.to_f64() == y;
         // Usually one key (or the two zeros): the extreme keys and their counts decide.
         let parts = map_chunks(self.data, self.parallel, |chunk| {
@@ -239,6 +239,7 @@ impl<T: Element> Exact for HostData<'_, T> {
         self.between(
             super::problem::next_down(y),
             super::problem::next_up(y),
+            below,
             r,
             count,
         )

@@ -43,7 +43,7 @@ pub(crate) fn select<D: Exact>(data: D, k: usize, plan: Plan) -> Result<(D::Elem
     let problem = match CheckLoss::prepare(data, k)? {
         Prepared::Answer(x) => return Ok((x, Trace::default())),
         Prepared::Single { data, y, k, n } => {
-            let x = data.at(y, k, n)?;
+            let x = data.at(y, 0, k, n)?;
             return Ok((
                 x,
                 Trace {
@@ -82,7 +82,7 @@ pub(crate) fn select<D: Exact>(data: D, k: usize, plan: Plan) -> Result<(D::Elem
     let value = match outcome {
         Some(Outcome::Minimiser { y, lt, le }) => {
             trace.candidates = le - lt;
-            data.at(y, kf - lt, le - lt)?
+            data.at(y, lt, kf - lt, le - lt)?
         }
         Some(Outcome::Bracket {
             lo,
@@ -91,7 +91,7 @@ pub(crate) fn select<D: Exact>(data: D, k: usize, plan: Plan) -> Result<(D::Elem
             inside,
         }) => {
             trace.candidates = inside;
-            data.between(lo, hi, kf - below, inside)?
+            data.between(lo, hi, below, kf - below, inside)?
         }
         None => {
             return Err(crate::error::Error::InvalidArgument(

@@ -35,18 +35,22 @@
 
 mod bisection;
 mod cpu;
-#[cfg(test)]
-mod tests;
+mod cuda;
 mod hybrid;
 mod problem;
 mod solver;
 mod transform;
 
+#[cfg(test)]
+mod tests;
+
 pub use bisection::{Bisection, BisectionState};
 pub use cpu::{select_host, HostData};
+pub use cuda::{select_device, DeviceData};
 pub use hybrid::Trace;
 pub use problem::{from_argmin, Census, CheckLoss, Data, Evaluation, Reduction};
 pub use solver::{Kelley, KelleyState, Outcome};
 pub use transform::{Frame, Transform};
 
 pub(crate) use cpu::select;
+pub(crate) use cuda::multiselect;

@@ -64,14 +64,45 @@ pub trait Data {
     fn reduce(&self, y: f64, frame: &Frame) -> Result<Reduction>;
 }
 
-/// Exact selection among the values of a range, to finish the search.
+/// Exact selection among the values of a range, to finish the search. `below` is the number
+/// of finite values under the range, so the answer has rank `below + r` among the finite ones.
 pub(crate) trait Exact: Data {
     /// The element of rank `r` among the `count` finite values whose `f64` lies strictly
     /// between `lo` and `hi`.
-    fn between(&self, lo: f64, hi: f64, r: usize, count: usize) -> Result<Self::Elem>;
+    fn between(&self, lo: f64, hi: f64, below: usize, r: usize, count: usize)
+        -> Result<Self::Elem>;
     /// The element of rank `r` among the `count` finite values whose `f64` is `y`.
-    fn at(&self, y: f64, r: usize, count: usize) -> Result<Self::Elem> {
-        self.between(next_down(y), next_up(y), r, count)
+    fn at(&self, y: f64, below: usize, r: usize, count: usize) -> Result<Self::Elem> {
+        self.between(next_down(y), next_up(y), below, r, count)
+    }
+}
+
+impl<D: Data + ?Sized> Data for &D {
+    type Elem = D::Elem;
+    fn len(&self) -> usize {
+        (**self).len()
+    }
+    fn census(&self) -> Result<Census<<Self::Elem as Element>::Key>> {
+        (**self).census()
+    }
+    fn reduce(&self, y: f64, frame: &Frame) -> Result<Reduction> {
+        (**self).reduce(y, frame)
+    }
+}
+
+impl<D: Exact + ?Sized> Exact for &D {
+    fn between(
+        &self,
+        lo: f64,
+        hi: f64,
+        below: usize,
+        r: usize,
+        count: usize,
+    ) -> Result<Self::Elem> {
+        (**self).between(lo, hi, below, r, count)
+    }
+    fn at(&self, y: f64, below: usize, r: usize, count: usize) -> Result<Self::Elem> {
+        (**self).at(y, below, r, count)
     }
 }
 
