@@ -47,8 +47,13 @@ pub(crate) static RADIX_SELECT: KernelSource = KernelSource {
 
 /// Every source of `kernels/`, for checks that compile them all.
 #[cfg_attr(not(test), allow(dead_code))]
-pub(crate) static ALL: &[&KernelSource] =
-    &[&REDUCE, &RADIX_SORT, &RADIX_SELECT, &RANDOMIZED_SELECT, &CUTTING_PLANE];
+pub(crate) static ALL: &[&KernelSource] = &[
+    &REDUCE,
+    &RADIX_SORT,
+    &RADIX_SELECT,
+    &RANDOMIZED_SELECT,
+    &CUTTING_PLANE,
+];
 
 impl KernelSource {
     /// The full program text: the common header, then the file without its include line.

@@ -4,7 +4,9 @@
 //! reduction for the sign of `f'` there. It needs `log2((b − a) / tol)` steps, so a single huge
 //! outlier makes it arbitrarily slow; it returns an approximate minimiser, not an element.
 
-use argmin::core::{Gradient, IterState, Problem, Solver, State, TerminationReason, TerminationStatus, KV};
+use argmin::core::{
+    Gradient, IterState, Problem, Solver, State, TerminationReason, TerminationStatus, KV,
+};
 
 /// The state argmin keeps for bisection: the midpoint.
 pub type BisectionState = IterState<f64, (), (), (), (), f64>;
@@ -61,7 +63,10 @@ where
         let g = problem.gradient(&m)?;
         let state = state.param(m).cost(g.abs());
         if g == 0.0 {
-            return Ok((state.terminate_with(TerminationReason::SolverConverged), None));
+            return Ok((
+                state.terminate_with(TerminationReason::SolverConverged),
+                None,
+            ));
         }
         if g < 0.0 {
             self.a = m;

@@ -113,17 +113,21 @@ impl<T: Element> Data for HostData<'_, T> {
 
     fn reduce(&self, y: f64, frame: &Frame) -> Result<Reduction> {
         let frame = *frame;
-        let parts = map_chunks(self.data, self.parallel, move |chunk| match frame.transform {
-            // One loop per transform, so the identity's loop stays free of calls.
-            Transform::Identity => reduce_chunk(chunk, y, |v| (v - frame.center) * frame.scale),
-            Transform::SignLog => reduce_chunk(chunk, y, |v| frame.value(v)),
+        let parts = map_chunks(self.data, self.parallel, move |chunk| {
+            match frame.transform {
+                // One loop per transform, so the identity's loop stays free of calls.
+                Transform::Identity => reduce_chunk(chunk, y, |v| (v - frame.center) * frame.scale),
+                Transform::SignLog => reduce_chunk(chunk, y, |v| frame.value(v)),
+            }
         });
-        Ok(parts.into_iter().fold(Reduction::default(), |a, b| Reduction {
-            lt: a.lt + b.lt,
-            le: a.le + b.le,
-            below: a.below + b.below,
-            above: a.above + b.above,
-        }))
+        Ok(parts
+            .into_iter()
+            .fold(Reduction::default(), |a, b| Reduction {
+                lt: a.lt + b.lt,
+                le: a.le + b.le,
+                below: a.below + b.below,
+                above: a.above + b.above,
+            }))
     }
 }
 

@@ -313,7 +313,10 @@ mod tests {
         assert_eq!(sole_element::<f64>(-2.25), Some(-2.25));
         assert_eq!(sole_element::<i32>(-7.0), Some(-7));
         assert_eq!(sole_element::<u32>(4_000_000_000.0), Some(4_000_000_000u32));
-        assert_eq!(sole_element::<i64>(-((1u64 << 52) as f64)), Some(-(1i64 << 52)));
+        assert_eq!(
+            sole_element::<i64>(-((1u64 << 52) as f64)),
+            Some(-(1i64 << 52))
+        );
         assert_eq!(sole_element::<i64>((1u64 << 53) as f64), None);
         assert_eq!(sole_element::<u64>(1e300), None);
         assert_eq!(sole_element::<u64>(12.0), Some(12));

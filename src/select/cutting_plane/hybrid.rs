@@ -4,7 +4,6 @@
 
 use argmin::core::Executor;
 
-
 use super::problem::{from_argmin, CheckLoss, Exact, Prepared};
 use super::solver::{Kelley, Outcome};
 use super::transform::Transform;

@@ -219,7 +219,12 @@ impl<D: Data> CheckLoss<D> {
         let lo = D::Elem::from_key(census.min).to_f64();
         let hi = D::Elem::from_key(census.max).to_f64();
         if lo == hi {
-            return Ok(Prepared::Single { data, y: lo, k: kf, n });
+            return Ok(Prepared::Single {
+                data,
+                y: lo,
+                k: kf,
+                n,
+            });
         }
         let transform = Transform::for_range(lo, hi);
         Ok(Prepared::Search(Box::new(CheckLoss {

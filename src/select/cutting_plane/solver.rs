@@ -135,7 +135,12 @@ impl Kelley {
     }
 
     /// The next point strictly inside `(a, b)`, or `None` when no `f64` lies between.
-    fn next_point(&self, a: &Evaluation, b: &Evaluation, frame_point: impl Fn(f64) -> f64) -> Option<f64> {
+    fn next_point(
+        &self,
+        a: &Evaluation,
+        b: &Evaluation,
+        frame_point: impl Fn(f64) -> f64,
+    ) -> Option<f64> {
         let inside = b.lt - a.le;
         // Tangent lines f_a + s_a (u − u_a) and f_b + s_b (u − u_b) meet at u.
         let u = (b.f - a.f + a.slope * a.u - b.slope * b.u) / (a.slope - b.slope);
@@ -233,7 +238,10 @@ impl<D: Data> Solver<CheckLoss<D>, KelleyState> for Kelley {
         let state = state.param(e.y).cost(e.f);
         if e.minimiser {
             self.found(&e);
-            return Ok((state.terminate_with(TerminationReason::SolverConverged), None));
+            return Ok((
+                state.terminate_with(TerminationReason::SolverConverged),
+                None,
+            ));
         }
         if e.slope < 0.0 {
             self.a = Some(e);

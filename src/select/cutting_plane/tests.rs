@@ -8,7 +8,9 @@ use super::*;
 
 /// A deterministic spread of `n` values in `[0, 1)`.
 fn uniform(n: usize) -> Vec<f64> {
-    (0..n).map(|i| (i as f64 * 0.618_033_988_749_894_9).fract()).collect()
+    (0..n)
+        .map(|i| (i as f64 * 0.618_033_988_749_894_9).fract())
+        .collect()
 }
 
 /// The exact element by sorting keys.
@@ -34,7 +36,10 @@ fn outliers_are_exact_and_cheap_when_transformed() {
     assert_eq!(x, want);
     assert_eq!(logged.transform, Some(Transform::SignLog));
     assert!(logged.reductions <= 12, "{logged:?}");
-    assert!(logged.reductions <= plain.reductions, "{logged:?} vs {plain:?}");
+    assert!(
+        logged.reductions <= plain.reductions,
+        "{logged:?} vs {plain:?}"
+    );
 }
 
 /// Kelley without the hybrid finds the minimiser itself, exactly, on every rank tried.
@@ -121,17 +126,31 @@ fn every_rank_of_small_hard_inputs() {
     for data in &inputs {
         for k in 0..data.len() {
             let (x, _) = select_host(HostData::new(data), k, None).unwrap();
-            assert_eq!(x.to_bits(), reference(data, k).to_bits(), "{data:?} k = {k}");
+            assert_eq!(
+                x.to_bits(),
+                reference(data, k).to_bits(),
+                "{data:?} k = {k}"
+            );
             let (x, _) = select_host(HostData::new(data), k, Some(Transform::Identity)).unwrap();
-            assert_eq!(x.to_bits(), reference(data, k).to_bits(), "{data:?} k = {k}");
+            assert_eq!(
+                x.to_bits(),
+                reference(data, k).to_bits(),
+                "{data:?} k = {k}"
+            );
         }
     }
     let wide: Vec<u64> = (0..3000).map(|i| u64::MAX - (i % 5) * 3).collect();
     for k in [0, 600, 1200, 2999] {
-        assert_eq!(select_host(HostData::new(&wide), k, None).unwrap().0, reference(&wide, k));
+        assert_eq!(
+            select_host(HostData::new(&wide), k, None).unwrap().0,
+            reference(&wide, k)
+        );
     }
     let wide: Vec<i64> = (0..3000).map(|i| i64::MIN + (i % 5)).collect();
     for k in [0, 600, 1200, 2999] {
-        assert_eq!(select_host(HostData::new(&wide), k, None).unwrap().0, reference(&wide, k));
+        assert_eq!(
+            select_host(HostData::new(&wide), k, None).unwrap().0,
+            reference(&wide, k)
+        );
     }
 }
