@@ -9,6 +9,7 @@
 #   bin-<name>     the unit tests of a binary target, if it has any
 #   kselect        the release CLI
 #   gpu_select     the GPU bench binary, when the crate has one
+#   cutting_plane  the cutting-plane comparison bench (`--backend cuda`), when the crate has one
 #   run-tests.sh   runs every test binary with KSELECT_REQUIRE_GPU=1 (see there)
 #   BUILD-INFO     commit, date and the build machine's paths
 #
@@ -95,6 +96,14 @@ if [ -z "$bench" ]; then
         -printf '%T@ %p\n' 2>/dev/null | sort -n | tail -n 1 | cut -d' ' -f2- || true)
 fi
 
+# The cutting-plane comparison bench (benches/cutting_plane.rs), when the crate has one.
+cp_bench=""
+if [ -f benches/cutting_plane.rs ]; then
+    echo "==> cargo build --release --bench cutting_plane $*" >&2
+    cp_bench=$(cargo build --release --bench cutting_plane --message-format=json-render-diagnostics \
+        "$@" | artifacts any | awk '$1 == "cutting_plane" { print $2 }' | tail -n 1)
+fi
+
 # Debug info (profile.release has debug = 1) is stripped to keep gpu-bin/ small enough to ship;
 # symbols stay, so backtraces keep function names. KSELECT_KEEP_DEBUG=1 keeps it all.
 copy() { # name path
@@ -121,6 +130,9 @@ if [ -n "$bench" ]; then
     copy gpu_select "$bench"
 else
     echo "    (no gpu_select bench binary)" >&2
+fi
+if [ -n "$cp_bench" ]; then
+    copy cutting_plane "$cp_bench"
 fi
 
 {

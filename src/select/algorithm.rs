@@ -134,6 +134,7 @@ impl Algorithm {
             Algorithm::Randomized,
             Algorithm::Sample,
             Algorithm::Quick,
+            Algorithm::CuttingPlane,
         ]
     }
 

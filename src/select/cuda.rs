@@ -9,7 +9,9 @@ use crate::device::DeviceBuffer;
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::select::nan::NanScan;
-use crate::select::{bucket, quick, radix, randomized, sample, sort_choose, Algorithm};
+use crate::select::{
+    bucket, cutting_plane, quick, radix, randomized, sample, sort_choose, Algorithm,
+};
 
 /// From this size on, `Auto` runs randomizedSelect on CUDA; below it, radix select. Measured
 /// on an H200 (`BENCHMARKS.md`): randomizedSelect's fixed cost (the sample, its splitters and
@@ -90,6 +92,10 @@ pub(crate) fn multiselect<T: Element>(
         }
         Algorithm::Quick => {
             let (values, nans) = quick::cuda::multiselect(buf, ranks)?;
+            Ok((values, Some(nans)))
+        }
+        Algorithm::CuttingPlane => {
+            let (values, nans) = cutting_plane::multiselect(buf, ranks)?;
             Ok((values, Some(nans)))
         }
         other => Err(Error::UnsupportedAlgorithm {

@@ -33,6 +33,12 @@ pub(crate) static RANDOMIZED_SELECT: KernelSource = KernelSource {
     text: include_str!("../../../kernels/randomized_select.cu"),
 };
 
+/// Beliakov's cutting plane: census, fused objective pass, combination, bracket copy.
+pub(crate) static CUTTING_PLANE: KernelSource = KernelSource {
+    name: "cutting_plane.cu",
+    text: include_str!("../../../kernels/cutting_plane.cu"),
+};
+
 /// MSD radix select.
 pub(crate) static RADIX_SELECT: KernelSource = KernelSource {
     name: "radix_select.cu",
@@ -67,6 +73,7 @@ pub(crate) static ALL: &[&KernelSource] = &[
     &BUCKET_SELECT,
     &SAMPLE_SELECT,
     &QUICK_SELECT,
+    &CUTTING_PLANE,
 ];
 
 impl KernelSource {

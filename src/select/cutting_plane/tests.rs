@@ -1,0 +1,156 @@
+//! Tests of the solvers on host data: exactness on hard inputs, the transform on huge values,
+//! and the comparison methods' behaviour.
+
+use argmin::core::{Executor, State};
+use argmin::solver::brent::BrentOpt;
+
+use super::*;
+
+/// A deterministic spread of `n` values in `[0, 1)`.
+fn uniform(n: usize) -> Vec<f64> {
+    (0..n)
+        .map(|i| (i as f64 * 0.618_033_988_749_894_9).fract())
+        .collect()
+}
+
+/// The exact element by sorting keys.
+fn reference<T: crate::Element>(data: &[T], k: usize) -> T {
+    let mut keys: Vec<_> = data.iter().map(|x| x.to_key()).collect();
+    keys.sort_unstable();
+    T::from_key(keys[k])
+}
+
+/// Huge outliers: exact under either transform, and the sign-log transform needs few steps.
+#[test]
+fn outliers_are_exact_and_cheap_when_transformed() {
+    let mut data = uniform(200_000);
+    for i in 0..5 {
+        data[i * 1000] = 1e300;
+    }
+    data[3] = -1e299;
+    let k = data.len() / 2;
+    let want = reference(&data, k);
+    let (x, plain) = select_host(HostData::new(&data), k, Some(Transform::Identity)).unwrap();
+    assert_eq!(x, want);
+    let (x, logged) = select_host(HostData::new(&data), k, None).unwrap();
+    assert_eq!(x, want);
+    assert_eq!(logged.transform, Some(Transform::SignLog));
+    assert!(logged.reductions <= 12, "{logged:?}");
+    assert!(
+        logged.reductions <= plain.reductions,
+        "{logged:?} vs {plain:?}"
+    );
+}
+
+/// Kelley without the hybrid finds the minimiser itself, exactly, on every rank tried.
+#[test]
+fn kelley_alone_finds_the_minimiser() {
+    let data = uniform(10_001);
+    for k in [0, 1, 17, 5000, 9999, 10_000] {
+        let p = CheckLoss::new(HostData::new(&data), k).unwrap();
+        let solver = Kelley::new(p.lower(), p.upper());
+        let r = Executor::new(p, solver)
+            .configure(|s| s.max_iters(200))
+            .run()
+            .unwrap();
+        match r.solver.outcome().unwrap() {
+            Outcome::Minimiser { y, .. } => assert_eq!(y, reference(&data, k)),
+            other => panic!("k = {k}: {other:?}"),
+        }
+    }
+}
+
+/// Brent's method gives an approximate point; on huge outliers it does not reach the answer.
+#[test]
+fn brent_is_approximate_and_degrades_on_outliers() {
+    let data = uniform(10_000);
+    let p = CheckLoss::new(HostData::new(&data), 5000)
+        .unwrap()
+        .with_transform(Transform::Identity);
+    let solver = BrentOpt::new(p.lower(), p.upper()).set_tolerance(1e-8, 1e-12);
+    let r = Executor::new(p, solver)
+        .configure(|s| s.max_iters(200))
+        .run()
+        .unwrap();
+    let y = *r.state.get_best_param().unwrap();
+    let p = r.problem.problem.unwrap();
+    assert!(p.rank_gap(y).unwrap() <= 2);
+
+    let mut data = uniform(10_000);
+    data[0] = 1e300;
+    let p = CheckLoss::new(HostData::new(&data), 5000)
+        .unwrap()
+        .with_transform(Transform::Identity);
+    let solver = BrentOpt::new(p.lower(), p.upper()).set_tolerance(1e-8, 1e-12);
+    let r = Executor::new(p, solver)
+        .configure(|s| s.max_iters(50))
+        .run()
+        .unwrap();
+    let y = *r.state.get_best_param().unwrap();
+    assert!(r.problem.problem.unwrap().rank_gap(y).unwrap() > 0);
+}
+
+/// Bisection on the subgradient converges on plain data and needs many steps on outliers.
+#[test]
+fn bisection_steps_grow_with_the_range() {
+    let mut data = uniform(10_000);
+    let run = |data: &[f64]| {
+        let p = CheckLoss::new(HostData::new(data), 5000).unwrap();
+        let solver = Bisection::new(p.lower(), p.upper(), 0.0);
+        let r = Executor::new(p, solver)
+            .configure(|s| s.max_iters(3000))
+            .run()
+            .unwrap();
+        let y = *r.state.get_param().unwrap();
+        let p = r.problem.problem.unwrap();
+        (p.rank_gap(y).unwrap(), p.reductions())
+    };
+    let (gap, plain) = run(&data);
+    assert_eq!(gap, 0);
+    data[0] = 1e300;
+    let (gap, outlier) = run(&data);
+    assert_eq!(gap, 0);
+    assert!(outlier > plain + 500, "{outlier} vs {plain}");
+}
+
+/// Every rank of small inputs with ties, zeros and non-finite values.
+#[test]
+fn every_rank_of_small_hard_inputs() {
+    let inputs: Vec<Vec<f64>> = vec![
+        vec![0.0, -0.0, 0.0, -0.0, 1.0, -1.0],
+        vec![f64::NEG_INFINITY, 1.0, f64::NAN, 2.0, f64::INFINITY, 2.0],
+        vec![5.0; 9],
+        vec![-f64::MAX, f64::MAX, 0.0, 1e-310, -1e-310],
+        vec![1e300, 1e300, 1.0, 2.0, 3.0, -1e300],
+    ];
+    for data in &inputs {
+        for k in 0..data.len() {
+            let (x, _) = select_host(HostData::new(data), k, None).unwrap();
+            assert_eq!(
+                x.to_bits(),
+                reference(data, k).to_bits(),
+                "{data:?} k = {k}"
+            );
+            let (x, _) = select_host(HostData::new(data), k, Some(Transform::Identity)).unwrap();
+            assert_eq!(
+                x.to_bits(),
+                reference(data, k).to_bits(),
+                "{data:?} k = {k}"
+            );
+        }
+    }
+    let wide: Vec<u64> = (0..3000).map(|i| u64::MAX - (i % 5) * 3).collect();
+    for k in [0, 600, 1200, 2999] {
+        assert_eq!(
+            select_host(HostData::new(&wide), k, None).unwrap().0,
+            reference(&wide, k)
+        );
+    }
+    let wide: Vec<i64> = (0..3000).map(|i| i64::MIN + (i % 5)).collect();
+    for k in [0, 600, 1200, 2999] {
+        assert_eq!(
+            select_host(HostData::new(&wide), k, None).unwrap().0,
+            reference(&wide, k)
+        );
+    }
+}
