@@ -65,7 +65,7 @@ for line in sys.stdin:
             stable = kinds[0] + "-" + name
     elif want == "bins" and not is_test and "bin" in kinds:
         stable = name
-    elif want == "any" and not is_test:
+    elif want == "any" and (not is_test or "bench" in kinds):
         stable = name
     else:
         continue

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One GPU-machine call: tests, then benches and a per-kernel profile. Writes logs under $OUT.
-#   scripts/device-step.sh [tests|bench|profile|huge]...   (default: tests bench)
+#   scripts/device-step.sh [tests|huge|bench|profile|cutting|peers]...   (default: tests bench)
+# Arguments of each step come from BENCH_ARGS, PROFILE_ARGS, CUTTING_ARGS, PEERS_ARGS.
 set -u
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
@@ -10,17 +11,23 @@ nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem --format=csv | tee
 for step in "${steps[@]}"; do
     case "$step" in
     tests)
-        gpu-bin/run-tests.sh --test-threads=4 >"$out/tests.log" 2>&1
+        timeout ${TESTS_TIMEOUT:-300} gpu-bin/run-tests.sh --test-threads=4 >"$out/tests.log" 2>&1
         echo "tests exit $?"; grep -E "^(PASS|FAIL)|panicked|FAILED|failures:" "$out/tests.log" | head -40 ;;
     huge)
-        gpu-bin/huge_inputs --ignored --nocapture >"$out/huge.log" 2>&1
+        timeout ${HUGE_TIMEOUT:-300} gpu-bin/huge_inputs --ignored --nocapture >"$out/huge.log" 2>&1
         echo "huge exit $?"; tail -15 "$out/huge.log" ;;
     bench)
-        KSELECT_REQUIRE_GPU=1 gpu-bin/gpu_select ${BENCH_ARGS:---sizes 20,22,24,26,28 --types f32,f64 --dists uniform --algorithms auto,randomized,radix,radix-inplace,bucket --reps 15} --json "$out/bench.json" >"$out/bench.log" 2>&1
+        KSELECT_REQUIRE_GPU=1 timeout ${BENCH_TIMEOUT:-200} gpu-bin/gpu_select ${BENCH_ARGS:---sizes 20,22,24,26,28 --types f32,f64 --dists uniform --algorithms auto,randomized,radix,radix-inplace,bucket --reps 15} --json "$out/bench.json" >"$out/bench.log" 2>&1
         echo "bench exit $?"; cat "$out/bench.log" ;;
     profile)
-        ncu --clock-control none --metrics gpu__time_duration.sum --print-summary per-kernel \
+        timeout 120 ncu --clock-control none --metrics gpu__time_duration.sum --print-summary per-kernel \
             gpu-bin/gpu_select ${PROFILE_ARGS:---sizes 28 --types f32 --dists uniform --algorithms randomized --reps 5} >"$out/profile.log" 2>&1
         echo "profile exit $?"; grep -vE "^(==PROF==|  *-|$)" "$out/profile.log" | grep -E "[a-z]+_[a-z0-9_]+\(|duration" | cut -c1-150 | head -60 ;;
+    cutting)
+        KSELECT_REQUIRE_GPU=1 timeout 120 gpu-bin/cutting_plane --backend cuda ${CUTTING_ARGS:---sizes 20,24,26} --json "$out/cutting.json" >"$out/cutting.log" 2>&1
+        echo "cutting exit $?"; cat "$out/cutting.log" ;;
+    peers)
+        timeout ${PEERS_TIMEOUT:-200} python3 benches/peers.py ${PEERS_ARGS:---sizes 28 --types f32,f64} --json "$out/peers.json" >"$out/peers.log" 2>&1
+        echo "peers exit $?"; cat "$out/peers.log" ;;
     esac
 done
