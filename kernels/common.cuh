@@ -65,6 +65,11 @@ __device__ __forceinline__ bool is_nan_value(i64) { return false; }
 __device__ __forceinline__ bool is_nan_value(u32) { return false; }
 __device__ __forceinline__ bool is_nan_value(u64) { return false; }
 
+// Whether a type can hold NaN.
+template <typename T> struct HasNan { static const bool value = false; };
+template <> struct HasNan<float> { static const bool value = true; };
+template <> struct HasNan<double> { static const bool value = true; };
+
 // Lanes below this one in the warp.
 __device__ __forceinline__ u32 lanemask_lt() {
     u32 mask;

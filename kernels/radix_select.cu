@@ -45,10 +45,6 @@ __device__ __forceinline__ void count_digit(u32* warp_hist, bool valid, u32 d) {
     }
 }
 
-// Whether a type can hold NaN.
-template <typename T> struct HasNan { static const bool value = false; };
-template <> struct HasNan<float> { static const bool value = true; };
-template <> struct HasNan<double> { static const bool value = true; };
 
 // One pass over the candidates: histogram of the digit at `shift` of the keys matching the
 // prefix, the copy of those keys when the state asks for it, and (first pass) the NaN count.
@@ -109,15 +105,18 @@ __device__ void rsel_pass_impl(const T* __restrict__ x, u64 n, typename KeyOf<T>
     } else {
         const K* src = s.src == 1 ? buf0 : buf1;
         const u64 len = s.src_count;
-        const u64 trips = len > first ? (len - first + threads - 1) / threads : 0;
+        const int VK = Vec16<K>::N;
+        const u64 trips = trip_count<VK>(len, first, threads);
+        const u64 vtrips = vector_trips<VK>(len, first, threads);
         for (u64 t = 0; t < trips; ++t) {
-            const u64 i = first + t * threads + threadIdx.x;
-            const bool in = i < len;
-            K key[1];
-            bool m[1];
-            key[0] = in ? src[i] : (K)0;
-            m[0] = in && matches(key[0], prefix, s.fixed_bits);
-            count_digit(my_hist, m[0], (u32)(key[0] >> shift) & (SEL_RADIX - 1));
+            K key[VK];
+            bool m[VK];
+            load_trip<K, VK>(src, len, first, threads, vtrips, t, key, m);
+#pragma unroll
+            for (int j = 0; j < VK; ++j) {
+                m[j] = m[j] && matches(key[j], prefix, s.fixed_bits);
+                count_digit(my_hist, m[j], (u32)(key[j] >> shift) & (SEL_RADIX - 1));
+            }
             if (out) block_append<SEL_WARPS>(out, ~0ull, &st->out_count, key, m, warp_offset, &block_base);
         }
     }

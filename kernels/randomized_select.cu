@@ -9,8 +9,13 @@
 #define RND_WARPS (RND_BLOCK / WARP_SIZE)
 // Threads of the block that selects one splitter in the sample.
 #define RND_SPLIT_BLOCK 1024
-// Keys each warp stages in shared memory before writing them out with one atomic.
-#define RND_STAGE 256
+// Bits of a digit of the splitter selection, sample keys each of its threads loads at once, and
+// the shared memory that holds the sample keys still in the running.
+#define RND_SPLIT_DIGIT 11
+#define RND_SPLIT_LOADS 16
+#define RND_SPLIT_LOCAL_BYTES 32768
+// Vectors each thread of the pass loads per trip.
+#define RND_UNROLL 4
 
 // The counters of one pass, in order.
 #define RND_BELOW 0    // keys < lo
@@ -39,8 +44,8 @@ __device__ void rnd_sample_impl(const T* __restrict__ x, u64 n, typename KeyOf<T
     sample[i] = to_key(x[i * stride + (stride > 1 ? h % stride : 0)]);
 }
 
-// Counts one 8-bit digit into a shared histogram; a warp whose valid lanes share the digit adds
-// once (few-valued samples would otherwise serialise on one counter).
+// Counts one digit into a shared histogram; a warp whose valid lanes share the digit adds once
+// (few-valued samples would otherwise serialise on one counter).
 __device__ __forceinline__ void rnd_count_digit(u32* hist, bool valid, u32 d) {
     const u32 active = __ballot_sync(FULL_MASK, valid);
     if (active == 0) return;
@@ -53,40 +58,113 @@ __device__ __forceinline__ void rnd_count_digit(u32* hist, bool valid, u32 d) {
     }
 }
 
-// Block b (of two) selects the key of rank r_b of the s sample keys by MSD radix select over the
-// (L2-resident) sample, writing it to bounds[b]; a rank >= s leaves the bound open (the smallest
-// key for b = 0, the largest for b = 1). Block 0 also clears the pass counters.
+// Whether `key` has the `fixed` leading bits of `prefix`.
+template <typename K>
+__device__ __forceinline__ bool rnd_matches(K key, K prefix, u32 fixed) {
+    const u32 bits = sizeof(K) * 8;
+    return fixed == 0 || (key >> (bits - fixed)) == (prefix >> (bits - fixed));
+}
+
+// Histograms the digit `(key >> shift) & mask` of the keys of src[0..len) that match the
+// prefix. A global source is read RND_SPLIT_LOADS keys a thread at a time, so that the L2
+// latency is paid once per group rather than once per key.
+template <typename K>
+__device__ void rnd_histogram(const K* src, u64 len, bool global, K prefix, u32 fixed, u32 shift,
+                              u32 mask, u32* hist) {
+    const u64 step = (u64)blockDim.x * RND_SPLIT_LOADS;
+    for (u64 base = 0; base < len; base += step) {
+        K key[RND_SPLIT_LOADS];
+        if (global) {
+#pragma unroll
+            for (int u = 0; u < RND_SPLIT_LOADS; ++u) {
+                const u64 i = base + (u64)u * blockDim.x + threadIdx.x;
+                key[u] = i < len ? __ldcg(src + i) : (K)0;
+            }
+        } else {
+#pragma unroll
+            for (int u = 0; u < RND_SPLIT_LOADS; ++u) {
+                const u64 i = base + (u64)u * blockDim.x + threadIdx.x;
+                key[u] = i < len ? src[i] : (K)0;
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < RND_SPLIT_LOADS; ++u) {
+            const u64 i = base + (u64)u * blockDim.x + threadIdx.x;
+            const bool in = i < len && rnd_matches(key[u], prefix, fixed);
+            rnd_count_digit(hist, in, (u32)(key[u] >> shift) & mask);
+        }
+    }
+}
+
+// Copies the keys of the global src[0..len) that match the prefix into the shared `local`
+// (the caller knows they fit), counting them in `*local_len` (zero on entry).
+template <typename K>
+__device__ void rnd_gather_local(const K* src, u64 len, K prefix, u32 fixed, K* local, u32* local_len) {
+    const u64 step = (u64)blockDim.x * RND_SPLIT_LOADS;
+    const u32 lane = threadIdx.x & 31;
+    for (u64 base = 0; base < len; base += step) {
+        K key[RND_SPLIT_LOADS];
+#pragma unroll
+        for (int u = 0; u < RND_SPLIT_LOADS; ++u) {
+            const u64 i = base + (u64)u * blockDim.x + threadIdx.x;
+            key[u] = i < len ? __ldcg(src + i) : (K)0;
+        }
+#pragma unroll
+        for (int u = 0; u < RND_SPLIT_LOADS; ++u) {
+            const u64 i = base + (u64)u * blockDim.x + threadIdx.x;
+            const bool in = i < len && rnd_matches(key[u], prefix, fixed);
+            const u32 ballot = __ballot_sync(FULL_MASK, in);
+            if (ballot == 0) continue;
+            const int leader = __ffs(ballot) - 1;
+            u32 at = 0;
+            if (lane == (u32)leader) at = atomicAdd(local_len, (u32)__popc(ballot));
+            at = __shfl_sync(FULL_MASK, at, leader);
+            if (in) local[at + __popc(ballot & lanemask_lt())] = key[u];
+        }
+    }
+}
+
+// Block b (of two) selects the key of rank r_b of the s sample keys by MSD radix select with
+// 11-bit digits, writing it to bounds[b]; a rank >= s leaves the bound open (the smallest key for
+// b = 0, the largest for b = 1). The first digits read the (L2-resident) sample; once the keys
+// matching the prefix fit in shared memory they are gathered there and the remaining digits read
+// only them. Block 0 also clears the pass counters.
 template <typename K>
 __device__ void rnd_splitters_impl(const K* __restrict__ sample, u64 s, u64 r_lo, u64 r_hi,
                                    K* bounds, u64* counters) {
     const u32 BITS = sizeof(K) * 8;
-    __shared__ u32 hist[256];
+    const u32 LOCAL_CAP = RND_SPLIT_LOCAL_BYTES / sizeof(K);
+    __shared__ u32 hist[1u << RND_SPLIT_DIGIT];
+    __shared__ K local[RND_SPLIT_LOCAL_BYTES / sizeof(K)];
+    __shared__ u32 local_len;
     __shared__ K chosen_prefix;
     __shared__ u64 chosen_rank;
+    __shared__ u32 chosen_count;
     if (blockIdx.x == 0 && threadIdx.x < RND_COUNTERS) counters[threadIdx.x] = 0;
     u64 r = blockIdx.x == 0 ? r_lo : r_hi;
     if (r >= s) {
         if (threadIdx.x == 0) bounds[blockIdx.x] = blockIdx.x == 0 ? (K)0 : (K)~(K)0;
         return;
     }
+    const K* src = sample;
+    u64 len = s;
+    bool global = true;
     K prefix = 0;
-    for (u32 fixed = 0; fixed < BITS; fixed += 8) {
-        const u32 shift = BITS - 8 - fixed;
-        for (u32 d = threadIdx.x; d < 256; d += blockDim.x) hist[d] = 0;
+    u32 fixed = 0;
+    while (fixed < BITS) {
+        const u32 width = BITS - fixed < RND_SPLIT_DIGIT ? BITS - fixed : RND_SPLIT_DIGIT;
+        const u32 shift = BITS - fixed - width;
+        const u32 bins = 1u << width;
+        for (u32 d = threadIdx.x; d < (1u << RND_SPLIT_DIGIT); d += blockDim.x) hist[d] = 0;
         __syncthreads();
-        const u64 trips = (s + blockDim.x - 1) / blockDim.x;
-        for (u64 t = 0; t < trips; ++t) {
-            const u64 i = t * blockDim.x + threadIdx.x;
-            const K key = i < s ? sample[i] : (K)0;
-            const bool match = i < s && (fixed == 0 || (key >> (BITS - fixed)) == (prefix >> (BITS - fixed)));
-            rnd_count_digit(hist, match, (u32)(key >> shift) & 255u);
-        }
+        rnd_histogram(src, len, global, prefix, fixed, shift, bins - 1, hist);
         __syncthreads();
         if (threadIdx.x < WARP_SIZE) {
-            // Warp 0: each lane sums 8 consecutive digits, a warp scan finds the lane holding r.
+            // Warp 0: each lane sums a run of bins, a warp scan finds the lane holding r.
             const u32 lane = threadIdx.x;
+            const u32 per_lane = bins / WARP_SIZE;
             u32 mine = 0;
-            for (u32 j = 0; j < 8; ++j) mine += hist[lane * 8 + j];
+            for (u32 j = 0; j < per_lane; ++j) mine += hist[lane * per_lane + j];
             u32 incl = mine;
             for (int off = 1; off < WARP_SIZE; off <<= 1) {
                 const u32 y = __shfl_up_sync(FULL_MASK, incl, off);
@@ -95,15 +173,26 @@ __device__ void rnd_splitters_impl(const K* __restrict__ sample, u64 s, u64 r_lo
             const u32 excl = incl - mine;
             if (excl <= r && r < incl) {
                 u64 before = excl;
-                u32 d = lane * 8;
+                u32 d = lane * per_lane;
                 while (before + hist[d] <= r) before += hist[d++];
                 chosen_prefix = prefix | ((K)d << shift);
                 chosen_rank = r - before;
+                chosen_count = hist[d];
             }
         }
         __syncthreads();
         prefix = chosen_prefix;
         r = chosen_rank;
+        fixed += width;
+        const u32 count = chosen_count;
+        if (global && fixed < BITS && count <= LOCAL_CAP) {
+            if (threadIdx.x == 0) local_len = 0;
+            __syncthreads();
+            rnd_gather_local(src, len, prefix, fixed, local, &local_len);
+            global = false;
+            src = local;
+            len = count;
+        }
         __syncthreads();
     }
     if (threadIdx.x == 0) bounds[blockIdx.x] = prefix;
@@ -123,11 +212,11 @@ __device__ __forceinline__ void warp_flush(E* stage, u32 staged, E* out, u64 cap
     __syncwarp();
 }
 
-// Stages the marked items of a warp in its shared `stage` (RND_STAGE slots, `staged` of them
-// used: warp-uniform) and writes the stage out to `out` with one atomic on `out_count` when the
+// Stages the marked items of a warp in its shared `stage` (STAGE slots, `staged` of them used:
+// warp-uniform; STAGE >= 32 * V) and writes the stage out to `out` with one atomic on `out_count` when the
 // next items would not fit. Items whose position reaches `cap` are counted but not written.
 // Collective over the warp; no block barrier.
-template <typename E, int V>
+template <typename E, int V, int STAGE>
 __device__ __forceinline__ void warp_stage_append(E* stage, u32& staged, E* out, u64 cap, u64* out_count,
                                                   const E (&item)[V], const bool (&m)[V]) {
     const u32 lane = threadIdx.x & 31;
@@ -141,7 +230,7 @@ __device__ __forceinline__ void warp_stage_append(E* stage, u32& staged, E* out,
     }
     const u32 total = __shfl_sync(FULL_MASK, incl, 31);
     if (total == 0) return;
-    if (staged + total > RND_STAGE) {
+    if (staged + total > STAGE) {
         warp_flush(stage, staged, out, cap, out_count);
         staged = 0;
     }
@@ -156,40 +245,55 @@ __device__ __forceinline__ void warp_stage_append(E* stage, u32& staged, E* out,
 
 // The fused pass: counters (see RND_*) += this grid's counts, and the keys strictly between
 // lo = bounds[0] and hi = bounds[1] are copied to cand (while they fit in `cap`). Keys equal to
-// a splitter are counted, not copied, so that many duplicates cost no workspace.
+// a splitter are counted, not copied, so that many duplicates cost no workspace. Each thread
+// loads RND_UNROLL vectors before it counts them, so that enough loads are in flight to keep
+// the memory busy while the warp stages its copies.
 template <typename T>
 __device__ void rnd_pass_impl(const T* __restrict__ x, u64 n, const typename KeyOf<T>::type* bounds,
                               typename KeyOf<T>::type* __restrict__ cand, u64 cap, u64* counters) {
     typedef typename KeyOf<T>::type K;
     const int V = Vec16<T>::N;
-    static_assert(RND_STAGE >= WARP_SIZE * 16 / sizeof(T), "a warp's trip must fit the stage");
-    __shared__ K stages[RND_WARPS][RND_STAGE];
+    const int E = RND_UNROLL * V;  // elements a thread takes per trip
+    __shared__ K stages[RND_WARPS][WARP_SIZE * E];
     K* stage = stages[threadIdx.x / WARP_SIZE];
     u32 staged = 0;
     const K lo = bounds[0];
     const K hi = bounds[1];
+    const bool two = hi != lo;
     const u64 threads = (u64)gridDim.x * blockDim.x;
     const u64 first = (u64)blockIdx.x * blockDim.x;
     const u64 trips = trip_count<V>(n, first, threads);
     const u64 vtrips = vector_trips<V>(n, first, threads);
     u32 below = 0, nans = 0, eq_lo = 0, eq_hi = 0;
-    for (u64 t = 0; t < trips; ++t) {
-        T v[V];
-        bool valid[V];
-        load_trip<T, V>(x, n, first, threads, vtrips, t, v, valid);
-        K key[V];
-        bool m[V];
+    for (u64 t = 0; t < trips; t += RND_UNROLL) {
+        T v[RND_UNROLL][V];
+        bool valid[RND_UNROLL][V];
 #pragma unroll
-        for (int j = 0; j < V; ++j) {
-            const bool in = valid[j];
-            key[j] = in ? to_key(v[j]) : (K)0;
-            below += (in && key[j] < lo) ? 1u : 0u;
-            eq_lo += (in && key[j] == lo) ? 1u : 0u;
-            eq_hi += (in && key[j] == hi && hi != lo) ? 1u : 0u;
-            nans += (in && is_nan_value(v[j])) ? 1u : 0u;
-            m[j] = in && key[j] > lo && key[j] < hi;
+        for (int u = 0; u < RND_UNROLL; ++u) {
+            if (t + u < trips) {
+                load_trip<T, V>(x, n, first, threads, vtrips, t + u, v[u], valid[u]);
+            } else {
+#pragma unroll
+                for (int j = 0; j < V; ++j) valid[u][j] = false;
+            }
         }
-        warp_stage_append(stage, staged, cand, cap, &counters[RND_BETWEEN], key, m);
+        K key[E];
+        bool m[E];
+#pragma unroll
+        for (int u = 0; u < RND_UNROLL; ++u) {
+#pragma unroll
+            for (int j = 0; j < V; ++j) {
+                const int e = u * V + j;
+                const bool in = valid[u][j];
+                key[e] = in ? to_key(v[u][j]) : (K)0;
+                below += (in && key[e] < lo) ? 1u : 0u;
+                eq_lo += (in && key[e] == lo) ? 1u : 0u;
+                eq_hi += (in && two && key[e] == hi) ? 1u : 0u;
+                if (HasNan<T>::value) nans += (in && key[e] == (K)~(K)0) ? 1u : 0u;
+                m[e] = in && key[e] > lo && key[e] < hi;
+            }
+        }
+        warp_stage_append<K, E, WARP_SIZE * E>(stage, staged, cand, cap, &counters[RND_BETWEEN], key, m);
     }
     warp_flush(stage, staged, cand, cap, &counters[RND_BETWEEN]);
     for (int off = WARP_SIZE / 2; off > 0; off /= 2) {
