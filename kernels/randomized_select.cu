@@ -14,8 +14,13 @@
 #define RND_SPLIT_DIGIT 11
 #define RND_SPLIT_LOADS 16
 #define RND_SPLIT_LOCAL_BYTES 32768
-// Vectors each thread of the pass loads per trip.
-#define RND_UNROLL 4
+// Vectors each thread of the pass loads per trip, and the pass's resident blocks per
+// multiprocessor (measured on an H200: the pass is bound by instruction issue, so 32-bit types
+// want every warp resident and 64-bit types two loads in flight a thread).
+template <typename T> struct RndPassShape { static const int UNROLL = 2; static const int MIN_BLOCKS = 6; };
+template <> struct RndPassShape<float> { static const int UNROLL = 1; static const int MIN_BLOCKS = 8; };
+template <> struct RndPassShape<i32> { static const int UNROLL = 1; static const int MIN_BLOCKS = 8; };
+template <> struct RndPassShape<u32> { static const int UNROLL = 1; static const int MIN_BLOCKS = 8; };
 
 // The counters of one pass, in order.
 #define RND_BELOW 0    // keys < lo
@@ -31,17 +36,30 @@
 #define RND_MISSED 3u      // the bracket missed the rank or the copies overflowed
 
 // sample[i] = key of x[p(i)]: one element from each of s equal strides, at a hashed offset.
+// The grid also counts the sample keys' leading RND_SPLIT_DIGIT bits into top_hist (zero on
+// entry), the first histogram of the splitter selection, so that many blocks share that pass.
 template <typename T>
 __device__ void rnd_sample_impl(const T* __restrict__ x, u64 n, typename KeyOf<T>::type* __restrict__ sample,
-                                u64 s, u64 seed) {
+                                u64 s, u64 seed, u32* top_hist) {
+    typedef typename KeyOf<T>::type K;
+    __shared__ u32 hist[1u << RND_SPLIT_DIGIT];
+    for (u32 d = threadIdx.x; d < (1u << RND_SPLIT_DIGIT); d += blockDim.x) hist[d] = 0;
+    __syncthreads();
     const u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= s) return;
-    const u64 stride = n / s;
-    u64 h = (i + seed) * 0x9E3779B97F4A7C15ull;
-    h ^= h >> 31;
-    h *= 0xBF58476D1CE4E5B9ull;
-    h ^= h >> 29;
-    sample[i] = to_key(x[i * stride + (stride > 1 ? h % stride : 0)]);
+    if (i < s) {
+        const u64 stride = n / s;
+        u64 h = (i + seed) * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 31;
+        h *= 0xBF58476D1CE4E5B9ull;
+        h ^= h >> 29;
+        const K key = to_key(x[i * stride + (stride > 1 ? h % stride : 0)]);
+        sample[i] = key;
+        atomicAdd(&hist[(u32)(key >> (sizeof(K) * 8 - RND_SPLIT_DIGIT))], 1u);
+    }
+    __syncthreads();
+    for (u32 d = threadIdx.x; d < (1u << RND_SPLIT_DIGIT); d += blockDim.x) {
+        if (hist[d]) atomicAdd(&top_hist[d], hist[d]);
+    }
 }
 
 // Counts one digit into a shared histogram; a warp whose valid lanes share the digit adds once
@@ -126,12 +144,13 @@ __device__ void rnd_gather_local(const K* src, u64 len, K prefix, u32 fixed, K* 
 
 // Block b (of two) selects the key of rank r_b of the s sample keys by MSD radix select with
 // 11-bit digits, writing it to bounds[b]; a rank >= s leaves the bound open (the smallest key for
-// b = 0, the largest for b = 1). The first digits read the (L2-resident) sample; once the keys
+// b = 0, the largest for b = 1). The first digit's histogram is the sample kernel's top_hist;
+// further digits read the (L2-resident) sample until the keys
 // matching the prefix fit in shared memory they are gathered there and the remaining digits read
 // only them. Block 0 also clears the pass counters.
 template <typename K>
-__device__ void rnd_splitters_impl(const K* __restrict__ sample, u64 s, u64 r_lo, u64 r_hi,
-                                   K* bounds, u64* counters) {
+__device__ void rnd_splitters_impl(const K* __restrict__ sample, u64 s, const u32* top_hist, u64 r_lo,
+                                   u64 r_hi, K* bounds, u64* counters) {
     const u32 BITS = sizeof(K) * 8;
     const u32 LOCAL_CAP = RND_SPLIT_LOCAL_BYTES / sizeof(K);
     __shared__ u32 hist[1u << RND_SPLIT_DIGIT];
@@ -155,10 +174,16 @@ __device__ void rnd_splitters_impl(const K* __restrict__ sample, u64 s, u64 r_lo
         const u32 width = BITS - fixed < RND_SPLIT_DIGIT ? BITS - fixed : RND_SPLIT_DIGIT;
         const u32 shift = BITS - fixed - width;
         const u32 bins = 1u << width;
-        for (u32 d = threadIdx.x; d < (1u << RND_SPLIT_DIGIT); d += blockDim.x) hist[d] = 0;
-        __syncthreads();
-        rnd_histogram(src, len, global, prefix, fixed, shift, bins - 1, hist);
-        __syncthreads();
+        if (fixed == 0) {
+            // The first digit's histogram comes from the sample kernel.
+            for (u32 d = threadIdx.x; d < (1u << RND_SPLIT_DIGIT); d += blockDim.x) hist[d] = top_hist[d];
+            __syncthreads();
+        } else {
+            for (u32 d = threadIdx.x; d < (1u << RND_SPLIT_DIGIT); d += blockDim.x) hist[d] = 0;
+            __syncthreads();
+            rnd_histogram(src, len, global, prefix, fixed, shift, bins - 1, hist);
+            __syncthreads();
+        }
         if (threadIdx.x < WARP_SIZE) {
             // Warp 0: each lane sums a run of bins, a warp scan finds the lane holding r.
             const u32 lane = threadIdx.x;
@@ -246,13 +271,13 @@ __device__ __forceinline__ void warp_stage_append(E* stage, u32& staged, E* out,
 // The fused pass: counters (see RND_*) += this grid's counts, and the keys strictly between
 // lo = bounds[0] and hi = bounds[1] are copied to cand (while they fit in `cap`). Keys equal to
 // a splitter are counted, not copied, so that many duplicates cost no workspace. Each thread
-// loads RND_UNROLL vectors before it counts them, so that enough loads are in flight to keep
-// the memory busy while the warp stages its copies.
+// loads RndPassShape<T>::UNROLL vectors before it counts them.
 template <typename T>
 __device__ void rnd_pass_impl(const T* __restrict__ x, u64 n, const typename KeyOf<T>::type* bounds,
                               typename KeyOf<T>::type* __restrict__ cand, u64 cap, u64* counters) {
     typedef typename KeyOf<T>::type K;
     const int V = Vec16<T>::N;
+    const int RND_UNROLL = RndPassShape<T>::UNROLL;
     const int E = RND_UNROLL * V;  // elements a thread takes per trip
     __shared__ K stages[RND_WARPS][WARP_SIZE * E];
     K* stage = stages[threadIdx.x / WARP_SIZE];
@@ -359,10 +384,10 @@ __device__ void rnd_resolve_impl(const K* bounds, const u64* counters, u64 k, u6
 
 #define RANDOMIZED_SELECT_KERNELS(NAME, T)                                                        \
     extern "C" __global__ void rnd_sample_##NAME(const T* x, u64 n, KeyOf<T>::type* sample, u64 s, \
-                                                 u64 seed) {                                      \
-        rnd_sample_impl<T>(x, n, sample, s, seed);                                                \
+                                                 u64 seed, u32* top_hist) {                       \
+        rnd_sample_impl<T>(x, n, sample, s, seed, top_hist);                                      \
     }                                                                                             \
-    extern "C" __global__ void __launch_bounds__(RND_BLOCK)                                       \
+    extern "C" __global__ void __launch_bounds__(RND_BLOCK, RndPassShape<T>::MIN_BLOCKS)         \
         rnd_pass_##NAME(const T* x, u64 n, const KeyOf<T>::type* bounds, KeyOf<T>::type* cand,    \
                         u64 cap, u64* counters) {                                                 \
         rnd_pass_impl<T>(x, n, bounds, cand, cap, counters);                                      \
@@ -371,8 +396,9 @@ KSELECT_FOR_EACH_TYPE(RANDOMIZED_SELECT_KERNELS)
 
 #define RANDOMIZED_KEY_KERNELS(NAME, K)                                                           \
     extern "C" __global__ void __launch_bounds__(RND_SPLIT_BLOCK)                                 \
-        rnd_splitters_##NAME(const K* sample, u64 s, u64 r_lo, u64 r_hi, K* bounds, u64* counters) { \
-        rnd_splitters_impl<K>(sample, s, r_lo, r_hi, bounds, counters);                           \
+        rnd_splitters_##NAME(const K* sample, u64 s, const u32* top_hist, u64 r_lo, u64 r_hi,     \
+                             K* bounds, u64* counters) {                                          \
+        rnd_splitters_impl<K>(sample, s, top_hist, r_lo, r_hi, bounds, counters);                 \
     }                                                                                             \
     extern "C" __global__ void rnd_resolve_##NAME(const K* bounds, const u64* counters, u64 k,    \
                                                   u64 cap, SelState* st, u64* hist, K* result,    \

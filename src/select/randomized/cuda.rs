@@ -42,6 +42,10 @@ const SAMPLE: usize = 1 << 16;
 const MIN_N: usize = 1 << 20;
 /// Seed of the sample positions.
 const SEED: u64 = 0x5EED_0F5A_3F1E;
+/// Bins of the sample's first-digit histogram (`1 << RND_SPLIT_DIGIT`).
+const TOP_BINS: usize = 1 << 11;
+/// Blocks of the pass per multiprocessor: many small ones balance the grid's tail.
+const PASS_BLOCKS_PER_SM: usize = 32;
 /// The pass's counters (`RND_COUNTERS`).
 const COUNTERS: usize = 5;
 /// `rnd_resolve`'s outcome for a rank the bracket missed (`RND_MISSED`).
@@ -73,6 +77,7 @@ pub(crate) fn multiselect<T: Element>(
 
     let (s, n64) = (SAMPLE, n as u64);
     let mut sample = dev.alloc::<T::Key>(s, "the randomized select sample")?;
+    let mut top_hist = dev.alloc_zeros::<u32>(TOP_BINS, "the sample's digit histogram")?;
     let (s64, seed) = (s as u64, SEED);
     let mut launch = stream.launch_builder(&sample_fn);
     launch
@@ -80,9 +85,11 @@ pub(crate) fn multiselect<T: Element>(
         .arg(&n64)
         .arg(&mut sample)
         .arg(&s64)
-        .arg(&seed);
-    // SAFETY: rnd_sample_T(const T* x, u64 n, K* sample, u64 s, u64 seed): x holds n >= s
-    // elements and every position i * (n / s) + (< n / s) is below n; sample holds s keys.
+        .arg(&seed)
+        .arg(&mut top_hist);
+    // SAFETY: rnd_sample_T(const T* x, u64 n, K* sample, u64 s, u64 seed, u32* top_hist): x
+    // holds n >= s elements and every position i * (n / s) + (< n / s) is below n; sample
+    // holds s keys, top_hist TOP_BINS zeroed counters.
     unsafe { launch.launch(config(s.div_ceil(BLOCK as usize), BLOCK)) }
         .map_err(|e| driver_error("launching rnd_sample", e))?;
 
@@ -99,7 +106,7 @@ pub(crate) fn multiselect<T: Element>(
         n.div_ceil(16 / std::mem::size_of::<T>()),
         BLOCK,
         dev.multiprocessors(),
-        8,
+        PASS_BLOCKS_PER_SM,
     );
     let cap64 = cap as u64;
     let mut work = Workspace {
@@ -115,12 +122,14 @@ pub(crate) fn multiselect<T: Element>(
         launch
             .arg(&sample)
             .arg(&s64)
+            .arg(&top_hist)
             .arg(&r_lo)
             .arg(&r_hi)
             .arg(&mut bounds)
             .arg(&mut counters);
-        // SAFETY: rnd_splitters_K(const K* sample, u64 s, u64, u64, K* bounds, u64* counters):
-        // two blocks of RND_SPLIT_BLOCK threads; sample holds s keys, bounds 2, counters 5.
+        // SAFETY: rnd_splitters_K(const K* sample, u64 s, const u32* top_hist, u64, u64, K*
+        // bounds, u64* counters): two blocks of RND_SPLIT_BLOCK threads; sample holds s keys,
+        // top_hist TOP_BINS counters, bounds 2, counters 5.
         unsafe { launch.launch(config(2, SPLIT_BLOCK)) }
             .map_err(|e| driver_error("launching rnd_splitters", e))?;
         let mut launch = stream.launch_builder(&pass_fn);
