@@ -116,9 +116,11 @@ pub struct SelectArgs {
     pub backend: Backend,
 
     /// The selection algorithm: auto (the backend's fastest for the input), sort-choose,
-    /// introselect, floyd-rivest, radix, bucket, sample, cutting-plane, quick-multiselect,
-    /// randomized, quick. The CUDA backend has auto, sort-choose, radix, randomized, sample and
-    /// quick. Every algorithm returns the same values; they differ only in speed.
+    /// introselect, floyd-rivest, radix, radix-inplace, bucket, sample, cutting-plane,
+    /// quick-multiselect, randomized, quick. The CUDA backend has auto, sort-choose, radix,
+    /// radix-inplace (no workspace), bucket, randomized, sample, quick and cutting-plane; the
+    /// CPU all but radix-inplace. Every algorithm returns the same values; they differ only in
+    /// speed and workspace.
     #[arg(long, value_name = "NAME", default_value = "auto", value_parser = parse_algorithm)]
     pub algorithm: Algorithm,
 
