@@ -180,6 +180,29 @@ __device__ __forceinline__ void block_append(E* out, u64 cap, u64* out_count, co
     __syncthreads();
 }
 
+// Sorts a[0..N) ascending in shared memory with the whole block (N a power of two).
+// Starts and ends with a barrier.
+template <typename K, int N>
+__device__ void block_bitonic_sort(K* a) {
+    __syncthreads();
+    for (u32 size = 2; size <= (u32)N; size <<= 1) {
+        for (u32 stride = size >> 1; stride > 0; stride >>= 1) {
+            for (u32 t = threadIdx.x; t < (u32)N / 2; t += blockDim.x) {
+                const u32 lo = 2 * t - (t & (stride - 1));
+                const u32 hi = lo + stride;
+                const bool ascending = (lo & size) == 0;
+                const K x = a[lo];
+                const K y = a[hi];
+                if ((x > y) == ascending) {
+                    a[lo] = y;
+                    a[hi] = x;
+                }
+            }
+            __syncthreads();
+        }
+    }
+}
+
 // The state of a radix selection (kernels/radix_select.cu), kept on the device between its
 // launches; other selections (kernels/randomized_select.cu) start one from their candidates.
 // Where the candidates are: the input itself, or one of two compacted buffers.

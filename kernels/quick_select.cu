@@ -17,29 +17,6 @@
 #define QS_GT 3     // keys above the pivot (copied to the back of the output)
 #define QS_NANS 4   // NaNs of the input (the first level counts them)
 
-// Sorts a[0..N) ascending in shared memory with the whole block (N a power of two).
-// Starts and ends with a barrier.
-template <typename K, int N>
-__device__ void qs_bitonic_sort(K* a) {
-    __syncthreads();
-    for (u32 size = 2; size <= (u32)N; size <<= 1) {
-        for (u32 stride = size >> 1; stride > 0; stride >>= 1) {
-            for (u32 t = threadIdx.x; t < (u32)N / 2; t += blockDim.x) {
-                const u32 lo = 2 * t - (t & (stride - 1));
-                const u32 hi = lo + stride;
-                const bool ascending = (lo & size) == 0;
-                const K x = a[lo];
-                const K y = a[hi];
-                if ((x > y) == ascending) {
-                    a[lo] = y;
-                    a[hi] = x;
-                }
-            }
-            __syncthreads();
-        }
-    }
-}
-
 // One block of QS_PIVOT_THREADS. The candidates are x[skip..n) (n > skip). Sorts a sample of
 // s = min(n - skip, QS_SAMPLE) of their keys, one from each of s equal strides at a hashed
 // offset, and writes its median as the pivot; clears the level's counts.
@@ -61,7 +38,7 @@ __device__ void qs_pivot_impl(const T* __restrict__ x, u64 n, u64 skip, u64 seed
             keys[i] = (K)~(K)0;
         }
     }
-    qs_bitonic_sort<K, QS_SAMPLE>(keys);
+    block_bitonic_sort<K, QS_SAMPLE>(keys);
     if (threadIdx.x == 0) {
         state[QS_PIVOT] = (u64)keys[(s - 1) / 2];
         state[QS_LT] = 0;

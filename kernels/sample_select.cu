@@ -29,29 +29,6 @@
 //   [256]       m (1 <= m <= 127)
 //   [257]       1 when the sample holds a repeated value (buckets are then likely to collide)
 
-// Sorts a[0..N) ascending in shared memory with the whole block (N a power of two).
-// Starts and ends with a barrier.
-template <typename K, int N>
-__device__ void ss_bitonic_sort(K* a) {
-    __syncthreads();
-    for (u32 size = 2; size <= (u32)N; size <<= 1) {
-        for (u32 stride = size >> 1; stride > 0; stride >>= 1) {
-            for (u32 t = threadIdx.x; t < (u32)N / 2; t += blockDim.x) {
-                const u32 lo = 2 * t - (t & (stride - 1));
-                const u32 hi = lo + stride;
-                const bool ascending = (lo & size) == 0;
-                const K x = a[lo];
-                const K y = a[hi];
-                if ((x > y) == ascending) {
-                    a[lo] = y;
-                    a[hi] = x;
-                }
-            }
-            __syncthreads();
-        }
-    }
-}
-
 // The sorted position of heap node i (0 <= i < 127) of a complete tree of depth 7.
 __device__ __forceinline__ u32 ss_inorder(u32 i) {
     const u32 depth = 31 - __clz(i + 1);
@@ -101,7 +78,7 @@ __device__ void ss_sample_impl(const T* __restrict__ x, u64 n, u64 seed, typenam
     __shared__ u32 m_shared;
     const u32 s = (u32)(n < SS_SAMPLE ? n : SS_SAMPLE);
     ss_gather<T>(x, n, seed, keys);
-    ss_bitonic_sort<K, SS_SAMPLE>(keys);
+    block_bitonic_sort<K, SS_SAMPLE>(keys);
     bool repeat = false;
     for (u32 i = threadIdx.x + 1; i < s; i += blockDim.x) repeat = repeat || keys[i] == keys[i - 1];
     const int any_repeat = __syncthreads_or(repeat ? 1 : 0);
@@ -142,7 +119,7 @@ __device__ void ss_sort_select_impl(const T* __restrict__ x, u64 n, const u64* _
         nan_total += __syncthreads_count(in && is_nan_value(v) ? 1 : 0);
     }
     if (count_nans && threadIdx.x == 0 && nan_total) atomicAdd(nans, (u64)nan_total);
-    ss_bitonic_sort<K, SS_SAMPLE>(keys);
+    block_bitonic_sort<K, SS_SAMPLE>(keys);
     for (u64 j = threadIdx.x; j < r; j += blockDim.x) {
         const u64 k = ranks[j];
         const K key = keys[k];
