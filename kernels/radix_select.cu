@@ -45,6 +45,15 @@ __device__ __forceinline__ void count_digit(u32* warp_hist, bool valid, u32 d) {
     }
 }
 
+// Counts one digit into the warp's histogram with one add per distinct digit of the warp: for
+// candidates, whose digits crowd into a few bins, where lanes adding one each would serialise.
+__device__ __forceinline__ void count_digit_grouped(u32* warp_hist, bool valid, u32 d) {
+    const u32 active = __ballot_sync(FULL_MASK, valid);
+    if (!valid) return;
+    const u32 peers = __match_any_sync(active, d);
+    if ((u32)(__ffs(peers) - 1) == (threadIdx.x & 31)) atomicAdd(&warp_hist[d], (u32)__popc(peers));
+}
+
 
 // One pass over the candidates: histogram of the digit at `shift` of the keys matching the
 // prefix, the copy of those keys when the state asks for it, and (first pass) the NaN count.
@@ -61,6 +70,8 @@ __device__ void rsel_pass_impl(const T* __restrict__ x, u64 n, typename KeyOf<T>
     for (int i = threadIdx.x; i < SEL_WARPS * SEL_RADIX; i += blockDim.x) (&warp_hist[0][0])[i] = 0;
     __syncthreads();
     const SelState s = *st;
+    // A digit that the state has fixed already (a selection started with a known prefix).
+    if (shift >= sizeof(K) * 8 - s.fixed_bits) return;
     const K prefix = (K)s.prefix;
     K* out = s.dst == 1 ? buf0 : (s.dst == 2 ? buf1 : (K*)0);
     u32* my_hist = warp_hist[threadIdx.x / WARP_SIZE];
@@ -115,7 +126,7 @@ __device__ void rsel_pass_impl(const T* __restrict__ x, u64 n, typename KeyOf<T>
 #pragma unroll
             for (int j = 0; j < VK; ++j) {
                 m[j] = m[j] && matches(key[j], prefix, s.fixed_bits);
-                count_digit(my_hist, m[j], (u32)(key[j] >> shift) & (SEL_RADIX - 1));
+                count_digit_grouped(my_hist, m[j], (u32)(key[j] >> shift) & (SEL_RADIX - 1));
             }
             if (out) block_append<SEL_WARPS>(out, ~0ull, &st->out_count, key, m, warp_offset, &block_base);
         }
@@ -138,6 +149,7 @@ __device__ void rsel_pass_impl(const T* __restrict__ x, u64 n, typename KeyOf<T>
 template <typename K>
 __device__ void rsel_choose_impl(SelState* st, u64* hist, u32 shift, u64 cap, K* result, u64 slot) {
     __shared__ u64 scan[SEL_RADIX];
+    if (shift >= sizeof(K) * 8 - st->fixed_bits) return;  // fixed already (see rsel_pass)
     const u32 d = threadIdx.x;
     const u64 c = hist[d];
     scan[d] = c;

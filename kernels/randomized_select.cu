@@ -15,20 +15,24 @@
 #define RND_SPLIT_LOADS 16
 #define RND_SPLIT_LOCAL_BYTES 32768
 // Vectors each thread of the pass loads per trip, and the pass's resident blocks per
-// multiprocessor (measured on an H200: the pass is bound by instruction issue, so 32-bit types
-// want every warp resident and 64-bit types two loads in flight a thread).
-template <typename T> struct RndPassShape { static const int UNROLL = 2; static const int MIN_BLOCKS = 6; };
-template <> struct RndPassShape<float> { static const int UNROLL = 1; static const int MIN_BLOCKS = 8; };
-template <> struct RndPassShape<i32> { static const int UNROLL = 1; static const int MIN_BLOCKS = 8; };
-template <> struct RndPassShape<u32> { static const int UNROLL = 1; static const int MIN_BLOCKS = 8; };
+// multiprocessor (measured on an H200 with tune/-style harnesses: four 16-byte loads in flight a
+// thread keep the pass within 1.1 reads of the floor for 32- and 64-bit types).
+#define RND_UNROLL 4
+#define RND_PASS_MIN_BLOCKS 4
+// The most sample keys equal to a splitter for the lean pass: more suggest that the input repeats
+// that value so often that copying its duplicates could overflow the candidate buffer.
+#define RND_DUP_LIMIT 64
 
 // The counters of one pass, in order.
 #define RND_BELOW 0    // keys < lo
-#define RND_BETWEEN 1  // keys strictly between lo and hi (also the copies' append position)
+#define RND_BETWEEN 1  // the copies: keys in [lo, hi] (lean pass) or in (lo, hi) (full pass)
 #define RND_NANS 2     // NaNs (floats)
-#define RND_EQ_LO 3    // keys == lo
-#define RND_EQ_HI 4    // keys == hi, when hi != lo
-#define RND_COUNTERS 5
+#define RND_EQ_LO 3    // keys == lo (full pass)
+#define RND_EQ_HI 4    // keys == hi, when hi != lo (full pass)
+#define RND_PASS_COUNTERS 5
+#define RND_DUPS_LO 5  // sample keys equal to lo (set by the splitter selection)
+#define RND_DUPS_HI 6  // sample keys equal to hi
+#define RND_COUNTERS 7
 
 // What `rnd_resolve` found for a rank.
 #define RND_DONE 1u        // the rank is a splitter's: result written
@@ -147,7 +151,8 @@ __device__ void rnd_gather_local(const K* src, u64 len, K prefix, u32 fixed, K* 
 // b = 0, the largest for b = 1). The first digit's histogram is the sample kernel's top_hist;
 // further digits read the (L2-resident) sample until the keys
 // matching the prefix fit in shared memory they are gathered there and the remaining digits read
-// only them. Block 0 also clears the pass counters.
+// only them. Block 0 also clears the pass counters; block b writes to counters[RND_DUPS_LO + b]
+// how many sample keys equal its bound (for an open side, an upper bound of that number).
 template <typename K>
 __device__ void rnd_splitters_impl(const K* __restrict__ sample, u64 s, const u32* top_hist, u64 r_lo,
                                    u64 r_hi, K* bounds, u64* counters) {
@@ -159,10 +164,16 @@ __device__ void rnd_splitters_impl(const K* __restrict__ sample, u64 s, const u3
     __shared__ K chosen_prefix;
     __shared__ u64 chosen_rank;
     __shared__ u32 chosen_count;
-    if (blockIdx.x == 0 && threadIdx.x < RND_COUNTERS) counters[threadIdx.x] = 0;
+    __shared__ u32 warp_sums[RND_SPLIT_BLOCK / WARP_SIZE];
+    if (blockIdx.x == 0 && threadIdx.x < RND_PASS_COUNTERS) counters[threadIdx.x] = 0;
     u64 r = blockIdx.x == 0 ? r_lo : r_hi;
     if (r >= s) {
-        if (threadIdx.x == 0) bounds[blockIdx.x] = blockIdx.x == 0 ? (K)0 : (K)~(K)0;
+        // An open side: its bound is the extreme key, and the sample keys in the extreme bin of
+        // the first digit bound its duplicates from above.
+        if (threadIdx.x == 0) {
+            bounds[blockIdx.x] = blockIdx.x == 0 ? (K)0 : (K)~(K)0;
+            counters[RND_DUPS_LO + blockIdx.x] = top_hist[blockIdx.x == 0 ? 0 : (1u << RND_SPLIT_DIGIT) - 1];
+        }
         return;
     }
     const K* src = sample;
@@ -184,21 +195,35 @@ __device__ void rnd_splitters_impl(const K* __restrict__ sample, u64 s, const u3
             rnd_histogram(src, len, global, prefix, fixed, shift, bins - 1, hist);
             __syncthreads();
         }
-        if (threadIdx.x < WARP_SIZE) {
-            // Warp 0: each lane sums a run of bins, a warp scan finds the lane holding r.
-            const u32 lane = threadIdx.x;
-            const u32 per_lane = bins / WARP_SIZE;
+        {
+            // Each thread sums a run of bins; a block scan finds the thread whose run holds r.
+            const u32 lane = threadIdx.x & 31;
+            const u32 warp = threadIdx.x / WARP_SIZE;
+            const u32 per = (bins + blockDim.x - 1) / blockDim.x;
+            const u32 first_bin = threadIdx.x * per;
             u32 mine = 0;
-            for (u32 j = 0; j < per_lane; ++j) mine += hist[lane * per_lane + j];
+            for (u32 j = 0; j < per; ++j) mine += first_bin + j < bins ? hist[first_bin + j] : 0u;
             u32 incl = mine;
             for (int off = 1; off < WARP_SIZE; off <<= 1) {
                 const u32 y = __shfl_up_sync(FULL_MASK, incl, off);
                 if (lane >= (u32)off) incl += y;
             }
-            const u32 excl = incl - mine;
-            if (excl <= r && r < incl) {
+            if (lane == WARP_SIZE - 1) warp_sums[warp] = incl;
+            __syncthreads();
+            if (warp == 0) {
+                const u32 total = lane < blockDim.x / WARP_SIZE ? warp_sums[lane] : 0u;
+                u32 run = total;
+                for (int off = 1; off < WARP_SIZE; off <<= 1) {
+                    const u32 y = __shfl_up_sync(FULL_MASK, run, off);
+                    if (lane >= (u32)off) run += y;
+                }
+                if (lane < blockDim.x / WARP_SIZE) warp_sums[lane] = run - total;
+            }
+            __syncthreads();
+            const u32 excl = warp_sums[warp] + incl - mine;
+            if (mine > 0 && excl <= r && r < (u64)excl + mine) {
                 u64 before = excl;
-                u32 d = lane * per_lane;
+                u32 d = first_bin;
                 while (before + hist[d] <= r) before += hist[d++];
                 chosen_prefix = prefix | ((K)d << shift);
                 chosen_rank = r - before;
@@ -220,7 +245,10 @@ __device__ void rnd_splitters_impl(const K* __restrict__ sample, u64 s, const u3
         }
         __syncthreads();
     }
-    if (threadIdx.x == 0) bounds[blockIdx.x] = prefix;
+    if (threadIdx.x == 0) {
+        bounds[blockIdx.x] = prefix;
+        counters[RND_DUPS_LO + blockIdx.x] = chosen_count;
+    }
 }
 
 // Writes a warp's staged items out (see warp_stage_append).
@@ -237,29 +265,31 @@ __device__ __forceinline__ void warp_flush(E* stage, u32 staged, E* out, u64 cap
     __syncwarp();
 }
 
-// Stages the marked items of a warp in its shared `stage` (STAGE slots, `staged` of them used:
-// warp-uniform; STAGE >= 32 * V) and writes the stage out to `out` with one atomic on `out_count` when the
-// next items would not fit. Items whose position reaches `cap` are counted but not written.
-// Collective over the warp; no block barrier.
+// Stages the marked items of a warp (up to V a lane, V < 16) in its shared `stage` (STAGE slots,
+// `staged` of them used: warp-uniform; STAGE >= 32 * V) and writes the stage out to `out` with one
+// atomic on `out_count` when the next items would not fit. Items whose position reaches `cap` are
+// counted but not written. A lane's place comes from one ballot per bit of its item count, so a
+// warp with nothing to append pays a few votes. Collective over the warp; no block barrier.
 template <typename E, int V, int STAGE>
 __device__ __forceinline__ void warp_stage_append(E* stage, u32& staged, E* out, u64 cap, u64* out_count,
                                                   const E (&item)[V], const bool (&m)[V]) {
-    const u32 lane = threadIdx.x & 31;
     u32 mine = 0;
 #pragma unroll
     for (int j = 0; j < V; ++j) mine += m[j] ? 1u : 0u;
-    u32 incl = mine;
-    for (int off = 1; off < WARP_SIZE; off <<= 1) {
-        const u32 y = __shfl_up_sync(FULL_MASK, incl, off);
-        if (lane >= (u32)off) incl += y;
+    const u32 lt = lanemask_lt();
+    u32 total = 0, before = 0;
+#pragma unroll
+    for (int b = 0; (1 << b) <= V; ++b) {
+        const u32 votes = __ballot_sync(FULL_MASK, (mine >> b) & 1u);
+        total += (u32)__popc(votes) << b;
+        before += (u32)__popc(votes & lt) << b;
     }
-    const u32 total = __shfl_sync(FULL_MASK, incl, 31);
     if (total == 0) return;
     if (staged + total > STAGE) {
         warp_flush(stage, staged, out, cap, out_count);
         staged = 0;
     }
-    u32 pos = staged + incl - mine;
+    u32 pos = staged + before;
 #pragma unroll
     for (int j = 0; j < V; ++j) {
         if (m[j]) stage[pos++] = item[j];
@@ -268,76 +298,128 @@ __device__ __forceinline__ void warp_stage_append(E* stage, u32& staged, E* out,
     __syncwarp();
 }
 
-// The fused pass: counters (see RND_*) += this grid's counts, and the keys strictly between
-// lo = bounds[0] and hi = bounds[1] are copied to cand (while they fit in `cap`). Keys equal to
-// a splitter are counted, not copied, so that many duplicates cost no workspace. Each thread
-// loads RndPassShape<T>::UNROLL vectors before it counts them.
+// The tallies a warp's lane keeps in a pass (see RND_*).
+struct RndTally {
+    u32 below, nans, eq_lo, eq_hi;
+};
+
+// Tallies the keys of one lane's E elements and marks the ones to copy. The lean form marks
+// the closed bracket [lo, hi] (one subtraction and one comparison a key) and counts only the keys
+// below it and the NaNs; the full form marks the open bracket (lo, hi) and also counts the keys
+// equal to each splitter, so that a value repeated many times costs no copies.
+template <typename K, bool FULL, bool NANS, int E>
+__device__ __forceinline__ void rnd_tally(const K (&key)[E], K lo, K hi, K width, RndTally& c, bool (&m)[E]) {
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+        c.below += key[e] < lo ? 1u : 0u;
+        if (NANS) c.nans += key[e] == (K)~(K)0 ? 1u : 0u;
+        if (FULL) {
+            c.eq_lo += key[e] == lo ? 1u : 0u;
+            c.eq_hi += (key[e] == hi && hi != lo) ? 1u : 0u;
+            m[e] = key[e] > lo && key[e] < hi;
+        } else {
+            m[e] = (K)(key[e] - lo) <= width;
+        }
+    }
+}
+
+// The pass proper, in the lean or the full form (see rnd_tally). Warps take chunks of
+// 32 * RND_UNROLL whole vectors (each lane RND_UNROLL loads in flight); the last warp of the grid
+// takes what fills no chunk, one element a lane.
+template <typename T, bool FULL>
+__device__ void rnd_scan(const T* __restrict__ x, u64 n, typename KeyOf<T>::type lo, typename KeyOf<T>::type hi,
+                         typename KeyOf<T>::type* __restrict__ cand, u64 cap, u64* counters,
+                         typename KeyOf<T>::type* stage) {
+    typedef typename KeyOf<T>::type K;
+    const int V = Vec16<T>::N;
+    const int E = RND_UNROLL * V;  // elements a lane takes per trip
+    const bool NANS = HasNan<T>::value;
+    const K width = hi - lo;
+    u32 staged = 0;
+    const u32 lane = threadIdx.x & 31;
+    const u64 chunk = (u64)WARP_SIZE * RND_UNROLL;  // vectors a warp takes per trip
+    const u64 full_chunks = n / V / chunk;
+    const u64 warps = (u64)gridDim.x * RND_WARPS;
+    const u64 warp_id = (u64)blockIdx.x * RND_WARPS + threadIdx.x / WARP_SIZE;
+    RndTally c = {0, 0, 0, 0};
+    const T* base = x + lane * V;
+    for (u64 w = warp_id; w < full_chunks; w += warps) {
+        T v[RND_UNROLL][V];
+#pragma unroll
+        for (int u = 0; u < RND_UNROLL; ++u) load16(base + (w * chunk + u * WARP_SIZE) * V, v[u]);
+        K key[E];
+#pragma unroll
+        for (int u = 0; u < RND_UNROLL; ++u) {
+#pragma unroll
+            for (int j = 0; j < V; ++j) key[u * V + j] = to_key(v[u][j]);
+        }
+        bool m[E];
+        rnd_tally<K, FULL, NANS, E>(key, lo, hi, width, c, m);
+        warp_stage_append<K, E, WARP_SIZE * E>(stage, staged, cand, cap, &counters[RND_BETWEEN], key, m);
+    }
+    if (warp_id == warps - 1) {
+        for (u64 i0 = full_chunks * chunk * V; i0 < n; i0 += WARP_SIZE) {
+            const u64 i = i0 + lane;
+            K key[1] = {i < n ? to_key(x[i]) : lo};
+            RndTally one = {0, 0, 0, 0};
+            bool m[1];
+            rnd_tally<K, FULL, NANS, 1>(key, lo, hi, width, one, m);
+            if (i < n) {
+                c.below += one.below;
+                c.nans += one.nans;
+                c.eq_lo += one.eq_lo;
+                c.eq_hi += one.eq_hi;
+            }
+            m[0] = m[0] && i < n;
+            warp_stage_append<K, 1, WARP_SIZE * E>(stage, staged, cand, cap, &counters[RND_BETWEEN], key, m);
+        }
+    }
+    warp_flush(stage, staged, cand, cap, &counters[RND_BETWEEN]);
+    for (int off = WARP_SIZE / 2; off > 0; off /= 2) {
+        c.below += __shfl_down_sync(FULL_MASK, c.below, off);
+        if (NANS) c.nans += __shfl_down_sync(FULL_MASK, c.nans, off);
+        if (FULL) {
+            c.eq_lo += __shfl_down_sync(FULL_MASK, c.eq_lo, off);
+            c.eq_hi += __shfl_down_sync(FULL_MASK, c.eq_hi, off);
+        }
+    }
+    if (lane == 0) {
+        if (c.below) atomicAdd(&counters[RND_BELOW], (u64)c.below);
+        if (c.nans) atomicAdd(&counters[RND_NANS], (u64)c.nans);
+        if (c.eq_lo) atomicAdd(&counters[RND_EQ_LO], (u64)c.eq_lo);
+        if (c.eq_hi) atomicAdd(&counters[RND_EQ_HI], (u64)c.eq_hi);
+    }
+}
+
+// Whether the pass takes its full form: the splitters are one value, or the sample suggests that
+// one of them repeats often (see RND_DUP_LIMIT). The pass and rnd_resolve decide alike.
+template <typename K>
+__device__ __forceinline__ bool rnd_full_form(const K* bounds, const u64* counters) {
+    return bounds[0] == bounds[1] || counters[RND_DUPS_LO] > RND_DUP_LIMIT || counters[RND_DUPS_HI] > RND_DUP_LIMIT;
+}
+
+// The fused pass: counters (see RND_*) += this grid's counts, and the bracket's keys are copied to
+// cand (while they fit in `cap`).
 template <typename T>
 __device__ void rnd_pass_impl(const T* __restrict__ x, u64 n, const typename KeyOf<T>::type* bounds,
                               typename KeyOf<T>::type* __restrict__ cand, u64 cap, u64* counters) {
     typedef typename KeyOf<T>::type K;
-    const int V = Vec16<T>::N;
-    const int RND_UNROLL = RndPassShape<T>::UNROLL;
-    const int E = RND_UNROLL * V;  // elements a thread takes per trip
+    const int E = RND_UNROLL * Vec16<T>::N;
     __shared__ K stages[RND_WARPS][WARP_SIZE * E];
     K* stage = stages[threadIdx.x / WARP_SIZE];
-    u32 staged = 0;
     const K lo = bounds[0];
     const K hi = bounds[1];
-    const bool two = hi != lo;
-    const u64 threads = (u64)gridDim.x * blockDim.x;
-    const u64 first = (u64)blockIdx.x * blockDim.x;
-    const u64 trips = trip_count<V>(n, first, threads);
-    const u64 vtrips = vector_trips<V>(n, first, threads);
-    u32 below = 0, nans = 0, eq_lo = 0, eq_hi = 0;
-    for (u64 t = 0; t < trips; t += RND_UNROLL) {
-        T v[RND_UNROLL][V];
-        bool valid[RND_UNROLL][V];
-#pragma unroll
-        for (int u = 0; u < RND_UNROLL; ++u) {
-            if (t + u < trips) {
-                load_trip<T, V>(x, n, first, threads, vtrips, t + u, v[u], valid[u]);
-            } else {
-#pragma unroll
-                for (int j = 0; j < V; ++j) valid[u][j] = false;
-            }
-        }
-        K key[E];
-        bool m[E];
-#pragma unroll
-        for (int u = 0; u < RND_UNROLL; ++u) {
-#pragma unroll
-            for (int j = 0; j < V; ++j) {
-                const int e = u * V + j;
-                const bool in = valid[u][j];
-                key[e] = in ? to_key(v[u][j]) : (K)0;
-                below += (in && key[e] < lo) ? 1u : 0u;
-                eq_lo += (in && key[e] == lo) ? 1u : 0u;
-                eq_hi += (in && two && key[e] == hi) ? 1u : 0u;
-                if (HasNan<T>::value) nans += (in && key[e] == (K)~(K)0) ? 1u : 0u;
-                m[e] = in && key[e] > lo && key[e] < hi;
-            }
-        }
-        warp_stage_append<K, E, WARP_SIZE * E>(stage, staged, cand, cap, &counters[RND_BETWEEN], key, m);
-    }
-    warp_flush(stage, staged, cand, cap, &counters[RND_BETWEEN]);
-    for (int off = WARP_SIZE / 2; off > 0; off /= 2) {
-        below += __shfl_down_sync(FULL_MASK, below, off);
-        nans += __shfl_down_sync(FULL_MASK, nans, off);
-        eq_lo += __shfl_down_sync(FULL_MASK, eq_lo, off);
-        eq_hi += __shfl_down_sync(FULL_MASK, eq_hi, off);
-    }
-    if ((threadIdx.x & 31) == 0) {
-        if (below) atomicAdd(&counters[RND_BELOW], (u64)below);
-        if (nans) atomicAdd(&counters[RND_NANS], (u64)nans);
-        if (eq_lo) atomicAdd(&counters[RND_EQ_LO], (u64)eq_lo);
-        if (eq_hi) atomicAdd(&counters[RND_EQ_HI], (u64)eq_hi);
+    if (rnd_full_form(bounds, counters)) {
+        rnd_scan<T, true>(x, n, lo, hi, cand, cap, counters, stage);
+    } else {
+        rnd_scan<T, false>(x, n, lo, hi, cand, cap, counters, stage);
     }
 }
 
 // One block of 256 threads: places rank k among the pass's counts. A rank on a splitter's
-// duplicates is that splitter (result[slot]); one strictly between them starts a radix selection
-// over the copies (cand = the radix passes' buffer 0, `cap` keys); otherwise the bracket missed.
+// duplicates (full form) is that splitter (result[slot]); one among the copies starts a radix
+// selection over them (cand = the radix passes' buffer 0, `cap` keys) with the leading digits
+// that the splitters share already fixed; otherwise the bracket missed.
 // The radix state always ends with the NaN count and with a source that radix passes may read
 // (an empty one when they have nothing to do). status[slot] = RND_DONE / RND_CANDIDATES /
 // RND_MISSED.
@@ -374,6 +456,13 @@ __device__ void rnd_resolve_impl(const K* bounds, const u64* counters, u64 k, u6
     } else if (between > cap) {
         outcome = RND_MISSED;
     } else {
+        // Every copy lies in [lo, hi]: the whole digits that lo and hi share are already fixed.
+        const u32 bits = sizeof(K) * 8;
+        const u32 shared_bits = (u32)__clzll((u64)(lo ^ hi)) - (64 - bits);
+        // (At most all digits but the last, so that the last pass writes the result.)
+        const u32 fixed = min(shared_bits / 8 * 8, bits - 8);
+        st->prefix = fixed == 0 ? 0 : (u64)(lo >> (bits - fixed) << (bits - fixed));
+        st->fixed_bits = fixed;
         st->k = k - first_between;
         st->count = between;
         st->src_count = between;
@@ -387,7 +476,7 @@ __device__ void rnd_resolve_impl(const K* bounds, const u64* counters, u64 k, u6
                                                  u64 seed, u32* top_hist) {                       \
         rnd_sample_impl<T>(x, n, sample, s, seed, top_hist);                                      \
     }                                                                                             \
-    extern "C" __global__ void __launch_bounds__(RND_BLOCK, RndPassShape<T>::MIN_BLOCKS)         \
+    extern "C" __global__ void __launch_bounds__(RND_BLOCK, RND_PASS_MIN_BLOCKS)       \
         rnd_pass_##NAME(const T* x, u64 n, const KeyOf<T>::type* bounds, KeyOf<T>::type* cand,    \
                         u64 cap, u64* counters) {                                                 \
         rnd_pass_impl<T>(x, n, bounds, cand, cap, counters);                                      \

@@ -23,6 +23,8 @@ use crate::error::Result;
 use crate::select::sort_choose::cuda::key_suffix;
 
 const BLOCK: u32 = 256;
+/// Blocks a multiprocessor for digit passes that read the input.
+const INPUT_PASS_BLOCKS_PER_SM: usize = 8;
 /// `SelState` of the kernel in `u64` words (64 bytes).
 pub(crate) const STATE_WORDS: usize = 8;
 /// The word of `SelState` holding the NaN count.
@@ -71,12 +73,16 @@ pub(crate) struct Workspace<'a, K: cudarc::driver::DeviceRepr> {
 /// `rsel_init`, or by another kernel that leaves its candidates in buffer 0): per digit, from
 /// the most significant, a histogram pass over the source (the input `x` or a buffer) and a
 /// one-block choice that writes the selected key to `results[slot]` after the last digit.
+/// Each pass runs `blocks_per_sm` blocks a multiprocessor (or fewer for a short input): a full
+/// grid for passes that read the input, a small one for passes over candidates only, where the
+/// blocks' histogram merges would cost more than the keys.
 pub(crate) fn digit_passes<T: Element>(
     dev: &CudaDevice,
     x: &CudaView<'_, T>,
     work: &mut Workspace<'_, T::Key>,
     results: &mut CudaSlice<T::Key>,
     slot: usize,
+    blocks_per_sm: usize,
 ) -> Result<()> {
     let stream = dev.stream();
     let pass = dev.function(&RADIX_SELECT, &kernel_name("rsel_pass", T::DTYPE))?;
@@ -86,7 +92,7 @@ pub(crate) fn digit_passes<T: Element>(
     )?;
     let n = x.len();
     let vec = 16 / std::mem::size_of::<T>();
-    let blocks = stride_blocks(n.div_ceil(vec), BLOCK, dev.multiprocessors(), 8);
+    let blocks = stride_blocks(n.div_ceil(vec), BLOCK, dev.multiprocessors(), blocks_per_sm);
     let (n64, cap64, slot64) = (n as u64, work.cap as u64, slot as u64);
     for digit in 0..T::Key::BITS / 8 {
         let shift = T::Key::BITS - 8 * (digit + 1);
@@ -166,7 +172,14 @@ fn select_with_capacity<T: Element>(
         // SelState, hist 256 entries.
         unsafe { launch.launch(config(1, BLOCK)) }
             .map_err(|e| driver_error("launching rsel_init", e))?;
-        digit_passes(dev, x, &mut work, &mut results, slot)?;
+        digit_passes(
+            dev,
+            x,
+            &mut work,
+            &mut results,
+            slot,
+            INPUT_PASS_BLOCKS_PER_SM,
+        )?;
     }
     let keys = stream
         .clone_dtoh(&results)

@@ -4,13 +4,17 @@
 //! gives two splitters, selected in the sample by radix select, that bracket rank `k` with
 //! high probability: the sample ranks `p·s ± (4σ + 2)` for `p = (k + ½) / n` and
 //! `σ = √(s·p·(1 − p))`. One fused pass over the input counts the keys below the lower splitter
-//! and those equal to each splitter, counts the NaNs, and copies the keys strictly between the
-//! splitters (at most about `4 / √s ≈ 1.6 %` of `n`), each warp staging them in shared memory
-//! and writing them out with one atomic per few hundred. A rank that falls on
-//! a splitter's duplicates is that splitter; one between them is selected among the copies by
-//! radix select. When the bracket misses the rank or the copies outgrow the workspace, the rank
-//! is selected by radix select over the whole input: the result is always exact. Inputs under
-//! 2^20 go to radix select directly.
+//! and the NaNs, and copies the keys of the bracket (at most about `4 / √s ≈ 1.6 %` of `n`),
+//! each warp staging them in shared memory and writing them out with one atomic per few
+//! hundred. The pass has two forms. The lean one copies the closed bracket `[lo, hi]` (one
+//! subtraction and one comparison a key); it runs when the sample holds each splitter at most
+//! 64 times. Otherwise (`lo = hi`, or a splitter the input seems to repeat often) the full form
+//! copies only the keys strictly between the splitters and counts those equal to each, so that
+//! a value repeated millions of times costs no workspace; a rank on a splitter's duplicates is
+//! then that splitter. A rank among the copies is selected there by radix select, starting below
+//! the leading digits the splitters share. When the bracket misses the rank or the copies
+//! outgrow the workspace, the rank is selected by radix select over the whole input: the result
+//! is always exact. Inputs under 2^20 go to radix select directly.
 //!
 //! Everything runs on the device's stream without a round trip: the sample's keys are gathered,
 //! two one-block radix selections pick the splitters from the L2-resident sample, the pass reads
@@ -45,9 +49,12 @@ const SEED: u64 = 0x5EED_0F5A_3F1E;
 /// Bins of the sample's first-digit histogram (`1 << RND_SPLIT_DIGIT`).
 const TOP_BINS: usize = 1 << 11;
 /// Blocks of the pass per multiprocessor: many small ones balance the grid's tail.
-const PASS_BLOCKS_PER_SM: usize = 32;
-/// The pass's counters (`RND_COUNTERS`).
-const COUNTERS: usize = 5;
+const PASS_BLOCKS_PER_SM: usize = 16;
+/// Blocks a multiprocessor for the radix passes over the copies (measured on an H200 at 2^28:
+/// 2 a multiprocessor made the passes over the median's 4.2M copies 2.5 times slower than 8).
+const COPIES_PASS_BLOCKS_PER_SM: usize = 8;
+/// The pass's counters and the splitters' duplicate counts (`RND_COUNTERS`).
+const COUNTERS: usize = 7;
 /// `rnd_resolve`'s outcome for a rank the bracket missed (`RND_MISSED`).
 const MISSED: u32 = 3;
 
@@ -129,7 +136,7 @@ pub(crate) fn multiselect<T: Element>(
             .arg(&mut counters);
         // SAFETY: rnd_splitters_K(const K* sample, u64 s, const u32* top_hist, u64, u64, K*
         // bounds, u64* counters): two blocks of RND_SPLIT_BLOCK threads; sample holds s keys,
-        // top_hist TOP_BINS counters, bounds 2, counters 5.
+        // top_hist TOP_BINS counters, bounds 2, counters COUNTERS.
         unsafe { launch.launch(config(2, SPLIT_BLOCK)) }
             .map_err(|e| driver_error("launching rnd_splitters", e))?;
         let mut launch = stream.launch_builder(&pass_fn);
@@ -142,7 +149,7 @@ pub(crate) fn multiselect<T: Element>(
             .arg(&mut counters);
         // SAFETY: rnd_pass_T(const T* x, u64 n, const K* bounds, K* cand, u64 cap, u64*
         // counters): x holds n elements, bounds 2 keys, cand `cap` (writes at positions >= cap
-        // are skipped), counters 5.
+        // are skipped), counters COUNTERS.
         unsafe { launch.launch(config(pass_blocks, BLOCK)) }
             .map_err(|e| driver_error("launching rnd_pass", e))?;
         let (k64, slot64) = (k as u64, slot as u64);
@@ -164,7 +171,14 @@ pub(crate) fn multiselect<T: Element>(
             .map_err(|e| driver_error("launching rnd_resolve", e))?;
         // Selects among the copies in buffer 0 (a source the passes find empty when the
         // rank was resolved or missed).
-        digit_passes(dev, &x, &mut work, &mut results, slot)?;
+        digit_passes(
+            dev,
+            &x,
+            &mut work,
+            &mut results,
+            slot,
+            COPIES_PASS_BLOCKS_PER_SM,
+        )?;
     }
     let keys = read(stream, &results, "the results")?;
     let outcomes = read(stream, &status, "the outcomes")?;
