@@ -182,7 +182,12 @@ pub struct QuantilesArgs {
     /// data, for the biweight kernels that spread each piece of the estimate. Default: each
     /// piece's own, 1.5 times the local spacing of the quantiles (narrow where the data are
     /// dense, wide in the tails).
-    #[arg(long, value_name = "H", value_parser = parse_bandwidth)]
+    #[arg(
+        long,
+        value_name = "H",
+        allow_hyphen_values = true,
+        value_parser = parse_bandwidth
+    )]
     pub bandwidth: Option<f64>,
 
     /// Print one JSON object instead of a table, with the keys: file, format, column (CSV

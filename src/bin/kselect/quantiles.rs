@@ -65,8 +65,11 @@ impl ColumnVisitor for Request<'_> {
 
         if let Some(i) = quantiles.iter().position(|q| !q.is_finite()) {
             let (p, q) = (self.probs[i], quantiles[i]);
-            let why = if q.is_nan() {
+            let why = if q.is_nan() && nan_count > 0 && self.nan_policy == NanPolicy::Last {
                 "NaN values are ordered last under --nan last; --nan omit leaves them out"
+            } else if q.is_nan() {
+                "it interpolates next to an infinite value, as numpy.quantile does; a discrete \
+                 --method (lower, higher, nearest, inverted_cdf) or other --probs avoid that"
             } else {
                 "the data holds infinite values; choose --probs whose quantiles are finite"
             };
