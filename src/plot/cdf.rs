@@ -10,7 +10,7 @@ use crate::error::Result;
 
 use super::chart::{self, frame, grid, legend, ESTIMATE, HISTOGRAM, SMOOTHED};
 use super::histogram::Histogram;
-use super::labels::kernels;
+use super::labels::{count, kernels};
 use super::render::{render, Figure};
 use super::PlotOptions;
 
@@ -103,9 +103,9 @@ impl Figure for CdfFigure<'_> {
                 Rectangle::new([(a, 0.0), (b, cumulative[i])], HISTOGRAM.filled())
             }))?
             .label(format!(
-                "cumulative histogram of the data ({} values, {} bins)",
-                hist.total(),
-                hist.bins()
+                "cumulative histogram of the data ({}, {})",
+                count(hist.total(), "value"),
+                count(hist.bins() as u64, "bin")
             ))
             .legend(|(x, y)| Rectangle::new([(x, y - 6), (x + 20, y + 6)], HISTOGRAM.filled()));
         chart

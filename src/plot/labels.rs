@@ -13,6 +13,15 @@ pub(super) fn kernels(smoothed: &SmoothedDensity) -> String {
     }
 }
 
+/// `n` and the noun, plural unless `n` is 1: `count(3, "bin") == "3 bins"`.
+pub(super) fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// A tick label for `v` on an axis whose labels are about `step` apart: as many decimals as
 /// the step needs, an exponent for very large or very small magnitudes.
 pub(super) fn tick(v: f64, step: f64) -> String {
@@ -69,5 +78,7 @@ mod tests {
         assert_eq!(short(1.5), "1.5");
         assert_eq!(short(2.0), "2");
         assert_eq!(short(120.0), "120");
+        assert_eq!(count(1, "bin"), "1 bin");
+        assert_eq!(count(100, "bin"), "100 bins");
     }
 }

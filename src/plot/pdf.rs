@@ -10,7 +10,7 @@ use crate::error::Result;
 
 use super::chart::{self, frame, grid, legend, ESTIMATE, HISTOGRAM, POINT_MASS, SMOOTHED};
 use super::histogram::Histogram;
-use super::labels::kernels;
+use super::labels::{count, kernels};
 use super::render::{render, Figure};
 use super::PlotOptions;
 
@@ -133,9 +133,9 @@ impl Figure for PdfFigure<'_> {
                     .map(|&(a, b, h)| Rectangle::new([(a, 0.0), (b, h)], HISTOGRAM.filled())),
             )?
             .label(format!(
-                "histogram of the data, normalized ({} values, {} bins)",
-                hist.total(),
-                hist.bins()
+                "histogram of the data, normalized ({}, {})",
+                count(hist.total(), "value"),
+                count(hist.bins() as u64, "bin")
             ))
             .legend(|(x, y)| Rectangle::new([(x, y - 6), (x + 20, y + 6)], HISTOGRAM.filled()));
         chart
