@@ -42,10 +42,10 @@
 //!
 //! [`Selector::quantiles`]: crate::Selector::quantiles
 
-pub mod cdf;
-pub mod ks;
-pub mod pdf;
-pub mod smooth;
+mod cdf;
+mod ks;
+mod pdf;
+mod smooth;
 
 pub use cdf::DensityEstimate;
 pub use pdf::Component;

@@ -35,6 +35,10 @@ pub enum Bandwidth {
 
 impl Default for Bandwidth {
     /// `Local(1.5)`: neighbouring kernels overlap enough for a smooth sum.
+    ///
+    /// ```
+    /// assert_eq!(kselect::density::Bandwidth::default(), kselect::density::Bandwidth::Local(1.5));
+    /// ```
     fn default() -> Self {
         Bandwidth::Local(1.5)
     }

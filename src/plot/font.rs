@@ -10,6 +10,10 @@ use plotters::style::{register_font, FontStyle};
 const DEJAVU_SANS: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
 
 /// The font family every text of the plots is drawn in.
+///
+/// ```
+/// assert_eq!(kselect::plot::font::FAMILY, "sans-serif");
+/// ```
 pub const FAMILY: &str = "sans-serif";
 
 /// Registers the bundled font as [`FAMILY`] (once per process) and says whether it is

@@ -8,6 +8,11 @@ use crate::error::{Error, Result};
 use crate::select::NanPolicy;
 
 /// The most bins a histogram may have.
+///
+/// ```
+/// use kselect::{plot::{Histogram, MAX_BINS}, NanPolicy};
+/// assert!(Histogram::new(&[1.0], 0.0, 2.0, MAX_BINS + 1, NanPolicy::Error).is_err());
+/// ```
 pub const MAX_BINS: usize = 100_000;
 
 /// Counts of values in equal bins over `[lo, hi]` (the last bin includes `hi`), and of the
