@@ -144,6 +144,15 @@ pub enum Error {
         message: String,
     },
 
+    /// A plot that could not be drawn or written.
+    #[error("cannot draw the plot {path}: {message}")]
+    Plot {
+        /// The image file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+
     /// A CSV column that is not in the header.
     #[error("{path}: no column named `{column}` (the header has: {available})")]
     MissingColumn {

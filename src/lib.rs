@@ -23,10 +23,12 @@
 
 #![warn(missing_docs)]
 
+pub mod density;
 pub mod device;
 pub mod element;
 pub mod error;
 pub mod io;
+pub mod plot;
 pub mod select;
 
 pub use device::{CudaDevice, Device, DeviceBuffer, GpuTimer};

@@ -693,6 +693,255 @@ fn backend_flag() {
     assert_eq!(out.status.code(), Some(1));
 }
 
+// ---------------------------------------------------------------------------------------------
+// kselect quantiles
+// ---------------------------------------------------------------------------------------------
+
+/// Runs `kselect quantiles FILE ARGS --backend cpu --json`, checks success, parses the JSON.
+fn quantiles_json(file: &str, args: &[&str]) -> Value {
+    let mut all = vec!["quantiles", file, "--backend", "cpu", "--json"];
+    all.extend_from_slice(args);
+    let out = kselect(&all);
+    assert!(
+        out.status.success(),
+        "kselect {all:?} failed: {}",
+        stderr(&out)
+    );
+    let text = stdout(&out);
+    assert_eq!(text.lines().count(), 1, "one JSON object: {text}");
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("invalid JSON ({e}): {text}"))
+}
+
+/// Runs `kselect quantiles FILE ARGS --backend cpu`, expects exit status `code`, returns stderr.
+fn quantiles_fails(file: &str, args: &[&str], code: i32) -> String {
+    let mut all = vec!["quantiles", file, "--backend", "cpu"];
+    all.extend_from_slice(args);
+    let out = kselect(&all);
+    let err = stderr(&out);
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "kselect {all:?}: stdout {} stderr {err}",
+        stdout(&out)
+    );
+    assert!(err.starts_with("error: "), "{err}");
+    assert!(out.stdout.is_empty(), "nothing on stdout: {}", stdout(&out));
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+/// The width and height of a PNG file, from its IHDR chunk.
+fn png_size(path: &Path) -> (u32, u32) {
+    let bytes = std::fs::read(path).expect("the PNG file was written");
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "{}", path.display());
+    assert_eq!(&bytes[12..16], b"IHDR");
+    let be = |b: &[u8]| u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+    (be(&bytes[16..20]), be(&bytes[20..24]))
+}
+
+#[test]
+fn quantiles_of_the_flights_with_plots() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("datasets/flights.csv.gz")
+        .display()
+        .to_string();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let pdf = dir.path().join("pdf.png");
+    let cdf = dir.path().join("cdf.svg");
+    let json = quantiles_json(
+        &file,
+        &[
+            "-c",
+            "dep_delay",
+            "--nan",
+            "omit",
+            "--count",
+            "101",
+            "--plot",
+            pdf.to_str().unwrap(),
+            "--cdf-plot",
+            cdf.to_str().unwrap(),
+            "--plot-range=-40,160",
+        ],
+    );
+    assert_eq!(json["n"], 336776);
+    assert_eq!(json["nan_count"], 8255);
+    assert_eq!(json["method"], "linear");
+    assert_eq!(json["backend"], "cpu");
+    let probs = f64s(&json["probs"]);
+    assert_eq!(probs.len(), 101);
+    assert_eq!((probs[0], probs[50], probs[100]), (0.0, 0.5, 1.0));
+    let values = f64s(&json["values"]);
+    // The same as kselect select's quantiles: min, median, 90th and 99th percentile, max.
+    assert_eq!(
+        (values[0], values[50], values[90], values[99], values[100]),
+        (-43.0, -2.0, 49.0, 191.0, 1301.0)
+    );
+    // Percentiles: at most 1% of the values between neighbours, so at most 1% apart.
+    let ks = json["ks_distance"].as_f64().expect("a number");
+    assert!(ks > 0.0 && ks <= 0.01 + 3.0 / 328521.0, "{ks}");
+    assert!(json["seconds"].as_f64().is_some_and(|s| s >= 0.0));
+    assert_eq!(json["plot"], pdf.display().to_string());
+    assert_eq!(json["cdf_plot"], cdf.display().to_string());
+    assert_eq!(png_size(&pdf), (1000, 600));
+    let svg = std::fs::read_to_string(&cdf).expect("the SVG file was written");
+    assert!(
+        svg.contains("dep_delay: CDF estimated from 101 quantiles"),
+        "title"
+    );
+    assert!(svg.contains("KS distance"));
+}
+
+#[test]
+fn quantiles_probs_methods_and_the_table() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = csv_file(&dir, "q.csv", "x\n4\n1\n3\n2\n");
+    // Through (1, 0), (2.5, 0.5), (4, 1): the empirical CDF is 1/4 off at 1 and just below 4.
+    let json = quantiles_json(&file, &["--probs", "0,0.5,1"]);
+    assert_eq!(f64s(&json["values"]), vec![1.0, 2.5, 4.0]);
+    assert_eq!(json["ks_distance"], 0.25);
+    assert_eq!(json["dtype"], "i64");
+    assert!(json.get("plot").is_none());
+    let json = quantiles_json(&file, &["-p", "0", "-p", "0.5,1", "--method", "lower"]);
+    assert_eq!(f64s(&json["values"]), vec![1.0, 2.0, 4.0]);
+    assert_eq!(json["method"], "lower");
+    // --count M: i / (M - 1).
+    let json = quantiles_json(&file, &["--count", "4"]);
+    assert_eq!(f64s(&json["probs"]), vec![0.0, 1.0 / 3.0, 2.0 / 3.0, 1.0]);
+    assert_eq!(f64s(&json["values"]), vec![1.0, 2.0, 3.0, 4.0]);
+
+    let out = kselect(&["quantiles", &file, "--backend", "cpu", "--count", "3"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("4 of type i64"), "{text}");
+    assert!(
+        text.contains("Kolmogorov-Smirnov distance to the data 0.25"),
+        "{text}"
+    );
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert!(rows.contains(&vec!["p", "quantile", "(linear)"]), "{text}");
+    assert!(rows.contains(&vec!["0.5", "2.5"]), "{text}");
+    assert!(rows.contains(&vec!["1.0", "4.0"]), "{text}");
+}
+
+#[test]
+fn quantiles_nan_and_infinite_values() {
+    // [1, nan, 3, nan, 2]
+    let err = quantiles_fails(&fixture("nan_f64.npy"), &["--count", "3"], 1);
+    assert!(err.contains("2 NaN") && err.contains("--nan omit"), "{err}");
+    let json = quantiles_json(&fixture("nan_f64.npy"), &["--count", "3", "--nan", "omit"]);
+    assert_eq!(f64s(&json["values"]), vec![1.0, 2.0, 3.0]);
+    assert_eq!(json["nan_count"], 2);
+    // Ordered last, the NaNs are the largest values; quantiles that reach them (the median
+    // interpolates towards the first NaN, as numpy's does) are NaN.
+    let err = quantiles_fails(
+        &fixture("nan_f64.npy"),
+        &["--count", "3", "--nan", "last"],
+        1,
+    );
+    assert!(
+        err.contains("p = 0.5 is NaN") && err.contains("--nan omit"),
+        "{err}"
+    );
+    // Below them it works, and the distance counts them as values above every number:
+    // F_est(2) = 1 but only 2 of the 5 values are at most 2.
+    let json = quantiles_json(
+        &fixture("nan_f64.npy"),
+        &["--probs", "0,0.25", "--nan", "last"],
+    );
+    assert_eq!(f64s(&json["values"]), vec![1.0, 2.0]);
+    assert_eq!(json["ks_distance"], 0.6);
+    // [nan, -2.5, inf] as f32, NaN omitted: the maximum is infinite, and interpolating next
+    // to it gives NaN (-2.5 + inf * 0), as numpy does.
+    let err = quantiles_fails(
+        &fixture("nan_f32.npy"),
+        &["--count", "2", "--nan", "omit", "--method", "lower"],
+        1,
+    );
+    assert!(
+        err.contains("p = 1 is inf") && err.contains("infinite"),
+        "{err}"
+    );
+    let err = quantiles_fails(
+        &fixture("nan_f32.npy"),
+        &["--count", "2", "--nan", "omit"],
+        1,
+    );
+    assert!(
+        err.contains("p = 0 is NaN") && err.contains("discrete"),
+        "{err}"
+    );
+}
+
+#[test]
+fn quantiles_usage_errors_exit_2() {
+    let file = fixture("f64.npy");
+    for (args, want) in [
+        (vec!["--probs", "0.5"], "at least two"),
+        (vec!["--probs", "0.9,0.1"], "strictly increasing"),
+        (vec!["--probs", "0.1,0.1"], "strictly increasing"),
+        (vec!["--probs", "0.1,1.5"], "[0, 1]"),
+        (vec!["--count", "1"], "--count"),
+        (
+            vec!["--count", "3", "--probs", "0,1"],
+            "cannot be used with",
+        ),
+        (vec![], "--probs"),
+        (vec!["--count", "3", "--plot", "x.jpg"], ".png or .svg"),
+        (vec!["--count", "3", "--cdf-plot", "x"], ".png or .svg"),
+        (vec!["--count", "3", "--plot-range", "5,1"], "LO < HI"),
+        (vec!["--count", "3", "--plot-range", "5"], "LO,HI"),
+        (vec!["--count", "3", "--bins", "0"], "bins"),
+        (vec!["--count", "3", "--bandwidth", "-2"], "bandwidth"),
+        (vec!["--count", "3", "--method", "type7"], "median_unbiased"),
+    ] {
+        let err = quantiles_fails(&file, &args, 2);
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn quantiles_plot_errors_and_integer_bins() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = csv_file(&dir, "d.csv", "d\n0\n1\n1\n2\n2\n2\n3\n10\n");
+    let missing = dir.path().join("missing/pdf.png");
+    let err = quantiles_fails(
+        &file,
+        &["--count", "5", "--plot", missing.to_str().unwrap()],
+        1,
+    );
+    assert!(
+        err.contains("cannot draw the plot") && err.contains("missing"),
+        "{err}"
+    );
+    // Integers: bins aligned to them (11 integers, 11 bins) unless a range is given.
+    let svg = dir.path().join("pdf.svg");
+    quantiles_json(&file, &["--count", "5", "--plot", svg.to_str().unwrap()]);
+    let text = std::fs::read_to_string(&svg).expect("written");
+    assert!(text.contains("8 values, 11 bins"), "bins");
+    assert!(text.contains("d: PDF estimated from 5 quantiles"), "title");
+    quantiles_json(
+        &file,
+        &[
+            "--count",
+            "5",
+            "--plot",
+            svg.to_str().unwrap(),
+            "--plot-range=-1,11",
+            "--bins",
+            "24",
+            "--bandwidth",
+            "0.5",
+        ],
+    );
+    let text = std::fs::read_to_string(&svg).expect("written");
+    assert!(text.contains("8 values, 24 bins"), "bins");
+    assert!(text.contains("half-width 0.5"), "bandwidth");
+}
+
 #[test]
 fn help_explains_every_option() {
     let out = kselect(&["--help"]);
@@ -728,5 +977,41 @@ fn help_explains_every_option() {
     }
     for policy in ["error", "omit", "last"] {
         assert!(text.contains(policy));
+    }
+
+    let out = kselect(&["--help"]);
+    assert!(stdout(&out).contains("quantiles"));
+    let out = kselect(&["quantiles", "--help"]);
+    assert!(out.status.success());
+    let text = stdout(&out);
+    for option in [
+        "--probs",
+        "--count",
+        "--method",
+        "--column",
+        "--backend",
+        "--algorithm",
+        "--nan",
+        "--plot",
+        "--cdf-plot",
+        "--plot-range",
+        "--bins",
+        "--bandwidth",
+        "--json",
+        "Kolmogorov-Smirnov",
+        "inclusive",
+        ".png",
+        ".svg",
+    ] {
+        assert!(text.contains(option), "{option} missing from:\n{text}");
+    }
+    for algorithm in kselect::Algorithm::ALL {
+        assert!(text.contains(algorithm.name()), "{algorithm}");
+    }
+    for method in kselect::QuantileMethod::ALL {
+        assert!(text.contains(method.name()), "{method}");
+    }
+    for key in ["ks_distance", "probs", "values", "seconds", "cdf_plot"] {
+        assert!(text.contains(key), "{key}");
     }
 }

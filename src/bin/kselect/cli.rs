@@ -19,7 +19,8 @@ use kselect::{Algorithm, NanPolicy, QuantileMethod};
     after_help = "Examples:\n  \
         kselect select data.npy --k 0 --k 999\n  \
         kselect select flights.csv.gz --column dep_delay --nan omit --median --quantile 0.99\n  \
-        kselect select values.npy --largest --k 0,1,2 --json\n\n\
+        kselect select values.npy --largest --k 0,1,2 --json\n  \
+        kselect quantiles flights.csv.gz --column dep_delay --nan omit --count 101 --plot pdf.png\n\n\
         Exit status: 0 on success, 1 when the input or the selection fails, 2 for a usage error."
 )]
 pub struct Cli {
@@ -55,6 +56,184 @@ pub enum Command {
         )
     )]
     Select(SelectArgs),
+
+    /// Quantiles of the values of a file, and the distribution they describe: its
+    /// Kolmogorov-Smirnov distance to the data, plots of its PDF and CDF.
+    #[command(
+        long_about = "Quantiles of the values of a file, and the distribution they describe.\n\n\
+            The quantiles at the probabilities p_1 < ... < p_m (--probs, or --count for m evenly \
+            spaced ones) are exact order statistics, computed as numpy.quantile computes them \
+            (--method). Through the points (quantile, p) runs a piecewise-linear estimate of \
+            the CDF; its slope, constant between neighbouring quantiles, estimates the PDF \
+            (Blanchard et al. 2016, Fig. 5). Equal quantiles (ties, common in data with few \
+            distinct values) are point masses, and so is the probability below p_1 and above \
+            p_m, at the smallest and largest quantile. The output reports the \
+            Kolmogorov-Smirnov distance sup |F_est - F_emp| between the estimate and the \
+            empirical CDF of the values, computed exactly.\n\n\
+            --plot and --cdf-plot draw the estimated PDF over a normalized histogram of the \
+            values, and the estimated CDF over their cumulative histogram, with a smoothed \
+            estimate beside them (each piece of the estimate spread by a biweight kernel as \
+            wide as 1.5 times the local spacing of the quantiles, or --bandwidth).",
+        after_help = "Output: without --json, a summary of the input, the run and the estimate, \
+            then a table of p and quantile. With --json, one JSON object (see --json). \
+            Quantiles are printed with the fewest digits that read back as the same f64.\n\n\
+            Examples:\n  \
+            kselect quantiles flights.csv.gz --column dep_delay --nan omit --count 101 \
+            --plot pdf.png --cdf-plot cdf.png --plot-range=-40,160\n  \
+            kselect quantiles data.npy --probs 0.1,0.5,0.9 --method median_unbiased --json\n  \
+            kselect quantiles data.npy --count 11 --plot deciles.svg --bins 50",
+        group(
+            ArgGroup::new("probabilities")
+                .required(true)
+                .multiple(false)
+                .args(["probs", "count"])
+        )
+    )]
+    Quantiles(QuantilesArgs),
+}
+
+/// The options of `kselect quantiles`.
+#[derive(Debug, Args)]
+pub struct QuantilesArgs {
+    /// The data file: a 1-D NumPy .npy array of dtype f4, f8, i4, i8, u4 or u8, or otherwise a
+    /// CSV file with a header row; either may be gzip-compressed (.gz). Read as by `kselect
+    /// select` (see its --help).
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// The probabilities of the quantiles, a comma-separated list (or the option repeated) of
+    /// at least two numbers in [0, 1], strictly increasing.
+    #[arg(
+        short = 'p',
+        long,
+        value_name = "P,P,...",
+        value_delimiter = ',',
+        value_parser = parse_probability
+    )]
+    pub probs: Vec<f64>,
+
+    /// M evenly spaced probabilities from 0 to 1 inclusive: i / (M - 1) for i = 0 .. M-1, so
+    /// the first quantile is the minimum and the last the maximum. --count 11 gives the
+    /// deciles, --count 101 the percentiles. M is at least 2.
+    #[arg(short = 'm', long, value_name = "M", value_parser = parse_count)]
+    pub count: Option<usize>,
+
+    /// The quantile definition, by numpy's names: inverted_cdf, averaged_inverted_cdf,
+    /// closest_observation, interpolated_inverted_cdf, hazen, weibull, linear (numpy's
+    /// default), median_unbiased, normal_unbiased (Hyndman-Fan types 1 to 9), lower, higher,
+    /// midpoint, nearest.
+    #[arg(long, value_name = "NAME", default_value = "linear", value_parser = parse_method)]
+    pub method: QuantileMethod,
+
+    /// The CSV column to read, by its name in the header row. Needed when the CSV file has more
+    /// than one column; not allowed with a .npy file.
+    #[arg(short = 'c', long, value_name = "NAME")]
+    pub column: Option<String>,
+
+    /// Where the selection runs: auto (CUDA device 0 when a GPU and its driver are present,
+    /// the CPU otherwise), cpu (all CPU threads), or cuda (CUDA device 0; an error when there is
+    /// no usable GPU). The estimate, its distance to the data and the plots are computed on
+    /// the CPU.
+    #[arg(long, value_enum, value_name = "BACKEND", default_value_t = Backend::Auto)]
+    pub backend: Backend,
+
+    /// The selection algorithm: auto (the backend's fastest for the input), sort-choose,
+    /// introselect, floyd-rivest, radix, radix-inplace, bucket, sample, cutting-plane,
+    /// quick-multiselect, randomized, quick. The CUDA backend has auto, sort-choose, radix,
+    /// radix-inplace, bucket, randomized, sample, quick and cutting-plane; the CPU all but
+    /// radix-inplace. Every algorithm returns the same values.
+    #[arg(long, value_name = "NAME", default_value = "auto", value_parser = parse_algorithm)]
+    pub algorithm: Algorithm,
+
+    /// What to do with NaN values (missing CSV values count as NaN): error (refuse the input;
+    /// the default), omit (leave them out: the quantiles, the estimate and the histograms
+    /// describe the other values), last (order them after +inf, as numpy.sort does: they
+    /// count among the values, so quantiles that fall on them are NaN, which no distribution
+    /// of numbers has: an error).
+    #[arg(long, value_name = "POLICY", default_value = "error", value_parser = parse_nan)]
+    pub nan: NanPolicy,
+
+    /// Draw the estimated PDF over a normalized histogram of the values into this file, PNG or
+    /// SVG by its extension (.png or .svg).
+    #[arg(long, value_name = "PDF.png|PDF.svg", value_parser = parse_plot_path)]
+    pub plot: Option<PathBuf>,
+
+    /// Draw the estimated CDF over the cumulative histogram of the values into this file, PNG
+    /// or SVG by its extension (.png or .svg).
+    #[arg(long, value_name = "CDF.png|CDF.svg", value_parser = parse_plot_path)]
+    pub cdf_plot: Option<PathBuf>,
+
+    /// The x range of the plots, LO,HI (write --plot-range=-40,160 when LO is negative), with
+    /// --bins equal bins. Without it the plots span the smallest to the largest quantile, and
+    /// for data of integers the bins are aligned to the integers (at most --bins of them).
+    #[arg(
+        long,
+        value_name = "LO,HI",
+        allow_hyphen_values = true,
+        value_parser = parse_range
+    )]
+    pub plot_range: Option<(f64, f64)>,
+
+    /// The number of histogram bins in the plots, 1 to 100000.
+    #[arg(long, value_name = "N", default_value_t = 100, value_parser = parse_bins)]
+    pub bins: usize,
+
+    /// The bandwidth H of the smoothed estimate in the plots: one half-width, in units of the
+    /// data, for the biweight kernels that spread each piece of the estimate. Default: each
+    /// piece's own, 1.5 times the local spacing of the quantiles (narrow where the data are
+    /// dense, wide in the tails).
+    #[arg(
+        long,
+        value_name = "H",
+        allow_hyphen_values = true,
+        value_parser = parse_bandwidth
+    )]
+    pub bandwidth: Option<f64>,
+
+    /// Print one JSON object instead of a table, with the keys: file, format, column (CSV
+    /// only), dtype, n (the number of values in the file, NaNs included), nan_count,
+    /// nan_policy, probs, values (the quantiles), method, backend ("cpu" or "cuda"), device,
+    /// algorithm (the one that ran), ks_distance (between the estimate and the empirical CDF
+    /// of the values), plot and cdf_plot (the files written, with --plot and --cdf-plot), and
+    /// seconds (wall time of the selection alone, on cuda including the copy to the GPU).
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl QuantilesArgs {
+    /// The probabilities asked for: --probs as given, or --count's evenly spaced ones.
+    pub fn probabilities(&self) -> Vec<f64> {
+        match self.count {
+            Some(m) => (0..m)
+                .map(|i| {
+                    if i + 1 == m {
+                        1.0
+                    } else {
+                        i as f64 / (m - 1) as f64
+                    }
+                })
+                .collect(),
+            None => self.probs.clone(),
+        }
+    }
+
+    /// Why the probabilities cannot describe a distribution, if they cannot.
+    pub fn probabilities_problem(&self) -> Option<String> {
+        let probs = self.probabilities();
+        if probs.len() < 2 {
+            return Some(format!(
+                "--probs needs at least two probabilities to describe a distribution, got {} \
+                 (`kselect select --quantile` computes single quantiles)",
+                probs.len()
+            ));
+        }
+        probs.windows(2).find(|w| w[1] <= w[0]).map(|w| {
+            format!(
+                "--probs must be strictly increasing: {} follows {}",
+                w[1], w[0]
+            )
+        })
+    }
 }
 
 /// The options of `kselect select`.
@@ -164,6 +343,73 @@ fn parse_probability(s: &str) -> Result<f64, String> {
     } else {
         Err(format!("quantile probability {s} is not in [0, 1]"))
     }
+}
+
+fn parse_count(s: &str) -> Result<usize, String> {
+    let m: usize = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a whole number"))?;
+    if (2..=10_000_000).contains(&m) {
+        Ok(m)
+    } else {
+        Err(format!(
+            "--count is the number of probabilities, 2 to 10000000, not {m}"
+        ))
+    }
+}
+
+fn parse_bins(s: &str) -> Result<usize, String> {
+    let bins: usize = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a whole number"))?;
+    if (1..=kselect::plot::MAX_BINS).contains(&bins) {
+        Ok(bins)
+    } else {
+        Err(format!(
+            "the number of bins is 1 to {}, not {bins}",
+            kselect::plot::MAX_BINS
+        ))
+    }
+}
+
+fn parse_bandwidth(s: &str) -> Result<f64, String> {
+    let h: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number"))?;
+    if h.is_finite() && h > 0.0 {
+        Ok(h)
+    } else {
+        Err(format!(
+            "the bandwidth must be finite and positive, not {s}"
+        ))
+    }
+}
+
+fn parse_range(s: &str) -> Result<(f64, f64), String> {
+    let parts: Vec<&str> = s.split(',').collect();
+    let [lo, hi] = parts[..] else {
+        return Err(format!("`{s}` is not LO,HI"));
+    };
+    let number = |t: &str| {
+        t.trim()
+            .parse::<f64>()
+            .map_err(|_| format!("`{t}` is not a number"))
+    };
+    let (lo, hi) = (number(lo)?, number(hi)?);
+    if lo.is_finite() && hi.is_finite() && lo < hi {
+        Ok((lo, hi))
+    } else {
+        Err(format!("the plot range needs finite LO < HI, not {s}"))
+    }
+}
+
+fn parse_plot_path(s: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(s);
+    kselect::plot::ImageFormat::from_path(&path).map_err(strip_prefix)?;
+    Ok(path)
 }
 
 fn parse_method(s: &str) -> Result<QuantileMethod, String> {

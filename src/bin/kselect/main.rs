@@ -4,6 +4,10 @@
 //! kselect select FILE --k K [--k K ...] [--largest] [--median] [--quantile Q ...]
 //!                [--method NAME] [--column NAME] [--backend auto|cpu|cuda]
 //!                [--algorithm NAME] [--nan error|omit|last] [--json]
+//! kselect quantiles FILE (--probs P,P,... | --count M) [--method NAME] [--column NAME]
+//!                [--backend auto|cpu|cuda] [--algorithm NAME] [--nan error|omit|last]
+//!                [--plot PDF.png|.svg] [--cdf-plot CDF.png|.svg] [--plot-range LO,HI]
+//!                [--bins N] [--bandwidth H] [--json]
 //! ```
 //!
 //! Errors are printed as `error: <message>` on stderr; the exit status is 0 on success, 1 when
@@ -11,16 +15,18 @@
 
 mod cli;
 mod output;
+mod quantiles;
+mod quantiles_output;
 mod select;
 
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::Parser;
-use kselect::io::{file_format, read_column, read_csv_column, FileFormat};
+use clap::{CommandFactory, Parser};
+use kselect::io::{file_format, read_column, read_csv_column, Column, FileFormat};
 use kselect::{Device, Error, Result, Selector};
 
-use cli::{Backend, Cli, Command, SelectArgs};
+use cli::{Backend, Cli, Command, QuantilesArgs, SelectArgs};
 use output::Context;
 use select::Request;
 
@@ -29,6 +35,15 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Select(args) => run_select(args),
+        Command::Quantiles(args) => {
+            if let Some(problem) = args.probabilities_problem() {
+                // A usage error: clap prints it and exits with status 2.
+                Cli::command()
+                    .error(clap::error::ErrorKind::ValueValidation, problem)
+                    .exit();
+            }
+            run_quantiles(args)
+        }
     };
     match result {
         Ok(text) => {
@@ -60,22 +75,35 @@ fn fail(message: &str) -> ExitCode {
     ExitCode::from(1)
 }
 
-/// Runs `kselect select` and returns what it prints.
-fn run_select(args: &SelectArgs) -> Result<String> {
-    let device = match args.backend {
+/// The device `--backend` names.
+fn device(backend: Backend) -> Result<Device> {
+    Ok(match backend {
         Backend::Auto => Device::auto(),
         Backend::Cpu => Device::Cpu,
         Backend::Cuda => Device::cuda(0)?,
-    };
-    let format = file_format(&args.file)?;
-    let (values, column_name) = match format {
+    })
+}
+
+/// The values of `file` (of its `column` for a CSV file), its format and the column's name.
+fn read_input(
+    file: &std::path::Path,
+    column: Option<&str>,
+) -> Result<(Column, FileFormat, Option<String>)> {
+    let format = file_format(file)?;
+    Ok(match format {
         FileFormat::Csv => {
-            let column = read_csv_column(&args.file, args.column.as_deref())?;
-            (column.values, Some(column.name))
+            let column = read_csv_column(file, column)?;
+            (column.values, format, Some(column.name))
         }
         // An error when a column is named: a .npy array has none.
-        FileFormat::Npy => (read_column(&args.file, args.column.as_deref())?, None),
-    };
+        FileFormat::Npy => (read_column(file, column)?, format, None),
+    })
+}
+
+/// Runs `kselect select` and returns what it prints.
+fn run_select(args: &SelectArgs) -> Result<String> {
+    let device = device(args.backend)?;
+    let (values, format, column_name) = read_input(&args.file, args.column.as_deref())?;
 
     let selector = Selector::on(device)
         .algorithm(args.algorithm)
@@ -108,5 +136,55 @@ fn run_select(args: &SelectArgs) -> Result<String> {
         output::json(&ctx, &outcome)
     } else {
         output::table(&ctx, &outcome)
+    })
+}
+
+/// Runs `kselect quantiles` and returns what it prints.
+fn run_quantiles(args: &QuantilesArgs) -> Result<String> {
+    let device = device(args.backend)?;
+    let (values, format, column_name) = read_input(&args.file, args.column.as_deref())?;
+    let probs = args.probabilities();
+    let selector = Selector::on(device)
+        .algorithm(args.algorithm)
+        .nan_policy(args.nan);
+    let file = args.file.display().to_string();
+    let file_name = args
+        .file
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_else(|| file.clone());
+    let label = column_name.as_deref().unwrap_or(&file_name);
+    let outcome = values.visit(quantiles::Request {
+        selector: &selector,
+        nan_policy: args.nan,
+        probs: &probs,
+        method: args.method,
+        plots: quantiles::Plots {
+            pdf: args.plot.as_ref(),
+            cdf: args.cdf_plot.as_ref(),
+            range: args.plot_range,
+            bins: args.bins,
+            bandwidth: args.bandwidth,
+            label,
+        },
+    })?;
+
+    let device = selector.device().description();
+    let ctx = quantiles_output::Context {
+        file: &file,
+        format: format.name(),
+        column: column_name.as_deref(),
+        nan_policy: args.nan.name(),
+        probs: &probs,
+        method: args.method.name(),
+        backend: selector.device().backend_name(),
+        device: &device,
+        plot: args.plot.as_ref(),
+        cdf_plot: args.cdf_plot.as_ref(),
+    };
+    Ok(if args.json {
+        quantiles_output::json(&ctx, &outcome)
+    } else {
+        quantiles_output::table(&ctx, &outcome)
     })
 }

@@ -74,11 +74,11 @@ pub struct Context<'a> {
 }
 
 /// A JSON string literal.
-fn json_string(s: &str) -> String {
+pub fn json_string(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_string())
 }
 
-fn json_list<I: IntoIterator<Item = String>>(items: I) -> String {
+pub fn json_list<I: IntoIterator<Item = String>>(items: I) -> String {
     format!("[{}]", items.into_iter().collect::<Vec<_>>().join(", "))
 }
 
@@ -190,7 +190,7 @@ pub fn table(ctx: &Context<'_>, out: &Outcome) -> String {
 }
 
 /// Appends a table with right-aligned columns.
-fn aligned(s: &mut String, header: &[&str], rows: &[Vec<String>]) {
+pub fn aligned(s: &mut String, header: &[&str], rows: &[Vec<String>]) {
     let widths: Vec<usize> = (0..header.len())
         .map(|c| {
             rows.iter()
