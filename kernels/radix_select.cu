@@ -45,15 +45,6 @@ __device__ __forceinline__ void count_digit(u32* warp_hist, bool valid, u32 d) {
     }
 }
 
-// Counts one digit into the warp's histogram with one add per distinct digit of the warp: for
-// candidates, whose digits crowd into a few bins, where lanes adding one each would serialise.
-__device__ __forceinline__ void count_digit_grouped(u32* warp_hist, bool valid, u32 d) {
-    const u32 active = __ballot_sync(FULL_MASK, valid);
-    if (!valid) return;
-    const u32 peers = __match_any_sync(active, d);
-    if ((u32)(__ffs(peers) - 1) == (threadIdx.x & 31)) atomicAdd(&warp_hist[d], (u32)__popc(peers));
-}
-
 
 // One pass over the candidates: histogram of the digit at `shift` of the keys matching the
 // prefix, the copy of those keys when the state asks for it, and (first pass) the NaN count.
@@ -126,7 +117,7 @@ __device__ void rsel_pass_impl(const T* __restrict__ x, u64 n, typename KeyOf<T>
 #pragma unroll
             for (int j = 0; j < VK; ++j) {
                 m[j] = m[j] && matches(key[j], prefix, s.fixed_bits);
-                count_digit_grouped(my_hist, m[j], (u32)(key[j] >> shift) & (SEL_RADIX - 1));
+                count_digit(my_hist, m[j], (u32)(key[j] >> shift) & (SEL_RADIX - 1));
             }
             if (out) block_append<SEL_WARPS>(out, ~0ull, &st->out_count, key, m, warp_offset, &block_base);
         }
