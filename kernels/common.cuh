@@ -217,6 +217,6 @@ struct SelState {
     u32 fixed_bits;  // how many leading bits the prefix fixes
     u32 src;         // SRC_INPUT, or 1 / 2 for buffer 0 / 1
     u32 dst;         // 0: the pass writes nothing; 1 / 2: it copies candidates to buffer 0 / 1
-    u32 blocks_done; // blocks of the current digit pass that have finished (radix_select.cu)
+    u32 pad;
     u64 nans;        // NaNs of the input, counted by the first pass (floats only)
 };

@@ -1,6 +1,6 @@
 // MSD radix select (Alabi et al.): 8-bit digits from the most significant down. Each pass
-// histograms the digit of the candidates (the keys that match the prefix fixed so far), and the
-// pass's last block to finish picks the digit whose bucket holds rank k. Once the candidates fit in the
+// histograms the digit of the candidates (the keys that match the prefix fixed so far), and a
+// one-block kernel picks the digit whose bucket holds rank k. Once the candidates fit in the
 // workspace, a pass also copies them out, so later passes read only them. All decisions stay on
 // the device: a selection is a fixed sequence of launches with no host round trip.
 #include "common.cuh"
@@ -20,7 +20,7 @@ extern "C" __global__ void rsel_init(SelState* st, u64* hist, u64 k, u64 n, u64 
         st->fixed_bits = 0;
         st->src = SRC_INPUT;
         st->dst = n <= cap ? 1u : 0u;
-        st->blocks_done = 0;
+        st->pad = 0;
         st->nans = 0;
     }
 }
@@ -46,71 +46,13 @@ __device__ __forceinline__ void count_digit(u32* warp_hist, bool valid, u32 d) {
 }
 
 
-// The state as other blocks of this grid left it (through L2: this block's L1 may hold the
-// copy it read when it started).
-__device__ __forceinline__ SelState load_state_cg(const SelState* st) {
-    SelState s;
-    s.prefix = __ldcg(&st->prefix);
-    s.k = __ldcg(&st->k);
-    s.count = __ldcg(&st->count);
-    s.src_count = __ldcg(&st->src_count);
-    s.out_count = __ldcg(&st->out_count);
-    s.fixed_bits = __ldcg(&st->fixed_bits);
-    s.src = __ldcg(&st->src);
-    s.dst = __ldcg(&st->dst);
-    s.blocks_done = __ldcg(&st->blocks_done);
-    s.nans = __ldcg(&st->nans);
-    return s;
-}
-
-// Run by the last block of a digit pass (SEL_RADIX threads), once every block's histogram is in:
-// finds the digit whose bucket holds rank k, fixes it in the prefix, moves the source to the
-// buffer just written, decides whether the next pass compacts, and clears the histogram and the
-// block count. After the last digit, writes the selected key to result[slot].
-template <typename K>
-__device__ void rsel_choose_digit(SelState* st, u64* hist, u32 shift, u64 cap, K* result, u64 slot) {
-    __shared__ u64 scan[SEL_RADIX];
-    const u32 d = threadIdx.x;
-    const u64 c = __ldcg(&hist[d]);
-    scan[d] = c;
-    __syncthreads();
-    for (u32 off = 1; off < SEL_RADIX; off <<= 1) {
-        const u64 v = d >= off ? scan[d - off] : 0;
-        __syncthreads();
-        scan[d] += v;
-        __syncthreads();
-    }
-    const u64 before = scan[d] - c;
-    const SelState s = load_state_cg(st);
-    __syncthreads();
-    if (c > 0 && before <= s.k && s.k < before + c) {
-        const K prefix = (K)s.prefix | ((K)d << shift);
-        st->prefix = prefix;
-        st->k = s.k - before;
-        st->count = c;
-        st->fixed_bits = s.fixed_bits + 8;
-        if (s.dst != 0) {
-            st->src = s.dst;
-            st->src_count = s.out_count;
-        }
-        const u32 src = s.dst != 0 ? s.dst : s.src;
-        st->dst = c <= cap ? (src == 1 ? 2u : 1u) : 0u;
-        st->out_count = 0;
-        if (shift == 0) result[slot] = prefix;
-    }
-    hist[d] = 0;
-    if (d == 0) st->blocks_done = 0;
-}
-
 // One pass over the candidates: histogram of the digit at `shift` of the keys matching the
-// prefix, the copy of those keys when the state asks for it, (first pass) the NaN count, and
-// the digit's choice by the last block to finish (rsel_choose_digit).
+// prefix, the copy of those keys when the state asks for it, and (first pass) the NaN count.
 // Loops are block-uniform (every thread of a block makes the same number of trips), so that
 // block_append may synchronise the block.
 template <typename T>
 __device__ void rsel_pass_impl(const T* __restrict__ x, u64 n, typename KeyOf<T>::type* buf0,
-                               typename KeyOf<T>::type* buf1, SelState* st, u64* hist, u32 shift, u64 cap,
-                               typename KeyOf<T>::type* result, u64 slot) {
+                               typename KeyOf<T>::type* buf1, SelState* st, u64* hist, u32 shift) {
     typedef typename KeyOf<T>::type K;
     const int V = Vec16<T>::N;
     __shared__ u32 warp_hist[SEL_WARPS][SEL_RADIX];
@@ -190,23 +132,57 @@ __device__ void rsel_pass_impl(const T* __restrict__ x, u64 n, typename KeyOf<T>
         for (int w = 0; w < SEL_WARPS; ++w) total += warp_hist[w][d];
         if (total) atomicAdd(&hist[d], (u64)total);
     }
-    // The last block to finish makes the digit's choice (no separate launch).
-    __shared__ bool last;
-    __threadfence();
+}
+
+// One block of SEL_RADIX threads: finds the digit whose bucket holds rank k, fixes it in the
+// prefix, moves the source to the buffer just written, decides whether the next pass compacts,
+// and clears the histogram. After the last digit, writes the selected key to result[slot].
+template <typename K>
+__device__ void rsel_choose_impl(SelState* st, u64* hist, u32 shift, u64 cap, K* result, u64 slot) {
+    __shared__ u64 scan[SEL_RADIX];
+    if (shift >= sizeof(K) * 8 - st->fixed_bits) return;  // fixed already (see rsel_pass)
+    const u32 d = threadIdx.x;
+    const u64 c = hist[d];
+    scan[d] = c;
     __syncthreads();
-    if (threadIdx.x == 0) last = atomicAdd(&st->blocks_done, 1u) == gridDim.x - 1;
-    __syncthreads();
-    if (last) {
-        __threadfence();
-        rsel_choose_digit<K>(st, hist, shift, cap, result, slot);
+    for (u32 off = 1; off < SEL_RADIX; off <<= 1) {
+        const u64 v = d >= off ? scan[d - off] : 0;
+        __syncthreads();
+        scan[d] += v;
+        __syncthreads();
     }
+    const u64 before = scan[d] - c;
+    const SelState s = *st;
+    __syncthreads();
+    if (c > 0 && before <= s.k && s.k < before + c) {
+        const K prefix = (K)s.prefix | ((K)d << shift);
+        st->prefix = prefix;
+        st->k = s.k - before;
+        st->count = c;
+        st->fixed_bits = s.fixed_bits + 8;
+        if (s.dst != 0) {
+            st->src = s.dst;
+            st->src_count = s.out_count;
+        }
+        const u32 src = s.dst != 0 ? s.dst : s.src;
+        st->dst = c <= cap ? (src == 1 ? 2u : 1u) : 0u;
+        st->out_count = 0;
+        if (shift == 0) result[slot] = prefix;
+    }
+    hist[d] = 0;
 }
 
 #define RADIX_SELECT_KERNELS(NAME, T)                                                             \
     extern "C" __global__ void __launch_bounds__(SEL_BLOCK)                                       \
         rsel_pass_##NAME(const T* x, u64 n, KeyOf<T>::type* buf0, KeyOf<T>::type* buf1,           \
-                         SelState* st, u64* hist, u32 shift, u64 cap, KeyOf<T>::type* result,     \
-                         u64 slot) {                                                              \
-        rsel_pass_impl<T>(x, n, buf0, buf1, st, hist, shift, cap, result, slot);                  \
+                         SelState* st, u64* hist, u32 shift) {                                    \
+        rsel_pass_impl<T>(x, n, buf0, buf1, st, hist, shift);                                     \
     }
 KSELECT_FOR_EACH_TYPE(RADIX_SELECT_KERNELS)
+
+#define RADIX_CHOOSE_KERNELS(NAME, K)                                                             \
+    extern "C" __global__ void __launch_bounds__(SEL_RADIX)                                       \
+        rsel_choose_##NAME(SelState* st, u64* hist, u32 shift, u64 cap, K* result, u64 slot) {    \
+        rsel_choose_impl<K>(st, hist, shift, cap, result, slot);                                  \
+    }
+KSELECT_FOR_EACH_KEY(RADIX_CHOOSE_KERNELS)

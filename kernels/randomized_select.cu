@@ -442,7 +442,7 @@ __device__ void rnd_resolve_impl(const K* bounds, const u64* counters, u64 k, u6
     st->fixed_bits = 0;
     st->src = 1;
     st->dst = 0;
-    st->blocks_done = 0;
+    st->pad = 0;
     st->nans = counters[RND_NANS];
     u32 outcome;
     if (k < below || k >= first_hi + counters[RND_EQ_HI]) {

@@ -1,7 +1,7 @@
 //! MSD radix select on CUDA (`kernels/radix_select.cu`), 8 bits a pass from the top.
 //!
-//! Per rank: `rsel_init`, then for each digit a histogram pass over the candidates whose last
-//! block to finish picks the digit; the selected key is fixed when the last digit is. Candidates are
+//! Per rank: `rsel_init`, then for each digit a histogram pass over the candidates and a
+//! one-block `rsel_choose`; the selected key is fixed when the last digit is. Candidates are
 //! copied to a workspace once they fit, so later passes read only them.
 //!
 //! Two forms (Alabi et al.): the copying form (`Algorithm::Radix`) copies the candidates to a
@@ -20,6 +20,7 @@ use crate::device::cuda::{driver_error, CudaDevice};
 use crate::device::DeviceBuffer;
 use crate::element::{Element, RadixKey};
 use crate::error::Result;
+use crate::select::sort_choose::cuda::key_suffix;
 
 const BLOCK: u32 = 256;
 /// Blocks a multiprocessor for digit passes that read the input.
@@ -70,9 +71,9 @@ pub(crate) struct Workspace<'a, K: cudarc::driver::DeviceRepr> {
 
 /// Launches the digit passes of one selection from the state the workspace holds (set by
 /// `rsel_init`, or by another kernel that leaves its candidates in buffer 0): per digit, from
-/// the most significant, a histogram pass over the source (the input `x` or a buffer) whose
-/// last block to finish chooses the digit (and writes the selected key to `results[slot]` after
-/// the last one). Each pass runs `blocks_per_sm` blocks a multiprocessor (or fewer for a short input): a full
+/// the most significant, a histogram pass over the source (the input `x` or a buffer) and a
+/// one-block choice that writes the selected key to `results[slot]` after the last digit.
+/// Each pass runs `blocks_per_sm` blocks a multiprocessor (or fewer for a short input): a full
 /// grid for passes that read the input, a small one for passes over candidates only, where the
 /// blocks' histogram merges would cost more than the keys.
 pub(crate) fn digit_passes<T: Element>(
@@ -85,6 +86,10 @@ pub(crate) fn digit_passes<T: Element>(
 ) -> Result<()> {
     let stream = dev.stream();
     let pass = dev.function(&RADIX_SELECT, &kernel_name("rsel_pass", T::DTYPE))?;
+    let choose = dev.function(
+        &RADIX_SELECT,
+        &format!("rsel_choose_{}", key_suffix::<T::Key>()),
+    )?;
     let n = x.len();
     let vec = 16 / std::mem::size_of::<T>();
     let blocks = stride_blocks(n.div_ceil(vec), BLOCK, dev.multiprocessors(), blocks_per_sm);
@@ -99,17 +104,24 @@ pub(crate) fn digit_passes<T: Element>(
             .arg(&mut *work.cand1)
             .arg(&mut *work.state)
             .arg(&mut *work.hist)
+            .arg(&shift);
+        // SAFETY: rsel_pass_T(const T* x, u64 n, K* buf0, K* buf1, SelState*, u64* hist,
+        // u32): x holds n elements; each buffer holds `cap` keys and a pass writes into one
+        // only when the candidates (rsel_choose's count) are at most `cap`.
+        unsafe { launch.launch(config(blocks, BLOCK)) }
+            .map_err(|e| driver_error("launching rsel_pass", e))?;
+        let mut launch = stream.launch_builder(&choose);
+        launch
+            .arg(&mut *work.state)
+            .arg(&mut *work.hist)
             .arg(&shift)
             .arg(&cap64)
             .arg(&mut *results)
             .arg(&slot64);
-        // SAFETY: rsel_pass_T(const T* x, u64 n, K* buf0, K* buf1, SelState*, u64* hist,
-        // u32 shift, u64 cap, K* result, u64 slot): x holds n elements; each buffer holds
-        // `cap` keys and a pass writes into one only when the candidates (the last digit's
-        // count) are at most `cap`; blocks of 256 threads (one per digit for the last block's
-        // choice); slot < results.len().
-        unsafe { launch.launch(config(blocks, BLOCK)) }
-            .map_err(|e| driver_error("launching rsel_pass", e))?;
+        // SAFETY: rsel_choose_K(SelState*, u64* hist, u32, u64, K* result, u64 slot): one
+        // block of 256 threads (one per digit); slot < results.len().
+        unsafe { launch.launch(config(1, BLOCK)) }
+            .map_err(|e| driver_error("launching rsel_choose", e))?;
     }
     Ok(())
 }
