@@ -7,8 +7,8 @@
 //!
 //! The reduced vector is written by the per-block segmented write (each active bucket to its own
 //! region, each block to its reserved places in it) when there are at most
-//! [`SEGMENTED_UP_TO`] active buckets to write, and by the flag-based write (all of them
-//! appended in no order) above that. Segments of at most 16384 elements are then sorted on chip,
+//! [`SEGMENTED_UP_TO`] active buckets to write (4096 for 32-bit keys, 1024 for 64-bit ones), and
+//! by the flag-based write (all of them appended in no order) above that. Segments of at most 16384 elements are then sorted on chip,
 //! one block each; otherwise the whole reduced vector is radix sorted (`sort_keys`).
 //!
 //! Workspace: each element's bucket as a `u16` oracle (`2 n` bytes; without room for them the
@@ -25,10 +25,14 @@ use crate::element::{Element, RadixKey};
 use crate::error::Result;
 use crate::select::sort_choose;
 
-/// The most active buckets the per-block segmented write takes; more go to the flag-based
-/// write. Blanchard et al. tuned this cutoff (their `α2`) per data type on a K40; ours is
-/// measured by `measure_reduction_cutoff` (an ignored test of this module, run on the GPU).
-pub(crate) const SEGMENTED_UP_TO: usize = 1 << 20;
+/// The most active buckets the per-block segmented write takes, for 32-bit and for 64-bit keys;
+/// more go to the flag-based write. Blanchard et al. tuned this cutoff (their `α2`) per data
+/// type on a K40. Ours was measured on an H200 by `measure_reduction_cutoff` (an ignored test
+/// of this module: the whole selection with each write, 2^26 uniform values, evenly spaced
+/// ranks): f32 was faster segmented up to 2048 ranks (3.78 against 3.91 ms) and with flags at
+/// 8191 (6.17 against 6.46 ms); f64 segmented up to 512 (3.13 against 3.14 ms), with flags from
+/// 2048 (6.01 against 6.28 ms). The cutoffs sit between.
+pub(crate) const SEGMENTED_UP_TO: [usize; 2] = [4096, 1024];
 
 /// How the active buckets are written out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,7 +96,7 @@ pub(crate) fn multiselect_with<T: Element>(
         return Ok((run.finish(ranks)?, Some(nans)));
     }
     let segmented = match reduction {
-        Reduction::Measured => kept.len() <= SEGMENTED_UP_TO,
+        Reduction::Measured => kept.len() <= SEGMENTED_UP_TO[(T::Key::BITS == 64) as usize],
         Reduction::Segmented => true,
         Reduction::Flags => false,
     };

@@ -131,7 +131,9 @@ pub(crate) fn inconsistent(what: &str) -> Error {
     }
 }
 
-/// Allows `f` `bytes` of dynamic shared memory.
+/// Allows `f` `bytes` of dynamic shared memory. Functions are shared by every thread that uses
+/// the device, so the limit set is always the most any launch of `f` takes (never a launch's own
+/// size, which another thread's launch could find too small).
 fn allow_shared(f: &CudaFunction, bytes: usize) -> Result<()> {
     f.set_attribute(
         CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -276,7 +278,7 @@ impl<'a> Engine<'a> {
             .dev
             .function(&BUCKET_MULTISELECT, &format!("bms_count_{dtype}"))?;
         let shared = layout.max_segment_buckets * 4;
-        allow_shared(&count, shared)?;
+        allow_shared(&count, self.buckets as usize * 4)?;
         let mut launch = stream.launch_builder(&count);
         let null = 0u64;
         launch
@@ -431,7 +433,7 @@ impl<'a> Engine<'a> {
                 continue;
             }
             let shared = (a_hi - a_lo) * 12 + slots_bytes;
-            allow_shared(&f, shared)?;
+            allow_shared(&f, self.write_shared)?;
             let (lo64, hi64) = (a_lo as u64, a_hi as u64);
             let mut launch = stream.launch_builder(&f);
             let null = 0u64;
@@ -460,7 +462,7 @@ impl<'a> Engine<'a> {
             // hold act_count entries; each block reserves exactly its counted elements of a
             // bucket inside [dest[a], dest[a] + count), so writes stay below len; the dynamic
             // shared memory holds the window's bases and counters (fewer than 2^16) and a u16
-            // slot per bucket of the largest segment, as allowed above.
+            // slot per bucket of the largest segment, within write_shared (allowed above).
             unsafe { launch.launch(shaped(level.layout.chunk_count(), BLOCK, shared)) }
                 .map_err(|e| driver_error("launching bms_write", e))?;
             a_lo = a_hi;
