@@ -6,11 +6,20 @@
 //! ```
 //!
 //! Options: `--sizes` (log2 of n, comma separated), `--types`, `--dists` (uniform, normal,
-//! half-normal, cauchy, distinct16, sorted, equal, two-values, bucket-killer), `--ranks` (rank
-//! expressions: `0`, `n/100`, `n/2`, `n-1`, or a number), `--algorithms` (CUDA algorithm
-//! names), `--reps` (timed runs per case; the median is reported), `--json PATH`. Each row
-//! prints the median time, the bandwidth of one read of the input at that time, and the ratio
-//! to the floor. Without a GPU it prints a note and exits 0, unless `KSELECT_REQUIRE_GPU=1`.
+//! half-normal, cauchy, distinct16, sorted, equal, two-values, bucket-killer, integers),
+//! `--ranks` (rank expressions: `0`, `n/100`, `n/2`, `n-1`, or a number; each timed alone;
+//! `--ranks none` times none), `--percentiles` (counts of evenly spaced ranks, each count timed
+//! as one multiselection: `101` is the percentiles `i·(n−1)/100`), `--clustered` (counts of
+//! consecutive ranks from `n/3`, each timed as one multiselection), `--algorithms` (CUDA
+//! algorithm names), `--reps` (timed runs per case; the median is reported), `--json PATH`.
+//! Each row prints the median time, the bandwidth of one read of the input at that time, and
+//! the ratio to the floor. Without a GPU it prints a note and exits 0, unless
+//! `KSELECT_REQUIRE_GPU=1`.
+//!
+//! ```text
+//! gpu_select --sizes 28 --types f32,f64 --ranks none --percentiles 11,101,1001 --clustered 1000 \
+//!     --algorithms auto,iterative-bucket-multiselect,bucket-multiselect,sample,sort-choose
+//! ```
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -22,6 +31,8 @@ struct Options {
     types: Vec<String>,
     dists: Vec<String>,
     ranks: Vec<String>,
+    percentiles: Vec<usize>,
+    clustered: Vec<usize>,
     algorithms: Vec<Algorithm>,
     reps: usize,
     json: Option<String>,
@@ -33,6 +44,8 @@ fn parse_options() -> Options {
         types: vec!["f32".into(), "f64".into(), "u32".into()],
         dists: vec!["uniform".into(), "normal".into()],
         ranks: vec!["n/2".into()],
+        percentiles: Vec::new(),
+        clustered: Vec::new(),
         algorithms: vec![Algorithm::Radix, Algorithm::SortChoose],
         reps: 21,
         json: None,
@@ -46,7 +59,14 @@ fn parse_options() -> Options {
             "--sizes" => opts.sizes = list(&value).iter().filter_map(|s| s.parse().ok()).collect(),
             "--types" => opts.types = list(&value),
             "--dists" => opts.dists = list(&value),
+            "--ranks" if value == "none" => opts.ranks = Vec::new(),
             "--ranks" => opts.ranks = list(&value),
+            "--percentiles" => {
+                opts.percentiles = list(&value).iter().filter_map(|s| s.parse().ok()).collect()
+            }
+            "--clustered" => {
+                opts.clustered = list(&value).iter().filter_map(|s| s.parse().ok()).collect()
+            }
             "--algorithms" => {
                 opts.algorithms = list(&value).iter().filter_map(|s| s.parse().ok()).collect()
             }
@@ -130,6 +150,7 @@ fn generate<T: BenchElement>(dist: &str, n: usize) -> Vec<T> {
                     "sorted" => T::from_f64(i as f64 / n as f64),
                     "equal" => T::from_f64(1.0),
                     "two-values" => T::from_f64(if r % 20 == 0 { 2.0 } else { 1.0 }),
+                    "integers" => T::from_f64((gaussian() * 1000.0).round()),
                     "bucket-killer" => {
                         if i < 65 {
                             T::from_f64(2f64.powi(i as i32 - 32))
@@ -155,6 +176,7 @@ struct Row {
     n: usize,
     rank: String,
     k: usize,
+    ranks: usize,
     algorithm: String,
     median_ms: f64,
     min_ms: f64,
@@ -194,7 +216,20 @@ fn run_case<T: BenchElement>(
         .filter_map(|expr| rank_of(expr, n).map(|k| (expr.clone(), k)))
         .collect();
     let wanted: Vec<usize> = ranks.iter().map(|&(_, k)| k).collect();
-    let expected = Selector::new().multiselect(&data, &wanted)?;
+    let expected = if wanted.is_empty() {
+        Vec::new()
+    } else {
+        Selector::new().multiselect(&data, &wanted)?
+    };
+    let sets = rank_sets(opts, n);
+    // One sort answers every rank set.
+    let sorted: Vec<T::Key> = if sets.is_empty() {
+        Vec::new()
+    } else {
+        let mut keys: Vec<T::Key> = data.par_iter().map(|x| x.to_key()).collect();
+        keys.par_sort_unstable();
+        keys
+    };
     let device = Device::Cuda(gpu.clone());
     // Rotate among enough copies that consecutive runs do not find the input in L2.
     let bytes = n * std::mem::size_of::<T>();
@@ -205,13 +240,23 @@ fn run_case<T: BenchElement>(
     drop(data);
     let floor = time_ms(gpu, opts.reps, |r| bufs[r % copies].sum().map(|_| ()))?;
     let floor_ms = median(floor);
-    for ((rank, k), want) in ranks.into_iter().zip(expected) {
+    let mut cases: Vec<(String, Vec<usize>, Vec<T::Key>)> = ranks
+        .into_iter()
+        .zip(expected)
+        .map(|((rank, k), want)| (rank, vec![k], vec![want.to_key()]))
+        .collect();
+    for (label, set) in sets {
+        let want = set.iter().map(|&k| sorted[k]).collect();
+        cases.push((label, set, want));
+    }
+    drop(sorted);
+    for (rank, set, want) in cases {
         for &algorithm in &opts.algorithms {
             let sel = Selector::on(device.clone()).algorithm(algorithm);
-            let got = sel.select_device(&bufs[0], k)?;
-            let correct = got.to_key() == want.to_key();
+            let got = sel.multiselect_device(&bufs[0], &set)?;
+            let correct = got.iter().map(|v| v.to_key()).eq(want.iter().copied());
             let times = time_ms(gpu, opts.reps, |r| {
-                sel.select_device(&bufs[r % copies], k).map(|_| ())
+                sel.multiselect_device(&bufs[r % copies], &set).map(|_| ())
             })?;
             let min_ms = times.iter().copied().fold(f64::INFINITY, f64::min);
             let row = Row {
@@ -219,7 +264,8 @@ fn run_case<T: BenchElement>(
                 dist: dist.to_string(),
                 n,
                 rank: rank.clone(),
-                k,
+                k: set[0],
+                ranks: set.len(),
                 algorithm: algorithm.name().to_string(),
                 median_ms: median(times),
                 min_ms,
@@ -227,7 +273,7 @@ fn run_case<T: BenchElement>(
                 correct,
             };
             println!(
-                "{:>4} {:>13} 2^{:<2} k={:<5} {:>13} {:>10.3} ms  floor {:>8.3} ms  x{:>6.2}  {:>7.1} GB/s  {}",
+                "{:>4} {:>13} 2^{:<2} k={:<14} {:>28} {:>10.3} ms  floor {:>8.3} ms  x{:>6.2}  {:>7.1} GB/s  {}",
                 row.dtype,
                 row.dist,
                 log2n,
@@ -243,6 +289,30 @@ fn run_case<T: BenchElement>(
         }
     }
     Ok(())
+}
+
+/// The multiselection rank sets of `--percentiles` (evenly spaced, both ends included) and
+/// `--clustered` (consecutive from `n/3`), with their labels, for `n` values.
+fn rank_sets(opts: &Options, n: usize) -> Vec<(String, Vec<usize>)> {
+    let mut sets = Vec::new();
+    for &m in &opts.percentiles {
+        if m == 0 || m > n {
+            eprintln!("skipping --percentiles {m} for n = {n}");
+            continue;
+        }
+        let set = (0..m)
+            .map(|i| if m == 1 { n / 2 } else { i * (n - 1) / (m - 1) })
+            .collect();
+        sets.push((format!("{m} even"), set));
+    }
+    for &m in &opts.clustered {
+        if m == 0 || n / 3 + m > n {
+            eprintln!("skipping --clustered {m} for n = {n}");
+            continue;
+        }
+        sets.push((format!("{m} clustered"), (n / 3..n / 3 + m).collect()));
+    }
+    sets
 }
 
 /// The rank a `--ranks` expression names for `n` values: `0`, `n/100`, `n/2`, `n-1`, or a
@@ -332,7 +402,8 @@ fn main() {
                 let bytes = r.n * if r.dtype.ends_with("64") { 8 } else { 4 };
                 serde_json::json!({
                     "dtype": r.dtype, "dist": r.dist, "n": r.n, "rank": r.rank, "k": r.k,
-                    "algorithm": r.algorithm, "median_ms": r.median_ms, "min_ms": r.min_ms,
+                    "ranks": r.ranks, "algorithm": r.algorithm, "median_ms": r.median_ms,
+                    "min_ms": r.min_ms,
                     "floor_ms": r.floor_ms, "ratio_to_floor": r.median_ms / r.floor_ms,
                     "gb_per_s": bytes as f64 / r.median_ms / 1e6, "correct": r.correct,
                     "bytes": bytes,

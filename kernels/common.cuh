@@ -140,6 +140,65 @@ __device__ __forceinline__ void load_trip(const T* __restrict__ x, u64 n, u64 fi
     }
 }
 
+// The position of sample element i (i < s <= n) among x[0..n): one element from each of s equal
+// strides of n / s, at an offset hashed from i and the seed (splitmix64's finaliser), so that
+// sorted or periodic inputs are not sampled in step with their pattern.
+__device__ __forceinline__ u64 sample_position(u64 i, u64 n, u64 s, u64 seed) {
+    const u64 stride = n / s;
+    u64 h = (i + seed) * 0x9E3779B97F4A7C15ull;
+    h ^= h >> 31;
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 29;
+    return i * stride + (stride > 1 ? h % stride : 0);
+}
+
+// Writes a warp's staged items out (see warp_stage_append).
+template <typename E>
+__device__ __forceinline__ void warp_flush(E* stage, u32 staged, E* out, u64 cap, u64* out_count) {
+    __syncwarp();
+    const u32 lane = threadIdx.x & 31;
+    u64 base = 0;
+    if (lane == 0 && staged) base = atomicAdd(out_count, (u64)staged);
+    base = __shfl_sync(FULL_MASK, base, 0);
+    for (u32 i = lane; i < staged; i += WARP_SIZE) {
+        if (base + i < cap) out[base + i] = stage[i];
+    }
+    __syncwarp();
+}
+
+// Stages the marked items of a warp (up to V a lane) in its shared `stage` (STAGE slots,
+// `staged` of them used: warp-uniform; STAGE >= 32 * V) and writes the stage out to `out` with one
+// atomic on `out_count` when the next items would not fit. Items whose position reaches `cap` are
+// counted but not written. A lane's place comes from one ballot per bit of its item count, so a
+// warp with nothing to append pays a few votes. Collective over the warp; no block barrier.
+template <typename E, int V, int STAGE>
+__device__ __forceinline__ void warp_stage_append(E* stage, u32& staged, E* out, u64 cap, u64* out_count,
+                                                  const E (&item)[V], const bool (&m)[V]) {
+    u32 mine = 0;
+#pragma unroll
+    for (int j = 0; j < V; ++j) mine += m[j] ? 1u : 0u;
+    const u32 lt = lanemask_lt();
+    u32 total = 0, before = 0;
+#pragma unroll
+    for (int b = 0; (1 << b) <= V; ++b) {
+        const u32 votes = __ballot_sync(FULL_MASK, (mine >> b) & 1u);
+        total += (u32)__popc(votes) << b;
+        before += (u32)__popc(votes & lt) << b;
+    }
+    if (total == 0) return;
+    if (staged + total > STAGE) {
+        warp_flush(stage, staged, out, cap, out_count);
+        staged = 0;
+    }
+    u32 pos = staged + before;
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+        if (m[j]) stage[pos++] = item[j];
+    }
+    staged += total;
+    __syncwarp();
+}
+
 // Appends the marked items of a whole block (up to V a thread) to `out` with one global atomic
 // per block: a warp scan of the per-thread counts, a scan of the WARPS warp totals, one
 // reservation on `out_count`. Items whose position reaches `cap` are counted but not written.

@@ -55,14 +55,9 @@ template <typename T>
 __device__ void ss_gather(const T* __restrict__ x, u64 n, u64 seed, typename KeyOf<T>::type* keys) {
     typedef typename KeyOf<T>::type K;
     const u64 s = n < SS_SAMPLE ? n : SS_SAMPLE;
-    const u64 stride = n / s;
     for (u32 i = threadIdx.x; i < SS_SAMPLE; i += blockDim.x) {
         if (i < s) {
-            u64 h = ((u64)i + seed) * 0x9E3779B97F4A7C15ull;
-            h ^= h >> 31;
-            h *= 0xBF58476D1CE4E5B9ull;
-            h ^= h >> 29;
-            keys[i] = to_key(x[(u64)i * stride + (stride > 1 ? h % stride : 0)]);
+            keys[i] = to_key(x[sample_position(i, n, s, seed)]);
         } else {
             keys[i] = (K)~(K)0;
         }

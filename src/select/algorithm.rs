@@ -52,6 +52,14 @@ pub enum Algorithm {
     /// (on CUDA, Ribizel & Anzt's bipartitioning reference). On the CPU this is introselect,
     /// the standard library's quickselect, which runs.
     Quick,
+    /// bucketMultiSelect (Blanchard, Chen & Kim): kernel density intervals from a sample, a
+    /// linear projection onto thousands of buckets, one count, the buckets holding a rank
+    /// written out and sorted. For many ranks at once. CUDA only.
+    BucketMultiselect,
+    /// Iterative bucket multiselection (the second phase of Blanchard et al.'s DIBMS): as
+    /// bucketMultiSelect, but the written buckets are split again, level after level, instead
+    /// of sorted. CUDA only.
+    IterativeBucketMultiselect,
 }
 
 impl Algorithm {
@@ -60,7 +68,7 @@ impl Algorithm {
     /// ```
     /// assert!(kselect::Algorithm::ALL.contains(&kselect::Algorithm::Bucket));
     /// ```
-    pub const ALL: [Algorithm; 12] = [
+    pub const ALL: [Algorithm; 14] = [
         Algorithm::Auto,
         Algorithm::SortChoose,
         Algorithm::Introselect,
@@ -73,6 +81,8 @@ impl Algorithm {
         Algorithm::QuickMultiselect,
         Algorithm::Randomized,
         Algorithm::Quick,
+        Algorithm::BucketMultiselect,
+        Algorithm::IterativeBucketMultiselect,
     ];
 
     /// The algorithm's name as the CLI spells it.
@@ -94,6 +104,8 @@ impl Algorithm {
             Algorithm::QuickMultiselect => "quick-multiselect",
             Algorithm::Randomized => "randomized",
             Algorithm::Quick => "quick",
+            Algorithm::BucketMultiselect => "bucket-multiselect",
+            Algorithm::IterativeBucketMultiselect => "iterative-bucket-multiselect",
         }
     }
 
@@ -135,6 +147,8 @@ impl Algorithm {
             Algorithm::Sample,
             Algorithm::Quick,
             Algorithm::CuttingPlane,
+            Algorithm::BucketMultiselect,
+            Algorithm::IterativeBucketMultiselect,
         ]
     }
 
@@ -166,6 +180,10 @@ impl FromStr for Algorithm {
             "quickmultiselect" | "multiselect" => "quick-multiselect",
             "randomizedselect" | "randomized-select" => "randomized",
             "quickselect" | "quick-select" => "quick",
+            "bucketmultiselect" | "bucket-multi-select" | "bms" => "bucket-multiselect",
+            "iterativebucketmultiselect" | "iterative-bucket-multi-select" | "ibms" | "dibms" => {
+                "iterative-bucket-multiselect"
+            }
             other => other,
         };
         Algorithm::ALL

@@ -64,6 +64,11 @@ pub(crate) fn multiselect<T: Element>(
         // The in-place form is a CUDA algorithm (the selector refuses it on the CPU); the
         // CPU's radix select answers the same should it be reached.
         Algorithm::Radix | Algorithm::RadixInPlace => one(radix::cpu::select),
+        // The bucket multiselections are CUDA algorithms (refused on the CPU); the CPU's
+        // multiselection answers the same should it be reached.
+        Algorithm::BucketMultiselect | Algorithm::IterativeBucketMultiselect => {
+            quick_multiselect::multiselect(data, ranks, parallel)
+        }
         Algorithm::Bucket => one(bucket::cpu::select),
         Algorithm::Sample => one(sample::cpu::select),
         Algorithm::CuttingPlane => one(cutting_plane::select),

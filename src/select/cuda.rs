@@ -10,21 +10,88 @@ use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::select::nan::NanScan;
 use crate::select::{
-    bucket, cutting_plane, quick, radix, randomized, sample, sort_choose, Algorithm,
+    bucket, bucket_multi, cutting_plane, quick, radix, randomized, sample, sort_choose, Algorithm,
 };
 
-/// From this size on, `Auto` runs randomizedSelect on CUDA; below it, radix select. Measured
-/// on an H200 (`BENCHMARKS.md`): randomizedSelect's fixed cost (the sample, its splitters and
-/// three waits for counts) makes it slower than radix select up to 2^24 values and faster from
-/// 2^26 on, on every distribution.
+/// From this size on, `Auto` runs randomizedSelect for one rank on CUDA; below it, radix select.
+/// Measured on an H200 (`BENCHMARKS.md`): randomizedSelect's fixed cost (the sample, its
+/// splitters and three waits for counts) makes it slower than radix select up to 2^24 values
+/// and faster from 2^26 on, on every distribution.
 const AUTO_RANDOMIZED_FROM: usize = 1 << 25;
 
-/// What `Algorithm::Auto` runs on CUDA for `n` values.
-pub(crate) fn auto_algorithm(n: usize, _ranks: usize) -> Algorithm {
-    if n >= AUTO_RANDOMIZED_FROM {
-        Algorithm::Randomized
+/// Up to this many distinct ranks, `Auto` runs the one-rank algorithm once per rank (one or
+/// two passes over the input each); more go to a multiselection.
+const AUTO_ONE_RANK_UP_TO: usize = 2;
+
+/// Inputs up to this many values are sorted on chip by one block of the bucket
+/// multiselections, faster than any sort&choose; many ranks go there.
+const AUTO_SORT_ON_CHIP_UP_TO: usize = 16384;
+
+/// Equal parts of the rank range that [`RankSpread::clusters`] counts.
+const SPREAD_PARTS: usize = 4096;
+
+/// How many ranks a selection wants and how they spread over `0..n`: what `Auto` decides by
+/// besides `n`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RankSpread {
+    /// Distinct ranks.
+    pub distinct: usize,
+    /// How many of [`SPREAD_PARTS`] equal parts of `0..n` hold a rank (the buckets a
+    /// multiselection's first level must keep grow with this, not with the ranks).
+    pub clusters: usize,
+}
+
+impl RankSpread {
+    /// The spread of `ranks` (any order, repeats allowed) over `0..n`.
+    pub(crate) fn of(n: usize, ranks: &[usize]) -> RankSpread {
+        let mut sorted = ranks.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let part = |k: usize| (k as u128 * SPREAD_PARTS as u128 / n.max(1) as u128) as usize;
+        let mut parts: Vec<usize> = sorted.iter().map(|&k| part(k)).collect();
+        parts.dedup();
+        RankSpread {
+            distinct: sorted.len(),
+            clusters: parts.len(),
+        }
+    }
+
+    /// `count` distinct ranks spread evenly.
+    pub(crate) fn even(count: usize) -> RankSpread {
+        RankSpread {
+            distinct: count,
+            clusters: count.min(SPREAD_PARTS),
+        }
+    }
+}
+
+/// What `Algorithm::Auto` runs on CUDA for `n` values and ranks spread as `spread`.
+///
+/// - At most [`AUTO_ONE_RANK_UP_TO`] distinct ranks: the one-rank algorithm per rank,
+///   randomizedSelect from [`AUTO_RANDOMIZED_FROM`] values, radix select below.
+/// - Ranks so dense that sorting is as cheap (at least `n / 16` of them, spread rather than
+///   clustered: in at least half as many parts of the rank range as they could fill) in more
+///   than [`AUTO_SORT_ON_CHIP_UP_TO`] values: sort&choose.
+/// - Otherwise iterative bucket multiselection: two passes over the input whatever the number
+///   of ranks, then work on the buckets that hold them (their number grows with the ranks'
+///   spread, not their count).
+///
+/// The many-rank thresholds are set from the methods' pass counts; `benches/gpu_select.rs`
+/// (`--percentiles`, `--clustered`) measures them.
+pub(crate) fn auto_algorithm(n: usize, spread: RankSpread) -> Algorithm {
+    if spread.distinct <= AUTO_ONE_RANK_UP_TO {
+        if n >= AUTO_RANDOMIZED_FROM {
+            Algorithm::Randomized
+        } else {
+            Algorithm::Radix
+        }
+    } else if n > AUTO_SORT_ON_CHIP_UP_TO
+        && spread.distinct >= n / 16
+        && spread.clusters >= spread.distinct.min(SPREAD_PARTS) / 2
+    {
+        Algorithm::SortChoose
     } else {
-        Algorithm::Radix
+        Algorithm::IterativeBucketMultiselect
     }
 }
 
@@ -61,14 +128,18 @@ pub(crate) fn nan_scan<T: Element>(buf: &DeviceBuffer<T>) -> Result<NanScan> {
 
 /// The elements of `ranks` (all `< buf.len()`, not empty) by `algorithm` on the buffer's
 /// device, and the NaN count when the algorithm counted it on the way (radix select,
-/// randomizedSelect and bucketSelect do).
+/// randomizedSelect, bucketSelect and the bucket multiselections do).
 pub(crate) fn multiselect<T: Element>(
     algorithm: Algorithm,
     buf: &DeviceBuffer<T>,
     ranks: &[usize],
 ) -> Result<(Vec<T>, Option<usize>)> {
     match algorithm {
-        Algorithm::Auto => multiselect(auto_algorithm(buf.len(), ranks.len()), buf, ranks),
+        Algorithm::Auto => multiselect(
+            auto_algorithm(buf.len(), RankSpread::of(buf.len(), ranks)),
+            buf,
+            ranks,
+        ),
         Algorithm::SortChoose => Ok((sort_choose::cuda::multiselect(buf, ranks)?, None)),
         Algorithm::Radix => {
             let (values, nans) = radix::cuda::multiselect(buf, ranks)?;
@@ -98,10 +169,74 @@ pub(crate) fn multiselect<T: Element>(
             let (values, nans) = cutting_plane::multiselect(buf, ranks)?;
             Ok((values, Some(nans)))
         }
+        Algorithm::BucketMultiselect => bucket_multi::bms::multiselect(buf, ranks),
+        Algorithm::IterativeBucketMultiselect => bucket_multi::iterative::multiselect(buf, ranks),
         other => Err(Error::UnsupportedAlgorithm {
             algorithm: other.name().to_string(),
             backend: "cuda".to_string(),
             available: Algorithm::names(Algorithm::cuda_algorithms()),
         }),
+    }
+}
+
+/// Unit tests of `Auto`'s choice.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Spread counts the parts of the rank range that hold ranks, repeats and order aside.
+    #[test]
+    fn spread_counts_distinct_ranks_and_parts() {
+        let n = 1 << 20;
+        let percentiles: Vec<usize> = (0..=100).map(|p| p * (n - 1) / 100).collect();
+        assert_eq!(
+            RankSpread::of(n, &percentiles),
+            RankSpread {
+                distinct: 101,
+                clusters: 101
+            }
+        );
+        let clustered: Vec<usize> = (0..1000).map(|i| n / 2 + i % 100).collect();
+        assert_eq!(
+            RankSpread::of(n, &clustered),
+            RankSpread {
+                distinct: 100,
+                clusters: 1
+            }
+        );
+        assert_eq!(RankSpread::of(5, &[4, 0, 4]).distinct, 2);
+    }
+
+    /// One or two ranks keep the one-rank algorithms; many go to the iterative bucket
+    /// multiselection, or to sort&choose when they cover the input densely.
+    #[test]
+    fn auto_follows_ranks_and_spread() {
+        let one = RankSpread::even(1);
+        assert_eq!(auto_algorithm(1 << 28, one), Algorithm::Randomized);
+        assert_eq!(auto_algorithm(1 << 20, one), Algorithm::Radix);
+        let many = RankSpread::even(101);
+        assert_eq!(
+            auto_algorithm(1 << 28, many),
+            Algorithm::IterativeBucketMultiselect
+        );
+        assert_eq!(
+            auto_algorithm(1000, many),
+            Algorithm::IterativeBucketMultiselect,
+            "sorted on chip"
+        );
+        assert_eq!(
+            auto_algorithm(100_000, RankSpread::even(16_000)),
+            Algorithm::SortChoose
+        );
+        let dense_cluster = RankSpread {
+            distinct: 1 << 16,
+            clusters: 3,
+        };
+        assert_eq!(
+            auto_algorithm(1 << 20, dense_cluster),
+            Algorithm::IterativeBucketMultiselect
+        );
+        let dense = RankSpread::of(1 << 20, &(0..1 << 20).step_by(8).collect::<Vec<_>>());
+        assert_eq!(auto_algorithm(1 << 20, dense), Algorithm::SortChoose);
     }
 }

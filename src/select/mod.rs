@@ -17,6 +17,7 @@ pub(crate) mod cpu;
 pub(crate) mod cuda;
 
 pub(crate) mod bucket;
+pub(crate) mod bucket_multi;
 pub mod cutting_plane;
 pub(crate) mod floyd_rivest;
 pub(crate) mod introselect;

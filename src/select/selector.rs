@@ -163,9 +163,35 @@ impl Selector {
         }
         Ok(match (&self.device, self.algorithm) {
             (Device::Cpu, Algorithm::Auto) => cpu::auto_algorithm::<T>(n, ranks),
-            (Device::Cuda(_), Algorithm::Auto) => cuda::auto_algorithm(n, ranks),
+            (Device::Cuda(_), Algorithm::Auto) => {
+                cuda::auto_algorithm(n, cuda::RankSpread::even(ranks))
+            }
             (_, chosen) => chosen,
         })
+    }
+
+    /// The algorithm that runs for `n` values of type `T` and these `ranks` (any order,
+    /// repeats allowed) on this device: what `Auto` resolves to, from the ranks' number and
+    /// spread. [`Selector::resolved_algorithm`] assumes distinct ranks spread evenly.
+    ///
+    /// ```
+    /// use kselect::{Algorithm, Selector};
+    /// let sel = Selector::new();
+    /// let auto = sel.resolved_algorithm_for_ranks::<f64>(1 << 20, &[10, 500_000]).unwrap();
+    /// assert_eq!(auto, sel.resolved_algorithm::<f64>(1 << 20, 2).unwrap());
+    /// ```
+    pub fn resolved_algorithm_for_ranks<T: Element>(
+        &self,
+        n: usize,
+        ranks: &[usize],
+    ) -> Result<Algorithm> {
+        match (&self.device, self.algorithm) {
+            (Device::Cuda(_), Algorithm::Auto) => {
+                self.resolved_algorithm::<T>(n, ranks.len())?;
+                Ok(cuda::auto_algorithm(n, cuda::RankSpread::of(n, ranks)))
+            }
+            _ => self.resolved_algorithm::<T>(n, ranks.len()),
+        }
     }
 
     /// The element of 0-based rank `k` in ascending order.
@@ -437,7 +463,7 @@ impl Selector {
         source: &Source<'_, T>,
         ranks: &[usize],
     ) -> Result<(Vec<T>, Option<usize>)> {
-        let algorithm = self.resolved_algorithm::<T>(source.len(), ranks.len())?;
+        let algorithm = self.resolved_algorithm_for_ranks::<T>(source.len(), ranks)?;
         if ranks.is_empty() {
             return Ok((Vec::new(), None));
         }

@@ -296,10 +296,12 @@ pub struct SelectArgs {
 
     /// The selection algorithm: auto (the backend's fastest for the input), sort-choose,
     /// introselect, floyd-rivest, radix, radix-inplace, bucket, sample, cutting-plane,
-    /// quick-multiselect, randomized, quick. The CUDA backend has auto, sort-choose, radix,
-    /// radix-inplace (no workspace), bucket, randomized, sample, quick and cutting-plane; the
-    /// CPU all but radix-inplace. Every algorithm returns the same values; they differ only in
-    /// speed and workspace.
+    /// quick-multiselect, randomized, quick, bucket-multiselect,
+    /// iterative-bucket-multiselect. The CUDA backend has auto, sort-choose, radix,
+    /// radix-inplace (no workspace), bucket, randomized, sample, quick, cutting-plane, and for
+    /// many ranks at once bucket-multiselect and iterative-bucket-multiselect; the CPU all but
+    /// radix-inplace and the two bucket multiselections. Every algorithm returns the same
+    /// values; they differ only in speed and workspace.
     #[arg(long, value_name = "NAME", default_value = "auto", value_parser = parse_algorithm)]
     pub algorithm: Algorithm,
 

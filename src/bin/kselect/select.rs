@@ -84,11 +84,13 @@ impl ColumnVisitor for Request<'_> {
         } else {
             ranks.len()
         };
-        let algorithm = self
-            .selector
-            .resolved_algorithm::<T>(n, rank_count)?
-            .name()
-            .to_string();
+        let algorithm = if ranks.is_empty() {
+            self.selector.resolved_algorithm::<T>(n, rank_count)?
+        } else {
+            self.selector.resolved_algorithm_for_ranks::<T>(n, &ranks)?
+        }
+        .name()
+        .to_string();
 
         let start = Instant::now();
         let values = if ranks.is_empty() {

@@ -57,6 +57,13 @@ pub(crate) static SAMPLE_SELECT: KernelSource = KernelSource {
     text: include_str!("../../../kernels/sample_select.cu"),
 };
 
+/// bucketMultiSelect and its iterative form: sample, per-interval projections, per-block bucket
+/// counts, the active buckets' choice, the segmented and flag-based writes, small sorts.
+pub(crate) static BUCKET_MULTISELECT: KernelSource = KernelSource {
+    name: "bucket_multiselect.cu",
+    text: include_str!("../../../kernels/bucket_multiselect.cu"),
+};
+
 /// QuickSelect: the sampled pivot and the fused bipartition pass.
 pub(crate) static QUICK_SELECT: KernelSource = KernelSource {
     name: "quick_select.cu",
@@ -74,6 +81,7 @@ pub(crate) static ALL: &[&KernelSource] = &[
     &SAMPLE_SELECT,
     &QUICK_SELECT,
     &CUTTING_PLANE,
+    &BUCKET_MULTISELECT,
 ];
 
 impl KernelSource {

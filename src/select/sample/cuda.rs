@@ -15,17 +15,25 @@
 //! Buckets `2j + 1` hold the values equal to splitter `j` (the paper's equality buckets, for
 //! every splitter), so a rank among repeated values ends at once with its splitter, and the
 //! buckets `2j` between splitters never hold a splitter: every level shrinks. Ranks in the same
-//! bucket are selected together at the next level. Sets of at most [`SAMPLE`] candidates are
-//! sorted on chip (`ss_sort_select`). A level whose largest selected bucket holds more than
-//! half of its candidates, or a level below [`MAX_LEVELS`], is finished by radix select over
-//! its candidates, so adversarial inputs cost time, never exactness.
+//! bucket are selected together at the next level.
+//!
+//! Multiselection descends into every bucket that holds a wanted rank, level by level (Ribizel
+//! & Anzt's recursion, breadth first): the parts of a level (the selected buckets of the level
+//! above) are each sampled, counted, scanned and chosen without waiting for one another, one
+//! read brings all their counts back, and all their selected buckets are copied into one buffer
+//! for the next level. So a level costs one round trip whatever the number of ranks. Parts of
+//! at most 16384 candidates are sorted on chip together, one block each (the input itself when
+//! it holds at most [`SAMPLE`]: `ss_sort_select`). A part whose largest selected bucket holds
+//! more than half of its candidates, or a level below [`MAX_LEVELS`], is finished by radix
+//! select over its candidates, so adversarial inputs cost time, never exactness.
 //!
 //! Approximate selection runs one level without oracles (see [`approximate`]).
 //!
-//! Workspace: the oracles (`n` bytes), `256 ·` (count blocks) `u64` per-block counts (at most
-//! 8 blocks per multiprocessor), and at each level the copies of the selected buckets (each
-//! about `m / 128`; at most `m` elements, rounded up to 16 bytes per bucket), kept while the
-//! levels below them run; a few small buffers (splitters, counts, ranks).
+//! Workspace of a multiselection: at each level the oracles of its candidates (one byte each:
+//! `n` at the first), `256 ·` (count blocks) `u64` per-block counts per part (at most 8 blocks
+//! per multiprocessor each), and the copies of the selected buckets (each about `m / 128` for a
+//! part of `m`; at most `m`, rounded up to 16 bytes per bucket), kept until the next level's
+//! copies are written; `O(parts + ranks)` small words.
 
 use cudarc::driver::{CudaFunction, CudaSlice, CudaView, PushKernelArg};
 
@@ -36,6 +44,7 @@ use crate::device::DeviceBuffer;
 use crate::element::{Element, RadixKey};
 use crate::error::{Error, Result};
 use crate::select::approximate::{closest_splitter, exact, Approximate};
+use crate::select::bucket_multi::engine::{sort_select, SortJob, SORT_CAP};
 use crate::select::radix;
 use crate::select::sort_choose::cuda::key_suffix;
 
@@ -95,9 +104,9 @@ pub(crate) fn multiselect<T: Element>(
         .enumerate()
         .map(|(slot, &rank)| Wanted { rank, slot })
         .collect();
-    let mut run = Run::<T>::new(buf.device(), n, true)?;
+    let mut run = Run::<T>::new(buf.device(), n)?;
     run.results = vec![None; wanted.len()];
-    run.solve(&buf.as_slice().as_view(), &wanted, 0)?;
+    run.solve(&buf.as_slice().as_view(), &wanted)?;
     let nans = run.nan_count()?;
     let mut values = Vec::with_capacity(ranks.len());
     for &k in ranks {
@@ -120,7 +129,7 @@ pub(crate) fn approximate<T: Element>(
 ) -> Result<(Approximate<T>, usize)> {
     let n = buf.len();
     let x = buf.as_slice().as_view();
-    let mut run = Run::<T>::new(buf.device(), n, false)?;
+    let mut run = Run::<T>::new(buf.device(), n)?;
     if n <= SAMPLE {
         let (key, lo, hi) = run.sort_select(&x, &[k], true)?[0];
         let nans = run.nan_count()?;
@@ -174,16 +183,14 @@ struct Run<'a, T: Element> {
     choose_fn: CudaFunction,
     /// `ss_filter_T`.
     filter_fn: CudaFunction,
-    /// One oracle per candidate of the largest level (one byte when not needed).
+    /// The single level of approximate selection stores no oracles: one byte.
     oracles: CudaSlice<u8>,
-    /// Per-block bucket counts, `BUCKETS` rows of `grid(n)` blocks.
+    /// Per-block bucket counts of a single level over the input, `BUCKETS` rows of `grid(n)`.
     partial: CudaSlice<u64>,
-    /// The level's split array.
+    /// A single level's split array.
     split: CudaSlice<T::Key>,
-    /// The level's bucket totals.
+    /// A single level's bucket totals.
     totals: CudaSlice<u64>,
-    /// The level's filter regions.
-    dest: CudaSlice<u64>,
     /// The NaN count of the input.
     nans: CudaSlice<u64>,
     /// The results, by slot.
@@ -191,8 +198,9 @@ struct Run<'a, T: Element> {
 }
 
 impl<'a, T: Element> Run<'a, T> {
-    /// Loads the kernels and allocates the workspace for `n` values (oracles when `oracles`).
-    fn new(dev: &'a CudaDevice, n: usize, oracles: bool) -> Result<Self> {
+    /// Loads the kernels and allocates a single level's workspace for `n` values (the levels of
+    /// a multiselection allocate their own).
+    fn new(dev: &'a CudaDevice, n: usize) -> Result<Self> {
         let function = |op: &str| dev.function(&SAMPLE_SELECT, &kernel_name(op, T::DTYPE));
         let choose = format!("ss_choose_{}", key_suffix::<T::Key>());
         let blocks = grid::<T>(dev, n);
@@ -204,11 +212,10 @@ impl<'a, T: Element> Run<'a, T> {
             scan_fn: dev.function(&SAMPLE_SELECT, "ss_scan")?,
             choose_fn: dev.function(&SAMPLE_SELECT, &choose)?,
             filter_fn: function("ss_filter")?,
-            oracles: dev.alloc::<u8>(if oracles { n } else { 1 }, "SampleSelect oracles")?,
+            oracles: dev.alloc::<u8>(1, "SampleSelect oracles")?,
             partial: dev.alloc::<u64>(BUCKETS * blocks, "SampleSelect block counts")?,
             split: dev.alloc::<T::Key>(SPLIT_WORDS, "SampleSelect splitters")?,
             totals: dev.alloc::<u64>(BUCKETS, "SampleSelect bucket counts")?,
-            dest: dev.alloc::<u64>(BUCKETS, "SampleSelect filter regions")?,
             nans: dev.alloc_zeros::<u64>(1, "SampleSelect NaN count")?,
             results: Vec::new(),
         })
@@ -224,48 +231,266 @@ impl<'a, T: Element> Run<'a, T> {
         Ok(host[0] as usize)
     }
 
-    /// Selects the `wanted` ranks of the candidates `x` (a 16-byte aligned view) at `depth`.
-    fn solve(&mut self, x: &CudaView<'_, T>, wanted: &[Wanted], depth: usize) -> Result<()> {
-        let m = x.len();
-        if m <= SAMPLE {
+    /// Selects the `wanted` ranks of the input `x` level by level. Every part of a level (a
+    /// selected bucket of the level above, or the input) is sampled, counted and chosen
+    /// without waiting for the others; one read brings all their bucket counts back; their
+    /// selected buckets are copied into the next level's buffer; parts of at most
+    /// [`SORT_CAP`] candidates are sorted on chip together, one block each.
+    fn solve(&mut self, x: &CudaView<'_, T>, wanted: &[Wanted]) -> Result<()> {
+        let n = x.len();
+        if n <= SAMPLE {
             let ranks: Vec<usize> = wanted.iter().map(|w| w.rank).collect();
-            let found = self.sort_select(x, &ranks, depth == 0)?;
+            let found = self.sort_select(x, &ranks, true)?;
             for (w, (key, _, _)) in wanted.iter().zip(found) {
                 self.results[w.slot] = Some(T::from_key(key));
             }
             return Ok(());
         }
-        if depth >= MAX_LEVELS {
-            return self.finish_radix(x, wanted);
+        let mut sorted = self
+            .dev
+            .alloc_zeros::<T::Key>(self.results.len(), "SampleSelect sorted results")?;
+        let mut sorted_slots: Vec<usize> = Vec::new();
+        let mut level: Option<CudaSlice<T>> = None;
+        let mut parts = vec![Part {
+            start: 0,
+            len: n,
+            wanted: wanted.to_vec(),
+        }];
+        let mut depth = 0;
+        while !parts.is_empty() {
+            let buffer = level.take();
+            let src = match &buffer {
+                Some(b) => b.slice(..),
+                None => x.slice(..),
+            };
+            let (small, big): (Vec<Part>, Vec<Part>) = parts
+                .into_iter()
+                .partition(|p| depth > 0 && p.len <= SORT_CAP);
+            if !small.is_empty() {
+                let jobs: Vec<SortJob> = small
+                    .iter()
+                    .map(|p| SortJob {
+                        start: p.start as u64,
+                        len: p.len as u64,
+                        ranks: p.wanted.iter().map(|w| (w.rank as u64, w.slot)).collect(),
+                    })
+                    .collect();
+                sort_select(self.dev, T::DTYPE.name(), &src, &jobs, &mut sorted)?;
+                sorted_slots.extend(small.iter().flat_map(|p| p.wanted.iter().map(|w| w.slot)));
+            }
+            if big.is_empty() {
+                break;
+            }
+            if depth >= MAX_LEVELS {
+                for p in &big {
+                    self.finish_radix(&src.slice(p.start..p.start + p.len), &p.wanted)?;
+                }
+                break;
+            }
+            let (next, next_parts) = self.level(&src, &big, depth)?;
+            level = next;
+            parts = next_parts;
+            depth += 1;
         }
+        if !sorted_slots.is_empty() {
+            let keys = self
+                .dev
+                .stream()
+                .clone_dtoh(&sorted)
+                .map_err(|e| driver_error("reading the sorted results", e))?;
+            for slot in sorted_slots {
+                self.results[slot] = Some(T::from_key(keys[slot]));
+            }
+        }
+        Ok(())
+    }
+
+    /// One level over the `parts` of `src` (each more than [`SAMPLE`] candidates, 16-byte
+    /// aligned): per part a sample, a count (oracles, per-block counts; NaNs at depth 0), a scan
+    /// and a choice, all launched before one read of every part's counts; then the results in
+    /// equality buckets, radix select for parts that would not shrink by half, and the copies of
+    /// the other parts' selected buckets into one new buffer. Returns it and its parts.
+    fn level(
+        &mut self,
+        src: &CudaView<'_, T>,
+        parts: &[Part],
+        depth: usize,
+    ) -> Result<(Option<CudaSlice<T>>, Vec<Part>)> {
+        let stream = self.dev.stream();
+        let count = parts.len();
+        let blocks: Vec<usize> = parts.iter().map(|p| grid::<T>(self.dev, p.len)).collect();
+        let prefix = |sizes: &mut dyn Iterator<Item = usize>| -> Vec<usize> {
+            let mut at = 0;
+            let mut out = vec![0];
+            for size in sizes {
+                at += size;
+                out.push(at);
+            }
+            out
+        };
+        let partial_at = prefix(&mut blocks.iter().map(|&b| BUCKETS * b));
+        let ranks_at = prefix(&mut parts.iter().map(|p| p.wanted.len()));
+        let info_at = prefix(&mut parts.iter().map(|p| BUCKETS + 3 * p.wanted.len()));
+        let ranks64: Vec<u64> = parts
+            .iter()
+            .flat_map(|p| p.wanted.iter().map(|w| w.rank as u64))
+            .collect();
+        let ranks_dev = stream
+            .clone_htod(&ranks64)
+            .map_err(|e| driver_error("copying ranks to the device", e))?;
+        let mut split = self
+            .dev
+            .alloc::<T::Key>(SPLIT_WORDS * count, "SampleSelect splitters")?;
+        let mut partial = self
+            .dev
+            .alloc::<u64>(partial_at[count], "SampleSelect block counts")?;
+        let mut totals = self
+            .dev
+            .alloc::<u64>(BUCKETS * count, "SampleSelect bucket counts")?;
+        let mut dest = self
+            .dev
+            .alloc::<u64>(BUCKETS * count, "SampleSelect filter regions")?;
+        let mut info = self
+            .dev
+            .alloc::<u64>(info_at[count], "SampleSelect rank buckets")?;
+        let mut oracles = self.dev.alloc::<u8>(src.len(), "SampleSelect oracles")?;
         let flags = WRITE_ORACLES | if depth == 0 { COUNT_NANS } else { 0 };
-        self.count_level(x, depth, flags)?;
-        let counts = self.choose(wanted)?;
-        let plan = plan_filter::<T>(&counts, wanted, m)?;
-        for &(slot, key) in &plan.found {
-            self.results[slot] = Some(T::from_key(T::Key::from_u64(key)));
+        for (i, p) in parts.iter().enumerate() {
+            let view = src.slice(p.start..p.start + p.len);
+            let (m64, seed) = (p.len as u64, SEED.wrapping_add(depth as u64));
+            let mut split_i = split.slice_mut(SPLIT_WORDS * i..SPLIT_WORDS * (i + 1));
+            let mut launch = stream.launch_builder(&self.sample_fn);
+            launch.arg(&view).arg(&m64).arg(&seed).arg(&mut split_i);
+            // SAFETY: ss_sample_T(const T* x, u64 n, u64 seed, K* split): the part holds n
+            // elements and every sampled position is below n; split_i holds SPLIT_WORDS keys;
+            // one block of SORT_THREADS threads.
+            unsafe { launch.launch(config(1, SORT_THREADS)) }
+                .map_err(|e| driver_error("launching ss_sample", e))?;
+            let split_i = split.slice(SPLIT_WORDS * i..SPLIT_WORDS * (i + 1));
+            let mut oracles_i = oracles.slice_mut(p.start..p.start + p.len);
+            let mut partial_i = partial.slice_mut(partial_at[i]..partial_at[i + 1]);
+            let mut launch = stream.launch_builder(&self.count_fn);
+            launch
+                .arg(&view)
+                .arg(&m64)
+                .arg(&split_i)
+                .arg(&mut oracles_i)
+                .arg(&mut partial_i)
+                .arg(&mut self.nans)
+                .arg(&flags);
+            // SAFETY: ss_count_T(const T* x, u64 n, const K* split, u8* oracles, u64* partial,
+            // u64* nans, u32 flags): the part holds n elements (16-byte aligned: parts start on
+            // 16-byte bounds), oracles_i n bytes at the same offset (so its word stores stay
+            // aligned), partial_i BUCKETS rows of blocks[i] words; nans one word.
+            unsafe { launch.launch(config(blocks[i], BLOCK)) }
+                .map_err(|e| driver_error("launching ss_count", e))?;
+            let blocks64 = blocks[i] as u64;
+            {
+                let mut totals_i = totals.slice_mut(BUCKETS * i..BUCKETS * (i + 1));
+                let mut launch = stream.launch_builder(&self.scan_fn);
+                launch.arg(&mut partial_i).arg(&blocks64).arg(&mut totals_i);
+                // SAFETY: ss_scan(u64* partial, u64 blocks, u64* totals): BUCKETS blocks, one
+                // per row of blocks[i] words of partial_i; totals_i holds BUCKETS words.
+                unsafe { launch.launch(config(BUCKETS, BLOCK)) }
+                    .map_err(|e| driver_error("launching ss_scan", e))?;
+            }
+            let ranks_i = ranks_dev.slice(ranks_at[i]..ranks_at[i + 1]);
+            let mut info_i = info.slice_mut(info_at[i]..info_at[i + 1]);
+            let mut dest_i = dest.slice_mut(BUCKETS * i..BUCKETS * (i + 1));
+            let r64 = p.wanted.len() as u64;
+            let totals_i = totals.slice(BUCKETS * i..BUCKETS * (i + 1));
+            let mut launch = stream.launch_builder(&self.choose_fn);
+            launch
+                .arg(&totals_i)
+                .arg(&split_i)
+                .arg(&ranks_i)
+                .arg(&r64)
+                .arg(&mut info_i)
+                .arg(&mut dest_i);
+            // SAFETY: ss_choose_K(const u64* totals, const K* split, const u64* ranks, u64 r,
+            // u64* info, u64* dest): totals_i and dest_i hold BUCKETS words, split_i
+            // SPLIT_WORDS keys, ranks_i r words, info_i BUCKETS + 3r; one block of BUCKETS
+            // threads.
+            unsafe { launch.launch(config(1, BUCKETS as u32)) }
+                .map_err(|e| driver_error("launching ss_choose", e))?;
         }
-        if plan.groups.is_empty() {
-            return Ok(());
+        let host = stream
+            .clone_dtoh(&info)
+            .map_err(|e| driver_error("reading the SampleSelect buckets", e))?;
+        let mut plans = Vec::with_capacity(count);
+        for (i, p) in parts.iter().enumerate() {
+            let words = &host[info_at[i]..info_at[i + 1]];
+            let counts = LevelCounts {
+                totals: words[..BUCKETS].to_vec(),
+                found: words[BUCKETS..]
+                    .chunks_exact(3)
+                    .map(|c| (c[0] as usize, c[1] as usize, c[2]))
+                    .collect(),
+            };
+            let plan = plan_filter::<T>(&counts, &p.wanted, p.len)?;
+            for &(slot, key) in &plan.found {
+                self.results[slot] = Some(T::from_key(T::Key::from_u64(key)));
+            }
+            plans.push(plan);
         }
-        if plan.largest > m / 2 {
-            // No progress worth a copy: finish the open ranks over the current candidates.
-            let open: Vec<Wanted> = wanted
-                .iter()
-                .filter(|w| !plan.found.iter().any(|&(slot, _)| slot == w.slot))
-                .copied()
-                .collect();
-            return self.finish_radix(x, &open);
+        let mut next_parts = Vec::new();
+        let mut bases = vec![None; count];
+        let mut total = 0usize;
+        for (i, (p, plan)) in parts.iter().zip(&plans).enumerate() {
+            if plan.groups.is_empty() {
+                continue;
+            }
+            if plan.largest > p.len / 2 {
+                // No progress worth a copy: finish the open ranks over the part's candidates.
+                let open: Vec<Wanted> = p
+                    .wanted
+                    .iter()
+                    .filter(|w| !plan.found.iter().any(|&(slot, _)| slot == w.slot))
+                    .copied()
+                    .collect();
+                self.finish_radix(&src.slice(p.start..p.start + p.len), &open)?;
+                continue;
+            }
+            bases[i] = Some(total);
+            for group in &plan.groups {
+                next_parts.push(Part {
+                    start: total + group.start,
+                    len: group.len,
+                    wanted: group.wanted.clone(),
+                });
+            }
+            total += plan.total;
+        }
+        if next_parts.is_empty() {
+            return Ok((None, next_parts));
         }
         let mut out = self
             .dev
-            .alloc::<T>(plan.total.max(1), "SampleSelect candidates")?;
-        self.filter(x, &mut out)?;
-        for group in &plan.groups {
-            let view = out.slice(group.start..group.start + group.len);
-            self.solve(&view, &group.wanted, depth + 1)?;
+            .alloc::<T>(total.max(1), "SampleSelect candidates")?;
+        for (i, (p, plan)) in parts.iter().zip(&plans).enumerate() {
+            let Some(base) = bases[i] else { continue };
+            let view = src.slice(p.start..p.start + p.len);
+            let m64 = p.len as u64;
+            let oracles_i = oracles.slice(p.start..p.start + p.len);
+            let partial_i = partial.slice(partial_at[i]..partial_at[i + 1]);
+            let dest_i = dest.slice(BUCKETS * i..BUCKETS * (i + 1));
+            let mut out_i = out.slice_mut(base..base + plan.total);
+            let mut launch = stream.launch_builder(&self.filter_fn);
+            launch
+                .arg(&view)
+                .arg(&m64)
+                .arg(&oracles_i)
+                .arg(&partial_i)
+                .arg(&dest_i)
+                .arg(&mut out_i);
+            // SAFETY: ss_filter_T(const T* x, u64 n, const u8* oracles, const u64* partial,
+            // const u64* dest, T* out): the same grid as the part's ss_count over the same
+            // elements, so its per-block prefix sums match; out_i holds the sum of the part's
+            // selected buckets' rounded sizes (plan_filter), which bounds every place written.
+            unsafe { launch.launch(config(blocks[i], BLOCK)) }
+                .map_err(|e| driver_error("launching ss_filter", e))?;
         }
-        Ok(())
+        Ok((Some(out), next_parts))
     }
 
     /// Radix select of the `wanted` ranks over the candidates `x`.
@@ -358,65 +583,6 @@ impl<'a, T: Element> Run<'a, T> {
         // of `blocks` words of partial; totals holds BUCKETS words.
         unsafe { launch.launch(config(BUCKETS, BLOCK)) }
             .map_err(|e| driver_error("launching ss_scan", e))?;
-        Ok(())
-    }
-
-    /// Finds the bucket of every wanted rank on the device and places the selected buckets'
-    /// regions (`dest`); reads the bucket totals and the ranks' buckets back.
-    fn choose(&mut self, wanted: &[Wanted]) -> Result<LevelCounts> {
-        let stream = self.dev.stream();
-        let ranks64: Vec<u64> = wanted.iter().map(|w| w.rank as u64).collect();
-        let ranks_dev = stream
-            .clone_htod(&ranks64)
-            .map_err(|e| driver_error("copying ranks to the device", e))?;
-        let r = wanted.len();
-        let mut info = self
-            .dev
-            .alloc::<u64>(BUCKETS + 3 * r, "SampleSelect rank buckets")?;
-        let r64 = r as u64;
-        let mut launch = stream.launch_builder(&self.choose_fn);
-        launch
-            .arg(&self.totals)
-            .arg(&self.split)
-            .arg(&ranks_dev)
-            .arg(&r64)
-            .arg(&mut info)
-            .arg(&mut self.dest);
-        // SAFETY: ss_choose_K(const u64* totals, const K* split, const u64* ranks, u64 r,
-        // u64* info, u64* dest): totals and dest hold BUCKETS words, split SPLIT_WORDS keys,
-        // ranks r words, info BUCKETS + 3r; one block of BUCKETS threads.
-        unsafe { launch.launch(config(1, BUCKETS as u32)) }
-            .map_err(|e| driver_error("launching ss_choose", e))?;
-        let host = stream
-            .clone_dtoh(&info)
-            .map_err(|e| driver_error("reading the SampleSelect buckets", e))?;
-        Ok(LevelCounts {
-            totals: host[..BUCKETS].to_vec(),
-            found: host[BUCKETS..]
-                .chunks_exact(3)
-                .map(|c| (c[0] as usize, c[1] as usize, c[2]))
-                .collect(),
-        })
-    }
-
-    /// Copies the candidates of the selected buckets (after [`Run::choose`]) into `out`.
-    fn filter(&mut self, x: &CudaView<'_, T>, out: &mut CudaSlice<T>) -> Result<()> {
-        let m64 = x.len() as u64;
-        let blocks = grid::<T>(self.dev, x.len());
-        let mut launch = self.dev.stream().launch_builder(&self.filter_fn);
-        launch
-            .arg(x)
-            .arg(&m64)
-            .arg(&self.oracles)
-            .arg(&self.partial)
-            .arg(&self.dest)
-            .arg(out);
-        // SAFETY: ss_filter_T(const T* x, u64 n, const u8* oracles, const u64* partial,
-        // const u64* dest, T* out): the same grid as the level's ss_count over the same x, so
-        // the per-block prefix sums in partial match; out holds the sum of the selected
-        // buckets' rounded sizes (plan_filter), which bounds every place written.
-        unsafe { launch.launch(config(blocks, BLOCK)) }
-            .map_err(|e| driver_error("launching ss_filter", e))?;
         Ok(())
     }
 
@@ -560,6 +726,18 @@ fn inorder(i: usize) -> usize {
     let depth = (usize::BITS - 1 - (i + 1).leading_zeros()) as usize;
     let p = i + 1 - (1 << depth);
     ((2 * p + 1) << (6 - depth)) - 1
+}
+
+/// A part of a level: `len` candidates from `start` (a 16-byte bound) of the level's buffer,
+/// and the ranks sought among them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Part {
+    /// Its first candidate.
+    start: usize,
+    /// Its number of candidates.
+    len: usize,
+    /// The ranks among them.
+    wanted: Vec<Wanted>,
 }
 
 /// Unit tests of the host-side layout and planning.
