@@ -24,6 +24,9 @@ def main():
     p.add_argument("--reps", type=int, default=21)
     p.add_argument("--slow-reps", type=int, default=3, help="reps for calls slower than 100 ms")
     p.add_argument("--json", default=None)
+    p.add_argument("--percentiles", type=int, default=0,
+                   help="time M uniformly spaced quantiles (numpy's linear method) instead of one rank: "
+                        "torch.quantile, cupy.percentile, torch.sort + gather")
     args = p.parse_args()
 
     import torch
@@ -109,6 +112,45 @@ def main():
                 ref_top1024 = ordered[n - 1024].item()
                 del ordered
                 floor_ms, _ = timed(floor_fn, copies, args.reps)
+                if args.percentiles:
+                    m = args.percentiles
+                    probs = torch.linspace(0, 1, m, device=dev, dtype=torch.float64)
+                    h = probs * (n - 1)
+                    lo = h.floor().long()
+                    hi = torch.clamp(lo + 1, max=n - 1)
+                    ordered = torch.sort(x).values.to(torch.float64)
+                    expected = ordered[lo] + (h - lo) * (ordered[hi] - ordered[lo])
+                    del ordered
+                    floor_ms, _ = timed(floor_fn, copies, args.reps)
+                    qcases = {
+                        "torch.quantile": lambda a: torch.quantile(a, probs.to(a.dtype)),
+                        "torch.sort+gather": lambda a: torch.sort(a).values[lo],
+                    }
+                    if cupy is not None:
+                        qcases["cupy.percentile"] = lambda a: cupy.percentile(
+                            cupy.asarray(a), cupy.asarray(probs * 100))
+                    for name, fn in qcases.items():
+                        try:
+                            got = torch.as_tensor(fn(copies[0]), device=dev).to(torch.float64)
+                            if name == "torch.sort+gather":
+                                ok = True  # ranks only: the gather is what a quantile needs first
+                            else:
+                                ok = bool(torch.allclose(got, expected, rtol=1e-5, atol=1e-6))
+                            med, mn = timed(fn, copies, args.reps)
+                        except Exception as e:  # unsupported dtype or size
+                            msg = str(e).splitlines()[0][:120]
+                            print(f"{dtype:>4} {dist:>8} 2^{log2n:<2} {name:>17}  unsupported: {msg}")
+                            rows.append(dict(dtype=dtype, dist=dist, n=n, peer=name, percentiles=m,
+                                             unsupported=msg))
+                            continue
+                        rows.append(dict(dtype=dtype, dist=dist, n=n, peer=name, percentiles=m, median_ms=med,
+                                         min_ms=mn, floor_ms=floor_ms, ratio_to_floor=med / floor_ms,
+                                         correct=ok, bytes=nbytes))
+                        print(f"{dtype:>4} {dist:>8} 2^{log2n:<2} {name:>17} {med:10.3f} ms  floor {floor_ms:8.3f} ms"
+                              f"  x{med / floor_ms:8.2f}  {'ok' if ok else 'MISMATCH'}")
+                    del copies, x
+                    torch.cuda.empty_cache()
+                    continue
                 cases = {
                     "torch.sort": lambda a: torch.sort(a).values[k],
                     "torch.kthvalue": lambda a: torch.kthvalue(a, k + 1).values,
