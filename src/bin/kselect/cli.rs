@@ -137,11 +137,13 @@ pub struct QuantilesArgs {
     #[arg(long, value_enum, value_name = "BACKEND", default_value_t = Backend::Auto)]
     pub backend: Backend,
 
-    /// The selection algorithm: auto (the backend's fastest for the input), sort-choose,
-    /// introselect, floyd-rivest, radix, radix-inplace, bucket, sample, cutting-plane,
-    /// quick-multiselect, randomized, quick. The CUDA backend has auto, sort-choose, radix,
-    /// radix-inplace, bucket, randomized, sample, quick and cutting-plane; the CPU all but
-    /// radix-inplace. Every algorithm returns the same values.
+    /// The selection algorithm: auto (the backend's fastest for the input and the number of
+    /// quantiles), sort-choose, introselect, floyd-rivest, radix, radix-inplace, bucket,
+    /// sample, cutting-plane, quick-multiselect, randomized, quick, bucket-multiselect,
+    /// iterative-bucket-multiselect. The CUDA backend has auto, sort-choose, radix,
+    /// radix-inplace, bucket, randomized, sample, quick, cutting-plane, bucket-multiselect and
+    /// iterative-bucket-multiselect; the CPU all but radix-inplace and the two bucket
+    /// multiselections. Every algorithm returns the same values.
     #[arg(long, value_name = "NAME", default_value = "auto", value_parser = parse_algorithm)]
     pub algorithm: Algorithm,
 
