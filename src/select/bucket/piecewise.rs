@@ -1,0 +1,346 @@
+//! The projection of bucketMultiSelect: a piecewise-linear map of values onto buckets of about
+//! equal population, fitted to a sample.
+//!
+//! Blanchard et al. (2016, §2.1) cut the range into intervals of a kernel density estimate and
+//! give each interval its share of the buckets, so that every bucket receives about `n / B`
+//! values. Here the intervals are [`CELLS`] equal-width *cells* between two extreme sample
+//! quantiles (a value's cell is one multiplication), and cell `c` gets `m_c` buckets in
+//! proportion to the sample values that fall into it (a value's bucket in its cell is one more
+//! multiplication). The cells' tables have [`CELLS`] entries, so the AVX2 pass holds each in
+//! one register.
+//!
+//! The arithmetic runs in a *coordinate*: the value itself for floats, the integer offset by
+//! half its range (`i32`/`i64` as they are, `u32`/`u64` minus `2^31`/`2^63`) for integers,
+//! rounded to `f32` for 32-bit types and to `f64` for 64-bit ones. Every step (rounding to the
+//! coordinate, subtraction, multiplication by a positive number, clamping, truncation) is
+//! monotone, so the bucket is non-decreasing in the key and every bucket holds a contiguous range
+//! of keys ([`Piecewise::key_range`], found by bisection). NaN has a bucket of its own, the last.
+//! Values below or above the fitted range fall into the first or last bucket of the cells:
+//! exactness never depends on the sample, only the buckets' sizes do.
+
+use crate::element::{DType, Element, RadixKey};
+use crate::select::cpu::util::{max_number_key, min_number_key};
+
+/// Cells of the projection (its pieces): 8, one AVX2 register per table.
+pub(crate) const CELLS: usize = 8;
+
+/// The fitted range leaves out this fraction (`1 / TRIM`) of the sample at either end.
+const TRIM: usize = 1024;
+
+/// The sample is evenly spread when no cell holds more than this many times its share.
+const LINEAR: f64 = 2.5;
+
+/// The floating-point type of a projection's arithmetic (`f32` or `f64`).
+pub(crate) trait Real: Copy + PartialOrd + Send + Sync + std::fmt::Debug + 'static {
+    /// Zero.
+    const ZERO: Self;
+    /// The value nearest `v`.
+    fn of(v: f64) -> Self;
+    /// As `f64` (exact).
+    fn wide(self) -> f64;
+    /// `self - other`, rounded.
+    fn sub(self, other: Self) -> Self;
+    /// `self * other`, rounded.
+    fn mul(self, other: Self) -> Self;
+    /// Clamps to `[0, hi]` (no NaN ever reaches it) and truncates.
+    fn index(self, hi: Self) -> usize;
+
+    /// `p` itself when `Self` is `f32` (the vector passes' type).
+    fn as_f32(p: &Piecewise<Self>) -> Option<&Piecewise<f32>>;
+}
+
+/// `Real` for a float type.
+macro_rules! real {
+    ($t:ty, $as_f32:expr) => {
+        impl Real for $t {
+            const ZERO: Self = 0.0;
+            #[inline(always)]
+            fn of(v: f64) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn wide(self) -> f64 {
+                self as f64
+            }
+            #[inline(always)]
+            fn sub(self, other: Self) -> Self {
+                self - other
+            }
+            #[inline(always)]
+            fn mul(self, other: Self) -> Self {
+                self * other
+            }
+            #[inline(always)]
+            fn index(self, hi: Self) -> usize {
+                // `max` then `min`, as the vector pass does; truncation towards zero.
+                let t = if self > 0.0 { self } else { 0.0 };
+                let t = if t < hi { t } else { hi };
+                t as usize
+            }
+            fn as_f32(p: &Piecewise<Self>) -> Option<&Piecewise<f32>> {
+                $as_f32(p)
+            }
+        }
+    };
+}
+real!(f32, Some);
+real!(f64, |_| None);
+
+/// The coordinate of a (non-NaN) value: the value for floats, the integer offset by half its
+/// range for integers (order-preserving), rounded to `F`.
+#[inline(always)]
+pub(crate) fn coordinate<T: Element, F: Real>(x: T) -> F {
+    match T::DTYPE {
+        DType::F32 | DType::F64 | DType::I32 | DType::I64 => F::of(x.to_f64()),
+        DType::U32 => F::of(((x.to_key().to_u64() as u32 ^ (1 << 31)) as i32) as f64),
+        DType::U64 => F::of((x.to_key().to_u64() ^ (1 << 63)) as i64 as f64),
+    }
+}
+
+/// The piecewise-linear projection of values onto buckets, its arithmetic in `F`.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Piecewise<F: Real> {
+    /// The start of the first cell (coordinates below it go to the first bucket).
+    pub(crate) lo: F,
+    /// Cells per coordinate unit (the reciprocal of a cell's width).
+    pub(crate) inv_width: F,
+    /// Per cell: its start.
+    pub(crate) cell_lo: [F; CELLS],
+    /// Per cell: its buckets per coordinate unit.
+    pub(crate) cell_scale: [F; CELLS],
+    /// Per cell: its number of buckets less one (the largest bucket index within it).
+    pub(crate) cell_last: [F; CELLS],
+    /// Per cell: its first bucket.
+    pub(crate) cell_start: [u32; CELLS],
+    /// The bucket of NaN alone: the last one.
+    pub(crate) top: usize,
+    /// Whether every cell has the same parameters (a single linear map: the sample is
+    /// spread evenly enough), so that the cell need not be computed.
+    pub(crate) linear: bool,
+}
+
+impl<F: Real> Piecewise<F> {
+    /// The projection fitted to the coordinates of a sample's numbers (`sample`, any order;
+    /// reordered here), with about `buckets` buckets in all (at least one per cell).
+    pub(crate) fn fit(sample: &mut [F], buckets: usize) -> Piecewise<F> {
+        let (lo, hi) = trimmed_range(sample);
+        let (lo, hi) = (lo.wide(), hi.wide());
+        // Half-scale arithmetic keeps `hi - lo` finite; a zero or unscalable width becomes 1.
+        let width = hi / CELLS as f64 - lo / CELLS as f64;
+        let width = if width > 0.0 && (1.0 / width).is_finite() {
+            width
+        } else {
+            1.0
+        };
+        let inv_width = F::of(1.0 / width);
+        let lo = F::of(lo);
+        let last_cell = F::of((CELLS - 1) as f64);
+        let mut mass = [0usize; CELLS];
+        for &v in sample.iter() {
+            mass[v.sub(lo).mul(inv_width).index(last_cell)] += 1;
+        }
+        let total = sample.len().max(1) as f64;
+        // Evenly spread data (no cell holds more than `LINEAR` times its share) gets one
+        // linear map: cheaper, and its buckets are about as even.
+        let linear = mass
+            .iter()
+            .all(|&m| m as f64 <= LINEAR * total / CELLS as f64);
+        let mut cell_lo = [F::ZERO; CELLS];
+        let mut cell_scale = [F::ZERO; CELLS];
+        let mut cell_last = [F::ZERO; CELLS];
+        let mut cell_start = [0u32; CELLS];
+        let mut start = 0usize;
+        for c in 0..CELLS {
+            if linear {
+                // Every cell: all the buckets, over the whole range.
+                let m = buckets.max(1);
+                cell_lo[c] = lo;
+                cell_scale[c] = F::of(m as f64 / (width * CELLS as f64));
+                cell_last[c] = F::of((m - 1) as f64);
+                start = m;
+                continue;
+            }
+            let m = ((mass[c] as f64 * buckets as f64 / total).round() as usize).max(1);
+            cell_lo[c] = F::of(lo.wide() + c as f64 * width);
+            // Positive and finite: `m / width` is at most `buckets / width`, and `1 / width`
+            // is finite.
+            cell_scale[c] = F::of(m as f64 / width);
+            cell_last[c] = F::of((m - 1) as f64);
+            cell_start[c] = start as u32;
+            start += m;
+        }
+        Piecewise {
+            lo,
+            inv_width,
+            cell_lo,
+            cell_scale,
+            cell_last,
+            cell_start,
+            top: start,
+            linear,
+        }
+    }
+
+    /// The number of buckets, NaN's included.
+    pub(crate) fn buckets(&self) -> usize {
+        self.top + 1
+    }
+
+    /// The bucket of `x`: non-decreasing in `x`'s key.
+    ///
+    /// The cell is clamped to the cells and the bucket within it to the cell's buckets, so the
+    /// cells' buckets never overlap, however the arithmetic rounds.
+    #[inline(always)]
+    pub(crate) fn bucket<T: Element>(&self, x: T) -> usize {
+        if x.is_nan() {
+            return self.top;
+        }
+        let v: F = coordinate(x);
+        let c = v
+            .sub(self.lo)
+            .mul(self.inv_width)
+            .index(F::of((CELLS - 1) as f64));
+        let u = v
+            .sub(self.cell_lo[c])
+            .mul(self.cell_scale[c])
+            .index(self.cell_last[c]);
+        self.cell_start[c] as usize + u
+    }
+
+    /// The smallest and the largest key of `T` in bucket `b`, or `None` when no key maps to
+    /// it. Bisection over the keys, as the bucket is monotone in the key (float keys that no
+    /// value has — below `-inf`'s, between `+inf`'s and NaN's — count as the first and the
+    /// NaN bucket).
+    pub(crate) fn key_range<T: Element>(&self, b: usize) -> Option<(T::Key, T::Key)> {
+        let (min_num, max_num) = (
+            min_number_key::<T>().to_u64(),
+            max_number_key::<T>().to_u64(),
+        );
+        // The smallest key whose bucket is at least `b`, or `None` when there is none.
+        let first_at_least = |b: usize| -> Option<u64> {
+            let max = T::Key::MAX.to_u64();
+            let at = |k: u64| {
+                if k < min_num {
+                    0
+                } else if k > max_num {
+                    self.top
+                } else {
+                    self.bucket(T::from_key(T::Key::from_u64(k)))
+                }
+            };
+            if at(max) < b {
+                return None;
+            }
+            let (mut lo, mut hi) = (0u64, max);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if at(mid) >= b {
+                    hi = mid;
+                } else {
+                    lo = mid + 1;
+                }
+            }
+            Some(lo)
+        };
+        let first = first_at_least(b)?;
+        let last = match first_at_least(b + 1) {
+            Some(0) => return None,
+            Some(next) => next - 1,
+            None => T::Key::MAX.to_u64(),
+        };
+        (first <= last).then(|| (T::Key::from_u64(first), T::Key::from_u64(last)))
+    }
+}
+
+/// The coordinates `1 / TRIM` of the way in from either end of `sample` (its extremes when it
+/// is short); `(0, 0)` for an empty sample.
+fn trimmed_range<F: Real>(sample: &mut [F]) -> (F, F) {
+    let s = sample.len();
+    if s == 0 {
+        return (F::ZERO, F::ZERO);
+    }
+    let t = s / TRIM;
+    let order = |a: &F, b: &F| a.partial_cmp(b).expect("coordinates are numbers");
+    let lo = *sample.select_nth_unstable_by(t, order).1;
+    let hi = *sample.select_nth_unstable_by(s - 1 - t, order).1;
+    (lo, hi)
+}
+
+/// Unit tests of the projection.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::select::cpu::util::testing::{inputs, Gen};
+    use crate::select::cpu::util::SplitMix64;
+
+    /// A projection of `data`, fitted to every eighth value.
+    fn fitted<T: Element, F: Real>(data: &[T], buckets: usize) -> Piecewise<F> {
+        let mut sample: Vec<F> = data
+            .iter()
+            .step_by(8)
+            .filter(|x| !x.is_nan())
+            .map(|&x| coordinate(x))
+            .collect();
+        Piecewise::fit(&mut sample, buckets)
+    }
+
+    /// Buckets are monotone in the key and every value lies in its bucket's key range.
+    fn check<T: Gen, F: Real>() {
+        for (name, data) in inputs::<T>(3000, 17) {
+            let p: Piecewise<F> = fitted(&data, 200);
+            let mut keys: Vec<T::Key> = data.iter().map(|x| x.to_key()).collect();
+            keys.extend([min_number_key::<T>(), max_number_key::<T>(), T::Key::MAX]);
+            keys.sort_unstable();
+            let mut last = 0;
+            for &k in &keys {
+                let x = T::from_key(k);
+                let b = p.bucket(x);
+                assert!(
+                    b >= last && b < p.buckets(),
+                    "{name}: not monotone at {x:?}"
+                );
+                last = b;
+                let (lo, hi) = p.key_range::<T>(b).expect("a key maps here");
+                assert!(lo <= k && k <= hi, "{name}: {x:?} outside bucket {b}");
+            }
+        }
+    }
+
+    /// Every element type, every adversarial input.
+    #[test]
+    fn buckets_are_monotone_key_ranges() {
+        check::<f32, f32>();
+        check::<f64, f64>();
+        check::<i32, f32>();
+        check::<i64, f64>();
+        check::<u32, f32>();
+        check::<u64, f64>();
+    }
+
+    /// Smooth data fills the buckets about equally; a constant sample still projects.
+    #[test]
+    fn buckets_follow_the_sample() {
+        let mut rng = SplitMix64::new(5);
+        let normal: Vec<f32> = (0..200_000)
+            .map(|_| {
+                let (u1, u2) = (1.0 - rng.next_u64() as f64 / 2f64.powi(64), rng.below(1000));
+                ((-2.0 * u1.ln()).sqrt() * (u2 as f64 * 0.006283).cos()) as f32
+            })
+            .collect();
+        let p: Piecewise<f32> = fitted(&normal, 1000);
+        let mut counts = vec![0usize; p.buckets()];
+        for &x in &normal {
+            counts[p.bucket(x)] += 1;
+        }
+        let largest = counts[1..p.top - 1].iter().max().unwrap();
+        assert!(
+            *largest < 4 * normal.len() / 1000,
+            "largest bucket {largest}"
+        );
+        let p: Piecewise<f64> = fitted(&[5.0f64; 100], 64);
+        assert_eq!(p.bucket(5.0), p.bucket(5.0 + 1e-9));
+        assert_eq!(p.bucket(f64::NAN), p.top);
+        // NaN's bucket ends at NaN's key (the keys above `+inf`'s are no value's).
+        assert_eq!(p.key_range::<f64>(p.top).map(|r| r.1), Some(u64::MAX));
+    }
+}
