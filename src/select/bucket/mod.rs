@@ -4,7 +4,8 @@
 //!
 //! With several ranks the CPU runs bucketMultiSelect (Blanchard et al. 2016, `multi.rs`): a
 //! projection fitted to a sample (`piecewise.rs`), one pass counting every bucket and one
-//! copying the buckets that hold the ranks (`multi_pass.rs`).
+//! copying the buckets that hold the ranks (`multi_pass.rs`). The counting pass alone brackets
+//! the elements of any ranks (`estimate.rs`: approximate quantiles with guaranteed bounds).
 //!
 //! [`Projection`] is the arithmetic both backends share: `kernels/bucket_select.cu` computes
 //! the same operations in the same order (without contraction into fused multiply-adds), so
@@ -12,6 +13,7 @@
 
 pub(crate) mod cpu;
 pub(crate) mod cuda;
+pub(crate) mod estimate;
 pub(crate) mod multi;
 mod multi_pass;
 mod piecewise;

@@ -73,7 +73,7 @@ pub(crate) fn multiselect_counting_nans<T: Element>(
 
 /// The number of buckets for `n` values and `ranks` ranks: enough that the ranks' buckets
 /// hold a small part of the data, few enough that the counters stay in a core's caches.
-fn bucket_target(n: usize, ranks: usize) -> usize {
+pub(crate) fn bucket_target(n: usize, ranks: usize) -> usize {
     (16 * ranks).clamp(1 << 12, 1 << 15).min(n / 16)
 }
 
@@ -100,24 +100,8 @@ fn select_sorted<T: Element, W: Element, F: Real>(
 ) -> (Vec<T::Key>, usize) {
     let n = data.len();
     let p = fit::<T, F>(data, bucket_target(n, ranks.len()), parallel);
-    let par = use_parallel(parallel, n);
-    let len = if par { chunk_len(n) } else { n };
-    let count_chunk = |chunk: &[T]| {
-        let mut counts = vec![0u32; p.buckets()];
-        count(&p, chunk, &mut counts);
-        counts
-    };
-    let parts: Vec<Vec<u32>> = if par {
-        data.par_chunks(len).map(count_chunk).collect()
-    } else {
-        vec![count_chunk(data)]
-    };
-    let mut totals = vec![0usize; p.buckets()];
-    for part in &parts {
-        for (t, &c) in totals.iter_mut().zip(part) {
-            *t += c as usize;
-        }
-    }
+    let (par, len) = chunking(n, parallel);
+    let (parts, totals) = count_buckets(data, &p, parallel);
     let nans = if T::DTYPE.is_float() {
         totals[p.top]
     } else {
@@ -195,8 +179,41 @@ fn select_sorted<T: Element, W: Element, F: Real>(
     (keys, nans)
 }
 
+/// Whether the passes over `n` values run on several threads, and their chunk length.
+fn chunking(n: usize, parallel: bool) -> (bool, usize) {
+    let par = use_parallel(parallel, n);
+    (par, if par { chunk_len(n) } else { n })
+}
+
+/// The counting pass: the counts of `p`'s buckets per chunk of `data` (chunks as
+/// [`chunking`] makes them) and in all.
+pub(crate) fn count_buckets<T: Element, F: Real>(
+    data: &[T],
+    p: &Piecewise<F>,
+    parallel: bool,
+) -> (Vec<Vec<u32>>, Vec<usize>) {
+    let (par, len) = chunking(data.len(), parallel);
+    let count_chunk = |chunk: &[T]| {
+        let mut counts = vec![0u32; p.buckets()];
+        count(p, chunk, &mut counts);
+        counts
+    };
+    let parts: Vec<Vec<u32>> = if par {
+        data.par_chunks(len).map(count_chunk).collect()
+    } else {
+        vec![count_chunk(data)]
+    };
+    let mut totals = vec![0usize; p.buckets()];
+    for part in &parts {
+        for (t, &c) in totals.iter_mut().zip(part) {
+            *t += c as usize;
+        }
+    }
+    (parts, totals)
+}
+
 /// The projection fitted to a sample of `data` with about `buckets` buckets.
-fn fit<T: Element, F: Real>(data: &[T], buckets: usize, parallel: bool) -> Piecewise<F> {
+pub(crate) fn fit<T: Element, F: Real>(data: &[T], buckets: usize, parallel: bool) -> Piecewise<F> {
     let run = (64 / std::mem::size_of::<T>()).max(1);
     let sample: Vec<T> = sample_runs::<T, T>(data, SAMPLE.min(data.len()), run, SEED, parallel);
     let mut coords: Vec<F> = sample

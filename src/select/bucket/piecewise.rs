@@ -97,6 +97,20 @@ pub(crate) fn coordinate<T: Element, F: Real>(x: T) -> F {
     }
 }
 
+/// The value of `T` nearest the coordinate `c` (the inverse of [`coordinate`], up to rounding;
+/// saturating).
+pub(crate) fn from_coordinate<T: Element>(c: f64) -> T {
+    let key = match T::DTYPE {
+        DType::F32 => (c as f32).to_key().to_u64(),
+        DType::F64 => c.to_key().to_u64(),
+        DType::I32 => (c.round() as i32).to_key().to_u64(),
+        DType::I64 => (c.round() as i64).to_key().to_u64(),
+        DType::U32 => ((c.round() as i32) as u32 ^ (1 << 31)) as u64,
+        DType::U64 => (c.round() as i64) as u64 ^ (1 << 63),
+    };
+    T::from_key(T::Key::from_u64(key))
+}
+
 /// The piecewise-linear projection of values onto buckets, its arithmetic in `F`.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct Piecewise<F: Real> {
@@ -207,6 +221,23 @@ impl<F: Real> Piecewise<F> {
         self.cell_start[c] as usize + u
     }
 
+    /// The coordinates bucket `b` (not NaN's) nominally spans: `[start, end)` of its cell's
+    /// linear piece (the first and the last bucket also receive the coordinates below and
+    /// above the fitted range).
+    pub(crate) fn coordinate_range(&self, b: usize) -> (f64, f64) {
+        let cell = if self.linear {
+            0
+        } else {
+            self.cell_start
+                .iter()
+                .rposition(|&s| s as usize <= b)
+                .expect("bucket 0 starts the first cell")
+        };
+        let width = 1.0 / self.cell_scale[cell].wide();
+        let start = self.cell_lo[cell].wide() + (b - self.cell_start[cell] as usize) as f64 * width;
+        (start, start + width)
+    }
+
     /// The smallest and the largest key of `T` in bucket `b`, or `None` when no key maps to
     /// it. Bisection over the keys, as the bucket is monotone in the key (float keys that no
     /// value has — below `-inf`'s, between `+inf`'s and NaN's — count as the first and the
@@ -242,12 +273,19 @@ impl<F: Real> Piecewise<F> {
             }
             Some(lo)
         };
-        let first = first_at_least(b)?;
+        if b == self.top {
+            // NaN's bucket: every NaN has the largest key.
+            return Some((T::Key::MAX, T::Key::MAX));
+        }
+        // Keys below `-inf`'s or above `+inf`'s are no value's: the range is clamped to the
+        // numbers' keys.
+        let first = first_at_least(b)?.max(min_num);
         let last = match first_at_least(b + 1) {
             Some(0) => return None,
             Some(next) => next - 1,
             None => T::Key::MAX.to_u64(),
-        };
+        }
+        .min(max_num);
         (first <= last).then(|| (T::Key::from_u64(first), T::Key::from_u64(last)))
     }
 }
@@ -340,7 +378,6 @@ mod tests {
         let p: Piecewise<f64> = fitted(&[5.0f64; 100], 64);
         assert_eq!(p.bucket(5.0), p.bucket(5.0 + 1e-9));
         assert_eq!(p.bucket(f64::NAN), p.top);
-        // NaN's bucket ends at NaN's key (the keys above `+inf`'s are no value's).
-        assert_eq!(p.key_range::<f64>(p.top).map(|r| r.1), Some(u64::MAX));
+        assert_eq!(p.key_range::<f64>(p.top), Some((u64::MAX, u64::MAX)));
     }
 }
