@@ -9,7 +9,8 @@
 //!
 //! The `percentiles_f32/2^P/COUNT/NAME` group measures `Selector::quantiles` (numpy's linear
 //! method) at `COUNT` uniformly spaced probabilities `0, 1/(COUNT-1), ..., 1` (11, 101 and 1001:
-//! up to `2 · COUNT` ranks) for `n = 2^20, 2^24, 2^26`, with the parallel sum as the floor:
+//! up to `2 · COUNT` ranks) for `n = 2^20, 2^24, 2^26` (and `quantiles_approximate` as
+//! `COUNT/approximate`), with the parallel sum as the floor:
 //! `cargo bench --bench cpu_select -- 'percentiles'`.
 
 use std::hint::black_box;
@@ -100,8 +101,9 @@ fn spaced(count: usize) -> Vec<f64> {
     (0..count).map(|i| i as f64 / (count - 1) as f64).collect()
 }
 
-/// The percentile benchmarks of one size: 11, 101 and 1001 quantiles by the default (`auto`)
-/// and by quickMultiSelect, against the parallel sum.
+/// The percentile benchmarks of one size: 11, 101 and 1001 quantiles by the default (`auto`),
+/// by quickMultiSelect (the default before bucketMultiSelect) and approximately (one counting
+/// pass), against the parallel sum.
 fn bench_percentiles(c: &mut Criterion, power: u32) {
     let n = 1usize << power;
     let data = uniform_f32(n, 0x9E5 + power as u64);
@@ -136,6 +138,14 @@ fn bench_percentiles(c: &mut Criterion, power: u32) {
                 })
             });
         }
+        let selector = Selector::new();
+        group.bench_function(format!("{count}/approximate"), |b| {
+            b.iter(|| {
+                selector
+                    .quantiles_approximate(black_box(&data), &qs, QuantileMethod::Linear)
+                    .expect("approximate percentiles")
+            })
+        });
     }
     group.finish();
 }
