@@ -81,7 +81,7 @@ fn brackets_in<T: Element, F: Real>(
         } else {
             let (start, end) = p.coordinate_range(b);
             let at = (k - below) as f64 + 0.5;
-            let guess: T = from_coordinate(start + (end - start) * at / size as f64);
+            let guess: T = from_coordinate(start + (end - start) * at / size as f64, p.by_key);
             T::from_key(guess.to_key().clamp(lo, hi))
         };
         Bracket {

@@ -29,7 +29,7 @@ use rayon::prelude::*;
 
 use crate::element::{Element, RadixKey};
 use crate::select::bucket::multi_pass::{count, extract, Slots};
-use crate::select::bucket::piecewise::{coordinate, Piecewise, Real};
+use crate::select::bucket::piecewise::{Piecewise, Real};
 use crate::select::cpu::util::{chunk_len, sample_runs, use_parallel};
 use crate::select::floyd_rivest;
 use crate::select::quick_multiselect::multiselect_keys;
@@ -216,12 +216,7 @@ pub(crate) fn count_buckets<T: Element, F: Real>(
 pub(crate) fn fit<T: Element, F: Real>(data: &[T], buckets: usize, parallel: bool) -> Piecewise<F> {
     let run = (64 / std::mem::size_of::<T>()).max(1);
     let sample: Vec<T> = sample_runs::<T, T>(data, SAMPLE.min(data.len()), run, SEED, parallel);
-    let mut coords: Vec<F> = sample
-        .into_iter()
-        .filter(|x| !x.is_nan())
-        .map(coordinate)
-        .collect();
-    Piecewise::fit(&mut coords, buckets)
+    Piecewise::fit(&sample, buckets)
 }
 
 /// The keys of the buckets of `to_copy` (in bucket order), one contiguous piece per bucket,

@@ -202,7 +202,7 @@ mod avx2 {
     /// type of kind `kind`.
     #[inline]
     #[target_feature(enable = "avx2")]
-    unsafe fn buckets8<const LINEAR: bool>(
+    unsafe fn buckets8<const LINEAR: bool, const BY_KEY: bool>(
         t: &Tables,
         ptr: *const u32,
         kind: Kind,
@@ -214,8 +214,13 @@ mod avx2 {
                 let x = _mm256_castsi256_ps(bits);
                 let nan = _mm256_castps_si256(_mm256_cmp_ps::<_CMP_UNORD_Q>(x, x));
                 let flip = _mm256_or_si256(_mm256_srai_epi32::<31>(bits), sign);
-                let key = _mm256_or_si256(_mm256_xor_si256(bits, flip), nan);
-                (x, key, Some(nan))
+                let key = _mm256_xor_si256(bits, flip);
+                let coord = if BY_KEY {
+                    _mm256_cvtepi32_ps(_mm256_xor_si256(key, sign))
+                } else {
+                    x
+                };
+                (coord, _mm256_or_si256(key, nan), Some(nan))
             }
             Kind::Signed => (_mm256_cvtepi32_ps(bits), _mm256_xor_si256(bits, sign), None),
             Kind::Unsigned => (_mm256_cvtepi32_ps(_mm256_xor_si256(bits, sign)), bits, None),
@@ -251,19 +256,21 @@ mod avx2 {
     /// The CPU must support AVX2 and `T` must be a 32-bit type.
     #[target_feature(enable = "avx2")]
     pub(super) unsafe fn count<T: Element>(p: &Piecewise<f32>, chunk: &[T], counts: &mut [u32]) {
-        if p.linear {
-            count_by::<T, true>(p, chunk, counts)
-        } else {
-            count_by::<T, false>(p, chunk, counts)
+        match (p.linear, p.by_key) {
+            (true, false) => count_by::<T, true, false>(p, chunk, counts),
+            (true, true) => count_by::<T, true, true>(p, chunk, counts),
+            (false, false) => count_by::<T, false, false>(p, chunk, counts),
+            (false, true) => count_by::<T, false, true>(p, chunk, counts),
         }
     }
 
-    /// [`count`], the cells computed or not (`LINEAR`: every cell is the same).
+    /// [`count`], the cells computed or not (`LINEAR`: every cell is the same), floats'
+    /// coordinates their keys or their values (`BY_KEY`).
     ///
     /// # Safety
     /// The CPU must support AVX2 and `T` must be a 32-bit type.
     #[target_feature(enable = "avx2")]
-    unsafe fn count_by<T: Element, const LINEAR: bool>(
+    unsafe fn count_by<T: Element, const LINEAR: bool, const BY_KEY: bool>(
         p: &Piecewise<f32>,
         chunk: &[T],
         counts: &mut [u32],
@@ -279,7 +286,8 @@ mod avx2 {
             for j in 0..BLOCK / 8 {
                 // The block holds `BLOCK` 32-bit values, 8 from `8 j` on; `buckets` has room
                 // for 8 from `8 j` on.
-                let (b, _) = buckets8::<LINEAR>(&t, block.as_ptr().add(8 * j) as *const u32, kind);
+                let (b, _) =
+                    buckets8::<LINEAR, BY_KEY>(&t, block.as_ptr().add(8 * j) as *const u32, kind);
                 _mm256_storeu_si256(buckets.as_mut_ptr().add(8 * j) as *mut __m256i, b);
             }
             for &b in &buckets {
@@ -306,19 +314,21 @@ mod avx2 {
         at: &mut [usize],
         out: &mut [W],
     ) {
-        if p.linear {
-            extract_by::<T, W, true>(p, chunk, of_bucket, at, out)
-        } else {
-            extract_by::<T, W, false>(p, chunk, of_bucket, at, out)
+        match (p.linear, p.by_key) {
+            (true, false) => extract_by::<T, W, true, false>(p, chunk, of_bucket, at, out),
+            (true, true) => extract_by::<T, W, true, true>(p, chunk, of_bucket, at, out),
+            (false, false) => extract_by::<T, W, false, false>(p, chunk, of_bucket, at, out),
+            (false, true) => extract_by::<T, W, false, true>(p, chunk, of_bucket, at, out),
         }
     }
 
-    /// [`extract`], the cells computed or not (`LINEAR`: every cell is the same).
+    /// [`extract`], the cells computed or not (`LINEAR`: every cell is the same), floats'
+    /// coordinates their keys or their values (`BY_KEY`).
     ///
     /// # Safety
     /// As [`extract`].
     #[target_feature(enable = "avx2")]
-    unsafe fn extract_by<T: Element, W: Element, const LINEAR: bool>(
+    unsafe fn extract_by<T: Element, W: Element, const LINEAR: bool, const BY_KEY: bool>(
         p: &Piecewise<f32>,
         chunk: &[T],
         of_bucket: &[u32],
@@ -342,7 +352,8 @@ mod avx2 {
             for j in 0..BLOCK / 8 {
                 // The block holds `BLOCK` 32-bit values, 8 from `8 j` on; `buckets` has room
                 // for 8 from `8 j` on.
-                let (b, _) = buckets8::<LINEAR>(&t, block.as_ptr().add(8 * j) as *const u32, kind);
+                let (b, _) =
+                    buckets8::<LINEAR, BY_KEY>(&t, block.as_ptr().add(8 * j) as *const u32, kind);
                 _mm256_storeu_si256(buckets.as_mut_ptr().add(8 * j) as *mut __m256i, b);
             }
             // Every bucket is below `p.buckets()`, the length of `wanted`.
@@ -367,19 +378,13 @@ mod avx2 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::select::bucket::piecewise::coordinate;
     use crate::select::cpu::util::testing::{inputs, Gen};
 
     /// Counts and copies equal the scalar projection's, on every adversarial input.
     fn check<T: Gen, W: Element, F: Real>() {
         for (name, data) in inputs::<T>(5000, 21) {
-            let mut sample: Vec<F> = data
-                .iter()
-                .step_by(5)
-                .filter(|x| !x.is_nan())
-                .map(|&x| coordinate(x))
-                .collect();
-            let p = Piecewise::<F>::fit(&mut sample, 300);
+            let sample: Vec<T> = data.iter().step_by(5).copied().collect();
+            let p = Piecewise::<F>::fit(&sample, 300);
             let mut counts = vec![0u32; p.buckets()];
             count(&p, &data, &mut counts);
             let mut want = vec![0u32; p.buckets()];

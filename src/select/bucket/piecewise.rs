@@ -75,7 +75,10 @@ macro_rules! real {
                 // `max` then `min`, as the vector pass does; truncation towards zero.
                 let t = if self > 0.0 { self } else { 0.0 };
                 let t = if t < hi { t } else { hi };
-                t as usize
+                debug_assert!((0.0..(1u64 << 32) as $t).contains(&hi));
+                // SAFETY: `t` is a number in `[0, hi]` (NaN fails `> 0.0` and becomes 0), and
+                // `hi` (a cell or bucket index) is below `2^32`, so `t` truncates into `u32`.
+                unsafe { t.to_int_unchecked::<u32>() as usize }
             }
             fn as_f32(p: &Piecewise<Self>) -> Option<&Piecewise<f32>> {
                 $as_f32(p)
@@ -86,27 +89,30 @@ macro_rules! real {
 real!(f32, Some);
 real!(f64, |_| None);
 
-/// The coordinate of a (non-NaN) value: the value for floats, the integer offset by half its
-/// range for integers (order-preserving), rounded to `F`.
+/// The coordinate of a (non-NaN) value, rounded to `F`: for floats the value itself, or (when
+/// `by_key`) the key offset by half its range as a signed integer — the integer's own value
+/// for `i32`/`i64`, minus `2^31`/`2^63` for `u32`/`u64`, which is what integers always use.
+/// Both orders agree with the keys'.
 #[inline(always)]
-pub(crate) fn coordinate<T: Element, F: Real>(x: T) -> F {
+pub(crate) fn coordinate<T: Element, F: Real>(x: T, by_key: bool) -> F {
+    if T::DTYPE.is_float() && !by_key {
+        return F::of(x.to_f64());
+    }
+    let key = x.to_key().to_u64();
     match T::DTYPE {
-        DType::F32 | DType::F64 | DType::I32 | DType::I64 => F::of(x.to_f64()),
-        DType::U32 => F::of(((x.to_key().to_u64() as u32 ^ (1 << 31)) as i32) as f64),
-        DType::U64 => F::of((x.to_key().to_u64() ^ (1 << 63)) as i64 as f64),
+        DType::F32 | DType::I32 | DType::U32 => F::of(((key as u32 ^ (1 << 31)) as i32) as f64),
+        _ => F::of((key ^ (1 << 63)) as i64 as f64),
     }
 }
 
 /// The value of `T` nearest the coordinate `c` (the inverse of [`coordinate`], up to rounding;
 /// saturating).
-pub(crate) fn from_coordinate<T: Element>(c: f64) -> T {
+pub(crate) fn from_coordinate<T: Element>(c: f64, by_key: bool) -> T {
     let key = match T::DTYPE {
-        DType::F32 => (c as f32).to_key().to_u64(),
-        DType::F64 => c.to_key().to_u64(),
-        DType::I32 => (c.round() as i32).to_key().to_u64(),
-        DType::I64 => (c.round() as i64).to_key().to_u64(),
-        DType::U32 => ((c.round() as i32) as u32 ^ (1 << 31)) as u64,
-        DType::U64 => (c.round() as i64) as u64 ^ (1 << 63),
+        DType::F32 if !by_key => (c as f32).to_key().to_u64(),
+        DType::F64 if !by_key => c.to_key().to_u64(),
+        DType::F32 | DType::I32 | DType::U32 => ((c.round() as i32) as u32 ^ (1 << 31)) as u64,
+        _ => (c.round() as i64) as u64 ^ (1 << 63),
     };
     T::from_key(T::Key::from_u64(key))
 }
@@ -131,12 +137,40 @@ pub(crate) struct Piecewise<F: Real> {
     /// Whether every cell has the same parameters (a single linear map: the sample is
     /// spread evenly enough), so that the cell need not be computed.
     pub(crate) linear: bool,
+    /// Whether float coordinates are the keys (spread over many orders of magnitude) rather
+    /// than the values.
+    pub(crate) by_key: bool,
 }
 
 impl<F: Real> Piecewise<F> {
-    /// The projection fitted to the coordinates of a sample's numbers (`sample`, any order;
-    /// reordered here), with about `buckets` buckets in all (at least one per cell).
-    pub(crate) fn fit(sample: &mut [F], buckets: usize) -> Piecewise<F> {
+    /// The projection fitted to a sample of the data (NaNs left out), with about `buckets`
+    /// buckets in all (at least one per cell). Floats are fitted by value and by key, and the
+    /// coordinates whose cells the sample fills more evenly are kept: values for most data,
+    /// keys (about the logarithm) for data spread over many orders of magnitude.
+    pub(crate) fn fit<T: Element>(sample: &[T], buckets: usize) -> Piecewise<F> {
+        let modes: &[bool] = if T::DTYPE.is_float() {
+            &[false, true]
+        } else {
+            &[true]
+        };
+        let mut best: Option<(Piecewise<F>, usize)> = None;
+        for &by_key in modes {
+            let mut coords: Vec<F> = sample
+                .iter()
+                .filter(|x| !x.is_nan())
+                .map(|&x| coordinate(x, by_key))
+                .collect();
+            let (p, fullest) = Self::fit_coordinates(&mut coords, buckets, by_key);
+            if best.as_ref().is_none_or(|(_, f)| fullest < *f) {
+                best = Some((p, fullest));
+            }
+        }
+        best.expect("at least one mode").0
+    }
+
+    /// The projection fitted to a sample's coordinates (any order; reordered here), and the
+    /// sample count of its fullest cell.
+    fn fit_coordinates(sample: &mut [F], buckets: usize, by_key: bool) -> (Piecewise<F>, usize) {
         let (lo, hi) = trimmed_range(sample);
         let (lo, hi) = (lo.wide(), hi.wide());
         // Half-scale arithmetic keeps `hi - lo` finite; a zero or unscalable width becomes 1.
@@ -183,7 +217,7 @@ impl<F: Real> Piecewise<F> {
             cell_start[c] = start as u32;
             start += m;
         }
-        Piecewise {
+        let p = Piecewise {
             lo,
             inv_width,
             cell_lo,
@@ -192,7 +226,9 @@ impl<F: Real> Piecewise<F> {
             cell_start,
             top: start,
             linear,
-        }
+            by_key,
+        };
+        (p, mass.iter().copied().max().unwrap_or(0))
     }
 
     /// The number of buckets, NaN's included.
@@ -209,11 +245,13 @@ impl<F: Real> Piecewise<F> {
         if x.is_nan() {
             return self.top;
         }
-        let v: F = coordinate(x);
+        let v: F = coordinate(x, self.by_key);
+        // At most `CELLS - 1` (the mask lets the compiler see it).
         let c = v
             .sub(self.lo)
             .mul(self.inv_width)
-            .index(F::of((CELLS - 1) as f64));
+            .index(F::of((CELLS - 1) as f64))
+            & (CELLS - 1);
         let u = v
             .sub(self.cell_lo[c])
             .mul(self.cell_scale[c])
@@ -313,13 +351,8 @@ mod tests {
 
     /// A projection of `data`, fitted to every eighth value.
     fn fitted<T: Element, F: Real>(data: &[T], buckets: usize) -> Piecewise<F> {
-        let mut sample: Vec<F> = data
-            .iter()
-            .step_by(8)
-            .filter(|x| !x.is_nan())
-            .map(|&x| coordinate(x))
-            .collect();
-        Piecewise::fit(&mut sample, buckets)
+        let sample: Vec<T> = data.iter().step_by(8).copied().collect();
+        Piecewise::fit(&sample, buckets)
     }
 
     /// Buckets are monotone in the key and every value lies in its bucket's key range.
@@ -375,6 +408,16 @@ mod tests {
             *largest < 4 * normal.len() / 1000,
             "largest bucket {largest}"
         );
+        // Spread over many orders of magnitude: fitted by key.
+        let wide: Vec<f64> = (0..10_000).map(|i| 1.5f64.powi(i % 1000 - 500)).collect();
+        let p: Piecewise<f64> = fitted(&wide, 1000);
+        assert!(p.by_key);
+        let mut counts = vec![0usize; p.buckets()];
+        for &x in &wide {
+            counts[p.bucket(x)] += 1;
+        }
+        let largest = counts[1..p.top - 1].iter().max().unwrap();
+        assert!(*largest < 4 * wide.len() / 1000, "largest bucket {largest}");
         let p: Piecewise<f64> = fitted(&[5.0f64; 100], 64);
         assert_eq!(p.bucket(5.0), p.bucket(5.0 + 1e-9));
         assert_eq!(p.bucket(f64::NAN), p.top);
