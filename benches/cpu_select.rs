@@ -6,6 +6,12 @@
 //!
 //! Benchmark ids are `median_f32/2^P/NAME`, so criterion's name filter picks sizes or
 //! algorithms: `cargo bench --bench cpu_select -- '2\^26'` or `-- 'floyd|sum'`.
+//!
+//! The `percentiles_f32/2^P/COUNT/NAME` group measures `Selector::quantiles` (numpy's linear
+//! method) at `COUNT` uniformly spaced probabilities `0, 1/(COUNT-1), ..., 1` (11, 101 and 1001:
+//! up to `2 · COUNT` ranks) for `n = 2^20, 2^24, 2^26` (and `quantiles_approximate` as
+//! `COUNT/approximate`), with the parallel sum as the floor:
+//! `cargo bench --bench cpu_select -- 'percentiles'`.
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -13,7 +19,7 @@ use std::time::Duration;
 use criterion::{
     criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
 };
-use kselect::{Algorithm, Selector};
+use kselect::{Algorithm, QuantileMethod, Selector};
 use rayon::prelude::*;
 
 /// `n` uniform random `f32` in `[0, 1)` from a SplitMix64 stream.
@@ -90,10 +96,67 @@ fn bench_size(c: &mut Criterion, power: u32) {
     group.finish();
 }
 
+/// `count` uniformly spaced probabilities from 0 to 1.
+fn spaced(count: usize) -> Vec<f64> {
+    (0..count).map(|i| i as f64 / (count - 1) as f64).collect()
+}
+
+/// The percentile benchmarks of one size: 11, 101 and 1001 quantiles by the default (`auto`),
+/// by quickMultiSelect (the default before bucketMultiSelect) and approximately (one counting
+/// pass), against the parallel sum.
+fn bench_percentiles(c: &mut Criterion, power: u32) {
+    let n = 1usize << power;
+    let data = uniform_f32(n, 0x9E5 + power as u64);
+    let big = power >= 22;
+    let mut group = c.benchmark_group(format!("percentiles_f32/2^{power}"));
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(if big { 300 } else { 500 }))
+        .measurement_time(Duration::from_secs(if big { 3 } else { 1 }))
+        .throughput(Throughput::Bytes((n * std::mem::size_of::<f32>()) as u64));
+    if big {
+        group.sampling_mode(SamplingMode::Flat);
+    }
+    group.bench_function("sum-parallel", |b| {
+        b.iter(|| {
+            black_box(&data)
+                .par_chunks(1 << 16)
+                .map(sum_lanes)
+                .sum::<f32>()
+        })
+    });
+    for count in [11, 101, 1001] {
+        let qs = spaced(count);
+        for algorithm in [Algorithm::Auto, Algorithm::QuickMultiselect] {
+            let selector = Selector::new().algorithm(algorithm);
+            let id = format!("{count}/{}", algorithm.name());
+            group.bench_function(id, |b| {
+                b.iter(|| {
+                    selector
+                        .quantiles(black_box(&data), &qs, QuantileMethod::Linear)
+                        .expect("percentiles")
+                })
+            });
+        }
+        let selector = Selector::new();
+        group.bench_function(format!("{count}/approximate"), |b| {
+            b.iter(|| {
+                selector
+                    .quantiles_approximate(black_box(&data), &qs, QuantileMethod::Linear)
+                    .expect("approximate percentiles")
+            })
+        });
+    }
+    group.finish();
+}
+
 /// Every size, smallest first.
 fn benches(c: &mut Criterion) {
     for power in (16..=26).step_by(2) {
         bench_size(c, power);
+    }
+    for power in [20, 24, 26] {
+        bench_percentiles(c, power);
     }
 }
 

@@ -36,5 +36,5 @@ pub use element::{key_cmp, DType, Element, RadixKey};
 pub use error::{Error, Result};
 pub use select::{
     median, multiselect, quantile, quantiles, select, select_largest, Algorithm, Approximate,
-    NanPolicy, QuantileMethod, Selector,
+    ApproximateQuantile, NanPolicy, QuantileMethod, Selector,
 };

@@ -36,7 +36,9 @@ pub enum Algorithm {
     /// whole input and no candidate is copied, so it needs no workspace (the input is not
     /// changed: keys outside the prefix are skipped, not overwritten). CUDA only.
     RadixInPlace,
-    /// Bucket select: linear projection of values onto buckets (Alabi et al.).
+    /// Bucket select: linear projection of values onto buckets (Alabi et al.). With several
+    /// ranks on the CPU, bucketMultiSelect (Blanchard et al.): two passes for any number of
+    /// ranks.
     Bucket,
     /// SampleSelect: sorted splitters from a sample, a search tree, bucket counts (Ribizel & Anzt).
     Sample,

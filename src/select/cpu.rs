@@ -10,15 +10,16 @@ use crate::select::{
 pub(crate) mod util;
 
 /// At most this many ranks are answered by Floyd–Rivest passes under `Auto` (one pass per group
-/// of nearby ranks); more go to quickMultiSelect.
-const AUTO_FLOYD_RIVEST_RANKS: usize = 16;
+/// of nearby ranks); more go to bucketMultiSelect (two passes whatever their number).
+const AUTO_FLOYD_RIVEST_RANKS: usize = 4;
 
 /// What `Algorithm::Auto` runs on the CPU for `n` values and `ranks` ranks.
 ///
 /// Short inputs go to introselect (one rank) or quickMultiSelect (several); longer ones to
-/// Floyd–Rivest (one pass over the data per group of nearby ranks, the fastest measured), or to
-/// quickMultiSelect when many ranks are asked for. (`T` is part of the signature every backend
-/// shares; the CPU choice does not depend on it.)
+/// Floyd–Rivest (one pass over the data per group of nearby ranks, the fastest measured for a
+/// few ranks), or to bucketMultiSelect (`Algorithm::Bucket` with several ranks: two passes)
+/// when more ranks are asked for. (`T` is part of the signature every backend shares; the CPU
+/// choice does not depend on it.)
 #[allow(clippy::extra_unused_type_parameters)]
 pub(crate) fn auto_algorithm<T: Element>(n: usize, ranks: usize) -> Algorithm {
     if n < floyd_rivest::SMALL {
@@ -27,10 +28,10 @@ pub(crate) fn auto_algorithm<T: Element>(n: usize, ranks: usize) -> Algorithm {
         } else {
             Algorithm::Introselect
         }
-    } else if ranks <= AUTO_FLOYD_RIVEST_RANKS {
+    } else if ranks <= AUTO_FLOYD_RIVEST_RANKS || n < bucket::multi::MIN_LEN {
         Algorithm::FloydRivest
     } else {
-        Algorithm::QuickMultiselect
+        Algorithm::Bucket
     }
 }
 
@@ -64,12 +65,13 @@ pub(crate) fn multiselect<T: Element>(
         // The in-place form is a CUDA algorithm (the selector refuses it on the CPU); the
         // CPU's radix select answers the same should it be reached.
         Algorithm::Radix | Algorithm::RadixInPlace => one(radix::cpu::select),
-        // The bucket multiselections are CUDA algorithms (refused on the CPU); the CPU's
-        // multiselection answers the same should it be reached.
+        // The GPU bucket multiselections are CUDA algorithms (refused on the CPU); the CPU's
+        // bucketMultiSelect answers the same should they be reached.
         Algorithm::BucketMultiselect | Algorithm::IterativeBucketMultiselect => {
-            quick_multiselect::multiselect(data, ranks, parallel)
+            bucket::multi::multiselect_counting_nans(data, ranks, parallel).0
         }
-        Algorithm::Bucket => one(bucket::cpu::select),
+        Algorithm::Bucket if ranks.len() == 1 => one(bucket::cpu::select),
+        Algorithm::Bucket => bucket::multi::multiselect_counting_nans(data, ranks, parallel).0,
         Algorithm::Sample => one(sample::cpu::select),
         Algorithm::CuttingPlane => one(cutting_plane::select),
     }
@@ -92,6 +94,10 @@ pub(crate) fn multiselect_counting_nans<T: Element>(
         ),
         Algorithm::FloydRivest | Algorithm::Randomized => {
             let (values, nans) = floyd_rivest::multiselect_counting_nans(data, ranks, parallel);
+            (values, Some(nans))
+        }
+        Algorithm::Bucket if ranks.len() > 1 => {
+            let (values, nans) = bucket::multi::multiselect_counting_nans(data, ranks, parallel);
             (values, Some(nans))
         }
         other => (multiselect(other, data, ranks, parallel), None),
@@ -140,9 +146,7 @@ mod tests {
         assert_eq!(auto_algorithm::<f32>(100, 1), Algorithm::Introselect);
         assert_eq!(auto_algorithm::<f32>(100, 3), Algorithm::QuickMultiselect);
         assert_eq!(auto_algorithm::<f32>(1 << 20, 2), Algorithm::FloydRivest);
-        assert_eq!(
-            auto_algorithm::<f32>(1 << 20, 100),
-            Algorithm::QuickMultiselect
-        );
+        assert_eq!(auto_algorithm::<f32>(1 << 20, 100), Algorithm::Bucket);
+        assert_eq!(auto_algorithm::<f32>(10_000, 100), Algorithm::FloydRivest);
     }
 }

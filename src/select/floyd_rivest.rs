@@ -247,7 +247,7 @@ impl<'a, T: Element, W: Element> Search<'a, T, W> {
             }
         }
         if !inside.is_empty() {
-            let keys = select_in_copy::<T, W>(buffer, &inside, self.parallel);
+            let keys = select_in_copy::<T, W>(buffer, &inside, self.parallel, self.data.len());
             answers.extend(
                 inside
                     .iter()
@@ -343,13 +343,17 @@ impl<'a, T: Element, W: Element> Search<'a, T, W> {
 /// threads and little memory traffic), shorter ones by quickselect in place.
 const RECURSE_COPY: usize = 1 << 16;
 
-/// The keys of `ranks` (sorted, unique) among the keys `copy` (as `W`).
+/// The keys of `ranks` (sorted, unique) among the keys `copy` (as `W`), a copy out of `parent`
+/// values. Only a copy of at most half its parent is selected in by this same algorithm, so the
+/// recursion ends even when a bracket keeps (nearly) everything — ranks spread over the whole
+/// input share one bracket when they form many groups.
 fn select_in_copy<T: Element, W: Element>(
     copy: Vec<W>,
     ranks: &[usize],
     parallel: bool,
+    parent: usize,
 ) -> Vec<T::Key> {
-    if copy.len() < RECURSE_COPY {
+    if copy.len() < RECURSE_COPY || copy.len() > parent / 2 {
         let mut keys: Vec<T::Key> = copy
             .iter()
             .map(|w| T::Key::from_u64(w.to_key().to_u64()))
@@ -811,6 +815,20 @@ mod tests {
             assert_eq!(want.lt_lo, below);
             let nans = data.iter().filter(|x| x.is_nan()).count();
             assert_eq!(want.nans, nans);
+        }
+    }
+
+    /// Ranks spread over the whole input in many groups share one bracket that keeps nearly
+    /// everything; the copy is then selected in directly (this recursed without end).
+    #[test]
+    fn spread_ranks_end() {
+        let n = 1 << 17;
+        let data: Vec<f64> = (0..n).map(|i| i as f64 * 0.5 - 1000.0).collect();
+        let ranks: Vec<usize> = (0..40).map(|i| i * (n - 1) / 39).collect();
+        let keys = sort_choose::cpu::sorted_keys(&data, false);
+        let got = multiselect(&data, &ranks, true);
+        for (&k, g) in ranks.iter().zip(got) {
+            assert_eq!(g.to_key(), keys[k], "k={k}");
         }
     }
 

@@ -9,6 +9,7 @@
 
 pub mod algorithm;
 pub mod approximate;
+pub mod approximate_quantile;
 pub mod nan;
 pub mod quantile;
 mod selector;
@@ -30,6 +31,7 @@ pub(crate) mod sort_choose;
 
 pub use algorithm::Algorithm;
 pub use approximate::Approximate;
+pub use approximate_quantile::ApproximateQuantile;
 pub use nan::NanPolicy;
 pub use quantile::QuantileMethod;
 pub use selector::Selector;

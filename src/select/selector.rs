@@ -5,7 +5,8 @@ use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::select::nan::{self, NanScan, RankSpace};
 use crate::select::{
-    cpu, cuda, quantile, sample, Algorithm, Approximate, NanPolicy, QuantileMethod,
+    bucket, cpu, cuda, quantile, sample, Algorithm, Approximate, ApproximateQuantile, NanPolicy,
+    QuantileMethod,
 };
 
 /// Where the values are.
@@ -284,6 +285,76 @@ impl Selector {
     /// ```
     pub fn select_approximate<T: Element>(&self, data: &[T], k: usize) -> Result<Approximate<T>> {
         self.approximate_of(&Source::Host(data), k)
+    }
+
+    /// Approximate quantiles `qs` by `method`, with bounds that hold for certain, from one
+    /// counting pass over the data.
+    ///
+    /// For each probability: an estimate of numpy's quantile, values `lower` and `upper` of the
+    /// data's type between which the order statistics the exact quantile is read from lie, and
+    /// the exact numbers of values below `lower` and at most `upper` — so the estimate's rank
+    /// error is at most [`ApproximateQuantile::rank_error_bound`]. [`ApproximateQuantile`]
+    /// states exactly what is guaranteed. The pass is bucketMultiSelect's counting pass (a
+    /// sample fits the buckets; no values are copied), about the cost of one or two sums over
+    /// the data, whatever the number of probabilities; the bound is typically `n / 4096` ranks.
+    ///
+    /// The NaN policy applies as for [`quantiles`](Selector::quantiles) (under `Error` the
+    /// pass's own NaN count decides). This runs on the CPU whatever the selector's device (the
+    /// data are in host memory) and with its own algorithm whatever the selector's; there is
+    /// no device-resident form.
+    ///
+    /// ```
+    /// use kselect::{QuantileMethod, Selector};
+    /// let data: Vec<f32> = (0..100_000).map(|i| (i % 1000) as f32).collect();
+    /// let qs = [0.0, 0.25, 0.5, 0.99, 1.0];
+    /// let approx = Selector::new()
+    ///     .quantiles_approximate(&data, &qs, QuantileMethod::Linear)
+    ///     .unwrap();
+    /// let exact = Selector::new().quantiles(&data, &qs, QuantileMethod::Linear).unwrap();
+    /// for (a, e) in approx.iter().zip(exact) {
+    ///     assert!(a.lower as f64 <= e && e <= a.upper as f64);
+    ///     assert!(a.rank_lo <= a.rank_hi && a.rank_hi <= data.len());
+    /// }
+    /// assert!(Selector::new().quantiles_approximate(&data, &[1.5], QuantileMethod::Linear).is_err());
+    /// ```
+    pub fn quantiles_approximate<T: Element>(
+        &self,
+        data: &[T],
+        qs: &[f64],
+        method: QuantileMethod,
+    ) -> Result<Vec<ApproximateQuantile<T>>> {
+        let n = data.len();
+        let floats = T::DTYPE.is_float();
+        let source = Source::Host(data);
+        let len = if floats && self.nan_policy == NanPolicy::Omit {
+            RankSpace::new(n, self.scan(&source)?, NanPolicy::Omit)?.len
+        } else if n == 0 {
+            return Err(Error::EmptyInput);
+        } else {
+            n
+        };
+        let terms = quantile::plan(len, qs, method)?;
+        let ranks: Vec<usize> = terms.iter().flat_map(|t| [t.lower, t.upper]).collect();
+        let (brackets, nans) = bucket::estimate::brackets(data, &ranks, self.parallel);
+        if floats && self.nan_policy == NanPolicy::Error && nans > 0 {
+            RankSpace::new(n, self.scan(&source)?, NanPolicy::Error)?;
+        }
+        Ok(terms
+            .iter()
+            .zip(qs)
+            .zip(brackets.chunks_exact(2))
+            .map(|((t, &q), pair)| {
+                let (i, j) = (&pair[0], &pair[1]);
+                ApproximateQuantile {
+                    q,
+                    value: t.evaluate_as(i.estimate, j.estimate),
+                    lower: i.lower,
+                    upper: j.upper,
+                    rank_lo: i.below,
+                    rank_hi: j.upto,
+                }
+            })
+            .collect())
     }
 
     /// [`select_approximate`](Selector::select_approximate) of a device-resident buffer.

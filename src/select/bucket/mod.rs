@@ -2,12 +2,21 @@
 //! onto equal-width buckets between the smallest and the largest candidate, the buckets are
 //! counted, and the bucket holding the rank becomes the next candidate set.
 //!
+//! With several ranks the CPU runs bucketMultiSelect (Blanchard et al. 2016, `multi.rs`): a
+//! projection fitted to a sample (`piecewise.rs`), one pass counting every bucket and one
+//! copying the buckets that hold the ranks (`multi_pass.rs`). The counting pass alone brackets
+//! the elements of any ranks (`estimate.rs`: approximate quantiles with guaranteed bounds).
+//!
 //! [`Projection`] is the arithmetic both backends share: `kernels/bucket_select.cu` computes
 //! the same operations in the same order (without contraction into fused multiply-adds), so
 //! the host can predict what the device will decide.
 
 pub(crate) mod cpu;
 pub(crate) mod cuda;
+pub(crate) mod estimate;
+pub(crate) mod multi;
+mod multi_pass;
+mod piecewise;
 
 /// The linear projection of values onto `buckets` equal-width buckets.
 ///

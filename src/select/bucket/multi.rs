@@ -1,0 +1,293 @@
+//! bucketMultiSelect (Blanchard et al. 2016) on the CPU: many ranks in two passes over the
+//! data, whatever their number.
+//!
+//! 1. A sample of the data fits a piecewise-linear projection onto buckets of about equal
+//!    population ([`Piecewise`]; the paper's kernel density intervals).
+//! 2. One pass counts the values per bucket (several threads, per-chunk counts; NaNs have a
+//!    bucket of their own, so the pass counts them too).
+//! 3. The counts tell which bucket holds each rank and the rank within it.
+//! 4. A second pass copies the keys of those buckets (a few thousandths of the data per
+//!    bucket), and each bucket's copy is selected in for its ranks (quickMultiSelect, or
+//!    Floyd–Rivest when the copy is long), in parallel over buckets.
+//!
+//! A bucket whose keys can only be one key (NaN's, or a bucket narrower than the spacing of
+//! the values) needs no copy: every rank in it is that key. A bucket much fuller than the
+//! sample predicted (heavy repeats of a value, data the sample misrepresents) is copied all
+//! the same and selected in by Floyd–Rivest, which handles repeated values in one pass: the
+//! result is exact for any input, at the cost of a larger copy.
+//!
+//! Unlike bracketing each rank from a sample (Floyd–Rivest, whose copy per rank grows like
+//! `n / sqrt(sample)`), the copy here is exact: the counts are known before anything is
+//! copied, so it is about `ranks · n / B` values for `B` buckets.
+//!
+//! Workspace: `B` counters per chunk (`B` between 4096 and 32768, growing with the number of
+//! ranks, at most `n / 16`), the sample (2^15 values), and the copies of the ranks' buckets:
+//! expected `ranks · n / B` keys, at most `n` (heavy repeats), plus what Floyd–Rivest needs
+//! in a long copy.
+
+use rayon::prelude::*;
+
+use crate::element::{Element, RadixKey};
+use crate::select::bucket::multi_pass::{count, extract, Slots};
+use crate::select::bucket::piecewise::{Piecewise, Real};
+use crate::select::cpu::util::{chunk_len, sample_runs, use_parallel};
+use crate::select::floyd_rivest;
+use crate::select::quick_multiselect::multiselect_keys;
+
+/// Inputs shorter than this go to Floyd–Rivest (which selects short ones on a key copy).
+pub(crate) const MIN_LEN: usize = 1 << 14;
+
+/// Sample size.
+const SAMPLE: usize = 1 << 15;
+
+/// Seed of the sampling positions.
+const SEED: u64 = 0xB0C4_E75E;
+
+/// Copies at least this long are selected in by Floyd–Rivest, shorter ones by quickMultiSelect.
+const LONG_COPY: usize = 1 << 16;
+
+/// The elements of `ranks` (each `< data.len()`, any order, repeats allowed) in the order
+/// given, and the number of NaNs in `data` (counted by the first pass).
+pub(crate) fn multiselect_counting_nans<T: Element>(
+    data: &[T],
+    ranks: &[usize],
+    parallel: bool,
+) -> (Vec<T>, usize) {
+    if data.len() < MIN_LEN {
+        return floyd_rivest::multiselect_counting_nans(data, ranks, parallel);
+    }
+    let mut unique = ranks.to_vec();
+    unique.sort_unstable();
+    unique.dedup();
+    let (found, nans) = if T::Key::BITS == 32 {
+        select_sorted::<T, u32, f32>(data, &unique, parallel)
+    } else {
+        select_sorted::<T, u64, f64>(data, &unique, parallel)
+    };
+    let values = ranks
+        .iter()
+        .map(|k| T::from_key(found[unique.binary_search(k).expect("requested rank")]))
+        .collect();
+    (values, nans)
+}
+
+/// The number of buckets for `n` values and `ranks` ranks: enough that the ranks' buckets
+/// hold a small part of the data, few enough that the counters stay in a core's caches.
+pub(crate) fn bucket_target(n: usize, ranks: usize) -> usize {
+    (16 * ranks).clamp(1 << 12, 1 << 15).min(n / 16)
+}
+
+/// The ranks that fall into one bucket.
+struct Wanted {
+    /// The bucket.
+    bucket: usize,
+    /// Values in the buckets before it.
+    below: usize,
+    /// Values in it.
+    size: usize,
+    /// Indexes of its ranks among the sorted unique ranks.
+    first: usize,
+    /// One past the last.
+    end: usize,
+}
+
+/// The keys of the sorted, unique `ranks` and the number of NaNs; keys are copied as `W` (the
+/// unsigned integer of the key's width), the projection computes in `F`.
+fn select_sorted<T: Element, W: Element, F: Real>(
+    data: &[T],
+    ranks: &[usize],
+    parallel: bool,
+) -> (Vec<T::Key>, usize) {
+    let n = data.len();
+    let p = fit::<T, F>(data, bucket_target(n, ranks.len()), parallel);
+    let (par, len) = chunking(n, parallel);
+    let (parts, totals) = count_buckets(data, &p, parallel);
+    let nans = if T::DTYPE.is_float() {
+        totals[p.top]
+    } else {
+        0
+    };
+
+    // Which bucket holds each rank.
+    let mut wanted: Vec<Wanted> = Vec::new();
+    let mut below = 0;
+    let mut i = 0;
+    for (bucket, &size) in totals.iter().enumerate() {
+        let first = i;
+        while i < ranks.len() && ranks[i] < below + size {
+            i += 1;
+        }
+        if i > first {
+            wanted.push(Wanted {
+                bucket,
+                below,
+                size,
+                first,
+                end: i,
+            });
+        }
+        below += size;
+    }
+
+    let mut found: Vec<Option<T::Key>> = vec![None; ranks.len()];
+    let average = n / p.buckets();
+    let mut to_copy: Vec<&Wanted> = Vec::new();
+    for w in &wanted {
+        let single = if w.bucket == p.top {
+            // NaN's bucket: every NaN has the largest key.
+            Some((T::Key::MAX, T::Key::MAX))
+        } else if w.size > average {
+            p.key_range::<T>(w.bucket).filter(|(lo, hi)| lo == hi)
+        } else {
+            None
+        };
+        if let Some((key, _)) = single {
+            found[w.first..w.end].fill(Some(key));
+        } else {
+            to_copy.push(w);
+        }
+    }
+
+    if !to_copy.is_empty() {
+        let keys = copy_buckets::<T, W, F>(data, &p, &parts, len, par, &to_copy);
+        let mut pieces: Vec<(&Wanted, &[W])> = Vec::with_capacity(to_copy.len());
+        let mut rest: &[W] = &keys;
+        for &w in &to_copy {
+            let (piece, tail) = rest.split_at(w.size);
+            pieces.push((w, piece));
+            rest = tail;
+        }
+        let solve = |(w, piece): (&Wanted, &[W])| -> Vec<T::Key> {
+            let local: Vec<usize> = ranks[w.first..w.end].iter().map(|&k| k - w.below).collect();
+            select_in_copy::<T, W>(piece, &local, parallel)
+        };
+        let answers: Vec<Vec<T::Key>> = if par {
+            pieces.into_par_iter().map(solve).collect()
+        } else {
+            pieces.into_iter().map(solve).collect()
+        };
+        for (w, keys) in to_copy.iter().zip(answers) {
+            for (slot, key) in found[w.first..w.end].iter_mut().zip(keys) {
+                *slot = Some(key);
+            }
+        }
+    }
+    let keys = found
+        .into_iter()
+        .map(|k| k.expect("every rank is answered"))
+        .collect();
+    (keys, nans)
+}
+
+/// Whether the passes over `n` values run on several threads, and their chunk length.
+fn chunking(n: usize, parallel: bool) -> (bool, usize) {
+    let par = use_parallel(parallel, n);
+    (par, if par { chunk_len(n) } else { n })
+}
+
+/// The counting pass: the counts of `p`'s buckets per chunk of `data` (chunks as
+/// [`chunking`] makes them) and in all.
+pub(crate) fn count_buckets<T: Element, F: Real>(
+    data: &[T],
+    p: &Piecewise<F>,
+    parallel: bool,
+) -> (Vec<Vec<u32>>, Vec<usize>) {
+    let (par, len) = chunking(data.len(), parallel);
+    let count_chunk = |chunk: &[T]| {
+        let mut counts = vec![0u32; p.buckets()];
+        count(p, chunk, &mut counts);
+        counts
+    };
+    let parts: Vec<Vec<u32>> = if par {
+        data.par_chunks(len).map(count_chunk).collect()
+    } else {
+        vec![count_chunk(data)]
+    };
+    let mut totals = vec![0usize; p.buckets()];
+    for part in &parts {
+        for (t, &c) in totals.iter_mut().zip(part) {
+            *t += c as usize;
+        }
+    }
+    (parts, totals)
+}
+
+/// The projection fitted to a sample of `data` with about `buckets` buckets.
+pub(crate) fn fit<T: Element, F: Real>(data: &[T], buckets: usize, parallel: bool) -> Piecewise<F> {
+    let run = (64 / std::mem::size_of::<T>()).max(1);
+    let sample: Vec<T> = sample_runs::<T, T>(data, SAMPLE.min(data.len()), run, SEED, parallel);
+    Piecewise::fit(&sample, buckets)
+}
+
+/// The keys of the buckets of `to_copy` (in bucket order), one contiguous piece per bucket,
+/// from a second pass over `data` (chunks of `len`, as the count pass had: `parts` are their
+/// counts). Each chunk puts its keys in its own copy, grouped by bucket; the pieces are then
+/// joined bucket by bucket.
+fn copy_buckets<T: Element, W: Element, F: Real>(
+    data: &[T],
+    p: &Piecewise<F>,
+    parts: &[Vec<u32>],
+    len: usize,
+    par: bool,
+    to_copy: &[&Wanted],
+) -> Vec<W> {
+    let mut of_bucket = vec![Slots::NONE; p.buckets()];
+    for (slot, w) in to_copy.iter().enumerate() {
+        of_bucket[w.bucket] = slot as u32;
+    }
+    let slots_of = |counts: &Vec<u32>| {
+        let mut start = Vec::with_capacity(to_copy.len());
+        let mut total = 0;
+        for w in to_copy {
+            start.push(total);
+            total += counts[w.bucket] as usize;
+        }
+        Slots {
+            of_bucket: &of_bucket,
+            start,
+            total,
+        }
+    };
+    let copy_chunk =
+        |(chunk, counts): (&[T], &Vec<u32>)| extract::<T, W, F>(p, chunk, slots_of(counts));
+    let copies: Vec<Vec<W>> = if par {
+        data.par_chunks(len)
+            .zip(parts.par_iter())
+            .map(copy_chunk)
+            .collect()
+    } else {
+        vec![copy_chunk((data, &parts[0]))]
+    };
+    let total = to_copy.iter().map(|w| w.size).sum();
+    let mut joined = Vec::with_capacity(total);
+    let mut at = vec![0usize; copies.len()];
+    for w in to_copy {
+        for ((copy, counts), at) in copies.iter().zip(parts).zip(&mut at) {
+            let size = counts[w.bucket] as usize;
+            joined.extend_from_slice(&copy[*at..*at + size]);
+            *at += size;
+        }
+    }
+    joined
+}
+
+/// The keys (of `T`) of the sorted, unique `ranks` among the keys `copy` (as `W`).
+fn select_in_copy<T: Element, W: Element>(
+    copy: &[W],
+    ranks: &[usize],
+    parallel: bool,
+) -> Vec<T::Key> {
+    let as_key = |k: u64| T::Key::from_u64(k);
+    if copy.len() < LONG_COPY {
+        let mut keys: Vec<W::Key> = copy.iter().map(|w| w.to_key()).collect();
+        multiselect_keys(&mut keys, ranks, false)
+            .into_iter()
+            .map(|k| as_key(k.to_u64()))
+            .collect()
+    } else {
+        floyd_rivest::multiselect(copy, ranks, parallel)
+            .into_iter()
+            .map(|w| as_key(w.to_key().to_u64()))
+            .collect()
+    }
+}
