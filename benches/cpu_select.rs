@@ -11,7 +11,8 @@
 //! method) at `COUNT` uniformly spaced probabilities `0, 1/(COUNT-1), ..., 1` (11, 101 and 1001:
 //! up to `2 · COUNT` ranks) for `n = 2^20, 2^24, 2^26` (and `quantiles_approximate` as
 //! `COUNT/approximate`), with the parallel sum as the floor:
-//! `cargo bench --bench cpu_select -- 'percentiles'`.
+//! `cargo bench --bench cpu_select -- 'percentiles'`. `percentiles_types/2^24/NAME/ALGORITHM`
+//! takes 101 percentiles of normal and log-normal `f32`, uniform `i32` and uniform `f64`.
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -150,6 +151,63 @@ fn bench_percentiles(c: &mut Criterion, power: u32) {
     group.finish();
 }
 
+/// `n` standard normal values (Box–Muller on a SplitMix64 stream).
+fn normal_f64(n: usize, seed: u64) -> Vec<f64> {
+    let u: Vec<f32> = uniform_f32(n + n % 2, seed);
+    u.chunks_exact(2)
+        .flat_map(|p| {
+            let r = (-2.0 * (1.0 - p[0] as f64).ln()).sqrt();
+            let a = std::f64::consts::TAU * p[1] as f64;
+            [r * a.cos(), r * a.sin()]
+        })
+        .take(n)
+        .collect()
+}
+
+/// 101 percentiles of 2^24 values of other distributions and types, by the default and by
+/// quickMultiSelect: `percentiles_types/2^24/NAME/ALGORITHM`.
+fn bench_types(c: &mut Criterion) {
+    let n = 1usize << 24;
+    let qs = spaced(101);
+    let normal = normal_f64(n, 0x7E5);
+    let mut group = c.benchmark_group("percentiles_types/2^24");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(2))
+        .sampling_mode(SamplingMode::Flat);
+    /// Benchmarks `data` by both algorithms under `name`.
+    fn both<T: kselect::Element>(
+        group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+        name: &str,
+        data: &[T],
+        qs: &[f64],
+    ) {
+        for algorithm in [Algorithm::Auto, Algorithm::QuickMultiselect] {
+            let selector = Selector::new().algorithm(algorithm);
+            group.bench_function(format!("{name}/{}", algorithm.name()), |b| {
+                b.iter(|| {
+                    selector
+                        .quantiles(black_box(data), qs, QuantileMethod::Linear)
+                        .expect("percentiles")
+                })
+            });
+        }
+    }
+    let f32_normal: Vec<f32> = normal.iter().map(|&x| x as f32).collect();
+    both(&mut group, "f32-normal", &f32_normal, &qs);
+    let lognormal: Vec<f32> = normal.iter().map(|&x| (3.0 * x).exp() as f32).collect();
+    both(&mut group, "f32-lognormal-3", &lognormal, &qs);
+    let i32s: Vec<i32> = uniform_f32(n, 0x132)
+        .iter()
+        .map(|&x| (x as f64 * 4e9 - 2e9) as i32)
+        .collect();
+    both(&mut group, "i32-uniform", &i32s, &qs);
+    let f64s: Vec<f64> = uniform_f32(n, 0xF64).iter().map(|&x| x as f64).collect();
+    both(&mut group, "f64-uniform", &f64s, &qs);
+    group.finish();
+}
+
 /// Every size, smallest first.
 fn benches(c: &mut Criterion) {
     for power in (16..=26).step_by(2) {
@@ -158,6 +216,7 @@ fn benches(c: &mut Criterion) {
     for power in [20, 24, 26] {
         bench_percentiles(c, power);
     }
+    bench_types(c);
 }
 
 criterion_group!(cpu_select, benches);

@@ -295,8 +295,9 @@ impl Selector {
     /// the exact numbers of values below `lower` and at most `upper` — so the estimate's rank
     /// error is at most [`ApproximateQuantile::rank_error_bound`]. [`ApproximateQuantile`]
     /// states exactly what is guaranteed. The pass is bucketMultiSelect's counting pass (a
-    /// sample fits the buckets; no values are copied), about the cost of one or two sums over
-    /// the data, whatever the number of probabilities; the bound is typically `n / 4096` ranks.
+    /// sample fits the buckets; no values are copied), about the cost of two or three sums over
+    /// the data for any number of probabilities (a little more for thousands, which get finer
+    /// buckets); the bound is typically `n / 4096` ranks, less with thousands of probabilities.
     ///
     /// The NaN policy applies as for [`quantiles`](Selector::quantiles) (under `Error` the
     /// pass's own NaN count decides). This runs on the CPU whatever the selector's device (the
