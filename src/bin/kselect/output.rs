@@ -73,6 +73,45 @@ pub struct Context<'a> {
     pub device: &'a str,
 }
 
+/// What the readable output of every command begins with.
+pub struct Summary<'a> {
+    pub file: &'a str,
+    pub format: &'a str,
+    pub column: Option<&'a str>,
+    pub nan_policy: &'a str,
+    pub backend: &'a str,
+    pub device: &'a str,
+    /// Values in the file (NaNs included).
+    pub n: usize,
+    pub dtype: &'a dyn std::fmt::Display,
+    pub nan_count: usize,
+    pub algorithm: &'a str,
+    pub seconds: f64,
+}
+
+/// The summary lines: the file, its values and NaNs, the backend, the algorithm and its time.
+pub fn summary(sm: &Summary<'_>) -> String {
+    let mut s = String::new();
+    let column = sm
+        .column
+        .map(|c| format!(", column {c}"))
+        .unwrap_or_default();
+    let nans = match (sm.nan_count, sm.nan_policy) {
+        (0, _) => String::new(),
+        (count, "omit") => format!(", {count} NaN (omitted)"),
+        (count, _) => format!(", {count} NaN (ordered last)"),
+    };
+    let _ = writeln!(s, "file:      {} ({}{column})", sm.file, sm.format);
+    let _ = writeln!(s, "values:    {} of type {}{nans}", sm.n, sm.dtype);
+    let _ = writeln!(s, "backend:   {} ({})", sm.backend, sm.device);
+    let _ = writeln!(
+        s,
+        "algorithm: {}, {:.6} s for the selection",
+        sm.algorithm, sm.seconds
+    );
+    s
+}
+
 /// A JSON string literal.
 pub fn json_string(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| "\"\"".to_string())
@@ -123,6 +162,11 @@ pub fn json(ctx: &Context<'_>, out: &Outcome) -> String {
         ("algorithm", json_string(&out.algorithm)),
         ("seconds", Num::of_f64(out.seconds).json()),
     ]);
+    json_object(fields)
+}
+
+/// A JSON object of `fields` (key, JSON value), in order, on one line.
+pub fn json_object(fields: Vec<(&str, String)>) -> String {
     let body: Vec<String> = fields
         .into_iter()
         .map(|(key, value)| format!("{}: {value}", json_string(key)))
@@ -132,24 +176,19 @@ pub fn json(ctx: &Context<'_>, out: &Outcome) -> String {
 
 /// The readable output: a summary, then a table per kind of result.
 pub fn table(ctx: &Context<'_>, out: &Outcome) -> String {
-    let mut s = String::new();
-    let column = ctx
-        .column
-        .map(|c| format!(", column {c}"))
-        .unwrap_or_default();
-    let nans = match (out.nan_count, ctx.nan_policy) {
-        (0, _) => String::new(),
-        (count, "omit") => format!(", {count} NaN (omitted)"),
-        (count, _) => format!(", {count} NaN (ordered last)"),
-    };
-    let _ = writeln!(s, "file:      {} ({}{column})", ctx.file, ctx.format);
-    let _ = writeln!(s, "values:    {} of type {}{nans}", out.n, out.dtype);
-    let _ = writeln!(s, "backend:   {} ({})", ctx.backend, ctx.device);
-    let _ = writeln!(
-        s,
-        "algorithm: {}, {:.6} s for the selection",
-        out.algorithm, out.seconds
-    );
+    let mut s = summary(&Summary {
+        file: ctx.file,
+        format: ctx.format,
+        column: ctx.column,
+        nan_policy: ctx.nan_policy,
+        backend: ctx.backend,
+        device: ctx.device,
+        n: out.n,
+        dtype: &out.dtype,
+        nan_count: out.nan_count,
+        algorithm: &out.algorithm,
+        seconds: out.seconds,
+    });
     if !ctx.k.is_empty() {
         s.push('\n');
         let rows: Vec<Vec<String>> = ctx

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use crate::output::{aligned, json_list, json_string, Num};
+use crate::output::{aligned, json_list, json_object, json_string, summary, Num, Summary};
 use crate::quantiles::Outcome;
 
 /// What the output describes besides the outcome.
@@ -52,33 +52,24 @@ pub fn json(ctx: &Context<'_>, out: &Outcome) -> String {
         fields.push(("cdf_plot", json_string(&path.display().to_string())));
     }
     fields.push(("seconds", Num::of_f64(out.seconds).json()));
-    let body: Vec<String> = fields
-        .into_iter()
-        .map(|(key, value)| format!("{}: {value}", json_string(key)))
-        .collect();
-    format!("{{{}}}\n", body.join(", "))
+    json_object(fields)
 }
 
 /// The readable output: a summary, then the table of probabilities and quantiles.
 pub fn table(ctx: &Context<'_>, out: &Outcome) -> String {
-    let mut s = String::new();
-    let column = ctx
-        .column
-        .map(|c| format!(", column {c}"))
-        .unwrap_or_default();
-    let nans = match (out.nan_count, ctx.nan_policy) {
-        (0, _) => String::new(),
-        (count, "omit") => format!(", {count} NaN (omitted)"),
-        (count, _) => format!(", {count} NaN (ordered last)"),
-    };
-    let _ = writeln!(s, "file:      {} ({}{column})", ctx.file, ctx.format);
-    let _ = writeln!(s, "values:    {} of type {}{nans}", out.n, out.dtype);
-    let _ = writeln!(s, "backend:   {} ({})", ctx.backend, ctx.device);
-    let _ = writeln!(
-        s,
-        "algorithm: {}, {:.6} s for the selection",
-        out.algorithm, out.seconds
-    );
+    let mut s = summary(&Summary {
+        file: ctx.file,
+        format: ctx.format,
+        column: ctx.column,
+        nan_policy: ctx.nan_policy,
+        backend: ctx.backend,
+        device: ctx.device,
+        n: out.n,
+        dtype: &out.dtype,
+        nan_count: out.nan_count,
+        algorithm: &out.algorithm,
+        seconds: out.seconds,
+    });
     let _ = writeln!(
         s,
         "estimate:  piecewise-linear CDF through {} quantiles; Kolmogorov-Smirnov distance \
