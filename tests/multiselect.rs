@@ -4,7 +4,7 @@
 //! for every element type, against the sort-based reference, bit for bit.
 //!
 //! The CUDA variant runs every CUDA multiselection (`bucket-multiselect`,
-//! `iterative-bucket-multiselect`, `sample`, `sort-choose` and `Auto`) on device-resident
+//! `iterative-bucket-multiselect`, `fused-multiselect`, `sample`, `sort-choose` and `Auto`) on device-resident
 //! buffers, checks that the buffers are left unchanged, and runs the NaN policies and
 //! quantiles through the same path. The CPU variant runs `Auto` on a shorter input and checks
 //! that the CUDA-only multiselections are refused.
@@ -25,6 +25,7 @@ const CUDA_MULTI: &[Algorithm] = &[
     Algorithm::Auto,
     Algorithm::BucketMultiselect,
     Algorithm::IterativeBucketMultiselect,
+    Algorithm::FusedMultiselect,
     Algorithm::Sample,
     Algorithm::SortChoose,
 ];

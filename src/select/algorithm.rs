@@ -62,6 +62,11 @@ pub enum Algorithm {
     /// bucketMultiSelect, but the written buckets are split again, level after level, instead
     /// of sorted. CUDA only.
     IterativeBucketMultiselect,
+    /// Fused bucket multiselection: bucketMultiSelect's count and write in one pass over the
+    /// input, the buckets to write predicted by a count over a sixteenth of it; then a second
+    /// level over the written keys and a sort on chip per rank. For up to 256 ranks on large
+    /// inputs (others run iterative bucket multiselection). CUDA only.
+    FusedMultiselect,
 }
 
 impl Algorithm {
@@ -70,7 +75,7 @@ impl Algorithm {
     /// ```
     /// assert!(kselect::Algorithm::ALL.contains(&kselect::Algorithm::Bucket));
     /// ```
-    pub const ALL: [Algorithm; 14] = [
+    pub const ALL: [Algorithm; 15] = [
         Algorithm::Auto,
         Algorithm::SortChoose,
         Algorithm::Introselect,
@@ -85,6 +90,7 @@ impl Algorithm {
         Algorithm::Quick,
         Algorithm::BucketMultiselect,
         Algorithm::IterativeBucketMultiselect,
+        Algorithm::FusedMultiselect,
     ];
 
     /// The algorithm's name as the CLI spells it.
@@ -108,6 +114,7 @@ impl Algorithm {
             Algorithm::Quick => "quick",
             Algorithm::BucketMultiselect => "bucket-multiselect",
             Algorithm::IterativeBucketMultiselect => "iterative-bucket-multiselect",
+            Algorithm::FusedMultiselect => "fused-multiselect",
         }
     }
 
@@ -151,6 +158,7 @@ impl Algorithm {
             Algorithm::CuttingPlane,
             Algorithm::BucketMultiselect,
             Algorithm::IterativeBucketMultiselect,
+            Algorithm::FusedMultiselect,
         ]
     }
 
@@ -186,6 +194,7 @@ impl FromStr for Algorithm {
             "iterativebucketmultiselect" | "iterative-bucket-multi-select" | "ibms" | "dibms" => {
                 "iterative-bucket-multiselect"
             }
+            "fusedmultiselect" | "fused-multi-select" | "fused" => "fused-multiselect",
             other => other,
         };
         Algorithm::ALL

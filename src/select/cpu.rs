@@ -67,7 +67,9 @@ pub(crate) fn multiselect<T: Element>(
         Algorithm::Radix | Algorithm::RadixInPlace => one(radix::cpu::select),
         // The GPU bucket multiselections are CUDA algorithms (refused on the CPU); the CPU's
         // bucketMultiSelect answers the same should they be reached.
-        Algorithm::BucketMultiselect | Algorithm::IterativeBucketMultiselect => {
+        Algorithm::BucketMultiselect
+        | Algorithm::IterativeBucketMultiselect
+        | Algorithm::FusedMultiselect => {
             bucket::multi::multiselect_counting_nans(data, ranks, parallel).0
         }
         Algorithm::Bucket if ranks.len() == 1 => one(bucket::cpu::select),

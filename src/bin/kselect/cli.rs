@@ -140,10 +140,11 @@ pub struct QuantilesArgs {
     /// The selection algorithm: auto (the backend's fastest for the input and the number of
     /// quantiles), sort-choose, introselect, floyd-rivest, radix, radix-inplace, bucket,
     /// sample, cutting-plane, quick-multiselect, randomized, quick, bucket-multiselect,
-    /// iterative-bucket-multiselect. The CUDA backend has auto, sort-choose, radix,
-    /// radix-inplace, bucket, randomized, sample, quick, cutting-plane, bucket-multiselect and
-    /// iterative-bucket-multiselect; the CPU all but radix-inplace and the two bucket
-    /// multiselections. Every algorithm returns the same values.
+    /// iterative-bucket-multiselect, fused-multiselect. The CUDA backend has auto, sort-choose,
+    /// radix, radix-inplace, bucket, randomized, sample, quick, cutting-plane,
+    /// bucket-multiselect, iterative-bucket-multiselect and fused-multiselect; the CPU all but
+    /// radix-inplace and the three bucket multiselections. Every algorithm returns the same
+    /// values.
     #[arg(long, value_name = "NAME", default_value = "auto", value_parser = parse_algorithm)]
     pub algorithm: Algorithm,
 
@@ -298,11 +299,11 @@ pub struct SelectArgs {
 
     /// The selection algorithm: auto (the backend's fastest for the input), sort-choose,
     /// introselect, floyd-rivest, radix, radix-inplace, bucket, sample, cutting-plane,
-    /// quick-multiselect, randomized, quick, bucket-multiselect,
-    /// iterative-bucket-multiselect. The CUDA backend has auto, sort-choose, radix,
-    /// radix-inplace (no workspace), bucket, randomized, sample, quick, cutting-plane, and for
-    /// many ranks at once bucket-multiselect and iterative-bucket-multiselect; the CPU all but
-    /// radix-inplace and the two bucket multiselections. Every algorithm returns the same
+    /// quick-multiselect, randomized, quick, bucket-multiselect, iterative-bucket-multiselect,
+    /// fused-multiselect. The CUDA backend has auto, sort-choose, radix, radix-inplace (no
+    /// workspace), bucket, randomized, sample, quick, cutting-plane, and for many ranks at once
+    /// bucket-multiselect, iterative-bucket-multiselect and fused-multiselect; the CPU all but
+    /// radix-inplace and the three bucket multiselections. Every algorithm returns the same
     /// values; they differ only in speed and workspace.
     #[arg(long, value_name = "NAME", default_value = "auto", value_parser = parse_algorithm)]
     pub algorithm: Algorithm,

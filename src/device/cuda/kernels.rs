@@ -64,6 +64,13 @@ pub(crate) static BUCKET_MULTISELECT: KernelSource = KernelSource {
     text: include_str!("../../../kernels/bucket_multiselect.cu"),
 };
 
+/// Fused bucket multiselection: the plan, the subset count, the fused count-and-write pass, the
+/// second level and the final sorts.
+pub(crate) static FUSED_MULTISELECT: KernelSource = KernelSource {
+    name: "fused_multiselect.cu",
+    text: include_str!("../../../kernels/fused_multiselect.cu"),
+};
+
 /// QuickSelect: the sampled pivot and the fused bipartition pass.
 pub(crate) static QUICK_SELECT: KernelSource = KernelSource {
     name: "quick_select.cu",
@@ -82,6 +89,7 @@ pub(crate) static ALL: &[&KernelSource] = &[
     &QUICK_SELECT,
     &CUTTING_PLANE,
     &BUCKET_MULTISELECT,
+    &FUSED_MULTISELECT,
 ];
 
 impl KernelSource {

@@ -10,6 +10,7 @@
 
 pub(crate) mod bms;
 pub(crate) mod engine;
+pub(crate) mod fused;
 pub(crate) mod iterative;
 mod plan;
 mod run;

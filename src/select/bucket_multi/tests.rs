@@ -268,3 +268,101 @@ fn profile_iterative_phases() {
         .collect();
     profile(&dev, &f64s);
 }
+
+/// The fused multiselection against sort&choose on every adversarial input of every type at
+/// 2^22 values (rank sets it fuses, up to 41 ranks, and sets it hands on), and with 101 and 256
+/// percentiles at 2^24 values of the floats; on inputs without heavy repeats the fused run
+/// itself must succeed (no fallback).
+#[test]
+fn gpu_fused_matches_sort_on_every_input() {
+    use super::fused;
+    let Some(dev) = gpu() else { return };
+    fn even(n: usize, m: usize) -> Vec<usize> {
+        (0..m).map(|i| i * (n - 1) / (m - 1)).collect()
+    }
+    fn check<T: Gen>(
+        dev: &CudaDevice,
+        n: usize,
+        sets: &[(&str, Vec<usize>)],
+        only: Option<&[&str]>,
+    ) {
+        for (name, data) in inputs::<T>(n, 23) {
+            if only.is_some_and(|names| !names.contains(&name)) {
+                continue;
+            }
+            let keys = sort_choose::cpu::sorted_keys(&data, true);
+            let nans = data.iter().filter(|x| x.is_nan()).count();
+            let buf = DeviceBuffer::from_host_on(dev, &data).unwrap();
+            for (set, ranks) in sets {
+                let context = format!("{} {name} n={n} {set}", T::DTYPE);
+                let (got, counted) =
+                    fused::multiselect(&buf, ranks).unwrap_or_else(|e| panic!("{context}: {e}"));
+                if let Some(c) = counted {
+                    assert_eq!(c, nans, "{context}: NaN count");
+                }
+                for (&k, v) in ranks.iter().zip(&got) {
+                    assert!(
+                        v.to_key() == keys[k],
+                        "{context} k={k}: got {v:?}, want {:?}",
+                        T::from_key(keys[k])
+                    );
+                }
+                let mut distinct = ranks.clone();
+                distinct.sort_unstable();
+                distinct.dedup();
+                let fusable = distinct.len() <= fused::MAX_RANKS
+                    && fused::subset_group(n, &distinct).is_some();
+                // Inputs without heavy repeats (unsigned types clamp the signed ones' negatives to 0).
+                let spread: &[&str] = if T::DTYPE.name().starts_with('u') {
+                    &["bits"]
+                } else {
+                    &["uniform", "bits", "reversed", "sorted"]
+                };
+                if fusable && spread.contains(&name) {
+                    let run = fused::fused_run(&buf, &distinct).unwrap();
+                    assert!(run.is_ok(), "{context}: the fused run fell back: {run:?}");
+                }
+            }
+            assert!(
+                buf.to_host()
+                    .unwrap()
+                    .iter()
+                    .zip(&data)
+                    .all(|(a, b)| a.to_key() == b.to_key()),
+                "{} {name}: the input was modified",
+                T::DTYPE
+            );
+        }
+    }
+    let n = (1 << 22) + 5;
+    let mut rng = SplitMix64::new(17);
+    let mut scrambled: Vec<usize> = (0..30).map(|_| rng.below(n)).collect();
+    scrambled.extend_from_slice(&[n - 1, 0, n / 2, 0]);
+    let sets: Vec<(&str, Vec<usize>)> = vec![
+        ("one", vec![n / 3]),
+        ("edges", vec![0, n - 1]),
+        ("11", even(n, 11)),
+        ("41", even(n, 41)),
+        ("scrambled", scrambled),
+        ("101", even(n, 101)),
+        ("1001", even(n, 1001)),
+    ];
+    check::<f32>(&dev, n, &sets, None);
+    check::<f64>(&dev, n, &sets, None);
+    check::<i32>(&dev, n, &sets, None);
+    check::<i64>(&dev, n, &sets, None);
+    check::<u32>(&dev, n, &sets, None);
+    check::<u64>(&dev, n, &sets, None);
+    let n = (1 << 24) + 5;
+    let sets: Vec<(&str, Vec<usize>)> = vec![("101", even(n, 101)), ("256", even(n, 256))];
+    let names: &[&str] = &[
+        "unit",
+        "sorted",
+        "distinct1024",
+        "bucket_killer",
+        "some_nan",
+        "outliers",
+    ];
+    check::<f32>(&dev, n, &sets, Some(names));
+    check::<f64>(&dev, n, &sets, Some(names));
+}
