@@ -67,6 +67,17 @@ __device__ __forceinline__ u32 fms_bucket(const u32* table, K key, K lo, u32 csh
     return key == (K)~(K)0 ? top : b;
 }
 
+// The smallest of the warp's mn and the largest of its mx, in lane 0.
+template <typename K>
+__device__ __forceinline__ void fms_warp_extremes(K& mn, K& mx) {
+    for (int off = 16; off > 0; off /= 2) {
+        const K a = __shfl_down_sync(FULL_MASK, mn, off);
+        const K b = __shfl_down_sync(FULL_MASK, mx, off);
+        mn = a < mn ? a : mn;
+        mx = b > mx ? b : mx;
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // 1. The plan.
 
@@ -142,12 +153,7 @@ __device__ void fms_plan_impl(const T* __restrict__ x, u64 n, u64 seed, u32 max_
         real += in ? 1u : 0u;
     }
     for (u32 i = threadIdx.x; i < FMS_COARSE; i += blockDim.x) hist[i] = 0;
-    for (int off = 16; off > 0; off /= 2) {
-        const K a = __shfl_down_sync(FULL_MASK, mn, off);
-        const K b = __shfl_down_sync(FULL_MASK, mx, off);
-        mn = a < mn ? a : mn;
-        mx = b > mx ? b : mx;
-    }
+    fms_warp_extremes(mn, mx);
     if ((threadIdx.x & 31) == 0) {
         wmin[threadIdx.x / 32] = mn;
         wmax[threadIdx.x / 32] = mx;
@@ -649,12 +655,7 @@ __device__ void fms_final_scan(const K* __restrict__ keys, u64 m, const u32* tab
             if (at < FMS_FINAL_CAP) buf[at] = key;
         }
     }
-    for (int off = 16; off > 0; off /= 2) {
-        const K a = __shfl_down_sync(FULL_MASK, mn, off);
-        const K b = __shfl_down_sync(FULL_MASK, mx, off);
-        mn = a < mn ? a : mn;
-        mx = b > mx ? b : mx;
-    }
+    fms_warp_extremes(mn, mx);
     if ((threadIdx.x & 31) == 0) {
         if (sizeof(K) == 8) {
             atomicMin((u64*)&ext[0], (u64)mn);

@@ -134,7 +134,7 @@ pub(crate) fn inconsistent(what: &str) -> Error {
 /// Allows `f` `bytes` of dynamic shared memory. Functions are shared by every thread that uses
 /// the device, so the limit set is always the most any launch of `f` takes (never a launch's own
 /// size, which another thread's launch could find too small).
-fn allow_shared(f: &CudaFunction, bytes: usize) -> Result<()> {
+pub(crate) fn allow_shared(f: &CudaFunction, bytes: usize) -> Result<()> {
     f.set_attribute(
         CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
         bytes as i32,

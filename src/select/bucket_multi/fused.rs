@@ -32,9 +32,10 @@
 //! Workspace: `n / 6` keys for the kept keys, per-block bucket counts (`64 KiB` a block of the
 //! fused pass), and about `600 KiB` of words.
 
-use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
-use cudarc::driver::{CudaFunction, DevicePtr, PushKernelArg};
+use cudarc::driver::sys::CUdevice_attribute;
+use cudarc::driver::{DevicePtr, PushKernelArg};
 
+use super::engine::allow_shared;
 use super::iterative;
 use crate::device::cuda::driver_error;
 use crate::device::cuda::kernels::{kernel_name, FUSED_MULTISELECT};
@@ -194,15 +195,6 @@ pub(crate) fn subset_group(n: usize, ranks: &[usize]) -> Option<u32> {
         }
     }
     (kept_share(n, ranks, 2) <= KEPT_LIMIT).then_some(2)
-}
-
-/// Allows `f` `bytes` of dynamic shared memory.
-fn allow_shared(f: &CudaFunction, bytes: usize) -> Result<()> {
-    f.set_attribute(
-        CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-        bytes as i32,
-    )
-    .map_err(|e| driver_error("allowing a kernel's shared memory", e))
 }
 
 /// A launch of `blocks` (and `groups` along y) of `threads` with `shared` dynamic bytes.
