@@ -35,7 +35,6 @@
 #define FMS_SAMPLE 16384
 #define FMS_PLAN_THREADS 1024
 #define FMS_MARK 0x80000000u
-#define FMS_SIGMAS 4.5          // half-width of a rank's predicted window, in standard deviations
 #define FMS_PARTS_MAX 16384        // second-level counters (active buckets x parts)
 #define FMS_FINAL_THREADS 1024
 #define FMS_FINAL_CAP 4096         // keys a final block sorts on chip
@@ -366,8 +365,8 @@ __device__ __forceinline__ u32 fms_find(const u64* starts, u32 len, u64 k) {
 // entry) of the buckets each rank may fall in; a workspace the marks would overflow (by the
 // estimate) fails the run. starts: buckets + 1 words of scratch.
 extern "C" __global__ void fms_predict(const u64* __restrict__ totals, const u64* __restrict__ params,
-                                       const u64* __restrict__ ranks, u64 r, u64 n, u64 cap, u64* starts,
-                                       u32* marks, u32* status) {
+                                       const u64* __restrict__ ranks, u64 r, u64 n, u64 cap, double sigmas,
+                                       u64* starts, u32* marks, u32* status) {
     __shared__ u64 red[32];
     const u32 buckets = (u32)params[FMS_P_BUCKETS];
     fms_block_prefix(totals, buckets, starts, red);
@@ -382,9 +381,9 @@ extern "C" __global__ void fms_predict(const u64* __restrict__ totals, const u64
         const double k = (double)ranks[i];
         const double p = (k + 0.5) / (double)n;
         // The standard deviation of a scaled subset count at p (the subset as a random sample
-        // of its size), FMS_SIGMAS of them each side, and a few vectors of granularity.
+        // of its size), `sigmas` of them each side, and a few vectors of granularity.
         const double sd = sqrt((double)n * p * (1.0 - p) * (1.0 - f) / f);
-        const double w = FMS_SIGMAS * sd + 64.0 * scale;
+        const double w = sigmas * sd + 64.0 * scale;
         // Every bucket whose closed range of subset positions [starts[j], starts[j + 1]] meets
         // the window's (so that buckets the subset found empty at its ends are marked too).
         const double klo = (k - w) / scale, khi = (k + w) / scale;

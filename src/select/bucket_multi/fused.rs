@@ -67,7 +67,8 @@ const PASS_STATIC_SHARED: usize = 24 * 1024;
 const LEVEL2_BLOCKS_PER_SM: usize = 2;
 /// Blocks of partial counts one thread of `fms_totals` adds (`FMS_TOTAL_GROUP`).
 const TOTAL_GROUP: usize = 16;
-/// Half-width of a rank's predicted window in standard deviations (`FMS_SIGMAS`).
+/// Half-width of a rank's predicted window in standard deviations (the prediction kernel's and
+/// the kept-share estimate's).
 const SIGMAS: f64 = 4.5;
 /// The kept share the subset's group is chosen for.
 const KEPT_TARGET: f64 = 0.07;
@@ -149,9 +150,6 @@ pub(crate) fn multiselect<T: Element>(
     distinct.sort_unstable();
     distinct.dedup();
     if buf.len() < MIN_LEN || distinct.len() > MAX_RANKS {
-        return iterative::multiselect(buf, ranks);
-    }
-    if subset_group(buf.len(), &distinct).is_none() {
         return iterative::multiselect(buf, ranks);
     }
     match fused_run(buf, &distinct)? {
@@ -285,7 +283,8 @@ pub(crate) fn fused_run<T: Element>(buf: &DeviceBuffer<T>, ranks: &[usize]) -> R
     let (base, _w) = words.device_ptr(stream);
     let at = |off: usize| base + 8 * off as u64;
     let (n64, r64, cap64, cap2_64, seed) = (n as u64, r as u64, cap as u64, cap2 as u64, SEED);
-    let (mb32, blocks64, blocks2_64) = (max_buckets as u32, blocks as u64, blocks2 as u64);
+    let sigmas = SIGMAS;
+    let mb32 = max_buckets as u32;
     let (p_table, _t) = table.device_ptr(stream);
     let (p_slots, _s) = slots.device_ptr(stream);
     let (p_partial, _p) = partial.device_ptr(stream);
@@ -294,7 +293,25 @@ pub(crate) fn fused_run<T: Element>(buf: &DeviceBuffer<T>, ranks: &[usize]) -> R
     let (p_copies2, _c2) = copies2.device_ptr(stream);
     let (params, status) = (at(lay.params), at(lay.status));
     let launch_err = |what: &'static str| move |e| driver_error(what, e);
-    let total_groups = |b: usize| b.div_ceil(TOTAL_GROUP);
+    // totals[c] = the sum of the per-block counts of counter c (zero on entry): the plan's
+    // buckets (second = 0, words = its params) or the second level's (1, words = the choice).
+    let add_totals =
+        |partial: u64, blocks: usize, words: u64, second: u32, out: u64| -> Result<()> {
+            let (blocks64, width) = (blocks as u64, if second == 0 { BUCKETS } else { PARTS_MAX });
+            let mut l = stream.launch_builder(&totals_fn);
+            l.arg(&partial)
+                .arg(&blocks64)
+                .arg(&words)
+                .arg(&second)
+                .arg(&out)
+                .arg(&status);
+            // SAFETY: fms_totals(const u32* partial, u64 blocks, const u64* words, u32 second,
+            // u64* totals, const u32* status): partial holds blocks x (at most width) counts,
+            // totals width words, words the params or the choice.
+            unsafe { l.launch(shaped(width / 256, blocks.div_ceil(TOTAL_GROUP), 256, 0)) }
+                .map_err(|e| driver_error("launching fms_totals", e))
+                .map(|_| ())
+        };
 
     // SAFETY (every launch below): the arguments are device pointers into the allocations above
     // with the sizes the kernels' comments state (words laid out by `Layout`: BUCKETS totals,
@@ -325,16 +342,7 @@ pub(crate) fn fused_run<T: Element>(buf: &DeviceBuffer<T>, ranks: &[usize]) -> R
             .map_err(launch_err("launching fms_subset"))?;
 
         let sub_totals = at(lay.sub_totals);
-        let zero = 0u32;
-        let mut l = stream.launch_builder(&totals_fn);
-        l.arg(&p_partial)
-            .arg(&blocks64)
-            .arg(&params)
-            .arg(&zero)
-            .arg(&sub_totals)
-            .arg(&status);
-        l.launch(shaped(BUCKETS / 256, total_groups(blocks), 256, 0))
-            .map_err(launch_err("launching fms_totals"))?;
+        add_totals(p_partial, blocks, params, 0, sub_totals)?;
 
         let (ranks_p, starts, marks) = (at(lay.ranks), at(lay.starts), at(lay.marks));
         let mut l = stream.launch_builder(&predict_fn);
@@ -344,6 +352,7 @@ pub(crate) fn fused_run<T: Element>(buf: &DeviceBuffer<T>, ranks: &[usize]) -> R
             .arg(&r64)
             .arg(&n64)
             .arg(&cap64)
+            .arg(&sigmas)
             .arg(&starts)
             .arg(&marks)
             .arg(&status);
@@ -366,15 +375,7 @@ pub(crate) fn fused_run<T: Element>(buf: &DeviceBuffer<T>, ranks: &[usize]) -> R
             .map_err(launch_err("launching fms_fused"))?;
 
         let totals = at(lay.totals);
-        let mut l = stream.launch_builder(&totals_fn);
-        l.arg(&p_partial)
-            .arg(&blocks64)
-            .arg(&params)
-            .arg(&zero)
-            .arg(&totals)
-            .arg(&status);
-        l.launch(shaped(BUCKETS / 256, total_groups(blocks), 256, 0))
-            .map_err(launch_err("launching fms_totals"))?;
+        add_totals(p_partial, blocks, params, 0, totals)?;
 
         let (rank_bucket, act, info, choice, results) = (
             at(lay.rank_bucket),
@@ -418,16 +419,7 @@ pub(crate) fn fused_run<T: Element>(buf: &DeviceBuffer<T>, ranks: &[usize]) -> R
             .map_err(launch_err("launching fms_count2"))?;
 
         let totals2 = at(lay.totals2);
-        let one = 1u32;
-        let mut l = stream.launch_builder(&totals_fn);
-        l.arg(&p_partial2)
-            .arg(&blocks2_64)
-            .arg(&choice)
-            .arg(&one)
-            .arg(&totals2)
-            .arg(&status);
-        l.launch(shaped(PARTS_MAX / 256, total_groups(blocks2), 256, 0))
-            .map_err(launch_err("launching fms_totals"))?;
+        add_totals(p_partial2, blocks2, choice, 1, totals2)?;
 
         let keep = at(lay.keep);
         let mut l = stream.launch_builder(&choose2_fn);
