@@ -152,6 +152,21 @@ __device__ __forceinline__ u64 sample_position(u64 i, u64 n, u64 s, u64 seed) {
     return i * stride + (stride > 1 ? h % stride : 0);
 }
 
+// The shared-window address of a pointer into shared memory.
+__device__ __forceinline__ u32 shared_address(const void* p) {
+    u64 a;
+    asm("cvta.to.shared.u64 %0, %1;" : "=l"(a) : "l"(p));
+    return (u32)a;
+}
+
+// Stores to shared memory at a shared-window address.
+__device__ __forceinline__ void st_shared(u32 at, u32 v) {
+    asm volatile("st.shared.u32 [%0], %1;" ::"r"(at), "r"(v) : "memory");
+}
+__device__ __forceinline__ void st_shared(u32 at, u64 v) {
+    asm volatile("st.shared.u64 [%0], %1;" ::"r"(at), "l"(v) : "memory");
+}
+
 // Writes a warp's staged items out (see warp_stage_append).
 template <typename E>
 __device__ __forceinline__ void warp_flush(E* stage, u32 staged, E* out, u64 cap, u64* out_count) {
@@ -190,10 +205,14 @@ __device__ __forceinline__ void warp_stage_append(E* stage, u32& staged, E* out,
         warp_flush(stage, staged, out, cap, out_count);
         staged = 0;
     }
-    u32 pos = staged + before;
+    // Stores through a shared-window address computed once: a predicated store and add a item.
+    u32 at = shared_address(stage + staged + before);
 #pragma unroll
     for (int j = 0; j < V; ++j) {
-        if (m[j]) stage[pos++] = item[j];
+        if (m[j]) {
+            st_shared(at, item[j]);
+            at += sizeof(E);
+        }
     }
     staged += total;
     __syncwarp();

@@ -2,12 +2,12 @@
 //! count and write in one pass over the input, the buckets to write predicted by a count over
 //! a subset of it.
 //!
-//! - A one-block plan reads a 16384-element sample: its key range cut into 1024 equal coarse
-//!   bins, each given a power of two of equal buckets (about its share of the sample; 16384
-//!   buckets in all), so that a key's bucket is one shared-table read: no search, no minimum and
-//!   maximum pass. Keys below the sample's range, above it, and the largest key (every NaN)
-//!   have buckets of their own.
-//! - A subset count reads one 32-byte sector in `G` (hashed; `G` of 16, 8, 4 or 2, the sparsest
+//! - A one-block plan reads a 16384-element sample: coarse bins of equal width (a power of
+//!   two) cover its key range, one more below it, and each bin gets a power of two of equal
+//!   buckets (about its share of the sample; 16384 buckets in all), so that a key's bucket is
+//!   one shared-table read, a shift and an add: no search, no minimum and maximum pass. Keys
+//!   below and above the bins and the largest key (every NaN) have buckets of their own.
+//! - A subset count reads one 64-byte piece in `G` (hashed; `G` of 16, 8, 4 or 2, the sparsest
 //!   whose expected kept share is at most 7 %), counting every bucket; its prefix sums, scaled,
 //!   place each wanted rank within `4.5σ` of the subset estimate, and the buckets that window
 //!   touches are marked.
@@ -15,22 +15,24 @@
 //!   buckets to a workspace: the mark is the shared counter's top bit, so the atomic that
 //!   counts a key also says whether to keep it. At 2^28 values and 101 percentiles about 8 % of
 //!   the keys are kept.
-//! - Exact bucket totals give each rank's bucket; those buckets are split into equal key parts
-//!   and the workspace is counted and filtered once more (a second, smaller level), and one
-//!   block per rank sorts its part's keys on chip.
+//! - Exact bucket totals give each rank's bucket; each such ("active") bucket gets a segment of
+//!   a second workspace, one pass over the first moves their keys there, and one block per rank
+//!   narrows its segment by 8-bit digits while more than 4096 keys remain, then sorts them on
+//!   chip.
 //!
 //! Everything runs on the stream without a round trip; the host reads the results and a status
-//! word once. When the prediction missed a rank's bucket, the workspace would overflow, or a
-//! final part is too large to sort (heavily repeated values), the status says so and the ranks
-//! are selected by iterative bucket multiselection instead: the result is always exact, and
+//! word once. When the prediction missed a rank's bucket, a workspace would overflow, or an
+//! active bucket holds more than 2^20 keys (heavily repeated values), the status says so and
+//! the ranks are selected by iterative bucket multiselection instead: the result is exact, and
 //! the extra cost is bounded by the work done before (about two reads of the input).
 //!
 //! Runs with more than [`MAX_RANKS`] distinct ranks, on fewer than [`MIN_LEN`] values, or whose
 //! expected kept share exceeds 11 % even with `G = 2` (the windows grow as `√n` per rank: 101
 //! percentiles need about 2^24 values) are iterative bucket multiselections.
 //!
-//! Workspace: `n / 6` keys for the kept keys, per-block bucket counts (`64 KiB` a block of the
-//! fused pass), and about `600 KiB` of words.
+//! Workspace: `n / 6` keys for the kept keys, up to `8·r·n / 16384` keys for the active
+//! buckets' segments, per-block bucket counts (`64 KiB` a block of the fused pass), and about
+//! `300 KiB` of words.
 
 use cudarc::driver::sys::CUdevice_attribute;
 use cudarc::driver::{DevicePtr, PushKernelArg};
@@ -47,7 +49,7 @@ use crate::error::Result;
 use crate::select::sort_choose::cuda::key_suffix;
 use cudarc::driver::LaunchConfig;
 
-/// Distinct ranks a fused run takes (each final block reads the whole second workspace).
+/// Distinct ranks a fused run takes (`FMS_MAX_RANKS`).
 pub(crate) const MAX_RANKS: usize = 256;
 /// Inputs shorter than this are iterative bucket multiselections.
 pub(crate) const MIN_LEN: usize = 1 << 20;
@@ -57,14 +59,10 @@ const BLOCK: u32 = 512;
 const ONE_BLOCK: u32 = 1024;
 /// Buckets at most (`FMS_BUCKETS`).
 const BUCKETS: usize = 16384;
-/// Second-level counters at most (`FMS_PARTS_MAX`).
-const PARTS_MAX: usize = 16384;
-/// Entries of the plan's table (`FMS_TABLE`).
+/// Entries of the plan's table (`FMS_TABLE`), two words each.
 const TABLE: usize = 1026;
 /// Shared memory the fused pass needs besides its counters (its table and warp stages).
-const PASS_STATIC_SHARED: usize = 24 * 1024;
-/// Blocks a multiprocessor for the second level.
-const LEVEL2_BLOCKS_PER_SM: usize = 2;
+const PASS_STATIC_SHARED: usize = 42 * 1024;
 /// Blocks of partial counts one thread of `fms_totals` adds (`FMS_TOTAL_GROUP`).
 const TOTAL_GROUP: usize = 16;
 /// Half-width of a rank's predicted window in standard deviations (the prediction kernel's and
@@ -75,6 +73,9 @@ const KEPT_TARGET: f64 = 0.07;
 /// The kept share above which a run is not fused (the workspace holds `n / 6` keys, and the
 /// prediction fails the run above 80 % of it).
 const KEPT_LIMIT: f64 = 0.11;
+/// The segments' workspace holds this many times a rank's share of buckets' keys
+/// (`n / buckets` a bucket on average).
+const SEGMENT_SLACK: usize = 8;
 /// Seed of the sample and the subset.
 const SEED: u64 = 0x000F_05ED_B0C4_E75E;
 
@@ -82,18 +83,14 @@ const SEED: u64 = 0x000F_05ED_B0C4_E75E;
 struct Layout {
     sub_totals: usize,
     totals: usize,
-    totals2: usize,
     count: usize,
-    count2: usize,
     marks: usize,
-    keep: usize,
     status: usize,
     params: usize,
     choice: usize,
     results: usize,
     starts: usize,
     ranks: usize,
-    rank_bucket: usize,
     act: usize,
     info: usize,
     len: usize,
@@ -105,38 +102,30 @@ impl Layout {
     fn new(r: usize) -> Layout {
         let sub_totals = 0;
         let totals = sub_totals + BUCKETS;
-        let totals2 = totals + BUCKETS;
-        let count = totals2 + PARTS_MAX;
-        let count2 = count + 1;
-        let marks = count2 + 1;
-        let keep = marks + BUCKETS / 64;
-        let status = keep + PARTS_MAX / 64;
+        let count = totals + BUCKETS;
+        let marks = count + 1;
+        let status = marks + BUCKETS / 64;
         let params = status + 1;
         let choice = params + 4;
         let results = choice + 3;
         let starts = results + r;
         let ranks = starts + BUCKETS + 1;
-        let rank_bucket = ranks + r;
-        let act = rank_bucket + r;
-        let info = act + 2 * r;
+        let act = ranks + r;
+        let info = act + 4 * r;
         Layout {
             sub_totals,
             totals,
-            totals2,
             count,
-            count2,
             marks,
-            keep,
             status,
             params,
             choice,
             results,
             starts,
             ranks,
-            rank_bucket,
             act,
             info,
-            len: info + 4 * r,
+            len: info + 2 * r,
         }
     }
 }
@@ -169,7 +158,7 @@ pub(crate) fn multiselect<T: Element>(
 }
 
 /// The expected share of the input the fused pass keeps for the distinct `ranks` of `n` when
-/// the subset reads one sector in `group`: each rank's window (`±4.5σ` of the subset's
+/// the subset reads one piece in `group`: each rank's window (`±4.5σ` of the subset's
 /// estimate, `σ² = n·p·(1 − p)·(group − 1)`) plus about two buckets.
 fn kept_share(n: usize, ranks: &[usize], group: usize) -> f64 {
     let nf = n as f64;
@@ -183,7 +172,7 @@ fn kept_share(n: usize, ranks: &[usize], group: usize) -> f64 {
     windows / nf + 2.0 * ranks.len() as f64 / BUCKETS as f64
 }
 
-/// The subset's group (it reads one 32-byte sector in `group`): the sparsest of 16, 8, 4, 2
+/// The subset's group (it reads one 64-byte piece in `group`): the sparsest of 16, 8, 4, 2
 /// whose expected kept share is at most [`KEPT_TARGET`], or `None` when even reading half the
 /// input would keep more than [`KEPT_LIMIT`] (then the fused run cannot pay).
 pub(crate) fn subset_group(n: usize, ranks: &[usize]) -> Option<u32> {
@@ -246,24 +235,24 @@ pub(crate) fn fused_run<T: Element>(buf: &DeviceBuffer<T>, ranks: &[usize]) -> R
     let totals_fn = f("fms_totals")?;
     let predict_fn = f("fms_predict")?;
     let choose_fn = f(&format!("fms_choose_{suffix}"))?;
-    let count2_fn = f(&format!("fms_count2_{suffix}"))?;
-    let choose2_fn = f("fms_choose2")?;
-    let append2_fn = f(&format!("fms_append2_{suffix}"))?;
+    let gather_fn = f(&format!("fms_gather_{suffix}"))?;
     let final_fn = f(&format!("fms_final_{suffix}"))?;
 
     let pass_shared = max_buckets * 4;
     allow_shared(&subset_fn, pass_shared)?;
     allow_shared(&fused_fn, pass_shared)?;
-    let level2_shared = PARTS_MAX * 4 + BUCKETS * 2;
-    allow_shared(&count2_fn, level2_shared)?;
-    allow_shared(&append2_fn, BUCKETS * 2)?;
+    let gather_shared = BUCKETS * 2;
+    allow_shared(&gather_fn, gather_shared)?;
     let per_sm = fused_fn
         .occupancy_max_active_blocks_per_multiprocessor(BLOCK, pass_shared, None)
         .map_err(|e| driver_error("reading the fused pass's occupancy", e))?
         .max(1) as usize;
+    let gather_per_sm = gather_fn
+        .occupancy_max_active_blocks_per_multiprocessor(BLOCK, gather_shared, None)
+        .map_err(|e| driver_error("reading the gather's occupancy", e))?
+        .max(1) as usize;
     let sms = dev.multiprocessors().max(1);
     let blocks = sms * per_sm;
-    let blocks2 = sms * LEVEL2_BLOCKS_PER_SM;
 
     let lay = Layout::new(r);
     let mut words = dev.alloc_zeros::<u64>(lay.len, "the fused multiselection words")?;
@@ -271,54 +260,39 @@ pub(crate) fn fused_run<T: Element>(buf: &DeviceBuffer<T>, ranks: &[usize]) -> R
     stream
         .memcpy_htod(&host_ranks, &mut words.slice_mut(lay.ranks..lay.ranks + r))
         .map_err(|e| driver_error("copying the ranks", e))?;
-    let table = dev.alloc::<u32>(TABLE, "the bucket table")?;
+    let table = dev.alloc::<u32>(2 * TABLE, "the bucket table")?;
     let slots = dev.alloc::<u16>(BUCKETS, "the active bucket slots")?;
     let partial = dev.alloc::<u32>(blocks * max_buckets, "the per-block bucket counts")?;
-    let partial2 = dev.alloc::<u32>(blocks2 * PARTS_MAX, "the second level's counts")?;
     let cap = n / 6;
     let copies = dev.alloc::<T::Key>(cap, "the kept keys")?;
-    let cap2 = (r * 2 * FINAL_CAP).min(cap.max(1));
-    let copies2 = dev.alloc::<T::Key>(cap2, "the final parts' keys")?;
+    let cap2 = (r * SEGMENT_SLACK * (n / max_buckets)).clamp(1, cap.max(1));
+    let segments = dev.alloc::<T::Key>(cap2, "the active buckets' keys")?;
 
     let (base, _w) = words.device_ptr(stream);
     let at = |off: usize| base + 8 * off as u64;
     let (n64, r64, cap64, cap2_64, seed) = (n as u64, r as u64, cap as u64, cap2 as u64, SEED);
-    let sigmas = SIGMAS;
-    let mb32 = max_buckets as u32;
+    let (sigmas, mb32, blocks64) = (SIGMAS, max_buckets as u32, blocks as u64);
     let (p_table, _t) = table.device_ptr(stream);
     let (p_slots, _s) = slots.device_ptr(stream);
     let (p_partial, _p) = partial.device_ptr(stream);
-    let (p_partial2, _p2) = partial2.device_ptr(stream);
     let (p_copies, _c) = copies.device_ptr(stream);
-    let (p_copies2, _c2) = copies2.device_ptr(stream);
-    let (params, status) = (at(lay.params), at(lay.status));
+    let (p_segments, _c2) = segments.device_ptr(stream);
+    let (params, status, count) = (at(lay.params), at(lay.status), at(lay.count));
+    let (ranks_p, starts, marks) = (at(lay.ranks), at(lay.starts), at(lay.marks));
+    let (act, info, choice, results) = (at(lay.act), at(lay.info), at(lay.choice), at(lay.results));
+    let (sub_totals, totals) = (at(lay.sub_totals), at(lay.totals));
     let launch_err = |what: &'static str| move |e| driver_error(what, e);
-    // totals[c] = the sum of the per-block counts of counter c (zero on entry): the plan's
-    // buckets (second = 0, words = its params) or the second level's (1, words = the choice).
-    let add_totals =
-        |partial: u64, blocks: usize, words: u64, second: u32, out: u64| -> Result<()> {
-            let (blocks64, width) = (blocks as u64, if second == 0 { BUCKETS } else { PARTS_MAX });
-            let mut l = stream.launch_builder(&totals_fn);
-            l.arg(&partial)
-                .arg(&blocks64)
-                .arg(&words)
-                .arg(&second)
-                .arg(&out)
-                .arg(&status);
-            // SAFETY: fms_totals(const u32* partial, u64 blocks, const u64* words, u32 second,
-            // u64* totals, const u32* status): partial holds blocks x (at most width) counts,
-            // totals width words, words the params or the choice.
-            unsafe { l.launch(shaped(width / 256, blocks.div_ceil(TOTAL_GROUP), 256, 0)) }
-                .map_err(|e| driver_error("launching fms_totals", e))
-                .map(|_| ())
-        };
+    let one_block = config(1, ONE_BLOCK);
+    let pass = shaped(blocks, 1, BLOCK, pass_shared);
+    // One thread a bucket, one row of threads a group of TOTAL_GROUP blocks' counts.
+    let totals_shape = shaped(BUCKETS / 256, blocks.div_ceil(TOTAL_GROUP), 256, 0);
 
     // SAFETY (every launch below): the arguments are device pointers into the allocations above
-    // with the sizes the kernels' comments state (words laid out by `Layout`: BUCKETS totals,
-    // BUCKETS / 32 marks, PARTS_MAX / 32 keep bits, r ranks and results, 2 r active words, 4 r
-    // info words; table TABLE entries; slots BUCKETS; partial blocks x max_buckets; partial2
-    // blocks2 x PARTS_MAX; copies cap keys, copies2 cap2 keys); x holds n >= MIN_LEN elements,
-    // 16-byte aligned; dynamic shared memory as allowed above.
+    // with the sizes the kernels' comments state (words laid out by `Layout`: BUCKETS totals
+    // twice, BUCKETS / 32 marks, r ranks and results, BUCKETS + 1 starts, 4 r active words, 2 r
+    // info words; table TABLE entries of two words; slots BUCKETS; partial blocks x max_buckets;
+    // copies cap keys, segments cap2 keys); x holds n >= MIN_LEN elements, 16-byte aligned;
+    // dynamic shared memory as allowed above.
     unsafe {
         let mut l = stream.launch_builder(&plan_fn);
         l.arg(&x)
@@ -327,7 +301,7 @@ pub(crate) fn fused_run<T: Element>(buf: &DeviceBuffer<T>, ranks: &[usize]) -> R
             .arg(&mb32)
             .arg(&p_table)
             .arg(&params);
-        l.launch(config(1, ONE_BLOCK))
+        l.launch(one_block)
             .map_err(launch_err("launching fms_plan"))?;
 
         let mut l = stream.launch_builder(&subset_fn);
@@ -336,129 +310,83 @@ pub(crate) fn fused_run<T: Element>(buf: &DeviceBuffer<T>, ranks: &[usize]) -> R
             .arg(&p_table)
             .arg(&params)
             .arg(&group)
-            .arg(&seed)
-            .arg(&p_partial);
-        l.launch(shaped(blocks, 1, BLOCK, pass_shared))
-            .map_err(launch_err("launching fms_subset"))?;
+            .arg(&seed);
+        l.arg(&p_partial);
+        l.launch(pass).map_err(launch_err("launching fms_subset"))?;
 
-        let sub_totals = at(lay.sub_totals);
-        add_totals(p_partial, blocks, params, 0, sub_totals)?;
+        let mut l = stream.launch_builder(&totals_fn);
+        l.arg(&p_partial)
+            .arg(&blocks64)
+            .arg(&params)
+            .arg(&sub_totals)
+            .arg(&status);
+        l.launch(totals_shape)
+            .map_err(launch_err("launching fms_totals"))?;
 
-        let (ranks_p, starts, marks) = (at(lay.ranks), at(lay.starts), at(lay.marks));
         let mut l = stream.launch_builder(&predict_fn);
         l.arg(&sub_totals)
             .arg(&params)
             .arg(&ranks_p)
             .arg(&r64)
-            .arg(&n64)
-            .arg(&cap64)
+            .arg(&n64);
+        l.arg(&cap64)
             .arg(&sigmas)
             .arg(&starts)
             .arg(&marks)
             .arg(&status);
-        l.launch(config(1, ONE_BLOCK))
+        l.launch(one_block)
             .map_err(launch_err("launching fms_predict"))?;
 
-        let count = at(lay.count);
         let mut l = stream.launch_builder(&fused_fn);
         l.arg(&x)
             .arg(&n64)
             .arg(&p_table)
             .arg(&params)
             .arg(&marks)
-            .arg(&p_partial)
-            .arg(&p_copies)
-            .arg(&cap64)
-            .arg(&count)
+            .arg(&p_partial);
+        l.arg(&p_copies).arg(&cap64).arg(&count).arg(&status);
+        l.launch(pass).map_err(launch_err("launching fms_fused"))?;
+
+        let mut l = stream.launch_builder(&totals_fn);
+        l.arg(&p_partial)
+            .arg(&blocks64)
+            .arg(&params)
+            .arg(&totals)
             .arg(&status);
-        l.launch(shaped(blocks, 1, BLOCK, pass_shared))
-            .map_err(launch_err("launching fms_fused"))?;
+        l.launch(totals_shape)
+            .map_err(launch_err("launching fms_totals"))?;
 
-        let totals = at(lay.totals);
-        add_totals(p_partial, blocks, params, 0, totals)?;
-
-        let (rank_bucket, act, info, choice, results) = (
-            at(lay.rank_bucket),
-            at(lay.act),
-            at(lay.info),
-            at(lay.choice),
-            at(lay.results),
-        );
         let mut l = stream.launch_builder(&choose_fn);
         l.arg(&totals)
             .arg(&p_table)
             .arg(&params)
             .arg(&marks)
             .arg(&ranks_p)
-            .arg(&r64)
-            .arg(&count)
+            .arg(&r64);
+        l.arg(&count)
             .arg(&cap64)
+            .arg(&cap2_64)
             .arg(&starts)
-            .arg(&rank_bucket)
             .arg(&p_slots)
-            .arg(&act)
-            .arg(&info)
-            .arg(&choice)
-            .arg(&results)
-            .arg(&status);
-        l.launch(config(1, ONE_BLOCK))
+            .arg(&act);
+        l.arg(&info).arg(&choice).arg(&results).arg(&status);
+        l.launch(one_block)
             .map_err(launch_err("launching fms_choose"))?;
 
-        let mut l = stream.launch_builder(&count2_fn);
+        let mut l = stream.launch_builder(&gather_fn);
         l.arg(&p_copies)
             .arg(&count)
             .arg(&cap64)
             .arg(&p_table)
             .arg(&params)
-            .arg(&p_slots)
-            .arg(&act)
-            .arg(&choice)
-            .arg(&p_partial2)
-            .arg(&status);
-        l.launch(shaped(blocks2, 1, BLOCK, level2_shared))
-            .map_err(launch_err("launching fms_count2"))?;
-
-        let totals2 = at(lay.totals2);
-        add_totals(p_partial2, blocks2, choice, 1, totals2)?;
-
-        let keep = at(lay.keep);
-        let mut l = stream.launch_builder(&choose2_fn);
-        l.arg(&totals2)
-            .arg(&choice)
-            .arg(&r64)
-            .arg(&info)
-            .arg(&keep)
-            .arg(&status);
-        l.launch(config(1, ONE_BLOCK))
-            .map_err(launch_err("launching fms_choose2"))?;
-
-        let count2 = at(lay.count2);
-        let mut l = stream.launch_builder(&append2_fn);
-        l.arg(&p_copies)
-            .arg(&count)
-            .arg(&cap64)
-            .arg(&p_table)
-            .arg(&params)
-            .arg(&p_slots)
-            .arg(&act)
-            .arg(&choice)
-            .arg(&keep)
-            .arg(&p_copies2)
-            .arg(&cap2_64)
-            .arg(&count2)
-            .arg(&status);
-        l.launch(shaped(blocks2, 1, BLOCK, BUCKETS * 2))
-            .map_err(launch_err("launching fms_append2"))?;
+            .arg(&p_slots);
+        l.arg(&act).arg(&choice).arg(&p_segments).arg(&status);
+        l.launch(shaped(sms * gather_per_sm, 1, BLOCK, gather_shared))
+            .map_err(launch_err("launching fms_gather"))?;
 
         let mut l = stream.launch_builder(&final_fn);
-        l.arg(&p_copies2)
-            .arg(&count2)
-            .arg(&cap2_64)
-            .arg(&p_table)
-            .arg(&params)
-            .arg(&p_slots)
+        l.arg(&p_segments)
             .arg(&act)
-            .arg(&choice)
             .arg(&info)
             .arg(&results)
             .arg(&status);
@@ -475,6 +403,3 @@ pub(crate) fn fused_run<T: Element>(buf: &DeviceBuffer<T>, ranks: &[usize]) -> R
     let top = head[lay.choice + 2 - lay.status] as usize;
     Ok(Ok((head[lay.results - lay.status..].to_vec(), top)))
 }
-
-/// Keys a final block sorts on chip (`FMS_FINAL_CAP`).
-pub(crate) const FINAL_CAP: usize = 4096;
