@@ -7,6 +7,12 @@ the same run. CUDA events around each call after warm-up, median of --reps runs,
 among copies totalling >= 512 MiB so that L2 never holds the input.
 
     python3 benches/peers.py --sizes 24,26,28 --types f32,f64 --json peers.json
+    python3 benches/peers.py --sizes 24,28 --types f32,f64 --percentiles 11,101,1001 --json q.json
+
+With --percentiles, each count M is timed as M uniformly spaced quantiles instead of one rank
+(the input, its reference quantiles and the floor made once per type, distribution and size).
+The JSON is rewritten after each type, distribution and size, so a run cut short keeps the
+cases it finished.
 """
 import argparse
 import datetime
@@ -24,10 +30,12 @@ def main():
     p.add_argument("--reps", type=int, default=21)
     p.add_argument("--slow-reps", type=int, default=3, help="reps for calls slower than 100 ms")
     p.add_argument("--json", default=None)
-    p.add_argument("--percentiles", type=int, default=0,
-                   help="time M uniformly spaced quantiles (numpy's linear method) instead of one rank: "
-                        "torch.quantile, cupy.percentile, torch.sort + gather")
+    p.add_argument("--percentiles", default="0",
+                   help="counts M, comma separated: time M uniformly spaced quantiles (numpy's linear "
+                        "method) instead of one rank, each M its own case: torch.quantile, "
+                        "cupy.percentile, torch.sort + gather (0: one rank)")
     args = p.parse_args()
+    counts = [int(s) for s in args.percentiles.split(",") if s.strip() and int(s) > 0]
 
     import torch
 
@@ -96,6 +104,18 @@ def main():
         return a.sum()
 
     rows = []
+
+    def dump():
+        if not args.json:
+            return
+        doc = dict(device=torch.cuda.get_device_name(0), date=datetime.date.today().isoformat(),
+                   command=" ".join(sys.argv), torch=torch.__version__,
+                   cupy=getattr(cupy, "__version__", None),
+                   timing="CUDA events around each call after warm-up; median of --reps runs; inputs rotated",
+                   floor="torch.sum over the same array, in its own dtype", results=rows)
+        with open(args.json, "w") as f:
+            json.dump(doc, f, indent=1)
+
     for dtype in args.types.split(","):
         for dist in args.dists.split(","):
             for log2n in [int(s) for s in args.sizes.split(",")]:
@@ -105,6 +125,50 @@ def main():
                 nbytes = x.element_size() * n
                 ncopies = max(1, min(8, math.ceil((512 << 20) / nbytes)))
                 copies = [x.clone() for _ in range(ncopies)]
+                if counts:
+                    # Reference quantiles for every count from one sort, freed before the timings.
+                    ordered = torch.sort(x).values.to(torch.float64)
+                    qsets = []
+                    for m in counts:
+                        probs = torch.linspace(0, 1, m, device=dev, dtype=torch.float64)
+                        h = probs * (n - 1)
+                        lo = h.floor().long()
+                        hi = torch.clamp(lo + 1, max=n - 1)
+                        expected = ordered[lo] + (h - lo) * (ordered[hi] - ordered[lo])
+                        qsets.append((m, probs, lo, expected))
+                    del ordered
+                    floor_ms, _ = timed(floor_fn, copies, args.reps)
+                    for m, probs, lo, expected in qsets:
+                        qcases = {
+                            "torch.quantile": lambda a, probs=probs: torch.quantile(a, probs.to(a.dtype)),
+                            "torch.sort+gather": lambda a, lo=lo: torch.sort(a).values[lo],
+                        }
+                        if cupy is not None:
+                            qcases["cupy.percentile"] = lambda a, probs=probs: cupy.percentile(
+                                cupy.asarray(a), cupy.asarray(probs * 100))
+                        for name, fn in qcases.items():
+                            try:
+                                got = torch.as_tensor(fn(copies[0]), device=dev).to(torch.float64)
+                                if name == "torch.sort+gather":
+                                    ok = True  # ranks only: the gather is what a quantile needs first
+                                else:
+                                    ok = bool(torch.allclose(got, expected, rtol=1e-5, atol=1e-6))
+                                med, mn = timed(fn, copies, args.reps)
+                            except Exception as e:  # unsupported dtype or size
+                                msg = str(e).splitlines()[0][:120]
+                                print(f"{dtype:>4} {dist:>8} 2^{log2n:<2} {m:>5} {name:>17}  unsupported: {msg}")
+                                rows.append(dict(dtype=dtype, dist=dist, n=n, peer=name, percentiles=m,
+                                                 unsupported=msg))
+                                continue
+                            rows.append(dict(dtype=dtype, dist=dist, n=n, peer=name, percentiles=m,
+                                             median_ms=med, min_ms=mn, floor_ms=floor_ms,
+                                             ratio_to_floor=med / floor_ms, correct=ok, bytes=nbytes))
+                            print(f"{dtype:>4} {dist:>8} 2^{log2n:<2} {m:>5} {name:>17} {med:10.3f} ms"
+                                  f"  floor {floor_ms:8.3f} ms  x{med / floor_ms:8.2f}  {'ok' if ok else 'MISMATCH'}")
+                    del copies, x, qsets
+                    torch.cuda.empty_cache()
+                    dump()
+                    continue
                 ordered = torch.sort(x.to(torch.float64) if dtype in ("u32", "u64") else x).values
                 ref = ordered[k].item()
                 # torch.quantile(q=0.5, interpolation="lower") takes rank floor(0.5 * (n - 1)).
@@ -112,45 +176,6 @@ def main():
                 ref_top1024 = ordered[n - 1024].item()
                 del ordered
                 floor_ms, _ = timed(floor_fn, copies, args.reps)
-                if args.percentiles:
-                    m = args.percentiles
-                    probs = torch.linspace(0, 1, m, device=dev, dtype=torch.float64)
-                    h = probs * (n - 1)
-                    lo = h.floor().long()
-                    hi = torch.clamp(lo + 1, max=n - 1)
-                    ordered = torch.sort(x).values.to(torch.float64)
-                    expected = ordered[lo] + (h - lo) * (ordered[hi] - ordered[lo])
-                    del ordered
-                    floor_ms, _ = timed(floor_fn, copies, args.reps)
-                    qcases = {
-                        "torch.quantile": lambda a: torch.quantile(a, probs.to(a.dtype)),
-                        "torch.sort+gather": lambda a: torch.sort(a).values[lo],
-                    }
-                    if cupy is not None:
-                        qcases["cupy.percentile"] = lambda a: cupy.percentile(
-                            cupy.asarray(a), cupy.asarray(probs * 100))
-                    for name, fn in qcases.items():
-                        try:
-                            got = torch.as_tensor(fn(copies[0]), device=dev).to(torch.float64)
-                            if name == "torch.sort+gather":
-                                ok = True  # ranks only: the gather is what a quantile needs first
-                            else:
-                                ok = bool(torch.allclose(got, expected, rtol=1e-5, atol=1e-6))
-                            med, mn = timed(fn, copies, args.reps)
-                        except Exception as e:  # unsupported dtype or size
-                            msg = str(e).splitlines()[0][:120]
-                            print(f"{dtype:>4} {dist:>8} 2^{log2n:<2} {name:>17}  unsupported: {msg}")
-                            rows.append(dict(dtype=dtype, dist=dist, n=n, peer=name, percentiles=m,
-                                             unsupported=msg))
-                            continue
-                        rows.append(dict(dtype=dtype, dist=dist, n=n, peer=name, percentiles=m, median_ms=med,
-                                         min_ms=mn, floor_ms=floor_ms, ratio_to_floor=med / floor_ms,
-                                         correct=ok, bytes=nbytes))
-                        print(f"{dtype:>4} {dist:>8} 2^{log2n:<2} {name:>17} {med:10.3f} ms  floor {floor_ms:8.3f} ms"
-                              f"  x{med / floor_ms:8.2f}  {'ok' if ok else 'MISMATCH'}")
-                    del copies, x
-                    torch.cuda.empty_cache()
-                    continue
                 cases = {
                     "torch.sort": lambda a: torch.sort(a).values[k],
                     "torch.kthvalue": lambda a: torch.kthvalue(a, k + 1).values,
@@ -180,14 +205,8 @@ def main():
                           f"  x{med / floor_ms:8.2f}  {'ok' if ok else 'MISMATCH'}")
                 del copies, x
                 torch.cuda.empty_cache()
-    if args.json:
-        doc = dict(device=torch.cuda.get_device_name(0), date=datetime.date.today().isoformat(),
-                   command=" ".join(sys.argv), torch=torch.__version__,
-                   cupy=getattr(cupy, "__version__", None),
-                   timing="CUDA events around each call after warm-up; median of --reps runs; inputs rotated",
-                   floor="torch.sum over the same array, in its own dtype", results=rows)
-        with open(args.json, "w") as f:
-            json.dump(doc, f, indent=1)
+                dump()
+    dump()
 
 
 if __name__ == "__main__":
