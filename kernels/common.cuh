@@ -152,6 +152,17 @@ __device__ __forceinline__ u64 sample_position(u64 i, u64 n, u64 s, u64 seed) {
     return i * stride + (stride > 1 ? h % stride : 0);
 }
 
+// Loads out[u] = keys[base + u * blockDim.x + threadIdx.x] for u < U (0 at or beyond len): a
+// block's coalesced batch of U independent loads a thread.
+template <int U, typename K>
+__device__ __forceinline__ void load_strided(const K* __restrict__ keys, u64 base, u64 len, K (&out)[U]) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+        const u64 i = base + (u64)u * blockDim.x + threadIdx.x;
+        out[u] = i < len ? keys[i] : (K)0;
+    }
+}
+
 // The shared-window address of a pointer into shared memory.
 __device__ __forceinline__ u32 shared_address(const void* p) {
     u64 a;

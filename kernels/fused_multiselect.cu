@@ -654,11 +654,7 @@ __device__ void fms_gather_impl(const K* __restrict__ keys, const u64* count, u6
         K key[FMS_GATHER_KEYS];
         u32 slot[FMS_GATHER_KEYS];
         u32 place[FMS_GATHER_KEYS];
-#pragma unroll
-        for (int g = 0; g < FMS_GATHER_KEYS; ++g) {
-            const u64 i = t0 + (u64)g * blockDim.x + threadIdx.x;
-            key[g] = i < m ? keys[i] : (K)0;
-        }
+        load_strided(keys, t0, m, key);
 #pragma unroll
         for (int g = 0; g < FMS_GATHER_KEYS; ++g) {
             const u64 i = t0 + (u64)g * blockDim.x + threadIdx.x;
@@ -699,11 +695,7 @@ __device__ void fms_final_scan(const K* __restrict__ keys, u64 m, K klo, K khi, 
     K mn = (K)~(K)0, mx = 0;
     for (u64 j0 = 0; j0 < m; j0 += (u64)FMS_SCAN_UNROLL * blockDim.x) {
         K batch[FMS_SCAN_UNROLL];
-#pragma unroll
-        for (int u = 0; u < FMS_SCAN_UNROLL; ++u) {
-            const u64 j = j0 + (u64)u * blockDim.x + threadIdx.x;
-            batch[u] = j < m ? keys[j] : (K)0;
-        }
+        load_strided(keys, j0, m, batch);
 #pragma unroll
         for (int u = 0; u < FMS_SCAN_UNROLL; ++u) {
             const K key = batch[u];
