@@ -16,7 +16,7 @@
 //! says whether the point or element equals the exact median. Without a GPU, `--backend cuda`
 //! prints a note and exits 0, unless `KSELECT_REQUIRE_GPU=1`.
 
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use argmin::core::{Executor, IterState, Solver, State, TerminationStatus};
 use argmin::solver::brent::BrentOpt;
@@ -27,6 +27,13 @@ use kselect::select::cutting_plane::{
 };
 use kselect::{Algorithm, CudaDevice, Device, DeviceBuffer, Element, GpuTimer, Selector};
 use rayon::prelude::*;
+
+#[path = "common/date.rs"]
+mod date;
+#[path = "common/options.rs"]
+mod options;
+#[path = "common/splitmix.rs"]
+mod splitmix;
 
 /// Step bound of the approximate minimisers.
 const MAX_ITERS: u64 = 500;
@@ -41,6 +48,7 @@ struct Options {
     json: Option<String>,
 }
 
+/// The options of the command line, with the defaults for those it does not give.
 fn parse_options() -> Options {
     let mut opts = Options {
         backend: "cpu".into(),
@@ -55,35 +63,19 @@ fn parse_options() -> Options {
         reps: 11,
         json: None,
     };
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let list = |s: &str| -> Vec<String> { s.split(',').map(|x| x.trim().to_string()).collect() };
-    let mut i = 0;
-    while i < args.len() {
-        let value = args.get(i + 1).cloned().unwrap_or_default();
-        match args[i].as_str() {
+    options::for_each(|name, value| {
+        match name {
             "--backend" => opts.backend = value,
-            "--sizes" => opts.sizes = list(&value).iter().filter_map(|s| s.parse().ok()).collect(),
-            "--types" => opts.types = list(&value),
-            "--dists" => opts.dists = list(&value),
+            "--sizes" => opts.sizes = options::parsed(&value),
+            "--types" => opts.types = options::list(&value),
+            "--dists" => opts.dists = options::list(&value),
             "--reps" => opts.reps = value.parse().unwrap_or(opts.reps).max(1),
             "--json" => opts.json = Some(value),
-            _ => {
-                i += 1;
-                continue;
-            }
+            _ => return false,
         }
-        i += 2;
-    }
+        true
+    });
     opts
-}
-
-/// splitmix64: a fast, seedable generator for test data.
-fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 /// The float types of the comparison.
@@ -112,10 +104,10 @@ fn generate<T: BenchFloat>(dist: &str, n: usize) -> Vec<T> {
         .for_each(|(c, chunk)| {
             let mut s = 0x1234_5678 ^ (c as u64).wrapping_mul(0x9E37_79B9);
             for x in chunk.iter_mut() {
-                let u1 = ((splitmix(&mut s) >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+                let u1 = ((splitmix::next(&mut s) >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
                 let v = match dist {
                     "normal" | "half-normal" => {
-                        let u2 = (splitmix(&mut s) >> 11) as f64 / (1u64 << 53) as f64;
+                        let u2 = (splitmix::next(&mut s) >> 11) as f64 / (1u64 << 53) as f64;
                         let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
                         if dist == "normal" {
                             z
@@ -399,25 +391,6 @@ fn run_case<T: BenchFloat>(
     Ok(())
 }
 
-/// Today's date (UTC) as YYYY-MM-DD.
-fn today() -> String {
-    let days = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs() / 86_400)
-        .unwrap_or(0) as i64;
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}")
-}
-
 fn main() {
     let opts = parse_options();
     let gpu = match opts.backend.as_str() {
@@ -485,7 +458,7 @@ fn main() {
             })
             .collect();
         let doc = serde_json::json!({
-            "device": device_name, "date": today(),
+            "device": device_name, "date": date::today(),
             "command": std::env::args().collect::<Vec<_>>().join(" "),
             "timing": "median of --reps runs after one warm-up; CUDA events on the GPU, wall clock on the CPU. cutting-plane rows time the whole exact selection (census pass, steps, copy, exact finish); brent, golden-section and bisection time the solver run only (problem set-up pass excluded)",
             "reductions": "objective evaluations, one pass over the data each (the census pass and the copy not included)",

@@ -21,11 +21,17 @@
 //!     --algorithms auto,iterative-bucket-multiselect,bucket-multiselect,sample,sort-choose
 //! ```
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use kselect::{Algorithm, CudaDevice, Device, DeviceBuffer, Element, GpuTimer, Selector};
 use rayon::prelude::*;
 
+#[path = "common/date.rs"]
+mod date;
+#[path = "common/options.rs"]
+mod options;
+#[path = "common/splitmix.rs"]
+mod splitmix;
+
+/// Command-line options.
 struct Options {
     sizes: Vec<u32>,
     types: Vec<String>,
@@ -38,6 +44,7 @@ struct Options {
     json: Option<String>,
 }
 
+/// The options of the command line, with the defaults for those it does not give.
 fn parse_options() -> Options {
     let mut opts = Options {
         sizes: vec![20, 24, 26, 28],
@@ -50,45 +57,23 @@ fn parse_options() -> Options {
         reps: 21,
         json: None,
     };
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let list = |s: &str| -> Vec<String> { s.split(',').map(|x| x.trim().to_string()).collect() };
-    let mut i = 0;
-    while i < args.len() {
-        let value = args.get(i + 1).cloned().unwrap_or_default();
-        match args[i].as_str() {
-            "--sizes" => opts.sizes = list(&value).iter().filter_map(|s| s.parse().ok()).collect(),
-            "--types" => opts.types = list(&value),
-            "--dists" => opts.dists = list(&value),
+    options::for_each(|name, value| {
+        match name {
+            "--sizes" => opts.sizes = options::parsed(&value),
+            "--types" => opts.types = options::list(&value),
+            "--dists" => opts.dists = options::list(&value),
             "--ranks" if value == "none" => opts.ranks = Vec::new(),
-            "--ranks" => opts.ranks = list(&value),
-            "--percentiles" => {
-                opts.percentiles = list(&value).iter().filter_map(|s| s.parse().ok()).collect()
-            }
-            "--clustered" => {
-                opts.clustered = list(&value).iter().filter_map(|s| s.parse().ok()).collect()
-            }
-            "--algorithms" => {
-                opts.algorithms = list(&value).iter().filter_map(|s| s.parse().ok()).collect()
-            }
+            "--ranks" => opts.ranks = options::list(&value),
+            "--percentiles" => opts.percentiles = options::parsed(&value),
+            "--clustered" => opts.clustered = options::parsed(&value),
+            "--algorithms" => opts.algorithms = options::parsed(&value),
             "--reps" => opts.reps = value.parse().unwrap_or(opts.reps),
             "--json" => opts.json = Some(value),
-            _ => {
-                i += 1;
-                continue;
-            }
+            _ => return false,
         }
-        i += 2;
-    }
+        true
+    });
     opts
-}
-
-/// splitmix64: a fast, seedable generator for test data.
-fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 /// A value of the benchmark's element types built from a uniform `u64` and an `f64`.
@@ -136,10 +121,10 @@ fn generate<T: BenchElement>(dist: &str, n: usize) -> Vec<T> {
             let mut s = 0x1234_5678 ^ (c as u64).wrapping_mul(0x9E37_79B9);
             for (j, x) in chunk.iter_mut().enumerate() {
                 let i = c * (1 << 16) + j;
-                let r = splitmix(&mut s);
+                let r = splitmix::next(&mut s);
                 let unit = || ((r >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
                 let mut gaussian = || {
-                    let u2 = (splitmix(&mut s) >> 11) as f64 / (1u64 << 53) as f64;
+                    let u2 = (splitmix::next(&mut s) >> 11) as f64 / (1u64 << 53) as f64;
                     (-2.0 * unit().ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
                 };
                 *x = match dist {
@@ -333,25 +318,6 @@ fn rank_of(expr: &str, n: usize) -> Option<usize> {
     }
 }
 
-/// Today's date (UTC) as YYYY-MM-DD.
-fn today() -> String {
-    let days = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs() / 86_400)
-        .unwrap_or(0) as i64;
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}")
-}
-
 fn main() {
     let opts = parse_options();
     let gpu = match CudaDevice::new(0) {
@@ -411,7 +377,7 @@ fn main() {
             })
             .collect();
         let doc = serde_json::json!({
-            "device": gpu.name(), "arch": gpu.arch(), "date": today(),
+            "device": gpu.name(), "arch": gpu.arch(), "date": date::today(),
             "command": std::env::args().collect::<Vec<_>>().join(" "),
             "timing": "CUDA events around each whole call after 3 warm-up calls; median of --reps runs; inputs rotated among copies totalling >= 512 MiB",
             "floor": "DeviceBuffer::sum over the same array (one read, 16-byte loads)",

@@ -5,13 +5,14 @@ use std::path::Path;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::density::{DensityEstimate, SmoothedDensity};
+use crate::density::DensityEstimate;
 use crate::error::Result;
 
-use super::chart::{self, frame, grid, legend, ESTIMATE, HISTOGRAM, SMOOTHED};
+use super::chart::{curve, frame, histogram, legend, line, ESTIMATE, SMOOTHED};
 use super::histogram::Histogram;
-use super::labels::{count, kernels};
-use super::render::{render, Figure};
+use super::labels::kernels;
+use super::render::{plot, Drawn, Figure};
+use super::sources::Sources;
 use super::PlotOptions;
 
 /// Draws the estimated CDF over the cumulative normalized histogram into `path` (`.png` or
@@ -43,89 +44,50 @@ pub fn plot_cdf(
     histogram: &Histogram,
     options: &PlotOptions,
 ) -> Result<()> {
-    let smoothed = options.smoothed_estimate(estimate)?;
-    let figure = CdfFigure {
-        estimate,
-        histogram,
-        smoothed,
-        options,
-    };
-    render(path.as_ref(), options, &figure)
+    plot::<CdfFigure>(path.as_ref(), estimate, histogram, options)
 }
 
-struct CdfFigure<'a> {
-    estimate: &'a DensityEstimate,
-    histogram: &'a Histogram,
-    smoothed: Option<SmoothedDensity>,
-    options: &'a PlotOptions,
-}
+/// The figure [`plot_cdf`] draws.
+struct CdfFigure;
 
-impl CdfFigure<'_> {
-    /// The line of the piecewise-linear CDF over `[lo, hi]`, vertical at its jumps.
-    fn line(&self, lo: f64, hi: f64) -> Vec<(f64, f64)> {
-        let est = self.estimate;
-        let mut line = vec![(lo, est.cdf_left(lo)), (lo, est.cdf(lo))];
-        let mut values: Vec<f64> = est
-            .values()
-            .iter()
-            .copied()
-            .filter(|&v| lo < v && v < hi)
-            .collect();
-        values.dedup();
-        for v in values {
-            line.push((v, est.cdf_left(v)));
-            line.push((v, est.cdf(v)));
-        }
-        line.push((hi, est.cdf_left(hi)));
-        line.push((hi, est.cdf(hi)));
-        line
-    }
-}
-
-impl Figure for CdfFigure<'_> {
-    fn draw<DB: DrawingBackend>(
-        &self,
-        root: &DrawingArea<DB, Shift>,
-    ) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-        let hist = self.histogram;
+impl Figure for CdfFigure {
+    fn draw<DB: DrawingBackend>(sources: &Sources, root: &DrawingArea<DB, Shift>) -> Drawn<DB> {
+        let hist = sources.histogram;
         let (lo, hi) = hist.range();
-        let cumulative = hist.cumulative();
-        let mut chart = frame(
-            root,
-            self.options,
-            (lo, hi),
-            (0.0, 1.04),
-            "cumulative probability",
+        let mut chart = frame(root, sources, 1.04, "cumulative probability")?;
+        histogram(
+            &mut chart,
+            hist,
+            &hist.cumulative(),
+            "cumulative histogram of the data",
         )?;
-        chart
-            .draw_series((0..hist.bins()).map(|i| {
-                let (a, b) = hist.edges(i);
-                Rectangle::new([(a, 0.0), (b, cumulative[i])], HISTOGRAM.filled())
-            }))?
-            .label(format!(
-                "cumulative histogram of the data ({}, {})",
-                count(hist.total(), "value"),
-                count(hist.bins() as u64, "bin")
-            ))
-            .legend(|(x, y)| Rectangle::new([(x, y - 6), (x + 20, y + 6)], HISTOGRAM.filled()));
-        chart
-            .draw_series(LineSeries::new(self.line(lo, hi), ESTIMATE.stroke_width(2)))?
-            .label(format!(
-                "CDF from {} order statistics (piecewise linear)",
-                self.estimate.order_statistics()
-            ))
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], ESTIMATE.stroke_width(2)));
-        if let Some(s) = &self.smoothed {
-            let curve: Vec<(f64, f64)> = grid(lo, hi, chart::CURVE_POINTS)
-                .map(|x| (x, s.cdf(x)))
-                .collect();
-            chart
-                .draw_series(LineSeries::new(curve, SMOOTHED.stroke_width(2)))?
-                .label(format!("smoothed CDF ({})", kernels(s)))
-                .legend(|(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], SMOOTHED.stroke_width(2))
-                });
+        let order_statistics = sources.estimate.order_statistics();
+        let estimate = cdf_line(sources.estimate, lo, hi);
+        let label = format!("CDF from {order_statistics} order statistics (piecewise linear)");
+        line(&mut chart, estimate, ESTIMATE, label)?;
+        if let Some(s) = &sources.smoothed {
+            let label = format!("smoothed CDF ({})", kernels(s));
+            line(&mut chart, curve(lo, hi, |x| s.cdf(x)), SMOOTHED, label)?;
         }
         legend(&mut chart, SeriesLabelPosition::LowerRight)
     }
+}
+
+/// The line of the piecewise-linear CDF of `estimate` over `[lo, hi]`, vertical at its jumps.
+fn cdf_line(estimate: &DensityEstimate, lo: f64, hi: f64) -> Vec<(f64, f64)> {
+    let mut line = vec![(lo, estimate.cdf_left(lo)), (lo, estimate.cdf(lo))];
+    let mut values: Vec<f64> = estimate
+        .values()
+        .iter()
+        .copied()
+        .filter(|&v| lo < v && v < hi)
+        .collect();
+    values.dedup();
+    for v in values {
+        line.push((v, estimate.cdf_left(v)));
+        line.push((v, estimate.cdf(v)));
+    }
+    line.push((hi, estimate.cdf_left(hi)));
+    line.push((hi, estimate.cdf(hi)));
+    line
 }

@@ -1,15 +1,18 @@
-//! What the PDF and CDF figures share: colours, fonts, the frame of axes and the legend.
+//! What the PDF and CDF figures share: colours, fonts, the frame of axes, the series of the
+//! histogram and of lines, and the legend.
 
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::font::FAMILY;
-use super::labels::tick;
-use super::PlotOptions;
+use super::histogram::Histogram;
+use super::labels::{count, tick};
+use super::render::Drawn;
+use super::sources::Sources;
 
 /// The histogram bars.
-pub(super) const HISTOGRAM: RGBColor = RGBColor(171, 196, 222);
+const HISTOGRAM: RGBColor = RGBColor(171, 196, 222);
 /// The estimate from the order statistics.
 pub(super) const ESTIMATE: RGBColor = RGBColor(200, 32, 32);
 /// Point masses.
@@ -18,19 +21,22 @@ pub(super) const POINT_MASS: RGBColor = RGBColor(120, 20, 120);
 pub(super) const SMOOTHED: RGBColor = RGBColor(20, 120, 50);
 
 /// The number of points at which smooth curves are evaluated.
-pub(super) const CURVE_POINTS: usize = 1500;
+const CURVE_POINTS: usize = 1500;
 
 /// A chart with `f64` axes.
 pub(super) type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
-/// The white background, the title, the axes with their descriptions and a light grid.
+/// The white background, the title, the axes with their descriptions and a light grid: x over
+/// the histogram's range, y from 0 to `top`, described as `y_desc`.
 pub(super) fn frame<'a, DB: DrawingBackend>(
     root: &'a DrawingArea<DB, Shift>,
-    options: &PlotOptions,
-    x: (f64, f64),
-    y: (f64, f64),
+    sources: &Sources,
+    top: f64,
     y_desc: &str,
-) -> Result<Chart<'a, DB>, DrawingAreaErrorKind<DB::ErrorType>> {
+) -> Drawn<DB, Chart<'a, DB>> {
+    let options = sources.options;
+    let x = sources.histogram.range();
+    let y = (0.0, top);
     root.fill(&WHITE)?;
     let mut chart = ChartBuilder::on(root)
         .caption(&options.title, (FAMILY, 24))
@@ -58,11 +64,47 @@ pub(super) fn frame<'a, DB: DrawingBackend>(
     Ok(chart)
 }
 
+/// The bars of `histogram`, one a bin at the height in `heights`, as a series whose legend
+/// entry is `description` followed by the numbers of values and bins.
+pub(super) fn histogram<'a, DB: DrawingBackend + 'a>(
+    chart: &mut Chart<'a, DB>,
+    histogram: &Histogram,
+    heights: &[f64],
+    description: &str,
+) -> Drawn<DB> {
+    chart
+        .draw_series((0..histogram.bins()).map(|i| {
+            let (a, b) = histogram.edges(i);
+            Rectangle::new([(a, 0.0), (b, heights[i])], HISTOGRAM.filled())
+        }))?
+        .label(format!(
+            "{description} ({}, {})",
+            count(histogram.total(), "value"),
+            count(histogram.bins() as u64, "bin")
+        ))
+        .legend(|(x, y)| Rectangle::new([(x, y - 6), (x + 20, y + 6)], HISTOGRAM.filled()));
+    Ok(())
+}
+
+/// `points` joined by a line of `color`, as a series whose legend entry is `label`.
+pub(super) fn line<'a, DB: DrawingBackend + 'a>(
+    chart: &mut Chart<'a, DB>,
+    points: Vec<(f64, f64)>,
+    color: RGBColor,
+    label: String,
+) -> Drawn<DB> {
+    chart
+        .draw_series(LineSeries::new(points, color.stroke_width(2)))?
+        .label(label)
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+    Ok(())
+}
+
 /// The legend box at `position`.
 pub(super) fn legend<'a, DB: DrawingBackend + 'a>(
     chart: &mut Chart<'a, DB>,
     position: SeriesLabelPosition,
-) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+) -> Drawn<DB> {
     chart
         .configure_series_labels()
         .position(position)
@@ -73,8 +115,14 @@ pub(super) fn legend<'a, DB: DrawingBackend + 'a>(
         .draw()
 }
 
+/// The points `(x, f(x))` of a smooth curve over `[lo, hi]`, at evenly spaced `x` with both
+/// ends included.
+pub(super) fn curve(lo: f64, hi: f64, f: impl Fn(f64) -> f64) -> Vec<(f64, f64)> {
+    grid(lo, hi, CURVE_POINTS).map(|x| (x, f(x))).collect()
+}
+
 /// `n` evenly spaced points from `lo` to `hi`, both included.
-pub(super) fn grid(lo: f64, hi: f64, n: usize) -> impl Iterator<Item = f64> {
+fn grid(lo: f64, hi: f64, n: usize) -> impl Iterator<Item = f64> {
     let step = (hi - lo) / (n - 1) as f64;
     (0..n).map(move |i| if i + 1 == n { hi } else { lo + step * i as f64 })
 }

@@ -36,6 +36,7 @@ mod histogram;
 mod labels;
 mod pdf;
 mod render;
+mod sources;
 
 pub use cdf::plot_cdf;
 pub use format::ImageFormat;

@@ -5,13 +5,14 @@ use std::path::Path;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::density::{DensityEstimate, SmoothedDensity};
+use crate::density::DensityEstimate;
 use crate::error::Result;
 
-use super::chart::{self, frame, grid, legend, ESTIMATE, HISTOGRAM, POINT_MASS, SMOOTHED};
+use super::chart::{curve, frame, histogram, legend, line, Chart, ESTIMATE, POINT_MASS, SMOOTHED};
 use super::histogram::Histogram;
-use super::labels::{count, kernels};
-use super::render::{render, Figure};
+use super::labels::kernels;
+use super::render::{plot, Drawn, Figure};
+use super::sources::Sources;
 use super::PlotOptions;
 
 /// Draws the estimated PDF over the normalized histogram into `path` (`.png` or `.svg`), as in
@@ -47,129 +48,98 @@ pub fn plot_pdf(
     histogram: &Histogram,
     options: &PlotOptions,
 ) -> Result<()> {
-    let smoothed = options.smoothed_estimate(estimate)?;
-    let figure = PdfFigure {
-        estimate,
-        histogram,
-        smoothed,
-        options,
-    };
-    render(path.as_ref(), options, &figure)
+    plot::<PdfFigure>(path.as_ref(), estimate, histogram, options)
 }
 
-struct PdfFigure<'a> {
-    estimate: &'a DensityEstimate,
-    histogram: &'a Histogram,
-    smoothed: Option<SmoothedDensity>,
-    options: &'a PlotOptions,
-}
+/// The figure [`plot_pdf`] draws.
+struct PdfFigure;
 
-impl PdfFigure<'_> {
-    /// The step line of the piecewise-constant PDF over `[lo, hi]`.
-    fn steps(&self, lo: f64, hi: f64) -> Vec<(f64, f64)> {
-        let mut breaks: Vec<f64> = vec![lo];
-        breaks.extend(self.estimate.values().iter().filter(|&&v| lo < v && v < hi));
-        breaks.push(hi);
-        breaks.dedup();
-        let mut line = Vec::with_capacity(2 * breaks.len());
-        for w in breaks.windows(2) {
-            let density = self.estimate.pdf(w[0] * 0.5 + w[1] * 0.5);
-            line.push((w[0], density));
-            line.push((w[1], density));
-        }
-        line
-    }
-}
-
-impl Figure for PdfFigure<'_> {
-    fn draw<DB: DrawingBackend>(
-        &self,
-        root: &DrawingArea<DB, Shift>,
-    ) -> std::result::Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
-        let hist = self.histogram;
+impl Figure for PdfFigure {
+    fn draw<DB: DrawingBackend>(sources: &Sources, root: &DrawingArea<DB, Shift>) -> Drawn<DB> {
+        let hist = sources.histogram;
         let (lo, hi) = hist.range();
         let densities = hist.densities();
-        let bars: Vec<(f64, f64, f64)> = (0..hist.bins())
-            .map(|i| {
-                let (a, b) = hist.edges(i);
-                (a, b, densities[i])
-            })
-            .collect();
-        let steps = self.steps(lo, hi);
+        let steps = pdf_steps(sources.estimate, lo, hi);
         let width = hist.bin_width();
-        let masses: Vec<(f64, f64)> = self
+        let masses: Vec<(f64, f64)> = sources
             .estimate
             .point_masses()
             .into_iter()
             .filter(|&(x, _)| lo <= x && x <= hi)
             .map(|(x, mass)| (x, mass / width))
             .collect();
-        let curve: Option<Vec<(f64, f64)>> = self.smoothed.as_ref().map(|s| {
-            grid(lo, hi, chart::CURVE_POINTS)
-                .map(|x| (x, s.pdf(x)))
-                .collect()
-        });
+        let smoothed_curve = sources
+            .smoothed
+            .as_ref()
+            .map(|s| curve(lo, hi, |x| s.pdf(x)));
 
-        let top = bars
+        let top = densities
             .iter()
-            .map(|b| b.2)
+            .copied()
             .chain(steps.iter().map(|p| p.1))
             .chain(masses.iter().map(|p| p.1))
-            .chain(curve.iter().flatten().map(|p| p.1))
+            .chain(smoothed_curve.iter().flatten().map(|p| p.1))
             .filter(|y| y.is_finite())
             .fold(0.0, f64::max);
         let top = if top > 0.0 { top * 1.12 } else { 1.0 };
 
-        let mut chart = frame(
-            root,
-            self.options,
-            (lo, hi),
-            (0.0, top),
-            "probability density",
+        let mut chart = frame(root, sources, top, "probability density")?;
+        histogram(
+            &mut chart,
+            hist,
+            &densities,
+            "histogram of the data, normalized",
         )?;
-        chart
-            .draw_series(
-                bars.iter()
-                    .map(|&(a, b, h)| Rectangle::new([(a, 0.0), (b, h)], HISTOGRAM.filled())),
-            )?
-            .label(format!(
-                "histogram of the data, normalized ({}, {})",
-                count(hist.total(), "value"),
-                count(hist.bins() as u64, "bin")
-            ))
-            .legend(|(x, y)| Rectangle::new([(x, y - 6), (x + 20, y + 6)], HISTOGRAM.filled()));
-        chart
-            .draw_series(LineSeries::new(steps, ESTIMATE.stroke_width(2)))?
-            .label(format!(
-                "PDF from {} order statistics (piecewise constant)",
-                self.estimate.order_statistics()
-            ))
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], ESTIMATE.stroke_width(2)));
+        let order_statistics = sources.estimate.order_statistics();
+        let label = format!("PDF from {order_statistics} order statistics (piecewise constant)");
+        line(&mut chart, steps, ESTIMATE, label)?;
         if !masses.is_empty() {
-            chart.draw_series(masses.iter().map(|&(x, h)| {
-                PathElement::new(vec![(x, 0.0), (x, h)], POINT_MASS.stroke_width(2))
-            }))?;
-            chart
-                .draw_series(
-                    masses
-                        .iter()
-                        .map(|&(x, h)| Circle::new((x, h), 4, POINT_MASS.filled())),
-                )?
-                .label(format!(
-                    "{} point mass{} (probability / bin width)",
-                    masses.len(),
-                    if masses.len() == 1 { "" } else { "es" }
-                ))
-                .legend(|(x, y)| Circle::new((x + 10, y), 4, POINT_MASS.filled()));
+            point_masses(&mut chart, &masses)?;
         }
-        if let (Some(curve), Some(s)) = (curve, &self.smoothed) {
-            chart
-                .draw_series(LineSeries::new(curve, SMOOTHED.stroke_width(2)))?
-                .label(format!("smoothed PDF ({})", kernels(s)))
-                .legend(|(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], SMOOTHED.stroke_width(2))
-                });
+        if let (Some(points), Some(s)) = (smoothed_curve, &sources.smoothed) {
+            let label = format!("smoothed PDF ({})", kernels(s));
+            line(&mut chart, points, SMOOTHED, label)?;
         }
         legend(&mut chart, SeriesLabelPosition::UpperRight)
     }
+}
+
+/// The step line of the piecewise-constant PDF of `estimate` over `[lo, hi]`.
+fn pdf_steps(estimate: &DensityEstimate, lo: f64, hi: f64) -> Vec<(f64, f64)> {
+    let mut breaks: Vec<f64> = vec![lo];
+    breaks.extend(estimate.values().iter().filter(|&&v| lo < v && v < hi));
+    breaks.push(hi);
+    breaks.dedup();
+    let mut line = Vec::with_capacity(2 * breaks.len());
+    for w in breaks.windows(2) {
+        let density = estimate.pdf(w[0] * 0.5 + w[1] * 0.5);
+        line.push((w[0], density));
+        line.push((w[1], density));
+    }
+    line
+}
+
+/// The point masses `(x, height)` as stems topped by dots, with one legend entry for all.
+fn point_masses<'a, DB: DrawingBackend + 'a>(
+    chart: &mut Chart<'a, DB>,
+    masses: &[(f64, f64)],
+) -> Drawn<DB> {
+    chart.draw_series(
+        masses
+            .iter()
+            .map(|&(x, h)| PathElement::new(vec![(x, 0.0), (x, h)], POINT_MASS.stroke_width(2))),
+    )?;
+    chart
+        .draw_series(
+            masses
+                .iter()
+                .map(|&(x, h)| Circle::new((x, h), 4, POINT_MASS.filled())),
+        )?
+        .label(format!(
+            "{} point mass{} (probability / bin width)",
+            masses.len(),
+            if masses.len() == 1 { "" } else { "es" }
+        ))
+        .legend(|(x, y)| Circle::new((x + 10, y), 4, POINT_MASS.filled()));
+    Ok(())
 }

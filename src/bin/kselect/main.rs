@@ -18,6 +18,7 @@ mod output;
 mod quantiles;
 mod quantiles_output;
 mod select;
+mod summary;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -29,6 +30,7 @@ use kselect::{Device, Error, Result, Selector};
 use cli::{Backend, Cli, Command, QuantilesArgs, SelectArgs};
 use output::Context;
 use select::Request;
+use summary::Input;
 
 fn main() -> ExitCode {
     // Usage errors exit with status 2, --help and --version with 0.
@@ -118,19 +120,12 @@ fn run_select(args: &SelectArgs) -> Result<String> {
         method: args.method,
     })?;
 
-    let file = args.file.display().to_string();
-    let device = selector.device().description();
     let ctx = Context {
-        file: &file,
-        format: format.name(),
-        column: column_name.as_deref(),
-        nan_policy: args.nan.name(),
+        input: Input::new(&args.file, format, column_name, args.nan, selector.device()),
         largest: args.largest,
         k: &args.k,
         quantiles: &args.quantile,
         method: args.method.name(),
-        backend: selector.device().backend_name(),
-        device: &device,
     };
     Ok(if args.json {
         output::json(&ctx, &outcome)
@@ -169,16 +164,10 @@ fn run_quantiles(args: &QuantilesArgs) -> Result<String> {
         },
     })?;
 
-    let device = selector.device().description();
     let ctx = quantiles_output::Context {
-        file: &file,
-        format: format.name(),
-        column: column_name.as_deref(),
-        nan_policy: args.nan.name(),
+        input: Input::new(&args.file, format, column_name, args.nan, selector.device()),
         probs: &probs,
         method: args.method.name(),
-        backend: selector.device().backend_name(),
-        device: &device,
         plot: args.plot.as_ref(),
         cdf_plot: args.cdf_plot.as_ref(),
     };

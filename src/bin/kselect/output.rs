@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use kselect::Element;
 
 use crate::select::Outcome;
+use crate::summary::{leading_json_fields, summary, Input};
 
 /// A value as text: integers exactly, finite floats with the fewest digits that read back as
 /// the same value of their own type, non-finite floats as `inf`, `-inf`, `nan`.
@@ -61,55 +62,16 @@ impl Num {
 
 /// What the output describes besides the outcome.
 pub struct Context<'a> {
-    pub file: &'a str,
-    pub format: &'a str,
-    pub column: Option<&'a str>,
-    pub nan_policy: &'a str,
+    /// The file and the device.
+    pub input: Input,
+    /// Whether `k` counts from the largest value.
     pub largest: bool,
+    /// The ranks as given.
     pub k: &'a [usize],
+    /// The quantile probabilities asked for.
     pub quantiles: &'a [f64],
+    /// The name of the quantile method.
     pub method: &'a str,
-    pub backend: &'a str,
-    pub device: &'a str,
-}
-
-/// What the readable output of every command begins with.
-pub struct Summary<'a> {
-    pub file: &'a str,
-    pub format: &'a str,
-    pub column: Option<&'a str>,
-    pub nan_policy: &'a str,
-    pub backend: &'a str,
-    pub device: &'a str,
-    /// Values in the file (NaNs included).
-    pub n: usize,
-    pub dtype: &'a dyn std::fmt::Display,
-    pub nan_count: usize,
-    pub algorithm: &'a str,
-    pub seconds: f64,
-}
-
-/// The summary lines: the file, its values and NaNs, the backend, the algorithm and its time.
-pub fn summary(sm: &Summary<'_>) -> String {
-    let mut s = String::new();
-    let column = sm
-        .column
-        .map(|c| format!(", column {c}"))
-        .unwrap_or_default();
-    let nans = match (sm.nan_count, sm.nan_policy) {
-        (0, _) => String::new(),
-        (count, "omit") => format!(", {count} NaN (omitted)"),
-        (count, _) => format!(", {count} NaN (ordered last)"),
-    };
-    let _ = writeln!(s, "file:      {} ({}{column})", sm.file, sm.format);
-    let _ = writeln!(s, "values:    {} of type {}{nans}", sm.n, sm.dtype);
-    let _ = writeln!(s, "backend:   {} ({})", sm.backend, sm.device);
-    let _ = writeln!(
-        s,
-        "algorithm: {}, {:.6} s for the selection",
-        sm.algorithm, sm.seconds
-    );
-    s
 }
 
 /// A JSON string literal.
@@ -123,18 +85,8 @@ pub fn json_list<I: IntoIterator<Item = String>>(items: I) -> String {
 
 /// The one JSON object of `--json`, built as text so that integers stay exact.
 pub fn json(ctx: &Context<'_>, out: &Outcome) -> String {
-    let mut fields: Vec<(&str, String)> = vec![
-        ("file", json_string(ctx.file)),
-        ("format", json_string(ctx.format)),
-    ];
-    if let Some(column) = ctx.column {
-        fields.push(("column", json_string(column)));
-    }
+    let mut fields = leading_json_fields(&ctx.input, &out.measured);
     fields.extend([
-        ("dtype", json_string(out.dtype.name())),
-        ("n", out.n.to_string()),
-        ("nan_count", out.nan_count.to_string()),
-        ("nan_policy", json_string(ctx.nan_policy)),
         ("largest", ctx.largest.to_string()),
         ("k", json_list(ctx.k.iter().map(|k| k.to_string()))),
         ("ranks", json_list(out.ranks.iter().map(|r| r.to_string()))),
@@ -157,10 +109,10 @@ pub fn json(ctx: &Context<'_>, out: &Outcome) -> String {
         fields.push(("median", median.json()));
     }
     fields.extend([
-        ("backend", json_string(ctx.backend)),
-        ("device", json_string(ctx.device)),
-        ("algorithm", json_string(&out.algorithm)),
-        ("seconds", Num::of_f64(out.seconds).json()),
+        ("backend", json_string(ctx.input.backend)),
+        ("device", json_string(&ctx.input.device)),
+        ("algorithm", json_string(&out.measured.algorithm)),
+        ("seconds", Num::of_f64(out.measured.seconds).json()),
     ]);
     json_object(fields)
 }
@@ -176,19 +128,7 @@ pub fn json_object(fields: Vec<(&str, String)>) -> String {
 
 /// The readable output: a summary, then a table per kind of result.
 pub fn table(ctx: &Context<'_>, out: &Outcome) -> String {
-    let mut s = summary(&Summary {
-        file: ctx.file,
-        format: ctx.format,
-        column: ctx.column,
-        nan_policy: ctx.nan_policy,
-        backend: ctx.backend,
-        device: ctx.device,
-        n: out.n,
-        dtype: &out.dtype,
-        nan_count: out.nan_count,
-        algorithm: &out.algorithm,
-        seconds: out.seconds,
-    });
+    let mut s = summary(&ctx.input, &out.measured);
     if !ctx.k.is_empty() {
         s.push('\n');
         let rows: Vec<Vec<String>> = ctx

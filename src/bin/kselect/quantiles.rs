@@ -7,9 +7,10 @@ use std::time::Instant;
 use kselect::density::{Bandwidth, DensityEstimate};
 use kselect::io::ColumnVisitor;
 use kselect::plot::{plot_cdf, plot_pdf, Histogram, PlotOptions};
-use kselect::{DType, Element, Error, NanPolicy, QuantileMethod, Result, Selector};
+use kselect::{Element, Error, NanPolicy, QuantileMethod, Result, Selector};
 
 use crate::output::Num;
+use crate::summary::{Contents, Measured};
 
 /// What to compute.
 pub struct Request<'a> {
@@ -33,26 +34,20 @@ pub struct Plots<'a> {
 
 /// What was computed.
 pub struct Outcome {
-    pub dtype: DType,
-    /// Values in the file (NaNs included).
-    pub n: usize,
-    pub nan_count: usize,
+    /// The values of the file, the algorithm and its time.
+    pub measured: Measured,
+    /// The quantiles, one per probability.
     pub values: Vec<Num>,
+    /// The Kolmogorov-Smirnov distance between the estimate and the data.
     pub ks_distance: f64,
-    pub algorithm: String,
-    pub seconds: f64,
 }
 
 impl ColumnVisitor for Request<'_> {
     type Output = Result<Outcome>;
 
     fn visit<T: Element>(self, data: &[T]) -> Result<Outcome> {
-        let n = data.len();
-        let nan_count = if T::DTYPE.is_float() {
-            data.iter().filter(|x| x.is_nan()).count()
-        } else {
-            0
-        };
+        let contents = Contents::of(data);
+        let (n, nan_count) = (contents.n, contents.nan_count);
         let algorithm = self
             .selector
             .resolved_algorithm::<T>(n, 2 * self.probs.len())?
@@ -84,13 +79,13 @@ impl ColumnVisitor for Request<'_> {
             .draw(data, &estimate, ks_distance, self.nan_policy)?;
 
         Ok(Outcome {
-            dtype: T::DTYPE,
-            n,
-            nan_count,
+            measured: Measured {
+                contents,
+                algorithm,
+                seconds,
+            },
             values: quantiles.into_iter().map(Num::of_f64).collect(),
             ks_distance,
-            algorithm,
-            seconds,
         })
     }
 }

@@ -3,46 +3,37 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use crate::output::{aligned, json_list, json_object, json_string, summary, Num, Summary};
+use crate::output::{aligned, json_list, json_object, json_string, Num};
 use crate::quantiles::Outcome;
+use crate::summary::{leading_json_fields, summary, Input};
 
 /// What the output describes besides the outcome.
 pub struct Context<'a> {
-    pub file: &'a str,
-    pub format: &'a str,
-    pub column: Option<&'a str>,
-    pub nan_policy: &'a str,
+    /// The file and the device.
+    pub input: Input,
+    /// The probabilities of the quantiles.
     pub probs: &'a [f64],
+    /// The name of the quantile method.
     pub method: &'a str,
-    pub backend: &'a str,
-    pub device: &'a str,
+    /// The PDF plot written, if any.
     pub plot: Option<&'a PathBuf>,
+    /// The CDF plot written, if any.
     pub cdf_plot: Option<&'a PathBuf>,
 }
 
 /// The one JSON object of `--json`.
 pub fn json(ctx: &Context<'_>, out: &Outcome) -> String {
-    let mut fields: Vec<(&str, String)> = vec![
-        ("file", json_string(ctx.file)),
-        ("format", json_string(ctx.format)),
-    ];
-    if let Some(column) = ctx.column {
-        fields.push(("column", json_string(column)));
-    }
+    let mut fields = leading_json_fields(&ctx.input, &out.measured);
     fields.extend([
-        ("dtype", json_string(out.dtype.name())),
-        ("n", out.n.to_string()),
-        ("nan_count", out.nan_count.to_string()),
-        ("nan_policy", json_string(ctx.nan_policy)),
         (
             "probs",
             json_list(ctx.probs.iter().map(|&p| Num::of_f64(p).json())),
         ),
         ("values", json_list(out.values.iter().map(Num::json))),
         ("method", json_string(ctx.method)),
-        ("backend", json_string(ctx.backend)),
-        ("device", json_string(ctx.device)),
-        ("algorithm", json_string(&out.algorithm)),
+        ("backend", json_string(ctx.input.backend)),
+        ("device", json_string(&ctx.input.device)),
+        ("algorithm", json_string(&out.measured.algorithm)),
         ("ks_distance", Num::of_f64(out.ks_distance).json()),
     ]);
     if let Some(path) = ctx.plot {
@@ -51,25 +42,13 @@ pub fn json(ctx: &Context<'_>, out: &Outcome) -> String {
     if let Some(path) = ctx.cdf_plot {
         fields.push(("cdf_plot", json_string(&path.display().to_string())));
     }
-    fields.push(("seconds", Num::of_f64(out.seconds).json()));
+    fields.push(("seconds", Num::of_f64(out.measured.seconds).json()));
     json_object(fields)
 }
 
 /// The readable output: a summary, then the table of probabilities and quantiles.
 pub fn table(ctx: &Context<'_>, out: &Outcome) -> String {
-    let mut s = summary(&Summary {
-        file: ctx.file,
-        format: ctx.format,
-        column: ctx.column,
-        nan_policy: ctx.nan_policy,
-        backend: ctx.backend,
-        device: ctx.device,
-        n: out.n,
-        dtype: &out.dtype,
-        nan_count: out.nan_count,
-        algorithm: &out.algorithm,
-        seconds: out.seconds,
-    });
+    let mut s = summary(&ctx.input, &out.measured);
     let _ = writeln!(
         s,
         "estimate:  piecewise-linear CDF through {} quantiles; Kolmogorov-Smirnov distance \

@@ -3,9 +3,10 @@
 use std::time::Instant;
 
 use kselect::io::ColumnVisitor;
-use kselect::{DType, Element, Error, NanPolicy, QuantileMethod, Result, Selector};
+use kselect::{Element, Error, NanPolicy, QuantileMethod, Result, Selector};
 
 use crate::output::Num;
+use crate::summary::{Contents, Measured};
 
 /// What to select.
 pub struct Request<'a> {
@@ -21,30 +22,26 @@ pub struct Request<'a> {
 
 /// What was selected.
 pub struct Outcome {
-    pub dtype: DType,
-    /// Values in the file (NaNs included).
-    pub n: usize,
-    pub nan_count: usize,
+    /// The values of the file, the algorithm and its time.
+    pub measured: Measured,
     /// The ascending ranks selected, one per `k`.
     pub ranks: Vec<usize>,
     pub values: Vec<Num>,
     /// One per quantile asked for.
     pub quantile_values: Vec<Num>,
     pub median: Option<Num>,
-    pub algorithm: String,
-    pub seconds: f64,
 }
 
 impl ColumnVisitor for Request<'_> {
     type Output = Result<Outcome>;
 
     fn visit<T: Element>(self, data: &[T]) -> Result<Outcome> {
-        let n = data.len();
-        let (nan_count, first_nan) = if T::DTYPE.is_float() {
-            let count = data.iter().filter(|x| x.is_nan()).count();
-            (count, data.iter().position(|x| x.is_nan()))
+        let contents = Contents::of(data);
+        let (n, nan_count) = (contents.n, contents.nan_count);
+        let first_nan = if nan_count > 0 {
+            data.iter().position(|x| x.is_nan())
         } else {
-            (0, None)
+            None
         };
         if let (NanPolicy::Error, Some(first_index)) = (self.nan_policy, first_nan) {
             return Err(Error::NanInInput {
@@ -111,15 +108,15 @@ impl ColumnVisitor for Request<'_> {
             None
         };
         Ok(Outcome {
-            dtype: T::DTYPE,
-            n,
-            nan_count,
+            measured: Measured {
+                contents,
+                algorithm,
+                seconds,
+            },
             ranks,
             values: values.into_iter().map(Num::of).collect(),
             quantile_values: quantile_values.into_iter().map(Num::of_f64).collect(),
             median,
-            algorithm,
-            seconds,
         })
     }
 }
