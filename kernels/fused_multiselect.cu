@@ -70,14 +70,23 @@ __device__ __forceinline__ u64 fms_shr(u64 v, u32 s) {
     return r;
 }
 
-// The bucket of `key` from the table (in shared memory): entry.x is the offset, entry.y the
-// shift of rel.
+// A table entry in one word: the bucket offset (biased to be non-negative: it lies in
+// [-2^24, 2^14]) above FMS_SHIFT_BITS bits of the shift of rel.
+#define FMS_SHIFT_BITS 7
+#define FMS_OFFSET_BIAS (1u << 24)
+__device__ __forceinline__ u32 fms_entry(u32 offset, u32 shift) {
+    return ((offset + FMS_OFFSET_BIAS) << FMS_SHIFT_BITS) | shift;
+}
+__device__ __forceinline__ u32 fms_entry_offset(u32 e) { return (e >> FMS_SHIFT_BITS) - FMS_OFFSET_BIAS; }
+__device__ __forceinline__ u32 fms_entry_shift(u32 e) { return e & ((1u << FMS_SHIFT_BITS) - 1); }
+
+// The bucket of `key` from the table (in shared memory).
 template <typename K>
-__device__ __forceinline__ u32 fms_bucket(const uint2* table, K key, K base, u32 cshift, u32 top) {
+__device__ __forceinline__ u32 fms_bucket(const u32* table, K key, K base, u32 cshift, u32 top) {
     const K rel = (key > base ? key : base) - base;
     const K c = rel >> cshift;
-    const uint2 e = table[c < (K)FMS_BINS ? (u32)c : (u32)FMS_BINS];
-    const u32 b = e.x + (u32)fms_shr(rel, e.y);
+    const u32 e = table[c < (K)FMS_BINS ? (u32)c : (u32)FMS_BINS];
+    const u32 b = (e >> FMS_SHIFT_BITS) + (u32)fms_shr(rel, fms_entry_shift(e)) - FMS_OFFSET_BIAS;
     return key == (K)~(K)0 ? top : b;
 }
 
@@ -174,7 +183,7 @@ __device__ void fms_block_prefix(const u64* __restrict__ v, u32 len, u64* out, u
 
 // One block of FMS_PLAN_THREADS. table gets FMS_TABLE entries, params FMS_PARAMS words.
 template <typename T>
-__device__ void fms_plan_impl(const T* __restrict__ x, u64 n, u64 seed, u32 max_buckets, uint2* __restrict__ table,
+__device__ void fms_plan_impl(const T* __restrict__ x, u64 n, u64 seed, u32 max_buckets, u32* __restrict__ table,
                               u64* __restrict__ params) {
     typedef typename KeyOf<T>::type K;
     const int KB = sizeof(K) * 8;
@@ -254,11 +263,11 @@ __device__ void fms_plan_impl(const T* __restrict__ x, u64 n, u64 seed, u32 max_
     fms_block_prefix(counts, FMS_BINS, firsts, red);
     // rel in bin c is [c W, (c + 1) W): rel >> (cshift - p) is c 2^p onwards.
     for (u32 c = threadIdx.x; c < FMS_BINS; c += blockDim.x) {
-        table[c] = make_uint2((u32)firsts[c] - (c << logs[c]), cshift - logs[c]);
+        table[c] = fms_entry((u32)firsts[c] - (c << logs[c]), cshift - logs[c]);
     }
     if (threadIdx.x == 0) {
         const u32 upper = (u32)firsts[FMS_BINS];
-        table[FMS_BINS] = make_uint2(upper, (u32)KB);
+        table[FMS_BINS] = fms_entry(upper, (u32)KB);
         params[FMS_P_BASE] = (u64)base;
         params[FMS_P_SHIFT] = cshift;
         params[FMS_P_TOP] = upper + 1;
@@ -285,7 +294,7 @@ __device__ __forceinline__ u64 fms_vector(u64 i, bool subset, u32 group, u64 see
 
 // Loads the shared table; initialises the counters (the marks of `marks` in their top bits when
 // not null). Ends with a barrier.
-__device__ __forceinline__ void fms_setup(uint2* table, u32* hist, const uint2* __restrict__ gtable,
+__device__ __forceinline__ void fms_setup(u32* table, u32* hist, const u32* __restrict__ gtable,
                                           const u32* __restrict__ marks, u32 buckets) {
     for (u32 i = threadIdx.x; i < FMS_TABLE; i += blockDim.x) table[i] = gtable[i];
     for (u32 i = threadIdx.x; i < buckets; i += blockDim.x) {
@@ -304,7 +313,7 @@ __device__ __forceinline__ void fms_flush_counts(const u32* hist, u32 buckets, u
 // What a pass needs to place a key.
 template <typename K>
 struct FmsMap {
-    const uint2* table;
+    const u32* table;
     u32* hist;
     K base;
     u32 cshift;
@@ -355,7 +364,7 @@ __device__ __forceinline__ void fms_trip(const T* __restrict__ x, u64 first, u64
 // The subset count (marks null, subset) or the fused pass (marks set: every element, the keys of
 // marked buckets appended to out[0..cap) through out_count; NaN-free tail included).
 template <typename T, bool FUSED>
-__device__ void fms_pass_impl(const T* __restrict__ x, u64 n, const uint2* __restrict__ gtable,
+__device__ void fms_pass_impl(const T* __restrict__ x, u64 n, const u32* __restrict__ gtable,
                               const u64* __restrict__ params, const u32* __restrict__ marks, u32 group,
                               u64 seed, u32* __restrict__ partial, typename KeyOf<T>::type* __restrict__ out, u64 cap,
                               u64* out_count, const u32* status) {
@@ -363,7 +372,7 @@ __device__ void fms_pass_impl(const T* __restrict__ x, u64 n, const uint2* __res
     const int V = Vec16<T>::N;
     const int E = FMS_UNROLL * V;
     extern __shared__ __align__(16) u32 fms_dyn[];
-    __shared__ uint2 table[FMS_TABLE];
+    __shared__ u32 table[FMS_TABLE];
     __shared__ K stages[FUSED ? FMS_WARPS : 1][FUSED ? WARP_SIZE * E : 1];
     const u32 buckets = (u32)params[FMS_P_BUCKETS];
     u32* hist = fms_dyn;
@@ -499,7 +508,7 @@ __device__ __forceinline__ K fms_key_at(K base, u32 c, u32 cshift, K off) {
 // The key range [klo, khi] of bucket b (from the plan's table in shared memory). The largest
 // key is only in bucket `top`; an empty range beyond the keys has klo > khi.
 template <typename K>
-__device__ void fms_bucket_range(const uint2* table, const u64* params, u32 b, K& klo, K& khi) {
+__device__ void fms_bucket_range(const u32* table, const u64* params, u32 b, K& klo, K& khi) {
     const K base = (K)params[FMS_P_BASE];
     const u32 cshift = (u32)params[FMS_P_SHIFT];
     if (b == (u32)params[FMS_P_TOP]) {
@@ -507,8 +516,7 @@ __device__ void fms_bucket_range(const uint2* table, const u64* params, u32 b, K
         return;
     }
     const K last = (K)~(K)0 - 1;
-    const uint2 tail = table[FMS_BINS];
-    if (b >= tail.x) {
+    if (b >= fms_entry_offset(table[FMS_BINS])) {
         klo = fms_key_at<K>(base, FMS_BINS, cshift, 0);
         khi = last;
         return;
@@ -517,12 +525,12 @@ __device__ void fms_bucket_range(const uint2* table, const u64* params, u32 b, K
     u32 a = 0, z = FMS_BINS;
     while (z - a > 1) {
         const u32 m = (a + z) / 2;
-        if (table[m].x + (m << (cshift - table[m].y)) <= b) a = m; else z = m;
+        if (fms_entry_offset(table[m]) + (m << (cshift - fms_entry_shift(table[m]))) <= b) a = m; else z = m;
     }
-    const uint2 e = table[a];
-    const u32 j = b - (e.x + (a << (cshift - e.y)));
-    const K start = fms_key_at<K>(base, a, cshift, (K)j << e.y);
-    const K end = fms_key_at<K>(base, a, cshift, (K)(j + 1) << e.y);  // exclusive
+    const u32 shift = fms_entry_shift(table[a]);
+    const u32 j = b - (fms_entry_offset(table[a]) + (a << (cshift - shift)));
+    const K start = fms_key_at<K>(base, a, cshift, (K)j << shift);
+    const K end = fms_key_at<K>(base, a, cshift, (K)(j + 1) << shift);  // exclusive
     klo = (a == 0 && j == 0) ? (K)0 : start;                          // keys below base
     khi = end == (K)~(K)0 ? last : end - 1;
 }
@@ -535,13 +543,13 @@ __device__ void fms_bucket_range(const uint2* table, const u64* params, u32 b, K
 // is the largest (for floats: the NaNs). ranks ascending and distinct; `written_count` the fused
 // pass's appended keys (a workspace of `cap`), the segments a workspace of `cap2`.
 template <typename K>
-__device__ void fms_choose_impl(const u64* __restrict__ totals, const uint2* __restrict__ gtable,
+__device__ void fms_choose_impl(const u64* __restrict__ totals, const u32* __restrict__ gtable,
                                 const u64* __restrict__ params, const u32* __restrict__ marks,
                                 const u64* __restrict__ ranks, u64 r, const u64* written_count, u64 cap, u64 cap2,
                                 u64* starts, unsigned short* slots, u64* act, u64* info, u64* out, u64* results,
                                 u32* status) {
     __shared__ u64 red[33];
-    __shared__ uint2 table[FMS_TABLE];
+    __shared__ u32 table[FMS_TABLE];
     __shared__ u64 wanted[FMS_MAX_RANKS];
     __shared__ u32 rank_bucket[FMS_MAX_RANKS];
     __shared__ u64 bucket_total[FMS_MAX_RANKS];
@@ -623,11 +631,11 @@ __device__ void fms_choose_impl(const u64* __restrict__ totals, const uint2* __r
 // FMS_GATHER_KEYS keys a thread: each key of an active bucket gets its place in the tile from a
 // shared counter, the tile's places in each segment from one global atomic per active bucket.
 template <typename K>
-__device__ void fms_gather_impl(const K* __restrict__ keys, const u64* count, u64 cap, const uint2* __restrict__ gtable,
+__device__ void fms_gather_impl(const K* __restrict__ keys, const u64* count, u64 cap, const u32* __restrict__ gtable,
                                 const u64* __restrict__ params, const unsigned short* __restrict__ gslots, u64* act,
                                 const u64* __restrict__ choice, K* __restrict__ out, const u32* status) {
     extern __shared__ __align__(16) u32 fms_dyn[];
-    __shared__ uint2 table[FMS_TABLE];
+    __shared__ u32 table[FMS_TABLE];
     __shared__ u32 tile_count[2][FMS_MAX_RANKS];
     __shared__ u64 tile_base[FMS_MAX_RANKS];
     __shared__ u64 seg_start[FMS_MAX_RANKS];
@@ -828,17 +836,17 @@ __device__ void fms_final_impl(const K* __restrict__ segments, const u64* __rest
 
 #define FUSED_MULTISELECT_KERNELS(NAME, T)                                                           \
     extern "C" __global__ void __launch_bounds__(FMS_PLAN_THREADS)                                   \
-        fms_plan_##NAME(const T* x, u64 n, u64 seed, u32 max_buckets, uint2* table, u64* params) {  \
+        fms_plan_##NAME(const T* x, u64 n, u64 seed, u32 max_buckets, u32* table, u64* params) {  \
         fms_plan_impl<T>(x, n, seed, max_buckets, table, params);                                    \
     }                                                                                                \
     extern "C" __global__ void __launch_bounds__(FMS_BLOCK)                                          \
-        fms_subset_##NAME(const T* x, u64 n, const uint2* table, const u64* params, u32 group,      \
+        fms_subset_##NAME(const T* x, u64 n, const u32* table, const u64* params, u32 group,      \
                           u64 seed, u32* partial) {                                                  \
         fms_pass_impl<T, false>(x, n, table, params, nullptr, group, seed, partial, nullptr, 0,     \
                                 nullptr, nullptr);                                                   \
     }                                                                                                \
     extern "C" __global__ void __launch_bounds__(FMS_BLOCK, 2)                                       \
-        fms_fused_##NAME(const T* x, u64 n, const uint2* table, const u64* params, const u32* marks,\
+        fms_fused_##NAME(const T* x, u64 n, const u32* table, const u64* params, const u32* marks,\
                          u32* partial, KeyOf<T>::type* out, u64 cap, u64* out_count,                \
                          const u32* status) {                                                        \
         fms_pass_impl<T, true>(x, n, table, params, marks, 1, 0, partial, out, cap, out_count, status); \
@@ -847,7 +855,7 @@ KSELECT_FOR_EACH_TYPE(FUSED_MULTISELECT_KERNELS)
 
 #define FUSED_MULTISELECT_KEY_KERNELS(NAME, K)                                                       \
     extern "C" __global__ void __launch_bounds__(FMS_PLAN_THREADS)                                   \
-        fms_choose_##NAME(const u64* totals, const uint2* table, const u64* params, const u32* marks,\
+        fms_choose_##NAME(const u64* totals, const u32* table, const u64* params, const u32* marks,\
                           const u64* ranks, u64 r, const u64* written, u64 cap, u64 cap2,           \
                           u64* starts, unsigned short* slots, u64* act, u64* info, u64* out,        \
                           u64* results, u32* status) {                                               \
@@ -855,7 +863,7 @@ KSELECT_FOR_EACH_TYPE(FUSED_MULTISELECT_KERNELS)
                            act, info, out, results, status);                                         \
     }                                                                                                \
     extern "C" __global__ void __launch_bounds__(FMS_BLOCK)                                          \
-        fms_gather_##NAME(const K* keys, const u64* count, u64 cap, const uint2* table,             \
+        fms_gather_##NAME(const K* keys, const u64* count, u64 cap, const u32* table,             \
                           const u64* params, const unsigned short* slots, u64* act,                 \
                           const u64* choice, K* out, const u32* status) {                           \
         fms_gather_impl<K>(keys, count, cap, table, params, slots, act, choice, out, status);       \

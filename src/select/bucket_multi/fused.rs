@@ -59,7 +59,7 @@ const BLOCK: u32 = 512;
 const ONE_BLOCK: u32 = 1024;
 /// Buckets at most (`FMS_BUCKETS`).
 const BUCKETS: usize = 16384;
-/// Entries of the plan's table (`FMS_TABLE`), two words each.
+/// Entries of the plan's table (`FMS_TABLE`), one word each.
 const TABLE: usize = 1026;
 /// Shared memory the fused pass needs besides its counters (its table and warp stages).
 const PASS_STATIC_SHARED: usize = 42 * 1024;
@@ -260,7 +260,7 @@ pub(crate) fn fused_run<T: Element>(buf: &DeviceBuffer<T>, ranks: &[usize]) -> R
     stream
         .memcpy_htod(&host_ranks, &mut words.slice_mut(lay.ranks..lay.ranks + r))
         .map_err(|e| driver_error("copying the ranks", e))?;
-    let table = dev.alloc::<u32>(2 * TABLE, "the bucket table")?;
+    let table = dev.alloc::<u32>(TABLE, "the bucket table")?;
     let slots = dev.alloc::<u16>(BUCKETS, "the active bucket slots")?;
     let partial = dev.alloc::<u32>(blocks * max_buckets, "the per-block bucket counts")?;
     let cap = n / 6;
@@ -290,7 +290,7 @@ pub(crate) fn fused_run<T: Element>(buf: &DeviceBuffer<T>, ranks: &[usize]) -> R
     // SAFETY (every launch below): the arguments are device pointers into the allocations above
     // with the sizes the kernels' comments state (words laid out by `Layout`: BUCKETS totals
     // twice, BUCKETS / 32 marks, r ranks and results, BUCKETS + 1 starts, 4 r active words, 2 r
-    // info words; table TABLE entries of two words; slots BUCKETS; partial blocks x max_buckets;
+    // info words; table TABLE words; slots BUCKETS; partial blocks x max_buckets;
     // copies cap keys, segments cap2 keys); x holds n >= MIN_LEN elements, 16-byte aligned;
     // dynamic shared memory as allowed above.
     unsafe {
