@@ -173,6 +173,12 @@ proptest! {
 /// Every corpus case of every type at the lengths around and above the passes' threshold,
 /// with percentile-like, clustered and repeated ranks.
 fn check_corpus<T: TestElement>(sizes: &[usize]) {
+    check_corpus_ranks::<T>(sizes, &[(202, 3), (64, 1), (300, 2), (2000, 0)]);
+}
+
+/// Every corpus case at each of `sizes` with rank sets of each (count, shape) of `sets` (see
+/// [`rank_set`]).
+fn check_corpus_ranks<T: TestElement>(sizes: &[usize], sets: &[(usize, u8)]) {
     for &n in sizes {
         for case in corpus::<T>(n) {
             let policy = if case.has_nan() {
@@ -181,12 +187,30 @@ fn check_corpus<T: TestElement>(sizes: &[usize]) {
                 NanPolicy::Error
             };
             let mut rng = SplitMix64::from_label(case.name, n as u64);
-            for (count, shape) in [(202, 3), (64, 1), (300, 2), (2000, 0)] {
+            for &(count, shape) in sets {
                 let ranks = rank_set(&mut rng, n, count, shape);
                 check(&case.data, &ranks, policy, &case.label());
             }
         }
     }
+}
+
+/// An input length at which a few ranks run the fused pass (a subset count predicts the ranks'
+/// buckets; one pass counts every bucket and copies the predicted ones).
+const FUSED_LEN: usize = (1 << 22) + 3;
+
+/// The fused pass on every corpus case (32-bit keys through the vector path, 64-bit through
+/// the scalar one), with evenly spaced, random and clustered ranks few enough for it.
+const FUSED_SETS: [(usize, u8); 3] = [(11, 3), (8, 0), (5, 1)];
+
+#[test]
+fn fused_corpus_f32() {
+    check_corpus_ranks::<f32>(&[FUSED_LEN], &FUSED_SETS);
+}
+
+#[test]
+fn fused_corpus_u64() {
+    check_corpus_ranks::<u64>(&[FUSED_LEN], &FUSED_SETS);
 }
 
 #[test]

@@ -22,6 +22,7 @@ pub(crate) mod bucket_multi;
 pub mod cutting_plane;
 pub(crate) mod floyd_rivest;
 pub(crate) mod introselect;
+pub(crate) mod prediction;
 pub(crate) mod quick;
 pub(crate) mod quick_multiselect;
 pub(crate) mod radix;

@@ -17,6 +17,7 @@ pub(crate) mod estimate;
 pub(crate) mod multi;
 mod multi_pass;
 mod piecewise;
+mod predicted;
 
 /// The linear projection of values onto `buckets` equal-width buckets.
 ///

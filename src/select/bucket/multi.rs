@@ -10,6 +10,13 @@
 //!    bucket), and each bucket's copy is selected in for its ranks (quickMultiSelect, or
 //!    Floyd–Rivest when the copy is long), in parallel over buckets.
 //!
+//! With few ranks on a long input (the windows below keep at most 8 % of the data), steps
+//! 2 and 4 are one pass: a count over a subset of the data (one run of 1024 values in each
+//! group of 4 to 32) places each rank within a window of positions, and the fused pass counts
+//! every bucket and copies the values of the buckets those windows meet
+//! ([`predicted`](super::predicted)); the ranks' buckets are then copied from those values. A
+//! rank whose bucket the windows missed sends the copy back to the data: exact either way.
+//!
 //! A bucket whose keys can only be one key (NaN's, or a bucket narrower than the spacing of
 //! the values) needs no copy: every rank in it is that key. A bucket much fuller than the
 //! sample predicted (heavy repeats of a value, data the sample misrepresents) is copied all
@@ -28,8 +35,9 @@
 use rayon::prelude::*;
 
 use crate::element::{Element, RadixKey};
-use crate::select::bucket::multi_pass::{count, extract, Slots};
+use crate::select::bucket::multi_pass::{count, count_keep, extract, Slots};
 use crate::select::bucket::piecewise::{Piecewise, Real};
+use crate::select::bucket::predicted;
 use crate::select::cpu::util::{chunk_len, sample_runs, use_parallel};
 use crate::select::floyd_rivest;
 use crate::select::quick_multiselect::multiselect_keys;
@@ -101,7 +109,17 @@ fn select_sorted<T: Element, W: Element, F: Real>(
     let n = data.len();
     let p = fit::<T, F>(data, bucket_target(n, ranks.len()), parallel);
     let (par, len) = chunking(n, parallel);
-    let (parts, totals) = count_buckets(data, &p, parallel);
+    // With a subset's prediction, one pass counts and copies the predicted buckets' values.
+    let fused = predicted::group(n, ranks, p.buckets()).map(|group| {
+        let marked = predicted::marks(data, &p, ranks, group, par);
+        let chunks: Vec<&[T]> = data.chunks(len).collect();
+        let (parts, kept) = count_keep_chunks(&chunks, &p, &marked, par);
+        (marked, chunks, parts, kept)
+    });
+    let (parts, totals) = match &fused {
+        Some((_, _, parts, _)) => (parts.clone(), sum_counts(parts, p.buckets())),
+        None => count_buckets(data, &p, parallel),
+    };
     let nans = if T::DTYPE.is_float() {
         totals[p.top]
     } else {
@@ -149,7 +167,18 @@ fn select_sorted<T: Element, W: Element, F: Real>(
     }
 
     if !to_copy.is_empty() {
-        let keys = copy_buckets::<T, W, F>(data, &p, &parts, len, par, &to_copy);
+        let keys = match &fused {
+            // Every bucket to copy was kept: the copies come from the kept values.
+            Some((marked, _, _, kept)) if to_copy.iter().all(|w| marked[w.bucket]) => {
+                let kept: Vec<&[T]> = kept.iter().map(Vec::as_slice).collect();
+                copy_buckets::<T, W, F>(&kept, &p, &parts, par, &to_copy)
+            }
+            Some((_, chunks, _, _)) => copy_buckets::<T, W, F>(chunks, &p, &parts, par, &to_copy),
+            None => {
+                let chunks: Vec<&[T]> = data.chunks(len).collect();
+                copy_buckets::<T, W, F>(&chunks, &p, &parts, par, &to_copy)
+            }
+        };
         let mut pieces: Vec<(&Wanted, &[W])> = Vec::with_capacity(to_copy.len());
         let mut rest: &[W] = &keys;
         for &w in &to_copy {
@@ -203,13 +232,39 @@ pub(crate) fn count_buckets<T: Element, F: Real>(
     } else {
         vec![count_chunk(data)]
     };
-    let mut totals = vec![0usize; p.buckets()];
-    for part in &parts {
+    let totals = sum_counts(&parts, p.buckets());
+    (parts, totals)
+}
+
+/// The sums over chunks of per-chunk counts of `buckets` buckets.
+fn sum_counts(parts: &[Vec<u32>], buckets: usize) -> Vec<usize> {
+    let mut totals = vec![0usize; buckets];
+    for part in parts {
         for (t, &c) in totals.iter_mut().zip(part) {
             *t += c as usize;
         }
     }
-    (parts, totals)
+    totals
+}
+
+/// The fused pass over `chunks`: per chunk, the counts of `p`'s buckets and the values of the
+/// marked buckets (input order).
+fn count_keep_chunks<T: Element, F: Real>(
+    chunks: &[&[T]],
+    p: &Piecewise<F>,
+    marked: &[bool],
+    par: bool,
+) -> (Vec<Vec<u32>>, Vec<Vec<T>>) {
+    let one = |chunk: &&[T]| {
+        let mut counts = vec![0u32; p.buckets()];
+        let kept = count_keep(p, chunk, marked, &mut counts);
+        (counts, kept)
+    };
+    if par {
+        chunks.par_iter().map(one).unzip()
+    } else {
+        chunks.iter().map(one).unzip()
+    }
 }
 
 /// The projection fitted to a sample of `data` with about `buckets` buckets.
@@ -220,14 +275,14 @@ pub(crate) fn fit<T: Element, F: Real>(data: &[T], buckets: usize, parallel: boo
 }
 
 /// The keys of the buckets of `to_copy` (in bucket order), one contiguous piece per bucket,
-/// from a second pass over `data` (chunks of `len`, as the count pass had: `parts` are their
-/// counts). Each chunk puts its keys in its own copy, grouped by bucket; the pieces are then
-/// joined bucket by bucket.
+/// from a pass over `chunks` (the data's chunks as the count pass had them, or the values each
+/// kept: `parts` are the chunks' counts, and a chunk holds every value of each bucket to copy
+/// that its part counts). Each chunk puts its keys in its own copy, grouped by bucket; the
+/// pieces are then joined bucket by bucket.
 fn copy_buckets<T: Element, W: Element, F: Real>(
-    data: &[T],
+    chunks: &[&[T]],
     p: &Piecewise<F>,
     parts: &[Vec<u32>],
-    len: usize,
     par: bool,
     to_copy: &[&Wanted],
 ) -> Vec<W> {
@@ -249,14 +304,15 @@ fn copy_buckets<T: Element, W: Element, F: Real>(
         }
     };
     let copy_chunk =
-        |(chunk, counts): (&[T], &Vec<u32>)| extract::<T, W, F>(p, chunk, slots_of(counts));
+        |(chunk, counts): (&&[T], &Vec<u32>)| extract::<T, W, F>(p, chunk, slots_of(counts));
     let copies: Vec<Vec<W>> = if par {
-        data.par_chunks(len)
+        chunks
+            .par_iter()
             .zip(parts.par_iter())
             .map(copy_chunk)
             .collect()
     } else {
-        vec![copy_chunk((data, &parts[0]))]
+        chunks.iter().zip(parts).map(copy_chunk).collect()
     };
     let total = to_copy.iter().map(|w| w.size).sum();
     let mut joined = Vec::with_capacity(total);

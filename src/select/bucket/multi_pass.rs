@@ -30,6 +30,36 @@ pub(crate) fn count<T: Element, F: Real>(p: &Piecewise<F>, chunk: &[T], counts: 
     }
 }
 
+/// Adds the number of values of `chunk` in each bucket of `p` to `counts` (zero on entry, as
+/// [`count`]) and returns, in input order, the values whose bucket is marked (`marked`, one
+/// flag a bucket): the count and the copy in one pass.
+pub(crate) fn count_keep<T: Element, F: Real>(
+    p: &Piecewise<F>,
+    chunk: &[T],
+    marked: &[bool],
+    counts: &mut [u32],
+) -> Vec<T> {
+    debug_assert_eq!(counts.len(), p.buckets());
+    debug_assert_eq!(marked.len(), p.buckets());
+    #[cfg(target_arch = "x86_64")]
+    if let Some(p32) = F::as_f32(p) {
+        if T::Key::BITS == 32 && std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (detected just above), `T` is a 32-bit type, and
+            // `counts` and `marked` have an entry for every bucket (asserted by the callee).
+            return unsafe { avx2::count_keep(p32, chunk, marked, counts) };
+        }
+    }
+    let mut kept = Vec::new();
+    for &x in chunk {
+        let b = p.bucket(x);
+        counts[b] += 1;
+        if marked[b] {
+            kept.push(x);
+        }
+    }
+    kept
+}
+
 /// Where the copy pass puts the keys of the wanted buckets: per bucket its slot (`NONE` for
 /// buckets not copied), per slot the position of its first key in the chunk's copy.
 pub(crate) struct Slots<'a> {
@@ -250,6 +280,28 @@ mod avx2 {
         (bucket, key)
     }
 
+    /// The buckets of the `BLOCK` values of `block` into `buckets`, 8 at a time.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2; `block` must hold `BLOCK` values of a 32-bit element type of
+    /// kind `kind`.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn block_buckets<T, const LINEAR: bool, const BY_KEY: bool>(
+        t: &Tables,
+        block: &[T],
+        kind: Kind,
+        buckets: &mut [u32; BLOCK],
+    ) {
+        for j in 0..BLOCK / 8 {
+            // The block holds `BLOCK` 32-bit values, 8 from `8 j` on; `buckets` has room for 8
+            // from `8 j` on.
+            let (b, _) =
+                buckets8::<LINEAR, BY_KEY>(t, block.as_ptr().add(8 * j) as *const u32, kind);
+            _mm256_storeu_si256(buckets.as_mut_ptr().add(8 * j) as *mut __m256i, b);
+        }
+    }
+
     /// [`super::count`] for a 32-bit type `T`.
     ///
     /// # Safety
@@ -283,13 +335,7 @@ mod avx2 {
         for block in &mut blocks {
             // A few blocks ahead (the prefetch never faults, in or out of the chunk).
             _mm_prefetch::<_MM_HINT_T0>(block.as_ptr().wrapping_add(PREFETCH) as *const i8);
-            for j in 0..BLOCK / 8 {
-                // The block holds `BLOCK` 32-bit values, 8 from `8 j` on; `buckets` has room
-                // for 8 from `8 j` on.
-                let (b, _) =
-                    buckets8::<LINEAR, BY_KEY>(&t, block.as_ptr().add(8 * j) as *const u32, kind);
-                _mm256_storeu_si256(buckets.as_mut_ptr().add(8 * j) as *mut __m256i, b);
-            }
+            block_buckets::<T, LINEAR, BY_KEY>(&t, block, kind, &mut buckets);
             for &b in &buckets {
                 // Every bucket is below `p.buckets()`, the length of `counts`.
                 *counts.get_unchecked_mut(b as usize) += 1;
@@ -298,6 +344,78 @@ mod avx2 {
         for &x in blocks.remainder() {
             counts[p.bucket(x)] += 1;
         }
+    }
+
+    /// [`super::count_keep`] for a 32-bit type `T`.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and `T` must be a 32-bit type.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn count_keep<T: Element>(
+        p: &Piecewise<f32>,
+        chunk: &[T],
+        marked: &[bool],
+        counts: &mut [u32],
+    ) -> Vec<T> {
+        match (p.linear, p.by_key) {
+            (true, false) => count_keep_by::<T, true, false>(p, chunk, marked, counts),
+            (true, true) => count_keep_by::<T, true, true>(p, chunk, marked, counts),
+            (false, false) => count_keep_by::<T, false, false>(p, chunk, marked, counts),
+            (false, true) => count_keep_by::<T, false, true>(p, chunk, marked, counts),
+        }
+    }
+
+    /// [`count_keep`], the cells computed or not (`LINEAR`), floats' coordinates their keys or
+    /// their values (`BY_KEY`). Every value is counted and written to the copy's next place,
+    /// which advances for the values of marked buckets only (no branch).
+    ///
+    /// # Safety
+    /// As [`count_keep`].
+    #[target_feature(enable = "avx2")]
+    unsafe fn count_keep_by<T: Element, const LINEAR: bool, const BY_KEY: bool>(
+        p: &Piecewise<f32>,
+        chunk: &[T],
+        marked: &[bool],
+        counts: &mut [u32],
+    ) -> Vec<T> {
+        assert_eq!(counts.len(), p.buckets());
+        assert_eq!(marked.len(), p.buckets());
+        let wanted: Vec<u8> = marked.iter().map(|&m| m as u8).collect();
+        let t = tables(p);
+        let kind = kind::<T>();
+        let mut buckets = [0u32; BLOCK];
+        // Room for the expected share (the marked buckets' share of the buckets) and a little.
+        let share = wanted.iter().filter(|&&w| w != 0).count() as f64 / wanted.len().max(1) as f64;
+        let mut kept: Vec<T> =
+            vec![T::default(); (chunk.len() as f64 * share * 1.25) as usize + BLOCK];
+        let mut pos = 0usize;
+        let mut blocks = chunk.chunks_exact(BLOCK);
+        for block in &mut blocks {
+            _mm_prefetch::<_MM_HINT_T0>(block.as_ptr().wrapping_add(PREFETCH) as *const i8);
+            block_buckets::<T, LINEAR, BY_KEY>(&t, block, kind, &mut buckets);
+            if pos + BLOCK > kept.len() {
+                kept.resize((2 * kept.len()).max(pos + BLOCK), T::default());
+            }
+            let window = &mut kept[pos..pos + BLOCK];
+            // `n` is at most the index of the value being written, so below `BLOCK`.
+            let mut n = 0;
+            for (&b, &x) in buckets.iter().zip(block) {
+                // Every bucket is below `p.buckets()`, the length of `counts` and `wanted`.
+                *counts.get_unchecked_mut(b as usize) += 1;
+                *window.get_unchecked_mut(n & (BLOCK - 1)) = x;
+                n += *wanted.get_unchecked(b as usize) as usize;
+            }
+            pos += n;
+        }
+        kept.truncate(pos);
+        for &x in blocks.remainder() {
+            let b = p.bucket(x);
+            counts[b] += 1;
+            if marked[b] {
+                kept.push(x);
+            }
+        }
+        kept
     }
 
     /// [`super::extract`] for a 32-bit type `T`: the keys of buckets with a slot go to `out`
@@ -349,13 +467,7 @@ mod avx2 {
         let mut pos = 0usize;
         let mut blocks = chunk.chunks_exact(BLOCK);
         for block in &mut blocks {
-            for j in 0..BLOCK / 8 {
-                // The block holds `BLOCK` 32-bit values, 8 from `8 j` on; `buckets` has room
-                // for 8 from `8 j` on.
-                let (b, _) =
-                    buckets8::<LINEAR, BY_KEY>(&t, block.as_ptr().add(8 * j) as *const u32, kind);
-                _mm256_storeu_si256(buckets.as_mut_ptr().add(8 * j) as *mut __m256i, b);
-            }
+            block_buckets::<T, LINEAR, BY_KEY>(&t, block, kind, &mut buckets);
             // Every bucket is below `p.buckets()`, the length of `wanted`.
             pos = stage(&buckets, block, &wanted, &mut staged, pos);
             if pos > STAGE - BLOCK {

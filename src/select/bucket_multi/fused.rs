@@ -46,6 +46,7 @@ use crate::device::cuda::CudaDevice;
 use crate::device::DeviceBuffer;
 use crate::element::{Element, RadixKey};
 use crate::error::Result;
+use crate::select::prediction;
 use crate::select::sort_choose::cuda::key_suffix;
 use cudarc::driver::LaunchConfig;
 
@@ -65,9 +66,6 @@ const TABLE: usize = 1026;
 const PASS_STATIC_SHARED: usize = 42 * 1024;
 /// Blocks of partial counts one thread of `fms_totals` adds (`FMS_TOTAL_GROUP`).
 const TOTAL_GROUP: usize = 16;
-/// Half-width of a rank's predicted window in standard deviations (the prediction kernel's and
-/// the kept-share estimate's).
-const SIGMAS: f64 = 4.5;
 /// The kept share the subset's group is chosen for.
 const KEPT_TARGET: f64 = 0.07;
 /// The kept share above which a run is not fused (the workspace holds `n / 6` keys, and the
@@ -158,18 +156,9 @@ pub(crate) fn multiselect<T: Element>(
 }
 
 /// The expected share of the input the fused pass keeps for the distinct `ranks` of `n` when
-/// the subset reads one piece in `group`: each rank's window (`±4.5σ` of the subset's
-/// estimate, `σ² = n·p·(1 − p)·(group − 1)`) plus about two buckets.
+/// the subset reads one piece in `group` (see [`prediction::kept_share`]).
 fn kept_share(n: usize, ranks: &[usize], group: usize) -> f64 {
-    let nf = n as f64;
-    let windows: f64 = ranks
-        .iter()
-        .map(|&k| {
-            let p = (k as f64 + 0.5) / nf;
-            2.0 * SIGMAS * (nf * p * (1.0 - p) * (group as f64 - 1.0)).sqrt()
-        })
-        .sum();
-    windows / nf + 2.0 * ranks.len() as f64 / BUCKETS as f64
+    prediction::kept_share(n, ranks, 1.0 / group as f64, BUCKETS)
 }
 
 /// The subset's group (it reads one 64-byte piece in `group`): the sparsest of 16, 8, 4, 2
@@ -271,7 +260,7 @@ pub(crate) fn fused_run<T: Element>(buf: &DeviceBuffer<T>, ranks: &[usize]) -> R
     let (base, _w) = words.device_ptr(stream);
     let at = |off: usize| base + 8 * off as u64;
     let (n64, r64, cap64, cap2_64, seed) = (n as u64, r as u64, cap as u64, cap2 as u64, SEED);
-    let (sigmas, mb32, blocks64) = (SIGMAS, max_buckets as u32, blocks as u64);
+    let (sigmas, mb32, blocks64) = (prediction::SIGMAS, max_buckets as u32, blocks as u64);
     let (p_table, _t) = table.device_ptr(stream);
     let (p_slots, _s) = slots.device_ptr(stream);
     let (p_partial, _p) = partial.device_ptr(stream);
