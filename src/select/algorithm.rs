@@ -63,9 +63,11 @@ pub enum Algorithm {
     /// of sorted. CUDA only.
     IterativeBucketMultiselect,
     /// Fused bucket multiselection: bucketMultiSelect's count and write in one pass over the
-    /// input, the buckets to write predicted by a count over a sixteenth of it; then a second
-    /// level over the written keys and a sort on chip per rank. For up to 256 ranks on large
-    /// inputs (others run iterative bucket multiselection). CUDA only.
+    /// input, the buckets to write predicted by a count over a subset of it (a quarter to a
+    /// sixteenth); then the ranks' buckets gathered from the written keys and selected on chip,
+    /// one block a rank. For up to 256 ranks on large inputs (others run iterative bucket
+    /// multiselection). CUDA only; the CPU's bucketMultiSelect fuses its passes the same way for
+    /// a few ranks.
     FusedMultiselect,
 }
 
