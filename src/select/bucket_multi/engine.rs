@@ -150,21 +150,30 @@ fn shaped(blocks: usize, threads: u32, shared: usize) -> LaunchConfig {
     }
 }
 
+/// The device's shared memory: the most a block may opt in to, and a multiprocessor's, in
+/// bytes.
+pub(crate) fn shared_memory(dev: &CudaDevice) -> Result<(usize, usize)> {
+    let ctx = dev.stream().context();
+    let per_block = ctx
+        .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+        .map_err(|e| driver_error("reading the shared memory per block", e))?
+        .max(0) as usize;
+    let per_sm = ctx
+        .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)
+        .map_err(|e| driver_error("reading the shared memory per multiprocessor", e))?
+        .max(0) as usize;
+    Ok((per_block, per_sm))
+}
+
 impl<'a> Engine<'a> {
     /// Sizes the buckets from the device's shared memory and the first level's grid from the
     /// count kernel's occupancy for elements named `dtype`.
     pub(crate) fn new(dev: &'a CudaDevice, dtype: &str) -> Result<Self> {
-        let ctx = dev.stream().context();
-        ctx.bind_to_thread()
+        dev.stream()
+            .context()
+            .bind_to_thread()
             .map_err(|e| driver_error("binding the context", e))?;
-        let per_block = ctx
-            .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
-            .map_err(|e| driver_error("reading the shared memory per block", e))?
-            .max(0) as usize;
-        let per_sm = ctx
-            .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)
-            .map_err(|e| driver_error("reading the shared memory per multiprocessor", e))?
-            .max(0) as usize;
+        let (per_block, per_sm) = shared_memory(dev)?;
         let buckets = bucket_budget(per_block, per_sm);
         let count = dev.function(&BUCKET_MULTISELECT, &format!("bms_count_{dtype}"))?;
         let bytes = buckets as usize * 4;

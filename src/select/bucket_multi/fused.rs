@@ -34,10 +34,9 @@
 //! buckets' segments, per-block bucket counts (`64 KiB` a block of the fused pass), and about
 //! `300 KiB` of words.
 
-use cudarc::driver::sys::CUdevice_attribute;
 use cudarc::driver::{DevicePtr, PushKernelArg};
 
-use super::engine::allow_shared;
+use super::engine::{allow_shared, shared_memory};
 use super::iterative;
 use crate::device::cuda::driver_error;
 use crate::device::cuda::kernels::{kernel_name, FUSED_MULTISELECT};
@@ -184,15 +183,7 @@ fn shaped(blocks: usize, groups: usize, threads: u32, shared: usize) -> LaunchCo
 
 /// The buckets the device's shared memory allows the fused pass (two blocks a multiprocessor).
 fn bucket_budget(dev: &CudaDevice) -> Result<usize> {
-    let ctx = dev.stream().context();
-    let per_block = ctx
-        .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
-        .map_err(|e| driver_error("reading the shared memory per block", e))?
-        .max(0) as usize;
-    let per_sm = ctx
-        .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)
-        .map_err(|e| driver_error("reading the shared memory per multiprocessor", e))?
-        .max(0) as usize;
+    let (per_block, per_sm) = shared_memory(dev)?;
     let room = per_block.min(per_sm / 2).saturating_sub(PASS_STATIC_SHARED) / 4;
     Ok(room.min(BUCKETS))
 }
