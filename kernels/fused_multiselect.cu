@@ -37,6 +37,7 @@
 #define FMS_PLAN_THREADS 1024
 #define FMS_SAMPLE_PER_THREAD (FMS_SAMPLE / FMS_PLAN_THREADS)
 #define FMS_SCAN_ROWS 16             // values a lane holds in a one-block prefix sum
+static_assert(FMS_BUCKETS <= FMS_SCAN_ROWS * FMS_PLAN_THREADS, "one block scans every bucket");
 #define FMS_MARK 0x80000000u
 #define FMS_FINAL_THREADS 1024
 #define FMS_FINAL_CAP 4096           // keys a final block sorts on chip

@@ -28,6 +28,15 @@ fn gpu() -> Option<CudaDevice> {
 /// A multiselection under test.
 type Method<T> = fn(&DeviceBuffer<T>, &[usize]) -> Result<(Vec<T>, Option<usize>)>;
 
+/// Asserts that the device buffer still holds `data`, key for key.
+fn assert_unchanged<T: Element>(buf: &DeviceBuffer<T>, data: &[T], context: &str) {
+    let now = buf.to_host().unwrap();
+    assert!(
+        now.iter().zip(data).all(|(a, b)| a.to_key() == b.to_key()),
+        "{context}: the input was modified"
+    );
+}
+
 /// Every form: bucketMultiSelect with each reduction, and the iterative form.
 fn methods<T: Element>() -> Vec<(&'static str, Method<T>)> {
     vec![
@@ -87,15 +96,7 @@ fn check_type<T: Gen>(dev: &CudaDevice) {
                     }
                 }
             }
-            assert!(
-                buf.to_host()
-                    .unwrap()
-                    .iter()
-                    .zip(&data)
-                    .all(|(a, b)| a.to_key() == b.to_key()),
-                "{} {name} n={n}: the input was modified",
-                T::DTYPE
-            );
+            assert_unchanged(&buf, &data, &format!("{} {name} n={n}", T::DTYPE));
         }
     }
 }
@@ -323,15 +324,7 @@ fn gpu_fused_matches_sort_on_every_input() {
                     assert!(run.is_ok(), "{context}: the fused run fell back: {run:?}");
                 }
             }
-            assert!(
-                buf.to_host()
-                    .unwrap()
-                    .iter()
-                    .zip(&data)
-                    .all(|(a, b)| a.to_key() == b.to_key()),
-                "{} {name}: the input was modified",
-                T::DTYPE
-            );
+            assert_unchanged(&buf, &data, &format!("{} {name}", T::DTYPE));
         }
     }
     let n = (1 << 22) + 5;
