@@ -17,6 +17,21 @@
 //! assert_eq!(sel.multiselect(&data, &[0, 999]).unwrap(), vec![0.0, 999.0]);
 //! ```
 //!
+//! Batches too: the element of a rank in every row of a matrix or every segment of an array,
+//! the top-k values of each with their indices, and hard thresholding (keep the `k` entries of
+//! largest magnitude):
+//!
+//! ```
+//! use kselect::{Rows, Selector, TopKOptions};
+//!
+//! let x = [0.5f64, -4.0, 2.0, 3.0, 1.0, -1.0];
+//! let sel = Selector::new();
+//! assert_eq!(sel.select_rows(&x, Rows::new(2, 3), 0).unwrap(), vec![-4.0, -1.0]);
+//! let top = sel.top_k(&x, 2, TopKOptions::largest().sorted(true)).unwrap();
+//! assert_eq!((top.values(), top.indices()), (&[3.0, 2.0][..], &[3, 2][..]));
+//! assert_eq!(sel.threshold(&x, 2).unwrap().support, vec![1, 3]);
+//! ```
+//!
 //! Ranks are 0-based in ascending order; values are ordered by an order-preserving key (NaN
 //! last, `-0.0` just below `+0.0`); every algorithm and backend returns the same bits as the
 //! sort-based reference. See [`Selector`] for the options and [`NanPolicy`] for NaN.
@@ -36,5 +51,6 @@ pub use element::{key_cmp, DType, Element, RadixKey};
 pub use error::{Error, Result};
 pub use select::{
     median, multiselect, quantile, quantiles, select, select_largest, Algorithm, Approximate,
-    ApproximateQuantile, NanPolicy, QuantileMethod, Selector,
+    ApproximateQuantile, BatchRank, DeviceTopK, NanPolicy, QuantileMethod, Rows, Segments,
+    Selector, Threshold, TopK, TopKOptions, TopKOrder,
 };

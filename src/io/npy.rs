@@ -6,14 +6,16 @@
 //! - the dtypes `f4`, `f8`, `i4`, `i8`, `u4`, `u8` in either byte order: `<` (little endian),
 //!   `>` (big endian, swapped on reading), and `=`, `|` or no byte-order character (native,
 //!   as `numpy.dtype` reads them);
-//! - shape `(n,)` only (`fortran_order` may be either value, which is the same for 1-D);
+//! - shape `(n,)` ([`read_npy`]; `fortran_order` may be either value, which is the same for
+//!   1-D), or also `(rows, cols)` in C order ([`read_npy_array`]);
 //! - gzip-compressed files (a name ending in `.gz`, or the gzip magic bytes).
 //!
 //! Bytes after the `n` values are ignored (as `numpy.load` does: several arrays may be saved
 //! one after another into one file). Anything else (another dtype, another shape, a structured
 //! dtype, a truncated file) is an [`Error::Format`] that names the file and what is wrong.
 //!
-//! The writer writes format 1.0, little endian, shape `(n,)`: files that `numpy.load` reads.
+//! The writers write format 1.0, little endian, shape `(n,)` ([`write_npy`]) or `(rows, cols)`
+//! in C order ([`write_npy_matrix`]): files that `numpy.load` reads.
 
 use std::any::Any;
 use std::fs::File;
@@ -56,6 +58,82 @@ pub fn read_npy(path: impl AsRef<Path>) -> Result<Column> {
     read_npy_from(&mut reader, path, size)
 }
 
+/// The values of a 1-D or 2-D `.npy` array in C (row-major) order, and its shape.
+///
+/// ```
+/// use kselect::io::npy::{read_npy_array, write_npy_matrix};
+/// use kselect::io::Column;
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("m.npy");
+/// write_npy_matrix(&path, &[1u32, 2, 3, 4, 5, 6], 2, 3)?;
+/// let array = read_npy_array(&path)?;
+/// assert_eq!(array.shape, vec![2, 3]);
+/// assert_eq!(array.values, Column::U32(vec![1, 2, 3, 4, 5, 6]));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct NpyArray {
+    /// The values, row after row for a 2-D array.
+    pub values: Column,
+    /// `[n]` or `[rows, cols]`.
+    pub shape: Vec<usize>,
+}
+
+/// Reads a 1-D or 2-D `.npy` array (optionally gzip-compressed) with its shape. A 2-D array
+/// must be stored in C order (`fortran_order: False`; numpy's default), unless it has a single
+/// row or column, where both orders store the same bytes; other shapes are an
+/// [`Error::Format`].
+///
+/// ```
+/// use kselect::io::npy::read_npy_array;
+/// use kselect::io::{write_npy, Column};
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("v.npy");
+/// write_npy(&path, &[2.5f64, -1.0])?;
+/// let array = read_npy_array(&path)?;
+/// assert_eq!((array.shape, array.values), (vec![2], Column::F64(vec![2.5, -1.0])));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn read_npy_array(path: impl AsRef<Path>) -> Result<NpyArray> {
+    let path = path.as_ref();
+    let (mut reader, size) = open_sized(path)?;
+    read_npy_array_from(&mut reader, path, size)
+}
+
+/// Writes `data` as a 2-D little-endian `.npy` array of `rows` rows and `cols` columns in C
+/// order (format 1.0), gzip-compressed when the path ends in `.gz`. `data` holds `rows * cols`
+/// values, row after row.
+///
+/// ```
+/// use kselect::io::npy::{read_npy_array, write_npy_matrix};
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("m.npy");
+/// write_npy_matrix(&path, &[0.5f32, 1.5], 1, 2)?;
+/// assert_eq!(read_npy_array(&path)?.shape, vec![1, 2]);
+/// assert!(write_npy_matrix(&path, &[0.5f32, 1.5], 3, 2).is_err()); // 2 values, not 6
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn write_npy_matrix<T: Element>(
+    path: impl AsRef<Path>,
+    data: &[T],
+    rows: usize,
+    cols: usize,
+) -> Result<()> {
+    let path = path.as_ref();
+    if rows.checked_mul(cols) != Some(data.len()) {
+        return Err(Error::InvalidArgument(format!(
+            "{} values cannot be written as {rows} rows of {cols} columns",
+            data.len()
+        )));
+    }
+    write_file(path, |w| {
+        write_shaped(w, data, &format!("({rows}, {cols})"))
+    })
+}
+
 /// Writes `data` as a 1-D little-endian `.npy` array (format 1.0), gzip-compressed when the
 /// path ends in `.gz`. Values are written bit for bit (NaN payloads included).
 ///
@@ -69,7 +147,16 @@ pub fn read_npy(path: impl AsRef<Path>) -> Result<Column> {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn write_npy<T: Element>(path: impl AsRef<Path>, data: &[T]) -> Result<()> {
-    let path = path.as_ref();
+    write_file(path.as_ref(), |w| {
+        write_shaped(w, data, &format!("({},)", data.len()))
+    })
+}
+
+/// Creates `path` and writes it with `write`, through gzip when the name ends in `.gz`.
+fn write_file(
+    path: &Path,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<()> {
     let file = File::create(path).map_err(|e| Error::io(path, e))?;
     let gz = path
         .extension()
@@ -77,12 +164,12 @@ pub fn write_npy<T: Element>(path: impl AsRef<Path>, data: &[T]) -> Result<()> {
     let result = if gz {
         let mut encoder =
             flate2::write::GzEncoder::new(BufWriter::new(file), flate2::Compression::default());
-        write_npy_to(&mut encoder, data)
+        write(&mut encoder)
             .and_then(|()| encoder.finish())
             .and_then(|mut w| w.flush())
     } else {
         let mut writer = BufWriter::new(file);
-        write_npy_to(&mut writer, data).and_then(|()| writer.flush())
+        write(&mut writer).and_then(|()| writer.flush())
     };
     result.map_err(|e| Error::io(path, e))
 }
@@ -97,10 +184,18 @@ pub fn write_npy<T: Element>(path: impl AsRef<Path>, data: &[T]) -> Result<()> {
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub fn write_npy_to<T: Element>(writer: &mut impl Write, data: &[T]) -> std::io::Result<()> {
+    write_shaped(writer, data, &format!("({},)", data.len()))
+}
+
+/// Writes `data` as a little-endian `.npy` array of the shape `shape` (a Python tuple).
+fn write_shaped<T: Element>(
+    writer: &mut (impl Write + ?Sized),
+    data: &[T],
+    shape: &str,
+) -> std::io::Result<()> {
     let mut header = format!(
-        "{{'descr': '{}', 'fortran_order': False, 'shape': ({},), }}",
+        "{{'descr': '{}', 'fortran_order': False, 'shape': {shape}, }}",
         descr_of(T::DTYPE),
-        data.len()
     );
     // Magic (6) + version (2) + length (2) + header, padded with spaces to a multiple of 64,
     // ending in a newline.
@@ -178,6 +273,11 @@ struct Header {
     dtype: DType,
     order: ByteOrder,
     descr: String,
+    /// The dimensions.
+    shape: Vec<usize>,
+    /// Whether the values are stored in Fortran (column-major) order.
+    fortran_order: bool,
+    /// The number of values: the product of the dimensions.
     len: usize,
     /// Bytes before the data: magic, version, header length and header.
     header_bytes: u64,
@@ -192,24 +292,80 @@ pub(crate) fn read_npy_from(
     path: &Path,
     size: Option<u64>,
 ) -> Result<Column> {
-    let mut header = read_header(reader, path)?;
-    header.data_bytes = size.map(|s| s.saturating_sub(header.header_bytes));
+    let header = read_header(reader, path, size)?;
+    if header.shape.len() != 1 {
+        return Err(Error::format(
+            path,
+            format!(
+                "unsupported shape {}: only 1-D arrays, of shape (n,), can be read \
+                 (flatten the array first, e.g. with numpy's ravel)",
+                shape_text(&header.shape)
+            ),
+        ));
+    }
+    read_body(reader, path, &header)
+}
+
+/// Reads a 1-D or 2-D `.npy` array (2-D in C order) from `reader`, with its shape.
+pub(crate) fn read_npy_array_from(
+    reader: &mut impl Read,
+    path: &Path,
+    size: Option<u64>,
+) -> Result<NpyArray> {
+    let header = read_header(reader, path, size)?;
+    match header.shape[..] {
+        [_] => {}
+        [rows, cols] if header.fortran_order && rows > 1 && cols > 1 => {
+            return Err(Error::format(
+                path,
+                format!(
+                    "a {rows} x {cols} array stored in Fortran (column-major) order: only C \
+                     order (row-major) can be read (save numpy.ascontiguousarray(a) instead)"
+                ),
+            ))
+        }
+        [_, _] => {}
+        _ => {
+            return Err(Error::format(
+                path,
+                format!(
+                    "unsupported shape {}: only 1-D arrays (n,) and 2-D arrays (rows, cols) \
+                     can be read",
+                    shape_text(&header.shape)
+                ),
+            ))
+        }
+    }
+    let values = read_body(reader, path, &header)?;
+    Ok(NpyArray {
+        values,
+        shape: header.shape,
+    })
+}
+
+/// A shape as Python writes it: `(3,)`, `(2, 3)`, `()`.
+fn shape_text(shape: &[usize]) -> String {
+    Literal::Tuple(shape.iter().map(|&d| Literal::Int(d as i128)).collect()).to_string()
+}
+
+/// Reads the values that follow the header, into a [`Column`] of the header's dtype.
+fn read_body(reader: &mut impl Read, path: &Path, header: &Header) -> Result<Column> {
     let (n, order) = (header.len, header.order);
     let column = match header.dtype {
-        DType::F32 => Column::F32(read_values(reader, path, &header, |b| {
+        DType::F32 => Column::F32(read_values(reader, path, header, |b| {
             f32::from_bits(u32_of(b, order))
         })?),
-        DType::F64 => Column::F64(read_values(reader, path, &header, |b| {
+        DType::F64 => Column::F64(read_values(reader, path, header, |b| {
             f64::from_bits(u64_of(b, order))
         })?),
-        DType::I32 => Column::I32(read_values(reader, path, &header, |b| {
+        DType::I32 => Column::I32(read_values(reader, path, header, |b| {
             u32_of(b, order) as i32
         })?),
-        DType::I64 => Column::I64(read_values(reader, path, &header, |b| {
+        DType::I64 => Column::I64(read_values(reader, path, header, |b| {
             u64_of(b, order) as i64
         })?),
-        DType::U32 => Column::U32(read_values(reader, path, &header, |b| u32_of(b, order))?),
-        DType::U64 => Column::U64(read_values(reader, path, &header, |b| u64_of(b, order))?),
+        DType::U32 => Column::U32(read_values(reader, path, header, |b| u32_of(b, order))?),
+        DType::U64 => Column::U64(read_values(reader, path, header, |b| u64_of(b, order))?),
     };
     debug_assert_eq!(column.len(), n);
     Ok(column)
@@ -283,8 +439,9 @@ fn read_values<T>(
     Ok(out)
 }
 
-/// Reads and checks the magic string, the version and the header dictionary.
-fn read_header(reader: &mut impl Read, path: &Path) -> Result<Header> {
+/// Reads and checks the magic string, the version and the header dictionary; `size` is the
+/// whole file's when known.
+fn read_header(reader: &mut impl Read, path: &Path, size: Option<u64>) -> Result<Header> {
     let mut prefix = [0u8; 8];
     let got = read_up_to(reader, &mut prefix).map_err(|e| Error::io(path, e))?;
     if got == 0 {
@@ -347,6 +504,7 @@ fn read_header(reader: &mut impl Read, path: &Path) -> Result<Header> {
     };
     let mut header = parse_header(&text).map_err(|message| Error::format(path, message))?;
     header.header_bytes = (MAGIC.len() + 2 + len_bytes + header_len) as u64;
+    header.data_bytes = size.map(|s| s.saturating_sub(header.header_bytes));
     Ok(header)
 }
 
@@ -385,14 +543,14 @@ fn parse_header(text: &str) -> std::result::Result<Header, String> {
         other => return Err(format!("unreadable dtype {other} in the .npy header")),
     };
     let (dtype, order) = parse_descr(&descr)?;
-    match get("fortran_order")? {
-        Literal::Bool(_) => {}
+    let fortran_order = match get("fortran_order")? {
+        Literal::Bool(b) => *b,
         other => {
             return Err(format!(
                 "unreadable fortran_order {other} in the .npy header"
             ))
         }
-    }
+    };
     let shape_literal = get("shape")?;
     let shape = match shape_literal {
         Literal::Tuple(items) | Literal::List(items) => items
@@ -405,18 +563,22 @@ fn parse_header(text: &str) -> std::result::Result<Header, String> {
         _ => None,
     }
     .ok_or_else(|| format!("unreadable shape {shape_literal} in the .npy header"))?;
-    if shape.len() != 1 {
-        let shown = Literal::Tuple(shape.iter().map(|&d| Literal::Int(d as i128)).collect());
-        return Err(format!(
-            "unsupported shape {shown}: only 1-D arrays, of shape (n,), can be read \
-             (flatten the array first, e.g. with numpy's ravel)"
-        ));
-    }
+    let len = shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .ok_or_else(|| {
+            format!(
+                "the header announces {} values: too many",
+                shape_text(&shape)
+            )
+        })?;
     Ok(Header {
         dtype,
         order,
         descr,
-        len: shape[0],
+        shape,
+        fortran_order,
+        len,
         header_bytes: 0,
         data_bytes: None,
     })
@@ -905,6 +1067,94 @@ mod tests {
         let mut bad_utf8 = npy_bytes(3, &header("'<f8'", "(0,)"), &[]);
         bad_utf8[14] = 0xff;
         assert!(err(&bad_utf8).contains("UTF-8"));
+    }
+
+    fn parse_array(bytes: &[u8]) -> Result<NpyArray> {
+        let path = PathBuf::from("mem.npy");
+        let unsized_result = read_npy_array_from(&mut &bytes[..], &path, None);
+        let sized_result = read_npy_array_from(&mut &bytes[..], &path, Some(bytes.len() as u64));
+        assert_eq!(format!("{unsized_result:?}"), format!("{sized_result:?}"));
+        sized_result
+    }
+
+    #[test]
+    fn two_dimensional_arrays_in_c_order() {
+        let data: Vec<u8> = (0..6i32).flat_map(|x| x.to_le_bytes()).collect();
+        let header = |shape: &str, fortran: &str| {
+            format!("{{'descr': '<i4', 'fortran_order': {fortran}, 'shape': {shape}, }}")
+        };
+        let array = parse_array(&npy_bytes(1, &header("(2, 3)", "False"), &data)).unwrap();
+        assert_eq!(array.shape, vec![2, 3]);
+        assert_eq!(array.values, Column::I32(vec![0, 1, 2, 3, 4, 5]));
+        // One row or one column: both orders store the same bytes.
+        for shape in ["(6, 1)", "(1, 6)"] {
+            let array = parse_array(&npy_bytes(1, &header(shape, "True"), &data)).unwrap();
+            assert_eq!(array.values, Column::I32(vec![0, 1, 2, 3, 4, 5]));
+        }
+        let array = parse_array(&npy_bytes(1, &header("(0, 4)", "False"), &[])).unwrap();
+        assert_eq!(
+            (array.shape, array.values),
+            (vec![0, 4], Column::I32(vec![]))
+        );
+        let array = parse_array(&npy_bytes(1, &header("(6,)", "False"), &data)).unwrap();
+        assert_eq!(array.shape, vec![6]);
+
+        let e = parse_array(&npy_bytes(1, &header("(2, 3)", "True"), &data))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("Fortran") && e.contains("2 x 3"), "{e}");
+        let e = parse_array(&npy_bytes(1, &header("(1, 2, 3)", "False"), &data))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("shape (1, 2, 3)") && e.contains("2-D"), "{e}");
+        let e = parse_array(&npy_bytes(1, &header("()", "False"), &data[..4]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("shape ()"), "{e}");
+        let e = parse_array(&npy_bytes(1, &header("(3, 3)", "False"), &data))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("truncated") && e.contains("9 values"), "{e}");
+        let huge = format!("({}, {})", u64::MAX / 2, 4);
+        let e = parse_array(&npy_bytes(1, &header(&huge, "False"), &[]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("too many"), "{e}");
+        // The 1-D reader still refuses 2-D arrays.
+        assert!(err(&npy_bytes(1, &header("(2, 3)", "False"), &data)).contains("1-D"));
+    }
+
+    #[test]
+    fn matrices_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.npy.gz");
+        write_npy_matrix(&path, &[1.5f64, -0.0, f64::INFINITY, 7.0], 2, 2).unwrap();
+        let array = read_npy_array(&path).unwrap();
+        assert_eq!(array.shape, vec![2, 2]);
+        match array.values {
+            Column::F64(v) => assert_eq!(
+                v.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                [1.5f64, -0.0, f64::INFINITY, 7.0]
+                    .map(f64::to_bits)
+                    .to_vec()
+            ),
+            other => panic!("{other:?}"),
+        }
+        let path = dir.path().join("m.npy");
+        write_npy_matrix(&path, &[u64::MAX, 0, 1], 3, 1).unwrap();
+        let array = read_npy_array(&path).unwrap();
+        assert_eq!(array.values, Column::U64(vec![u64::MAX, 0, 1]));
+        assert_eq!(array.shape, vec![3, 1]);
+        write_npy_matrix::<i64>(&path, &[], 0, 5).unwrap();
+        assert_eq!(read_npy_array(&path).unwrap().shape, vec![0, 5]);
+        assert!(write_npy_matrix(&path, &[1i32, 2, 3], 2, 2).is_err());
+        let mut bytes = Vec::new();
+        write_shaped(&mut bytes, &[1i32, 2, 3, 4, 5, 6], "(3, 2)").unwrap();
+        let header = String::from_utf8_lossy(&bytes[10..bytes.len() - 24]).to_string();
+        assert_eq!(
+            header.trim_end(),
+            "{'descr': '<i4', 'fortran_order': False, 'shape': (3, 2), }"
+        );
     }
 
     #[test]

@@ -1,4 +1,5 @@
-//! Selection primitives: select, k-th largest, median, multiselect and quantiles.
+//! Selection primitives: select, k-th largest, median, multiselect and quantiles; batched
+//! selection, top-k and hard thresholding ([`batch`]).
 //!
 //! Rank `k` is 0-based in ascending order: `select(x, k) == sorted(x)[k]`, where values are
 //! ordered by their [`Element`](crate::Element) key (NaN last, `-0.0` just below `+0.0`). Every
@@ -10,6 +11,7 @@
 pub mod algorithm;
 pub mod approximate;
 pub mod approximate_quantile;
+pub mod batch;
 pub mod nan;
 pub mod quantile;
 mod selector;
@@ -33,6 +35,7 @@ pub(crate) mod sort_choose;
 pub use algorithm::Algorithm;
 pub use approximate::Approximate;
 pub use approximate_quantile::ApproximateQuantile;
+pub use batch::{BatchRank, DeviceTopK, Rows, Segments, Threshold, TopK, TopKOptions, TopKOrder};
 pub use nan::NanPolicy;
 pub use quantile::QuantileMethod;
 pub use selector::Selector;

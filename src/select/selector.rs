@@ -133,6 +133,16 @@ impl Selector {
         &self.device
     }
 
+    /// The NaN policy.
+    pub(crate) fn nan_policy_choice(&self) -> NanPolicy {
+        self.nan_policy
+    }
+
+    /// Whether several CPU threads are allowed.
+    pub(crate) fn allows_threads(&self) -> bool {
+        self.parallel
+    }
+
     /// The algorithm asked for (possibly `Auto`).
     ///
     /// ```

@@ -6,21 +6,27 @@ use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 use kselect::{Algorithm, NanPolicy, QuantileMethod};
 
 /// Exact order statistics of a column of numbers: the k-th smallest or largest values, the
-/// median and quantiles, on the CPU or a CUDA GPU.
+/// median and quantiles, the top-k values of arrays and matrices and hard thresholding, on the
+/// CPU or a CUDA GPU.
 #[derive(Debug, Parser)]
 #[command(
     name = "kselect",
     version,
     long_about = "Exact order statistics of a column of numbers: the k-th smallest or largest \
-                  values, the median and quantiles, on the CPU or a CUDA GPU.\n\n\
-                  Input files are 1-D NumPy .npy arrays or CSV files with a header row, either \
-                  possibly gzip-compressed. Every algorithm and backend returns exactly the \
-                  value a full sort would put at the rank asked for.",
+                  values, the median and quantiles, the top-k values of arrays and matrices with \
+                  their indices, and hard thresholding, on the CPU or a CUDA GPU.\n\n\
+                  Input files are NumPy .npy arrays (1-D; topk also reads 2-D) or CSV files with \
+                  a header row (select and quantiles), either possibly gzip-compressed. Every \
+                  algorithm and backend returns exactly the value a full sort would put at the \
+                  rank asked for.",
     after_help = "Examples:\n  \
         kselect select data.npy --k 0 --k 999\n  \
         kselect select flights.csv.gz --column dep_delay --nan omit --median --quantile 0.99\n  \
         kselect select values.npy --largest --k 0,1,2 --json\n  \
-        kselect quantiles flights.csv.gz --column dep_delay --nan omit --count 101 --plot pdf.png\n\n\
+        kselect quantiles flights.csv.gz --column dep_delay --nan omit --count 101 --plot pdf.png\n  \
+        kselect topk scores.npy --k 10 --sorted --json\n  \
+        kselect topk values.npy --cols 100 --k 5 --smallest\n  \
+        kselect threshold x.npy --k 50 --out x_sparse.npy --json\n\n\
         Exit status: 0 on success, 1 when the input or the selection fails, 2 for a usage error."
 )]
 pub struct Cli {
@@ -90,6 +96,120 @@ pub enum Command {
         )
     )]
     Quantiles(QuantilesArgs),
+
+    /// The k largest (or smallest) values of an array, or of every row of a matrix, with their
+    /// indices.
+    #[command(
+        long_about = "The k largest (or smallest) values of an array, or of every row of a \
+            matrix, with their indices.\n\n\
+            FILE is a .npy array: 1-D (one row, or rows of --cols values each) or 2-D (rows x \
+            cols, in C order). Values are ordered as a sort orders them (-0.0 just below +0.0; \
+            NaN after +inf under --nan last); ties go to the lower index, so the result is \
+            deterministic. k is 1 to the number of values of a row.",
+        after_help = "Output: without --json, a summary and a table of row, position, index and \
+            value. With --json, one JSON object: {\"rows\": R, \"k\": K, \"values\": [[...], \
+            ...], \"indices\": [[...], ...], \"backend\": \"...\", \"seconds\": S}, one list \
+            of k values and one of k indices per row (indices count inside the row). Integers \
+            are printed exactly; floats with the fewest digits that read back as the same f32 \
+            or f64; infinities and NaN as the strings \"inf\", \"-inf\", \"nan\".\n\n\
+            Examples:\n  \
+            kselect topk scores.npy --k 10 --sorted\n  \
+            kselect topk matrix.npy --k 3 --smallest --json\n  \
+            kselect topk values.npy --cols 100 --k 5 --nan omit"
+    )]
+    Topk(TopkArgs),
+
+    /// Hard thresholding: keep the k entries of largest magnitude of an array, zero the rest.
+    #[command(
+        long_about = "Hard thresholding (H_k of iterative hard thresholding): keep the k \
+            entries of largest magnitude of a 1-D .npy array, set every other entry to zero, and \
+            write the result to --out (same dtype and length).\n\n\
+            Magnitude is |x| for floats (-0.0 and +0.0 alike), the absolute value for signed \
+            integers (the minimum has the largest), the value for unsigned ones; ties go to the \
+            lower index. The threshold is the kept entry of smallest magnitude (of the highest \
+            index among equal ones).",
+        after_help = "Output: without --json, a summary, the threshold and the support (the \
+            indices kept, ascending). With --json, one JSON object: {\"n\": N, \"k\": K, \
+            \"threshold\": V, \"threshold_index\": I, \"support\": [...], \"backend\": \
+            \"...\", \"seconds\": S}.\n\n\
+            Examples:\n  \
+            kselect threshold x.npy --k 50 --out x_sparse.npy\n  \
+            kselect threshold x.npy --k 50 --out x_sparse.npy --nan omit --json"
+    )]
+    Threshold(ThresholdArgs),
+}
+
+/// The options of `kselect topk`.
+#[derive(Debug, Args)]
+pub struct TopkArgs {
+    /// The data file: a 1-D or 2-D NumPy .npy array (2-D in C order) of dtype f4, f8, i4, i8,
+    /// u4 or u8, possibly gzip-compressed (.gz).
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// How many values to take from each row: 1 to the row's length.
+    #[arg(short = 'k', long = "k", value_name = "K")]
+    pub k: usize,
+
+    /// Take the smallest values instead of the largest.
+    #[arg(long)]
+    pub smallest: bool,
+
+    /// Read a 1-D array as rows of C values each (its length must be a multiple of C).
+    #[arg(long, value_name = "C", value_parser = parse_cols)]
+    pub cols: Option<usize>,
+
+    /// Sort each row's values (descending for the largest, ascending for the smallest; ties by
+    /// index) instead of listing them in index order.
+    #[arg(long)]
+    pub sorted: bool,
+
+    /// What to do with NaN values: error (refuse the input; the default), omit (never take
+    /// them: every row needs k numbers), last (order them after +inf: taken first by the
+    /// largest, last by --smallest).
+    #[arg(long, value_name = "POLICY", default_value = "error", value_parser = parse_nan)]
+    pub nan: NanPolicy,
+
+    /// Where it runs: auto (CUDA device 0 when a GPU and its driver are present, the CPU
+    /// otherwise), cpu, or cuda (an error when there is no usable GPU).
+    #[arg(long, value_enum, value_name = "BACKEND", default_value_t = Backend::Auto)]
+    pub backend: Backend,
+
+    /// Print one JSON object instead of a table (see the output description below).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The options of `kselect threshold`.
+#[derive(Debug, Args)]
+pub struct ThresholdArgs {
+    /// The data file: a 1-D NumPy .npy array of dtype f4, f8, i4, i8, u4 or u8, possibly
+    /// gzip-compressed (.gz).
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// How many entries to keep: 1 to the number of values.
+    #[arg(short = 'k', long = "k", value_name = "K")]
+    pub k: usize,
+
+    /// Where to write the thresholded array (.npy, gzip-compressed when the name ends in .gz).
+    #[arg(short = 'o', long, value_name = "OUT.npy")]
+    pub out: PathBuf,
+
+    /// What to do with NaN values: error (refuse the input; the default), omit (never keep
+    /// them: they are zeroed, and the array needs k numbers), last (NaN has the largest
+    /// magnitude).
+    #[arg(long, value_name = "POLICY", default_value = "error", value_parser = parse_nan)]
+    pub nan: NanPolicy,
+
+    /// Where it runs: auto (CUDA device 0 when a GPU and its driver are present, the CPU
+    /// otherwise), cpu, or cuda (an error when there is no usable GPU).
+    #[arg(long, value_enum, value_name = "BACKEND", default_value_t = Backend::Auto)]
+    pub backend: Backend,
+
+    /// Print one JSON object instead of a summary (see the output description below).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// The options of `kselect quantiles`.
@@ -361,6 +481,18 @@ fn parse_count(s: &str) -> Result<usize, String> {
         Err(format!(
             "--count is the number of probabilities, 2 to 10000000, not {m}"
         ))
+    }
+}
+
+fn parse_cols(s: &str) -> Result<usize, String> {
+    let cols: usize = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a whole number"))?;
+    if cols >= 1 {
+        Ok(cols)
+    } else {
+        Err("--cols is the number of values of a row: at least 1".to_string())
     }
 }
 

@@ -8,6 +8,10 @@
 //!                [--backend auto|cpu|cuda] [--algorithm NAME] [--nan error|omit|last]
 //!                [--plot PDF.png|.svg] [--cdf-plot CDF.png|.svg] [--plot-range LO,HI]
 //!                [--bins N] [--bandwidth H] [--json]
+//! kselect topk FILE --k K [--smallest] [--cols C] [--sorted] [--nan error|omit|last]
+//!                [--backend auto|cpu|cuda] [--json]
+//! kselect threshold FILE --k K --out OUT.npy [--nan error|omit|last]
+//!                [--backend auto|cpu|cuda] [--json]
 //! ```
 //!
 //! Errors are printed as `error: <message>` on stderr; the exit status is 0 on success, 1 when
@@ -19,15 +23,18 @@ mod quantiles;
 mod quantiles_output;
 mod select;
 mod summary;
+mod threshold;
+mod topk;
 
 use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser};
-use kselect::io::{file_format, read_column, read_csv_column, Column, FileFormat};
-use kselect::{Device, Error, Result, Selector};
+use kselect::io::npy::read_npy_array;
+use kselect::io::{file_format, read_column, read_csv_column, read_npy, Column, FileFormat};
+use kselect::{Device, Error, Result, Selector, TopKOptions, TopKOrder};
 
-use cli::{Backend, Cli, Command, QuantilesArgs, SelectArgs};
+use cli::{Backend, Cli, Command, QuantilesArgs, SelectArgs, ThresholdArgs, TopkArgs};
 use output::Context;
 use select::Request;
 use summary::Input;
@@ -46,6 +53,8 @@ fn main() -> ExitCode {
             }
             run_quantiles(args)
         }
+        Command::Topk(args) => run_topk(args),
+        Command::Threshold(args) => run_threshold(args),
     };
     match result {
         Ok(text) => {
@@ -175,5 +184,51 @@ fn run_quantiles(args: &QuantilesArgs) -> Result<String> {
         quantiles_output::json(&ctx, &outcome)
     } else {
         quantiles_output::table(&ctx, &outcome)
+    })
+}
+
+/// Runs `kselect topk` and returns what it prints.
+fn run_topk(args: &TopkArgs) -> Result<String> {
+    let device = device(args.backend)?;
+    let array = read_npy_array(&args.file)?;
+    let rows = topk::rows_of(&array, args.cols)?;
+    let selector = Selector::on(device).nan_policy(args.nan);
+    let order = if args.smallest {
+        TopKOrder::Smallest
+    } else {
+        TopKOrder::Largest
+    };
+    let options = TopKOptions::from(order).sorted(args.sorted);
+    let outcome = array.values.visit(topk::Request {
+        selector: &selector,
+        rows,
+        k: args.k,
+        options,
+    })?;
+    let backend = selector.device().backend_name();
+    Ok(if args.json {
+        topk::json(&outcome, backend)
+    } else {
+        let device = format!("{backend} ({})", selector.device().description());
+        topk::table(&args.file, &outcome, options, &device)
+    })
+}
+
+/// Runs `kselect threshold` and returns what it prints.
+fn run_threshold(args: &ThresholdArgs) -> Result<String> {
+    let device = device(args.backend)?;
+    let values = read_npy(&args.file)?;
+    let selector = Selector::on(device).nan_policy(args.nan);
+    let outcome = values.visit(threshold::Request {
+        selector: &selector,
+        k: args.k,
+        out: &args.out,
+    })?;
+    let backend = selector.device().backend_name();
+    Ok(if args.json {
+        threshold::json(&outcome, backend)
+    } else {
+        let device = format!("{backend} ({})", selector.device().description());
+        threshold::summary(&args.file, &args.out, &outcome, &device)
     })
 }

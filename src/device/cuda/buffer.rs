@@ -76,6 +76,11 @@ impl<T: Element> DeviceBuffer<T> {
         &self.slice
     }
 
+    /// The device memory, for kernels that write it in place.
+    pub(crate) fn as_slice_mut(&mut self) -> &mut CudaSlice<T> {
+        &mut self.slice
+    }
+
     /// Copies the buffer back to the host.
     pub fn to_host(&self) -> Result<Vec<T>> {
         if self.is_empty() {

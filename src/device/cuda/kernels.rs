@@ -77,6 +77,13 @@ pub(crate) static QUICK_SELECT: KernelSource = KernelSource {
     text: include_str!("../../../kernels/quick_select.cu"),
 };
 
+/// Batched selection, top-k and hard thresholding over rows and segments: one block a short
+/// span, tiled digit histograms and an index-ordered compaction for long ones.
+pub(crate) static BATCH_SELECT: KernelSource = KernelSource {
+    name: "batch_select.cu",
+    text: include_str!("../../../kernels/batch_select.cu"),
+};
+
 /// Every source of `kernels/`, for checks that compile them all.
 #[cfg_attr(not(test), allow(dead_code))]
 pub(crate) static ALL: &[&KernelSource] = &[
@@ -87,6 +94,7 @@ pub(crate) static ALL: &[&KernelSource] = &[
     &BUCKET_SELECT,
     &SAMPLE_SELECT,
     &QUICK_SELECT,
+    &BATCH_SELECT,
     &CUTTING_PLANE,
     &BUCKET_MULTISELECT,
     &FUSED_MULTISELECT,

@@ -12,7 +12,7 @@ pub(crate) mod launch;
 mod timer;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use buffer::DeviceBuffer;
 pub use timer::GpuTimer;

@@ -6,7 +6,7 @@ use super::*;
 use crate::device::DeviceBuffer;
 
 /// CUDA device 0, or `None` (a skip) when there is none and no GPU is required.
-fn gpu() -> Option<CudaDevice> {
+pub(crate) fn gpu() -> Option<CudaDevice> {
     match CudaDevice::new(0) {
         Ok(dev) => Some(dev),
         Err(e) if std::env::var("KSELECT_REQUIRE_GPU").as_deref() == Ok("1") => {

@@ -1,0 +1,421 @@
+//! GPU benchmark of batched selection, top-k and hard thresholding against the one-read floor
+//! (a sum over the same array), timed with CUDA events in the same run; results checked
+//! against the CPU.
+//!
+//! ```text
+//! cargo bench --bench gpu_batch -- --shapes 1024x1048576,65536x1024 --threshold-sizes 26 --json out.json
+//! ```
+//!
+//! Options: `--shapes` (rows x cols, comma separated), `--ks-long` (k for rows of at least
+//! 65536 values), `--ks-short` (k for shorter rows), `--threshold-sizes` (log2 of n for hard
+//! thresholding, at k = n/1000 and n/100), `--types` (f32, f64), `--reps`, `--json PATH`.
+//! Cases of a shape: `top-k` (largest, sorted and unsorted), `top-k smallest` (sorted) for
+//! each k, and `kth` (the element of rank cols/2 of every row). Results stay on the device.
+//! Without a GPU it prints a note and exits 0, unless `KSELECT_REQUIRE_GPU=1`.
+
+use kselect::{
+    BatchRank, CudaDevice, Device, DeviceBuffer, Element, GpuTimer, Rows, Selector, TopKOptions,
+};
+use rayon::prelude::*;
+
+#[path = "common/date.rs"]
+mod date;
+#[path = "common/options.rs"]
+mod options;
+#[path = "common/splitmix.rs"]
+mod splitmix;
+
+/// Command-line options.
+struct Options {
+    shapes: Vec<(usize, usize)>,
+    ks_long: Vec<usize>,
+    ks_short: Vec<usize>,
+    threshold_sizes: Vec<u32>,
+    types: Vec<String>,
+    reps: usize,
+    json: Option<String>,
+}
+
+fn parse_options() -> Options {
+    let mut opts = Options {
+        shapes: vec![(1024, 1 << 20), (1 << 16, 1024)],
+        ks_long: vec![32, 1024, 65536],
+        ks_short: vec![16, 256],
+        threshold_sizes: vec![26],
+        types: vec!["f32".into()],
+        reps: 21,
+        json: None,
+    };
+    options::for_each(|name, value| {
+        match name {
+            "--shapes" => {
+                opts.shapes = options::list(&value)
+                    .iter()
+                    .filter_map(|s| {
+                        let (r, c) = s.split_once('x')?;
+                        Some((r.parse().ok()?, c.parse().ok()?))
+                    })
+                    .collect()
+            }
+            "--ks-long" => opts.ks_long = options::parsed(&value),
+            "--ks-short" => opts.ks_short = options::parsed(&value),
+            "--threshold-sizes" if value == "none" => opts.threshold_sizes = Vec::new(),
+            "--threshold-sizes" => opts.threshold_sizes = options::parsed(&value),
+            "--types" => opts.types = options::list(&value),
+            "--reps" => opts.reps = value.parse().unwrap_or(opts.reps),
+            "--json" => opts.json = Some(value),
+            _ => return false,
+        }
+        true
+    });
+    opts
+}
+
+/// Uniform values in `[0, 1)` of the benchmark's float types.
+trait BenchFloat: Element {
+    fn unit(bits: u64) -> Self;
+}
+
+impl BenchFloat for f32 {
+    fn unit(bits: u64) -> Self {
+        (bits >> 40) as f32 / (1u64 << 24) as f32
+    }
+}
+
+impl BenchFloat for f64 {
+    fn unit(bits: u64) -> Self {
+        (bits >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+fn uniform<T: BenchFloat>(n: usize, seed: u64) -> Vec<T> {
+    let mut data = vec![T::default(); n];
+    data.par_chunks_mut(1 << 16)
+        .enumerate()
+        .for_each(|(c, chunk)| {
+            let mut s = seed ^ (c as u64).wrapping_mul(0x9E37_79B9);
+            for x in chunk.iter_mut() {
+                *x = T::unit(splitmix::next(&mut s));
+            }
+        });
+    data
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// One timed case.
+struct Row {
+    dtype: &'static str,
+    shape: String,
+    case: String,
+    k: usize,
+    median_ms: f64,
+    floor_ms: f64,
+    bytes: usize,
+    correct: bool,
+}
+
+/// Times `f` with CUDA events after 2 warm-up calls; `prepare` runs before each call, outside
+/// the timed region.
+fn time_ms(
+    gpu: &CudaDevice,
+    reps: usize,
+    mut prepare: impl FnMut() -> kselect::Result<()>,
+    mut f: impl FnMut(usize) -> kselect::Result<()>,
+) -> kselect::Result<f64> {
+    for r in 0..2 {
+        prepare()?;
+        f(r)?;
+    }
+    let mut times = Vec::with_capacity(reps);
+    for r in 0..reps {
+        prepare()?;
+        let timer = GpuTimer::start(gpu)?;
+        f(r)?;
+        times.push(timer.stop()? as f64);
+    }
+    Ok(median(times))
+}
+
+/// Rotation among copies totalling at least 512 MiB, so that L2 never holds the input.
+fn copies_for(bytes: usize) -> usize {
+    (512usize << 20).div_ceil(bytes.max(1)).clamp(1, 8)
+}
+
+fn run_shape<T: BenchFloat>(
+    gpu: &CudaDevice,
+    opts: &Options,
+    rows: usize,
+    cols: usize,
+    out: &mut Vec<Row>,
+) -> kselect::Result<()> {
+    let n = rows * cols;
+    let data = uniform::<T>(n, 0x5eed);
+    let device = Device::Cuda(gpu.clone());
+    let bytes = n * std::mem::size_of::<T>();
+    let copies = copies_for(bytes);
+    let bufs: Vec<DeviceBuffer<T>> = (0..copies)
+        .map(|_| DeviceBuffer::from_host(&device, &data))
+        .collect::<kselect::Result<_>>()?;
+    let floor_ms = time_ms(
+        gpu,
+        opts.reps,
+        || Ok(()),
+        |r| bufs[r % copies].sum().map(|_| ()),
+    )?;
+    let shape = format!("{rows}x{cols}");
+    let sel = Selector::on(device.clone());
+    let cpu = Selector::new();
+    let layout = Rows::new(rows, cols);
+    let ks = if cols >= 65536 {
+        &opts.ks_long
+    } else {
+        &opts.ks_short
+    };
+    let mut push = |case: String, k: usize, median_ms: f64, correct: bool| {
+        println!(
+            "{:>4} {:>14} {:>22} k={:<8} {:>9.3} ms  floor {:>7.3} ms  x{:>6.2}  {}",
+            T::DTYPE.name(),
+            shape,
+            case,
+            k,
+            median_ms,
+            floor_ms,
+            median_ms / floor_ms,
+            if correct { "ok" } else { "WRONG" }
+        );
+        out.push(Row {
+            dtype: T::DTYPE.name(),
+            shape: shape.clone(),
+            case,
+            k,
+            median_ms,
+            floor_ms,
+            bytes,
+            correct,
+        });
+    };
+    // The CPU reference of the first rows only (the whole of 4 GiB would take long).
+    let checked_rows = rows.min(64);
+    let head = &data[..checked_rows * cols];
+    let head_layout = Rows::new(checked_rows, cols);
+    for &k in ks.iter().filter(|&&k| k <= cols) {
+        for (case, options) in [
+            ("top-k sorted", TopKOptions::largest().sorted(true)),
+            ("top-k unsorted", TopKOptions::largest().sorted(false)),
+            (
+                "top-k smallest sorted",
+                TopKOptions::smallest().sorted(true),
+            ),
+        ] {
+            let got = sel
+                .top_k_rows_device(&bufs[0], layout, k, options)?
+                .to_host()?;
+            let want = cpu.top_k_rows(head, head_layout, k, options)?;
+            let m = checked_rows * k;
+            let correct = got.indices()[..m] == want.indices()[..]
+                && got.values()[..m]
+                    .iter()
+                    .zip(want.values())
+                    .all(|(a, b)| a.to_key() == b.to_key());
+            let ms = time_ms(
+                gpu,
+                opts.reps,
+                || Ok(()),
+                |r| {
+                    sel.top_k_rows_device(&bufs[r % copies], layout, k, options)
+                        .map(|_| ())
+                },
+            )?;
+            push(case.to_string(), k, ms, correct);
+        }
+    }
+    let kth = cols / 2;
+    let got = sel.select_rows_device(&bufs[0], layout, BatchRank::Same(kth))?;
+    let want = cpu.select_rows(head, head_layout, BatchRank::Same(kth))?;
+    let correct = got[..checked_rows]
+        .iter()
+        .zip(&want)
+        .all(|(a, b)| a.to_key() == b.to_key());
+    let ms = time_ms(
+        gpu,
+        opts.reps,
+        || Ok(()),
+        |r| {
+            sel.select_rows_device(&bufs[r % copies], layout, BatchRank::Same(kth))
+                .map(|_| ())
+        },
+    )?;
+    push("kth".to_string(), kth, ms, correct);
+    Ok(())
+}
+
+fn run_threshold<T: BenchFloat>(
+    gpu: &CudaDevice,
+    opts: &Options,
+    log2n: u32,
+    out: &mut Vec<Row>,
+) -> kselect::Result<()> {
+    let n = 1usize << log2n;
+    // Signed values, so that magnitudes differ from values.
+    let data: Vec<T> = uniform::<f64>(n, 0x7e57)
+        .into_par_iter()
+        .map(|u| T::unit(((u - 0.5).abs() * 2.0 * (1u64 << 53) as f64) as u64 * 2048))
+        .collect();
+    let device = Device::Cuda(gpu.clone());
+    let bytes = n * std::mem::size_of::<T>();
+    let copies = copies_for(bytes);
+    let bufs: Vec<DeviceBuffer<T>> = (0..copies)
+        .map(|_| DeviceBuffer::from_host(&device, &data))
+        .collect::<kselect::Result<_>>()?;
+    let floor_ms = time_ms(
+        gpu,
+        opts.reps,
+        || Ok(()),
+        |r| bufs[r % copies].sum().map(|_| ()),
+    )?;
+    let sel = Selector::on(device.clone());
+    for k in [n / 1000, n / 100] {
+        let want = Selector::new().threshold(&data, k)?;
+        let got = sel.threshold_device(&bufs[0], k)?;
+        let correct = got.support == want.support && got.index == want.index;
+        let ms = time_ms(
+            gpu,
+            opts.reps,
+            || Ok(()),
+            |r| sel.threshold_device(&bufs[r % copies], k).map(|_| ()),
+        )?;
+        let mut row = |case: &str, ms: f64, correct: bool| {
+            println!(
+                "{:>4} {:>14} {:>22} k={:<8} {:>9.3} ms  floor {:>7.3} ms  x{:>6.2}  {}",
+                T::DTYPE.name(),
+                format!("2^{log2n}"),
+                case,
+                k,
+                ms,
+                floor_ms,
+                ms / floor_ms,
+                if correct { "ok" } else { "WRONG" }
+            );
+            out.push(Row {
+                dtype: T::DTYPE.name(),
+                shape: format!("{n}"),
+                case: case.to_string(),
+                k,
+                median_ms: ms,
+                floor_ms,
+                bytes,
+                correct,
+            });
+        };
+        row("threshold", ms, correct);
+        // In place: each run gets a fresh copy of the data (made outside the timed region).
+        let mut times = Vec::with_capacity(opts.reps);
+        let mut support = Vec::new();
+        let mut work = DeviceBuffer::from_host(&device, &data)?;
+        for rep in 0..opts.reps + 2 {
+            work = if rep == 0 {
+                work
+            } else {
+                DeviceBuffer::from_host(&device, &data)?
+            };
+            let timer = GpuTimer::start(gpu)?;
+            support = sel.hard_threshold_device(&mut work, k)?.support;
+            let ms = timer.stop()? as f64;
+            if rep >= 2 {
+                times.push(ms);
+            }
+        }
+        let ms = median(times);
+        let zeroed = work.to_host()?;
+        let correct = support == want.support
+            && zeroed.iter().enumerate().all(|(i, x)| {
+                let kept = want.support.binary_search(&i).is_ok();
+                x.to_key() == if kept { data[i] } else { T::default() }.to_key()
+            });
+        row("hard-threshold", ms, correct);
+    }
+    Ok(())
+}
+
+fn main() {
+    let opts = parse_options();
+    let gpu = match CudaDevice::new(0) {
+        Ok(gpu) => gpu,
+        Err(e) => {
+            eprintln!("gpu_batch: no GPU ({e})");
+            if std::env::var("KSELECT_REQUIRE_GPU").as_deref() == Ok("1") {
+                std::process::exit(1);
+            }
+            return;
+        }
+    };
+    println!(
+        "device: {} ({}, {} SMs)",
+        gpu.name(),
+        gpu.arch(),
+        gpu.multiprocessors()
+    );
+    let mut rows = Vec::new();
+    let mut failed = false;
+    for dtype in &opts.types {
+        for &(r, c) in &opts.shapes {
+            let result = match dtype.as_str() {
+                "f32" => run_shape::<f32>(&gpu, &opts, r, c, &mut rows),
+                "f64" => run_shape::<f64>(&gpu, &opts, r, c, &mut rows),
+                other => {
+                    eprintln!("unknown type {other} (f32, f64)");
+                    continue;
+                }
+            };
+            if let Err(e) = result {
+                eprintln!("{dtype} {r}x{c}: {e}");
+                failed = true;
+            }
+        }
+        for &log2n in &opts.threshold_sizes {
+            let result = match dtype.as_str() {
+                "f32" => run_threshold::<f32>(&gpu, &opts, log2n, &mut rows),
+                "f64" => run_threshold::<f64>(&gpu, &opts, log2n, &mut rows),
+                _ => continue,
+            };
+            if let Err(e) = result {
+                eprintln!("{dtype} threshold 2^{log2n}: {e}");
+                failed = true;
+            }
+        }
+    }
+    failed |= rows.iter().any(|r| !r.correct);
+    if let Some(path) = &opts.json {
+        let results: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "dtype": r.dtype, "shape": r.shape, "case": r.case, "k": r.k,
+                    "median_ms": r.median_ms, "floor_ms": r.floor_ms,
+                    "ratio_to_floor": r.median_ms / r.floor_ms,
+                    "gb_per_s": r.bytes as f64 / r.median_ms / 1e6, "correct": r.correct,
+                    "bytes": r.bytes,
+                })
+            })
+            .collect();
+        let doc = serde_json::json!({
+            "device": gpu.name(), "arch": gpu.arch(), "date": date::today(),
+            "command": std::env::args().collect::<Vec<_>>().join(" "),
+            "timing": "CUDA events around each whole call after 2 warm-up calls; median of --reps runs; inputs rotated among copies totalling >= 512 MiB; results left on the device",
+            "floor": "DeviceBuffer::sum over the same array (one read, 16-byte loads)",
+            "results": results,
+        });
+        if let Err(e) = std::fs::write(path, serde_json::to_string_pretty(&doc).unwrap_or_default())
+        {
+            eprintln!("writing {path}: {e}");
+            failed = true;
+        }
+    }
+    if failed {
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,813 @@
+// Batched selection, top-k with indices and hard thresholding over spans: the rows of a
+// row-major matrix or the segments of a flat array.
+//
+// Every span is described by `offsets` (segment s is [offsets[s], offsets[s+1])) or, when
+// `offsets` is null, by rows of `cols` values `stride` apart. Values are compared through an
+// order key (ascending order keys = the wanted order; ties by index), chosen by `mode`:
+//   BT_ASCENDING          the element key (selection; smallest first)
+//   BT_LARGEST            largest first, NaN before every number
+//   BT_LARGEST_NAN_LOW    largest first, NaN after every number
+//   BT_MAGNITUDE          largest |x| first, NaN first
+//   BT_MAGNITUDE_NAN_LOW  largest |x| first, NaN last
+// The order key of a number never collides with a NaN's: a non-NaN float's key is neither 0
+// nor the largest key, and magnitudes are biased by one.
+//
+// Short spans (up to BT_SHORT values) take one block each, their keys in shared memory:
+// 8-bit MSD radix selection in the block, an index-ordered compaction, a bitonic sort.
+// Long spans are split into tiles: digit histograms per query over all tiles (`bt_hist`), a
+// choice per query (`bt_choose`), then for top-k the tiles' counts, their scan and an
+// index-ordered compaction.
+
+#define BT_ASCENDING 0
+#define BT_LARGEST 1
+#define BT_LARGEST_NAN_LOW 2
+#define BT_MAGNITUDE 3
+#define BT_MAGNITUDE_NAN_LOW 4
+
+#define BT_THREADS 256
+#define BT_SHORT 4096
+#define BT_TILE 16384
+// Values a thread loads at once in the tile passes.
+#define BT_ROUND 8
+// Words of a long-span query's state: prefix, rank left, the span.
+#define BT_STATE 4
+
+// |x| as an unsigned key (floats: biased by one so that 0 stays free; NaN is handled apart).
+__device__ __forceinline__ u32 magnitude_key(float x) { return (__float_as_uint(x) & 0x7fffffffu) + 1u; }
+__device__ __forceinline__ u64 magnitude_key(double x) {
+    return ((u64)__double_as_longlong(x) & 0x7fffffffffffffffull) + 1ull;
+}
+__device__ __forceinline__ u32 magnitude_key(i32 x) { return x < 0 ? 0u - (u32)x : (u32)x; }
+__device__ __forceinline__ u64 magnitude_key(i64 x) { return x < 0 ? 0ull - (u64)x : (u64)x; }
+__device__ __forceinline__ u32 magnitude_key(u32 x) { return x; }
+__device__ __forceinline__ u64 magnitude_key(u64 x) { return x; }
+
+template <typename T>
+__device__ __forceinline__ typename KeyOf<T>::type order_key(T x, u32 mode) {
+    typedef typename KeyOf<T>::type K;
+    const K top = (K)~(K)0;
+    if (mode == BT_ASCENDING) return to_key(x);
+    const bool nan = is_nan_value(x);
+    if (mode <= BT_LARGEST_NAN_LOW) {
+        if (nan) return mode == BT_LARGEST ? (K)0 : top;
+        return (K)~to_key(x);
+    }
+    if (nan) return mode == BT_MAGNITUDE ? (K)0 : top;
+    return (K)~magnitude_key(x);
+}
+
+// The first index and the length of span s.
+__device__ __forceinline__ void span_of(const u64* offsets, u64 cols, u64 stride, u64 s, u64& start, u64& len) {
+    if (offsets) {
+        start = offsets[s];
+        len = offsets[s + 1] - start;
+    } else {
+        start = s * stride;
+        len = cols;
+    }
+}
+
+// The span of tile t: the last s with tile_first[s] <= t (tile_first has nspans + 1 entries).
+__device__ __forceinline__ u64 span_of_tile(const u64* tile_first, u64 nspans, u64 t) {
+    u64 lo = 0, hi = nspans;  // tile_first[lo] <= t < tile_first[hi]
+    while (hi - lo > 1) {
+        const u64 mid = (lo + hi) / 2;
+        if (tile_first[mid] <= t) lo = mid; else hi = mid;
+    }
+    return lo;
+}
+
+// Block-wide exclusive sum (every thread calls it; `scratch` holds 32 words). Returns the
+// prefix of this thread's value; `*total` gets the block's sum.
+__device__ __forceinline__ u64 bt_exclusive_sum(u64 v, u64* scratch, u64* total) {
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = (blockDim.x + 31) >> 5;
+    u64 inc = v;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+        const u64 o = __shfl_up_sync(FULL_MASK, inc, d);
+        if (lane >= (u32)d) inc += o;
+    }
+    if (lane == 31) scratch[warp] = inc;
+    __syncthreads();
+    if (warp == 0) {
+        u64 w = lane < warps ? scratch[lane] : 0;
+#pragma unroll
+        for (int d = 1; d < 32; d <<= 1) {
+            const u64 o = __shfl_up_sync(FULL_MASK, w, d);
+            if (lane >= (u32)d) w += o;
+        }
+        scratch[lane] = w;  // inclusive sums of the warps
+    }
+    __syncthreads();
+    const u64 before = (warp ? scratch[warp - 1] : 0) + inc - v;
+    *total = scratch[warps - 1];
+    __syncthreads();
+    return before;
+}
+
+// The digit of a 256-bin histogram where rank r falls, by warp 0: writes the digit and the
+// rank left inside it to out[0], out[1] (the caller synchronises).
+__device__ __forceinline__ void bt_pick_digit(const u32* hist, u64 r, u64* out) {
+    if (threadIdx.x >= 32) return;
+    const u32 lane = threadIdx.x;
+    u64 mine = 0;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) mine += hist[lane * 8 + j];
+    u64 inc = mine;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+        const u64 o = __shfl_up_sync(FULL_MASK, inc, d);
+        if (lane >= (u32)d) inc += o;
+    }
+    const u64 before = inc - mine;
+    const u32 hit = __ballot_sync(FULL_MASK, before <= r && r < inc);
+    if (hit == 0) {
+        // Rank past the counts: cannot happen for valid ranks; keep the top digit.
+        if (lane == 0) {
+            out[0] = 255;
+            out[1] = 0;
+        }
+        return;
+    }
+    if (lane == (u32)(__ffs(hit) - 1)) {
+        u64 below = before;
+        u32 digit = lane * 8;
+        for (int j = 0; j < 8; ++j) {
+            const u64 c = hist[lane * 8 + j];
+            if (r < below + c) {
+                digit = lane * 8 + j;
+                break;
+            }
+            below += c;
+        }
+        out[0] = digit;
+        out[1] = r - below;
+    }
+}
+
+// The key of rank r among keys[0..len) in shared memory (8-bit digits from the top) and how
+// many keys equal to it rank at or below r among those equal (`*take`, at least 1).
+template <typename K>
+__device__ K bt_block_select(const K* keys, u32 len, u64 r, u32* hist, u64* pick, u64* take) {
+    K prefix = 0, mask = 0;
+    for (int shift = (int)sizeof(K) * 8 - 8; shift >= 0; shift -= 8) {
+        for (u32 i = threadIdx.x; i < 256; i += blockDim.x) hist[i] = 0;
+        __syncthreads();
+        for (u32 i = threadIdx.x; i < len; i += blockDim.x) {
+            const K v = keys[i];
+            if ((v & mask) == prefix) atomicAdd(&hist[(u32)(v >> shift) & 255u], 1u);
+        }
+        __syncthreads();
+        bt_pick_digit(hist, r, pick);
+        __syncthreads();
+        prefix |= (K)pick[0] << shift;
+        mask |= (K)255 << shift;
+        r = pick[1];
+        __syncthreads();
+    }
+    *take = r + 1;
+    return prefix;
+}
+
+// Sorts p (a power of two) pairs ascending by (key, idx) in shared memory.
+template <typename K>
+__device__ void bt_bitonic(K* key, u32* idx, u32 p) {
+    for (u32 size = 2; size <= p; size <<= 1) {
+        for (u32 stride = size >> 1; stride > 0; stride >>= 1) {
+            for (u32 i = threadIdx.x; i < p / 2; i += blockDim.x) {
+                const u32 lo = 2 * i - (i & (stride - 1));
+                const u32 hi = lo + stride;
+                const bool up = (lo & size) == 0;
+                const K a = key[lo], b = key[hi];
+                const u32 ia = idx[lo], ib = idx[hi];
+                const bool greater = a > b || (a == b && ia > ib);
+                if (greater == up) {
+                    key[lo] = b;
+                    key[hi] = a;
+                    idx[lo] = ib;
+                    idx[hi] = ia;
+                }
+            }
+            __syncthreads();
+        }
+    }
+}
+
+__device__ __forceinline__ u32 bt_pow2(u32 v) {
+    u32 p = 1;
+    while (p < v) p <<= 1;
+    return p;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Short spans: one block a span.
+
+// Loads span s's order keys into shared memory and counts its NaNs.
+template <typename T>
+__device__ u32 bt_load_short(const T* x, u64 start, u32 len, u32 mode, typename KeyOf<T>::type* keys,
+                             u32* nan_block) {
+    u32 nans = 0;
+    for (u32 i = threadIdx.x; i < len; i += blockDim.x) {
+        const T v = x[start + i];
+        keys[i] = order_key(v, mode);
+        nans += is_nan_value(v) ? 1u : 0u;
+    }
+    if (HasNan<T>::value) {
+        nans = __reduce_add_sync(FULL_MASK, nans);
+        if ((threadIdx.x & 31) == 0 && nans) atomicAdd(nan_block, nans);
+    }
+    __syncthreads();
+    return *nan_block;
+}
+
+// Dynamic shared memory: max(len, 2 * p) keys, p = the power of two at or above the ranks'
+// count when m > BT_SORT_RANKS... see the host side: the keys, then the sort's indices.
+template <typename T>
+__device__ void bt_select_short_impl(const T* __restrict__ x, const u64* offsets, u64 cols, u64 stride,
+                                     u64 nspans, const u64* __restrict__ ranks, u32 m, u32 one_per_span,
+                                     T* __restrict__ out, u64* __restrict__ nan_counts) {
+    typedef typename KeyOf<T>::type K;
+    extern __shared__ __align__(16) unsigned char bt_dyn[];
+    K* keys = reinterpret_cast<K*>(bt_dyn);
+    __shared__ u32 hist[256];
+    __shared__ u64 pick[2];
+    __shared__ u32 nan_block;
+    for (u64 s = blockIdx.x; s < nspans; s += gridDim.x) {
+        u64 start, len64;
+        span_of(offsets, cols, stride, s, start, len64);
+        const u32 len = (u32)len64;
+        if (threadIdx.x == 0) nan_block = 0;
+        __syncthreads();
+        const u32 nans = bt_load_short(x, start, len, BT_ASCENDING, keys, &nan_block);
+        if (threadIdx.x == 0) nan_counts[s] = nans;
+        if (len == 0) {
+            __syncthreads();
+            continue;
+        }
+        // Many ranks: sort the span once (its keys and their places) and read them off.
+        const u32 p = bt_pow2(len);
+        if (!one_per_span && m > 8) {
+            u32* places = reinterpret_cast<u32*>(keys + p);
+            for (u32 i = threadIdx.x; i < p; i += blockDim.x) {
+                if (i >= len) keys[i] = (K)~(K)0;
+                places[i] = i;
+            }
+            __syncthreads();
+            bt_bitonic(keys, places, p);
+            for (u32 j = threadIdx.x; j < m; j += blockDim.x) {
+                const u64 r = ranks[j];
+                out[s * m + j] = from_key<T>(keys[r < len ? r : len - 1]);
+            }
+            __syncthreads();
+            continue;
+        }
+        for (u32 j = 0; j < (one_per_span ? 1u : m); ++j) {
+            const u64 r = one_per_span ? ranks[s] : ranks[j];
+            u64 take;
+            const K key = bt_block_select(keys, len, r < len ? r : len - 1, hist, pick, &take);
+            if (threadIdx.x == 0) out[one_per_span ? s : s * m + j] = from_key<T>(key);
+        }
+        __syncthreads();
+    }
+}
+
+// Writes the k first of span s (in the order of the order keys, ties by index) to
+// out[s*k..], in index order: keys below the k-th key, then the first `take` equal to it.
+// `keys` hold the span's order keys; every thread takes a contiguous run of indices.
+template <typename T, typename K>
+__device__ void bt_compact_short(const T* x, u64 start, u32 len, const K* keys, K kth, u64 take, u64 k, u64 s,
+                                 u64* scratch, T* out_values, u64* out_idx) {
+    const u32 per = (len + blockDim.x - 1) / blockDim.x;
+    const u32 lo = min(len, threadIdx.x * per), hi = min(len, lo + per);
+    u32 below = 0, equal = 0;
+    for (u32 i = lo; i < hi; ++i) {
+        below += keys[i] < kth ? 1u : 0u;
+        equal += keys[i] == kth ? 1u : 0u;
+    }
+    u64 total;
+    const u64 packed = bt_exclusive_sum(((u64)below << 32) | equal, scratch, &total);
+    u64 b = packed >> 32, e = packed & 0xffffffffull;
+    for (u32 i = lo; i < hi; ++i) {
+        const K v = keys[i];
+        const bool eq = v == kth;
+        if (v < kth || (eq && e < take)) {
+            const u64 at = s * k + b + (e < take ? e : take);
+            out_values[at] = x[start + i];
+            out_idx[at] = i;
+        }
+        b += v < kth ? 1 : 0;
+        e += eq ? 1 : 0;
+    }
+}
+
+// Sorts span s's k results (already in out, by index) by (order key, index), in shared memory
+// (`keys` room for 2 * pow2(k) keys' worth).
+template <typename T>
+__device__ void bt_sort_results(u64 s, u64 k, u32 mode, typename KeyOf<T>::type* keys, T* out_values,
+                                u64* out_idx) {
+    typedef typename KeyOf<T>::type K;
+    const u32 p = bt_pow2((u32)k);
+    u32* places = reinterpret_cast<u32*>(keys + p);
+    for (u32 i = threadIdx.x; i < p; i += blockDim.x) {
+        keys[i] = i < k ? order_key(out_values[s * k + i], mode) : (K)~(K)0;
+        places[i] = i < k ? (u32)out_idx[s * k + i] : 0xffffffffu;
+    }
+    __syncthreads();
+    bt_bitonic(keys, places, p);
+    // The values by their places: read them back from the unsorted results first.
+    T held[BT_SHORT / BT_THREADS];
+    u64 where[BT_SHORT / BT_THREADS];
+    u32 c = 0;
+    for (u32 i = threadIdx.x; i < k; i += blockDim.x, ++c) where[c] = places[i];
+    __syncthreads();
+    // The places are span indices; the unsorted results are in index order, so a binary search
+    // finds each one's value.
+    c = 0;
+    for (u32 i = threadIdx.x; i < k; i += blockDim.x, ++c) {
+        u64 lo = 0, hi = k;
+        while (hi - lo > 1) {
+            const u64 mid = (lo + hi) / 2;
+            if (out_idx[s * k + mid] <= where[c]) lo = mid; else hi = mid;
+        }
+        held[c] = out_values[s * k + lo];
+    }
+    __syncthreads();
+    c = 0;
+    for (u32 i = threadIdx.x; i < k; i += blockDim.x, ++c) {
+        out_values[s * k + i] = held[c];
+        out_idx[s * k + i] = where[c];
+    }
+    __syncthreads();
+}
+
+template <typename T>
+__device__ void bt_topk_short_impl(const T* __restrict__ x, const u64* offsets, u64 cols, u64 stride, u64 nspans,
+                                   u64 k, u32 mode, u32 sorted, T* out_values, u64* out_idx,
+                                   u64* __restrict__ nan_counts) {
+    typedef typename KeyOf<T>::type K;
+    extern __shared__ __align__(16) unsigned char bt_dyn[];
+    K* keys = reinterpret_cast<K*>(bt_dyn);
+    __shared__ u32 hist[256];
+    __shared__ u64 pick[2];
+    __shared__ u64 scratch[32];
+    __shared__ u32 nan_block;
+    for (u64 s = blockIdx.x; s < nspans; s += gridDim.x) {
+        u64 start, len64;
+        span_of(offsets, cols, stride, s, start, len64);
+        const u32 len = (u32)len64;
+        if (threadIdx.x == 0) nan_block = 0;
+        __syncthreads();
+        const u32 nans = bt_load_short(x, start, len, mode, keys, &nan_block);
+        if (threadIdx.x == 0) nan_counts[s] = nans;
+        if (len < k || k == 0) {
+            __syncthreads();
+            continue;  // refused by the host before the launch
+        }
+        u64 take;
+        const K kth = bt_block_select(keys, len, k - 1, hist, pick, &take);
+        bt_compact_short(x, start, len, keys, kth, take, k, s, scratch, out_values, out_idx);
+        __syncthreads();
+        if (sorted) bt_sort_results<T>(s, k, mode, keys, out_values, out_idx);
+        __syncthreads();
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Long spans: tiles of BT_TILE values; one query (a span and a rank) per state.
+
+// Query q: state[q*BT_STATE + 0] = the prefix fixed so far, + 1 = the rank left among the keys
+// with that prefix, + 2 = its span. Queries of one span are consecutive: span s's queries are
+// q_first[s]..q_first[s+1] (q_first == null: one query a span). hist[q*256 + digit].
+template <typename T>
+__device__ void bt_hist_impl(const T* __restrict__ x, const u64* offsets, u64 cols, u64 stride, u64 nspans,
+                             const u64* __restrict__ tile_first, const u64* __restrict__ q_first, u32 mode,
+                             const u64* __restrict__ state, u32* hist, u32 shift, u64* nan_counts,
+                             u32* tile_hist) {
+    typedef typename KeyOf<T>::type K;
+    __shared__ u32 local[8][256];
+    const u64 tiles = tile_first[nspans];
+    const int bits = (int)sizeof(K) * 8;
+    const K mask = shift + 8 >= (u32)bits ? (K)0 : (K)(~(K)0 << (shift + 8));
+    for (u64 t = blockIdx.x; t < tiles; t += gridDim.x) {
+        const u64 s = span_of_tile(tile_first, nspans, t);
+        const u64 q0 = q_first ? q_first[s] : s, q1 = q_first ? q_first[s + 1] : s + 1;
+        const u32 nq = (u32)(q1 - q0);
+        u64 start, len;
+        span_of(offsets, cols, stride, s, start, len);
+        const u64 lo = (t - tile_first[s]) * BT_TILE;
+        const u64 hi = min(len, lo + BT_TILE);
+        for (u32 g = 0; g < nq; g += 8) {
+            const u32 ng = min(8u, nq - g);
+            for (u32 i = threadIdx.x; i < 256 * ng; i += blockDim.x) local[i / 256][i % 256] = 0;
+            __syncthreads();
+            K prefix[8];
+            for (u32 j = 0; j < ng; ++j) prefix[j] = (K)state[(q0 + g + j) * BT_STATE];
+            u32 nans = 0;
+            for (u64 r0 = lo; r0 < hi; r0 += (u64)BT_ROUND * blockDim.x) {
+                T v[BT_ROUND];
+#pragma unroll
+                for (int u = 0; u < BT_ROUND; ++u) {
+                    const u64 i = r0 + (u64)u * blockDim.x + threadIdx.x;
+                    v[u] = i < hi ? x[start + i] : (T)0;
+                }
+#pragma unroll
+                for (int u = 0; u < BT_ROUND; ++u) {
+                    if (r0 + (u64)u * blockDim.x + threadIdx.x >= hi) continue;
+                    const K key = order_key(v[u], mode);
+                    nans += is_nan_value(v[u]) ? 1u : 0u;
+                    for (u32 j = 0; j < ng; ++j)
+                        if ((key & mask) == prefix[j]) atomicAdd(&local[j][(u32)(key >> shift) & 255u], 1u);
+                }
+            }
+            if (HasNan<T>::value && g == 0 && shift + 8 == (u32)bits) {
+                nans = __reduce_add_sync(FULL_MASK, nans);
+                if ((threadIdx.x & 31) == 0 && nans) atomicAdd(&nan_counts[s], (u64)nans);
+            }
+            __syncthreads();
+            for (u32 i = threadIdx.x; i < 256 * ng; i += blockDim.x) {
+                const u32 c = local[i / 256][i % 256];
+                if (c) atomicAdd(&hist[(q0 + g + i / 256) * 256 + i % 256], c);
+                if (tile_hist && i < 256) tile_hist[t * 256 + i] = c;
+            }
+            __syncthreads();
+        }
+    }
+}
+
+// Each span's NaNs (for selections of no rank, which still apply the NaN policy).
+template <typename T>
+__device__ void bt_nan_counts_impl(const T* __restrict__ x, const u64* offsets, u64 cols, u64 stride, u64 nspans,
+                                   const u64* __restrict__ tile_first, u64* nan_counts) {
+    const u64 tiles = tile_first[nspans];
+    for (u64 t = blockIdx.x; t < tiles; t += gridDim.x) {
+        const u64 s = span_of_tile(tile_first, nspans, t);
+        u64 start, len;
+        span_of(offsets, cols, stride, s, start, len);
+        const u64 lo = (t - tile_first[s]) * BT_TILE;
+        const u64 hi = min(len, lo + BT_TILE);
+        u32 nans = 0;
+        for (u64 i = lo + threadIdx.x; i < hi; i += blockDim.x) nans += is_nan_value(x[start + i]) ? 1u : 0u;
+        nans = __reduce_add_sync(FULL_MASK, nans);
+        if ((threadIdx.x & 31) == 0 && nans) atomicAdd(&nan_counts[s], (u64)nans);
+    }
+}
+
+// One block a query: the digit of its rank, the prefix and rank narrowed, the histogram
+// cleared for the next pass.
+template <typename K>
+__device__ void bt_choose_impl(u64* state, u32* hist, u64 nq, u32 shift) {
+    __shared__ u64 pick[2];
+    for (u64 q = blockIdx.x; q < nq; q += gridDim.x) {
+        u32* h = hist + q * 256;
+        bt_pick_digit(h, state[q * BT_STATE + 1], pick);
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            state[q * BT_STATE] |= pick[0] << shift;
+            state[q * BT_STATE + 1] = pick[1];
+        }
+        for (u32 i = threadIdx.x; i < 256; i += blockDim.x) h[i] = 0;
+        __syncthreads();
+    }
+}
+
+// Per tile: the keys below the span's k-th key and those equal to it, packed (high, low).
+template <typename T>
+__device__ void bt_tile_counts_impl(const T* __restrict__ x, const u64* offsets, u64 cols, u64 stride,
+                                    u64 nspans, const u64* __restrict__ tile_first, u32 mode,
+                                    const u64* __restrict__ state, u64* tile_counts) {
+    typedef typename KeyOf<T>::type K;
+    __shared__ u64 scratch[32];
+    const u64 tiles = tile_first[nspans];
+    for (u64 t = blockIdx.x; t < tiles; t += gridDim.x) {
+        const u64 s = span_of_tile(tile_first, nspans, t);
+        u64 start, len;
+        span_of(offsets, cols, stride, s, start, len);
+        const K kth = (K)state[s * BT_STATE];
+        const u64 lo = (t - tile_first[s]) * BT_TILE;
+        const u64 hi = min(len, lo + BT_TILE);
+        u64 packed = 0;
+        for (u64 i = lo + threadIdx.x; i < hi; i += blockDim.x) {
+            const K key = order_key(x[start + i], mode);
+            packed += key < kth ? (1ull << 32) : (key == kth ? 1ull : 0ull);
+        }
+        u64 total;
+        bt_exclusive_sum(packed, scratch, &total);
+        if (threadIdx.x == 0) tile_counts[t] = total;
+    }
+}
+
+// One block a span: the tiles' counts turned into exclusive prefixes (below, equal) within it.
+__device__ void bt_tile_scan_impl(const u64* tile_first, u64 nspans, u64* tile_counts) {
+    __shared__ u64 scratch[32];
+    __shared__ u64 carry;
+    for (u64 s = blockIdx.x; s < nspans; s += gridDim.x) {
+        if (threadIdx.x == 0) carry = 0;
+        __syncthreads();
+        for (u64 t0 = tile_first[s]; t0 < tile_first[s + 1]; t0 += blockDim.x) {
+            const u64 t = t0 + threadIdx.x;
+            const u64 v = t < tile_first[s + 1] ? tile_counts[t] : 0;
+            u64 total;
+            const u64 before = bt_exclusive_sum(v, scratch, &total);
+            if (t < tile_first[s + 1]) tile_counts[t] = carry + before;
+            __syncthreads();
+            if (threadIdx.x == 0) carry += total;
+            __syncthreads();
+        }
+    }
+}
+
+// Per tile, in rounds of blockDim values: each kept value's place from the tile's prefix and a
+// block scan of the round (skipped when the round keeps nothing).
+template <typename T>
+__device__ void bt_compact_long_impl(const T* __restrict__ x, const u64* offsets, u64 cols, u64 stride,
+                                     u64 nspans, const u64* __restrict__ tile_first, u32 mode,
+                                     const u64* __restrict__ state, const u64* __restrict__ tile_counts, u64 k,
+                                     T* out_values, u64* out_idx) {
+    typedef typename KeyOf<T>::type K;
+    __shared__ u64 scratch[32];
+    const u64 tiles = tile_first[nspans];
+    for (u64 t = blockIdx.x; t < tiles; t += gridDim.x) {
+        const u64 s = span_of_tile(tile_first, nspans, t);
+        u64 start, len;
+        span_of(offsets, cols, stride, s, start, len);
+        const K kth = (K)state[s * BT_STATE];
+        const u64 take = state[s * BT_STATE + 1] + 1;
+        const u64 lo = (t - tile_first[s]) * BT_TILE;
+        const u64 hi = min(len, lo + BT_TILE);
+        u64 b = tile_counts[t] >> 32, e = tile_counts[t] & 0xffffffffull;
+        for (u64 r0 = lo; r0 < hi; r0 += blockDim.x) {
+            const u64 i = r0 + threadIdx.x;
+            const T v = i < hi ? x[start + i] : (T)0;
+            const K key = i < hi ? order_key(v, mode) : (K)~(K)0;
+            const bool below = i < hi && key < kth, equal = i < hi && key == kth;
+            if (!__syncthreads_or(below || equal)) continue;
+            u64 total;
+            const u64 packed = bt_exclusive_sum(((u64)below << 32) | (u64)equal, scratch, &total);
+            const u64 mb = b + (packed >> 32), me = e + (packed & 0xffffffffull);
+            if (below || (equal && me < take)) {
+                const u64 at = s * k + mb + (me < take ? me : take);
+                out_values[at] = v;
+                out_idx[at] = i;
+            }
+            b += total >> 32;
+            e += total & 0xffffffffull;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Long spans, filtered: after each digit pass (which also keeps each tile's histogram) the
+// tiles count what a filter would keep; once that is few enough, the values whose digits so
+// far are at most (top-k) or equal to (selection) the chosen ones are copied, in index order,
+// as (order key, index in span) pairs, and the rest of the work runs on them.
+
+// Per tile after the digit at `shift` (one warp a tile): how many of its values a filter now
+// would keep — those whose digits so far equal the chosen ones (equal_only), or are at most
+// them — in tile_counts; `below` (zero before the first digit) carries the values whose digits
+// so far are below the chosen ones, updated for the next digit.
+__device__ void bt_filter_counts_impl(const u64* tile_first, u64 nspans, const u32* tile_hist, const u64* state,
+                                      u32 shift, u32 equal_only, u64* below, u64* tile_counts) {
+    const u64 tiles = tile_first[nspans];
+    const u32 lane = threadIdx.x & 31;
+    const u64 warps = (u64)gridDim.x * (blockDim.x >> 5);
+    for (u64 t = (u64)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); t < tiles; t += warps) {
+        const u64 s = span_of_tile(tile_first, nspans, t);
+        const u32 digit = (u32)(state[s * BT_STATE] >> shift) & 255u;
+        u32 less = 0, equal = 0;
+        for (u32 b = lane; b < 256; b += 32) {
+            const u32 c = tile_hist[t * 256 + b];
+            less += b < digit ? c : 0u;
+            equal += b == digit ? c : 0u;
+        }
+        less = __reduce_add_sync(FULL_MASK, less);
+        equal = __reduce_add_sync(FULL_MASK, equal);
+        if (lane == 0) {
+            const u64 before = below[t];
+            tile_counts[t] = equal_only ? (u64)equal : before + less + equal;
+            below[t] = before + less;
+        }
+    }
+}
+
+// Per tile, in rounds of blockDim values: the kept values' (key, index) pairs at the tile's
+// place (tile_counts holds the exclusive prefixes over all tiles).
+template <typename T>
+__device__ void bt_filter_impl(const T* __restrict__ x, const u64* offsets, u64 cols, u64 stride, u64 nspans,
+                               const u64* __restrict__ tile_first, u32 mode, const u64* __restrict__ state,
+                               u32 shift, u32 equal_only, const u64* __restrict__ tile_counts,
+                               typename KeyOf<T>::type* ckeys, u32* cidx) {
+    typedef typename KeyOf<T>::type K;
+    __shared__ u32 round_counts[BT_ROUND * (BT_THREADS / 32)];
+    __shared__ u32 round_total;
+    const u64 tiles = tile_first[nspans];
+    for (u64 t = blockIdx.x; t < tiles; t += gridDim.x) {
+        const u64 s = span_of_tile(tile_first, nspans, t);
+        u64 start, len;
+        span_of(offsets, cols, stride, s, start, len);
+        // The digits chosen so far, from the top down to `shift`.
+        const K chosen = (K)(state[s * BT_STATE] >> shift);
+        const u64 lo = (t - tile_first[s]) * BT_TILE;
+        const u64 hi = min(len, lo + BT_TILE);
+        u64 at = tile_counts[t];
+        // Rounds of BT_ROUND values a thread (coalesced: value j of a thread is j blocks on);
+        // kept values take their places in index order: a ballot per warp and value, the
+        // (value, warp) counts scanned by warp 0.
+        const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+        for (u64 r0 = lo; r0 < hi; r0 += (u64)BT_ROUND * blockDim.x) {
+            K key[BT_ROUND];
+            bool keep[BT_ROUND];
+            bool any = false;
+#pragma unroll
+            for (int j = 0; j < BT_ROUND; ++j) {
+                const u64 i = r0 + (u64)j * blockDim.x + threadIdx.x;
+                key[j] = i < hi ? order_key(x[start + i], mode) : (K)0;
+                const K high = (K)(key[j] >> shift);
+                keep[j] = i < hi && (high == chosen || (!equal_only && high < chosen));
+                any |= keep[j];
+            }
+            if (!__syncthreads_or(any)) continue;
+            u32 votes[BT_ROUND];
+#pragma unroll
+            for (int j = 0; j < BT_ROUND; ++j) {
+                votes[j] = __ballot_sync(FULL_MASK, keep[j]);
+                if (lane == 0) round_counts[j * warps + warp] = __popc(votes[j]);
+            }
+            __syncthreads();
+            if (warp == 0) {
+                // Exclusive scan of the (value, warp) counts in index order.
+                u32 carry = 0;
+                for (u32 c0 = 0; c0 < BT_ROUND * warps; c0 += 32) {
+                    const u32 c = c0 + lane < BT_ROUND * warps ? round_counts[c0 + lane] : 0;
+                    u32 inc = c;
+#pragma unroll
+                    for (int d = 1; d < 32; d <<= 1) {
+                        const u32 o = __shfl_up_sync(FULL_MASK, inc, d);
+                        if (lane >= (u32)d) inc += o;
+                    }
+                    if (c0 + lane < BT_ROUND * warps) round_counts[c0 + lane] = carry + inc - c;
+                    carry += __shfl_sync(FULL_MASK, inc, 31);
+                }
+                if (lane == 0) round_total = carry;
+            }
+            __syncthreads();
+#pragma unroll
+            for (int j = 0; j < BT_ROUND; ++j) {
+                if (keep[j]) {
+                    const u64 place = at + round_counts[j * warps + warp] + __popc(votes[j] & lanemask_lt());
+                    ckeys[place] = key[j];
+                    cidx[place] = (u32)(r0 + (u64)j * blockDim.x + threadIdx.x);
+                }
+            }
+            at += round_total;
+            __syncthreads();
+        }
+    }
+}
+
+// Results on candidates mapped back: the candidate positions the inner top-k returned become
+// the spans' indices, and the values are read from x.
+template <typename T>
+__device__ void bt_map_results_impl(const T* __restrict__ x, const u64* offsets, u64 cols, u64 stride, u64 k,
+                                    u64 total, const u64* __restrict__ cand_first, const u32* __restrict__ cidx,
+                                    const u64* __restrict__ positions, T* out_values, u64* out_idx) {
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (u64)gridDim.x * blockDim.x) {
+        const u64 s = i / k;
+        u64 start, len;
+        span_of(offsets, cols, stride, s, start, len);
+        const u64 at = cidx[cand_first[s] + positions[i]];
+        out_idx[i] = at;
+        out_values[i] = x[start + at];
+    }
+}
+
+// Order keys of results (for the sort of many results), with the span above them when it
+// fits: key64[i] = (span << 32) | order key for 32-bit keys (with_span), the key otherwise.
+template <typename T>
+__device__ void bt_result_keys_impl(const T* values, u64 total, u64 k, u32 mode, u32 with_span, u64* key64) {
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (u64)gridDim.x * blockDim.x) {
+        const u64 key = (u64)order_key(values[i], mode);
+        key64[i] = with_span ? (((i / k) << 32) | key) : key;
+    }
+}
+
+// out[i] = in[perm[i]] for values and indices (the sorted results' gather).
+template <typename T>
+__device__ void bt_permute_impl(const T* values, const u64* idx, const u32* perm, u64 total, T* out_values,
+                                u64* out_idx) {
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (u64)gridDim.x * blockDim.x) {
+        const u32 p = perm[i];
+        out_values[i] = values[p];
+        out_idx[i] = idx[p];
+    }
+}
+
+// One block a span: its k results (by index) sorted by (order key, index); k <= BT_SHORT.
+template <typename T>
+__device__ void bt_sort_small_impl(u64 nspans, u64 k, u32 mode, T* out_values, u64* out_idx) {
+    typedef typename KeyOf<T>::type K;
+    extern __shared__ __align__(16) unsigned char bt_dyn[];
+    K* keys = reinterpret_cast<K*>(bt_dyn);
+    for (u64 s = blockIdx.x; s < nspans; s += gridDim.x) bt_sort_results<T>(s, k, mode, keys, out_values, out_idx);
+}
+
+// The span of each sorted result: out[i] = perm[i] / k.
+__device__ void bt_span_ids_impl(const u32* perm, u64 total, u64 k, u32* out) {
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (u64)gridDim.x * blockDim.x)
+        out[i] = (u32)(perm[i] / k);
+}
+
+// x[idx[i]] = values[i]: the kept entries written back after the zeroing.
+template <typename T>
+__device__ void bt_scatter_impl(const T* values, const u64* idx, u64 total, T* x) {
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (u64)gridDim.x * blockDim.x)
+        x[idx[i]] = values[i];
+}
+
+#define BATCH_SELECT_KERNELS(NAME, T)                                                                         \
+    extern "C" __global__ void __launch_bounds__(BT_THREADS)                                                  \
+        bt_select_short_##NAME(const T* x, const u64* offsets, u64 cols, u64 stride, u64 nspans,             \
+                               const u64* ranks, u32 m, u32 one_per_span, T* out, u64* nan_counts) {         \
+        bt_select_short_impl<T>(x, offsets, cols, stride, nspans, ranks, m, one_per_span, out, nan_counts);   \
+    }                                                                                                         \
+    extern "C" __global__ void __launch_bounds__(BT_THREADS)                                                  \
+        bt_topk_short_##NAME(const T* x, const u64* offsets, u64 cols, u64 stride, u64 nspans, u64 k,        \
+                             u32 mode, u32 sorted, T* out_values, u64* out_idx, u64* nan_counts) {           \
+        bt_topk_short_impl<T>(x, offsets, cols, stride, nspans, k, mode, sorted, out_values, out_idx,         \
+                              nan_counts);                                                                    \
+    }                                                                                                         \
+    extern "C" __global__ void __launch_bounds__(BT_THREADS)                                                  \
+        bt_hist_##NAME(const T* x, const u64* offsets, u64 cols, u64 stride, u64 nspans,                     \
+                       const u64* tile_first, const u64* q_first, u32 mode, const u64* state, u32* hist,      \
+                       u32 shift, u64* nan_counts, u32* tile_hist) {                                          \
+        bt_hist_impl<T>(x, offsets, cols, stride, nspans, tile_first, q_first, mode, state, hist, shift,      \
+                        nan_counts, tile_hist);                                                               \
+    }                                                                                                         \
+    extern "C" __global__ void __launch_bounds__(BT_THREADS)                                                  \
+        bt_nan_counts_##NAME(const T* x, const u64* offsets, u64 cols, u64 stride, u64 nspans,               \
+                             const u64* tile_first, u64* nan_counts) {                                        \
+        bt_nan_counts_impl<T>(x, offsets, cols, stride, nspans, tile_first, nan_counts);                      \
+    }                                                                                                         \
+    extern "C" __global__ void __launch_bounds__(BT_THREADS)                                                  \
+        bt_filter_##NAME(const T* x, const u64* offsets, u64 cols, u64 stride, u64 nspans,                   \
+                         const u64* tile_first, u32 mode, const u64* state, u32 shift, u32 equal_only,        \
+                         const u64* tile_counts, typename KeyOf<T>::type* ckeys, u32* cidx) {                 \
+        bt_filter_impl<T>(x, offsets, cols, stride, nspans, tile_first, mode, state, shift, equal_only,       \
+                          tile_counts, ckeys, cidx);                                                          \
+    }                                                                                                         \
+    extern "C" __global__ void bt_map_results_##NAME(const T* x, const u64* offsets, u64 cols, u64 stride,   \
+                                                     u64 k, u64 total, const u64* cand_first,                \
+                                                     const u32* cidx, const u64* positions, T* out_values,   \
+                                                     u64* out_idx) {                                          \
+        bt_map_results_impl<T>(x, offsets, cols, stride, k, total, cand_first, cidx, positions, out_values,   \
+                               out_idx);                                                                      \
+    }                                                                                                         \
+    extern "C" __global__ void __launch_bounds__(BT_THREADS)                                                  \
+        bt_tile_counts_##NAME(const T* x, const u64* offsets, u64 cols, u64 stride, u64 nspans,              \
+                              const u64* tile_first, u32 mode, const u64* state, u64* tile_counts) {          \
+        bt_tile_counts_impl<T>(x, offsets, cols, stride, nspans, tile_first, mode, state, tile_counts);       \
+    }                                                                                                         \
+    extern "C" __global__ void __launch_bounds__(BT_THREADS)                                                  \
+        bt_compact_long_##NAME(const T* x, const u64* offsets, u64 cols, u64 stride, u64 nspans,             \
+                               const u64* tile_first, u32 mode, const u64* state, const u64* tile_counts,     \
+                               u64 k, T* out_values, u64* out_idx) {                                          \
+        bt_compact_long_impl<T>(x, offsets, cols, stride, nspans, tile_first, mode, state, tile_counts, k,    \
+                                out_values, out_idx);                                                         \
+    }                                                                                                         \
+    extern "C" __global__ void bt_result_keys_##NAME(const T* values, u64 total, u64 k, u32 mode,            \
+                                                     u32 with_span, u64* key64) {                             \
+        bt_result_keys_impl<T>(values, total, k, mode, with_span, key64);                                     \
+    }                                                                                                         \
+    extern "C" __global__ void bt_permute_##NAME(const T* values, const u64* idx, const u32* perm, u64 total, \
+                                                 T* out_values, u64* out_idx) {                               \
+        bt_permute_impl<T>(values, idx, perm, total, out_values, out_idx);                                    \
+    }                                                                                                         \
+    extern "C" __global__ void __launch_bounds__(BT_THREADS)                                                  \
+        bt_sort_small_##NAME(u64 nspans, u64 k, u32 mode, T* out_values, u64* out_idx) {                     \
+        bt_sort_small_impl<T>(nspans, k, mode, out_values, out_idx);                                          \
+    }                                                                                                         \
+    extern "C" __global__ void bt_scatter_##NAME(const T* values, const u64* idx, u64 total, T* x) {         \
+        bt_scatter_impl<T>(values, idx, total, x);                                                            \
+    }
+KSELECT_FOR_EACH_TYPE(BATCH_SELECT_KERNELS)
+
+#define BATCH_SELECT_KEY_KERNELS(NAME, K)                                                        \
+    extern "C" __global__ void __launch_bounds__(BT_THREADS)                                     \
+        bt_choose_##NAME(u64* state, u32* hist, u64 nq, u32 shift) {                            \
+        bt_choose_impl<K>(state, hist, nq, shift);                                               \
+    }
+KSELECT_FOR_EACH_KEY(BATCH_SELECT_KEY_KERNELS)
+
+extern "C" __global__ void __launch_bounds__(BT_THREADS) bt_tile_scan(const u64* tile_first, u64 nspans,
+                                                                      u64* tile_counts) {
+    bt_tile_scan_impl(tile_first, nspans, tile_counts);
+}
+
+extern "C" __global__ void bt_span_ids(const u32* perm, u64 total, u64 k, u32* out) {
+    bt_span_ids_impl(perm, total, k, out);
+}
+
+extern "C" __global__ void __launch_bounds__(BT_THREADS)
+    bt_filter_counts(const u64* tile_first, u64 nspans, const u32* tile_hist, const u64* state, u32 shift,
+                     u32 equal_only, u64* below, u64* tile_counts) {
+    bt_filter_counts_impl(tile_first, nspans, tile_hist, state, shift, equal_only, below, tile_counts);
+}

@@ -1,0 +1,98 @@
+//! `kselect threshold`: hard thresholding of an array, written to a file, generic over the
+//! element type of the file.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Instant;
+
+use kselect::io::{write_npy, ColumnVisitor};
+use kselect::{DType, Element, Result, Selector};
+
+use crate::output::{json_list, json_object, json_string, Num};
+
+/// What to do.
+pub struct Request<'a> {
+    pub selector: &'a Selector,
+    pub k: usize,
+    /// Where the thresholded array goes.
+    pub out: &'a Path,
+}
+
+/// What was done.
+pub struct Outcome {
+    pub dtype: DType,
+    pub n: usize,
+    pub k: usize,
+    /// The kept entry of smallest magnitude: its value and index.
+    pub threshold: Num,
+    pub threshold_index: usize,
+    /// The kept indices, ascending.
+    pub support: Vec<usize>,
+    /// Wall time of the thresholding alone (not of writing the file).
+    pub seconds: f64,
+}
+
+impl ColumnVisitor for Request<'_> {
+    type Output = Result<Outcome>;
+
+    fn visit<T: Element>(self, data: &[T]) -> Result<Outcome> {
+        let mut x = data.to_vec();
+        let start = Instant::now();
+        let threshold = self.selector.hard_threshold(&mut x, self.k)?;
+        let seconds = start.elapsed().as_secs_f64();
+        write_npy(self.out, &x)?;
+        Ok(Outcome {
+            dtype: T::DTYPE,
+            n: x.len(),
+            k: self.k,
+            threshold: Num::of(threshold.value),
+            threshold_index: threshold.index,
+            support: threshold.support,
+            seconds,
+        })
+    }
+}
+
+/// The one JSON object of `--json`.
+pub fn json(out: &Outcome, backend: &str) -> String {
+    json_object(vec![
+        ("n", out.n.to_string()),
+        ("k", out.k.to_string()),
+        ("threshold", out.threshold.json()),
+        ("threshold_index", out.threshold_index.to_string()),
+        (
+            "support",
+            json_list(out.support.iter().map(|i| i.to_string())),
+        ),
+        ("backend", json_string(backend)),
+        ("seconds", Num::of_f64(out.seconds).json()),
+    ])
+}
+
+/// The readable output: what was read, kept and written, the threshold and the support.
+pub fn summary(file: &Path, written: &Path, out: &Outcome, device: &str) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "file:      {} ({} values of type {})",
+        file.display(),
+        out.n,
+        out.dtype
+    );
+    let _ = writeln!(
+        s,
+        "kept:      the {} of largest magnitude, the rest zeroed, written to {}",
+        out.k,
+        written.display()
+    );
+    let _ = writeln!(
+        s,
+        "threshold: {} at index {} (the kept entry of smallest magnitude)",
+        out.threshold.text(),
+        out.threshold_index
+    );
+    let _ = writeln!(s, "backend:   {device}, {:.6} s", out.seconds);
+    let support: Vec<String> = out.support.iter().map(|i| i.to_string()).collect();
+    let _ = writeln!(s, "support:   {}", support.join(" "));
+    s
+}

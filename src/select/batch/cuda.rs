@@ -1,0 +1,1132 @@
+//! The CUDA parts of batched selection, top-k and hard thresholding (`kernels/batch_select.cu`).
+//!
+//! Spans up to [`short_limit`] values take one block each with their order keys in shared
+//! memory: MSD radix selection by 8-bit digits in the block, an index-ordered compaction and a
+//! bitonic sort of the results. Longer spans are cut into tiles of [`TILE`] values: per digit
+//! one histogram pass over every tile and one choice per query (a span and a rank); top-k
+//! then counts each tile's values before and at the k-th key, scans the counts per span and
+//! writes the k values in index order. Sorted results of more than `short_limit` a span are
+//! sorted together by a stable radix sort of (span, order key).
+//!
+//! Many ranks (more than [`LONG_QUERIES`]) of long spans are selected span by span by the
+//! single-array multiselection (`Algorithm::Auto`) on a copy of the span.
+//!
+//! Workspace: the results, the spans' offsets and tile starts, for long spans a 256-entry
+//! histogram and 4 words a query and a word a tile; the sort of many results needs about six
+//! words a result.
+
+use cudarc::driver::{CudaSlice, CudaView, LaunchConfig, PushKernelArg};
+
+use crate::device::cuda::kernels::{kernel_name, BATCH_SELECT};
+use crate::device::cuda::launch::{config, stride_blocks};
+use crate::device::cuda::{driver_error, CudaDevice};
+use crate::device::DeviceBuffer;
+use crate::element::{Element, RadixKey};
+use crate::error::{Error, Result};
+use crate::select::batch::spans::{Input, KeyOrder, SpanRanks, SpanSelection, Spans, TopKSpans};
+use crate::select::nan::NanPolicy;
+use crate::select::sort_choose::cuda::{key_suffix, sort_pairs_device};
+use crate::select::Algorithm;
+
+const THREADS: u32 = 256;
+/// Values of a tile of a long span (`BT_TILE`).
+const TILE: usize = 16384;
+/// Words of a long-span query's state (`BT_STATE`).
+const STATE: usize = 4;
+/// Up to this many queries a long span, its values are matched against each query's prefix in
+/// the histogram passes; more ranks go to the single-array multiselection span by span.
+const LONG_QUERIES: usize = 8;
+/// Blocks a multiprocessor for the tile passes.
+const TILE_BLOCKS_PER_SM: usize = 8;
+
+/// The longest span one block handles in shared memory: its keys, or for the sort a power of
+/// two of keys and 32-bit places, within 48 KB.
+pub(crate) fn short_limit<T: Element>() -> usize {
+    if std::mem::size_of::<T::Key>() == 4 {
+        4096
+    } else {
+        2048
+    }
+}
+
+/// The kernel's order mode (`BT_*`).
+fn mode_of(order: KeyOrder) -> u32 {
+    match order {
+        KeyOrder::Smallest => 0,
+        KeyOrder::Largest { nan_low: false } => 1,
+        KeyOrder::Largest { nan_low: true } => 2,
+        KeyOrder::LargestMagnitude { nan_low: false } => 3,
+        KeyOrder::LargestMagnitude { nan_low: true } => 4,
+    }
+}
+
+/// The input on the device: borrowed, or copied from the host.
+enum OnDevice<'a, T: Element> {
+    Borrowed(&'a DeviceBuffer<T>),
+    Copied(DeviceBuffer<T>),
+}
+
+impl<T: Element> OnDevice<'_, T> {
+    fn as_slice(&self) -> &CudaSlice<T> {
+        match self {
+            OnDevice::Borrowed(buf) => buf.as_slice(),
+            OnDevice::Copied(buf) => buf.as_slice(),
+        }
+    }
+}
+
+fn on_device<'a, T: Element>(dev: &CudaDevice, input: Input<'a, T>) -> Result<OnDevice<'a, T>> {
+    match input {
+        Input::Device(buf) => Ok(OnDevice::Borrowed(buf)),
+        Input::Host(data) => Ok(OnDevice::Copied(DeviceBuffer::from_host_on(dev, data)?)),
+    }
+}
+
+/// The spans as the kernels read them: offsets on the device (or none for rows), the row
+/// shape, and for long spans the first tile of each span.
+struct DeviceSpans {
+    offsets: Option<CudaSlice<u64>>,
+    cols: u64,
+    stride: u64,
+    count: u64,
+}
+
+impl DeviceSpans {
+    fn new(dev: &CudaDevice, spans: Spans<'_>) -> Result<DeviceSpans> {
+        let (offsets, cols, stride) = match spans {
+            Spans::Rows { cols, stride, .. } => (None, cols as u64, stride as u64),
+            Spans::Offsets(offsets) => {
+                let words: Vec<u64> = offsets.iter().map(|&o| o as u64).collect();
+                (Some(upload(dev, &words, "segment offsets")?), 0, 0)
+            }
+        };
+        Ok(DeviceSpans {
+            offsets,
+            cols,
+            stride,
+            count: spans.count() as u64,
+        })
+    }
+
+    /// Pushes `offsets, cols, stride, nspans`.
+    fn push<'a>(&'a self, launch: &mut cudarc::driver::LaunchArgs<'a>, null: &'a u64) {
+        match &self.offsets {
+            Some(offsets) => launch.arg(offsets),
+            None => launch.arg(null),
+        };
+        launch.arg(&self.cols).arg(&self.stride).arg(&self.count);
+    }
+}
+
+fn upload<W: cudarc::driver::DeviceRepr>(
+    dev: &CudaDevice,
+    words: &[W],
+    what: &str,
+) -> Result<CudaSlice<W>> {
+    if words.is_empty() {
+        return dev.alloc::<W>(1, what);
+    }
+    dev.stream()
+        .clone_htod(words)
+        .map_err(|e| driver_error(&format!("copying {what} to the device"), e))
+}
+
+fn download<W: cudarc::driver::DeviceRepr + Default + Clone>(
+    dev: &CudaDevice,
+    slice: &CudaSlice<W>,
+    len: usize,
+    what: &str,
+) -> Result<Vec<W>> {
+    if len == 0 {
+        return Ok(Vec::new());
+    }
+    let mut host = vec![W::default(); len];
+    dev.stream()
+        .memcpy_dtoh(&slice.slice(..len), &mut host)
+        .map_err(|e| driver_error(&format!("copying {what} to the host"), e))?;
+    Ok(host)
+}
+
+/// The first tile of each span (and the total after the last): `TILE` values a tile.
+fn tile_starts(spans: Spans<'_>) -> Vec<u64> {
+    let mut first = Vec::with_capacity(spans.count() + 1);
+    let mut at = 0u64;
+    first.push(0);
+    for s in 0..spans.count() {
+        at += spans.len_of(s).div_ceil(TILE) as u64;
+        first.push(at);
+    }
+    first
+}
+
+fn check_span_lengths(spans: Spans<'_>) -> Result<()> {
+    if spans.max_len() >= 1 << 32 {
+        return Err(Error::InvalidArgument(format!(
+            "a span of {} values: batched selection on CUDA takes spans of fewer than 2^32 values",
+            spans.max_len()
+        )));
+    }
+    Ok(())
+}
+
+/// The values of `ranks` in every span of `input`, with each span's NaN count.
+pub(crate) fn select_spans<T: Element>(
+    dev: &CudaDevice,
+    input: Input<'_, T>,
+    spans: Spans<'_>,
+    ranks: SpanRanks<'_>,
+) -> Result<SpanSelection<T>> {
+    spans.check(input.len())?;
+    check_span_lengths(spans)?;
+    let count = spans.count();
+    if count == 0 || (ranks.per_span() == 0 && !T::DTYPE.is_float()) {
+        return Ok(SpanSelection {
+            values: Vec::new(),
+            nan_counts: vec![0; count],
+        });
+    }
+    let x = on_device(dev, input)?;
+    if ranks.per_span() == 0 {
+        return Ok(SpanSelection {
+            values: Vec::new(),
+            nan_counts: nan_counts(dev, x.as_slice(), spans)?,
+        });
+    }
+    select_spans_on(dev, x.as_slice(), spans, ranks)
+}
+
+/// Each span's NaNs, alone (a selection of no rank still applies the NaN policy).
+fn nan_counts<T: Element>(
+    dev: &CudaDevice,
+    x: &CudaSlice<T>,
+    spans: Spans<'_>,
+) -> Result<Vec<usize>> {
+    let ds = DeviceSpans::new(dev, spans)?;
+    let first = tile_starts(spans);
+    let tiles = first[spans.count()] as usize;
+    let tile_first = upload(dev, &first, "the tile starts")?;
+    let mut nans = dev.alloc_zeros::<u64>(spans.count(), "the NaN counts")?;
+    let function = dev.function(&BATCH_SELECT, &kernel_name("bt_nan_counts", T::DTYPE))?;
+    let null = 0u64;
+    let mut launch = dev.stream().launch_builder(&function);
+    launch.arg(x);
+    ds.push(&mut launch, &null);
+    launch.arg(&tile_first).arg(&mut nans);
+    let blocks = stride_blocks(
+        tiles * THREADS as usize,
+        THREADS,
+        dev.multiprocessors(),
+        TILE_BLOCKS_PER_SM,
+    );
+    // SAFETY: bt_nan_counts_T(const T* x, const u64* offsets, u64 cols, u64 stride, u64 nspans,
+    // const u64* tile_first, u64* nan_counts): the spans lie in x, tile_first has nspans + 1
+    // entries, nan_counts nspans words.
+    unsafe { launch.launch(config(blocks, THREADS)) }
+        .map_err(|e| driver_error("launching bt_nan_counts", e))?;
+    Ok(to_counts(download(
+        dev,
+        &nans,
+        spans.count(),
+        "the NaN counts",
+    )?))
+}
+
+/// [`select_spans`] of values already on the device (spans checked, at least one rank).
+fn select_spans_on<T: Element>(
+    dev: &CudaDevice,
+    x: &CudaSlice<T>,
+    spans: Spans<'_>,
+    ranks: SpanRanks<'_>,
+) -> Result<SpanSelection<T>> {
+    if spans.max_len() <= short_limit::<T>() {
+        select_short(dev, x, spans, ranks)
+    } else if ranks.per_span() <= LONG_QUERIES {
+        select_long(dev, x, spans, ranks)
+    } else {
+        select_span_by_span(dev, x, spans, ranks)
+    }
+}
+
+fn rank_words(ranks: SpanRanks<'_>) -> Vec<u64> {
+    match ranks {
+        SpanRanks::OnePerSpan(r) | SpanRanks::Same(r) => r.iter().map(|&k| k as u64).collect(),
+    }
+}
+
+fn select_short<T: Element>(
+    dev: &CudaDevice,
+    x: &CudaSlice<T>,
+    spans: Spans<'_>,
+    ranks: SpanRanks<'_>,
+) -> Result<SpanSelection<T>> {
+    let count = spans.count();
+    let per_span = ranks.per_span();
+    let function = dev.function(&BATCH_SELECT, &kernel_name("bt_select_short", T::DTYPE))?;
+    let ds = DeviceSpans::new(dev, spans)?;
+    let rank_buf = upload(dev, &rank_words(ranks), "the ranks")?;
+    let mut out = dev.alloc::<T>(count * per_span, "the selected values")?;
+    let mut nans = dev.alloc_zeros::<u64>(count, "the NaN counts")?;
+    let (m, one) = (
+        per_span as u32,
+        u32::from(matches!(ranks, SpanRanks::OnePerSpan(_))),
+    );
+    let null = 0u64;
+    let mut launch = dev.stream().launch_builder(&function);
+    launch.arg(x);
+    ds.push(&mut launch, &null);
+    launch
+        .arg(&rank_buf)
+        .arg(&m)
+        .arg(&one)
+        .arg(&mut out)
+        .arg(&mut nans);
+    let cfg = short_config::<T>(count, spans.max_len());
+    // SAFETY: bt_select_short_T(const T* x, const u64* offsets, u64 cols, u64 stride,
+    // u64 nspans, const u64* ranks, u32 m, u32 one_per_span, T* out, u64* nan_counts): the
+    // spans were checked against x's length and are at most short_limit long; ranks holds one
+    // rank a span or m ranks; out holds nspans * m values, nan_counts nspans words; the
+    // dynamic shared memory holds the keys or the sort's keys and places.
+    unsafe { launch.launch(cfg) }.map_err(|e| driver_error("launching bt_select_short", e))?;
+    Ok(SpanSelection {
+        values: download(dev, &out, count * per_span, "the selected values")?,
+        nan_counts: to_counts(download(dev, &nans, count, "the NaN counts")?),
+    })
+}
+
+/// One block a span, with shared memory for `max_len` keys or a sort of that many.
+fn short_config<T: Element>(count: usize, max_len: usize) -> LaunchConfig {
+    let p = max_len.max(1).next_power_of_two();
+    let key = std::mem::size_of::<T::Key>();
+    let shared = (p * (key + 4)).max(max_len * key);
+    LaunchConfig {
+        grid_dim: (count.clamp(1, i32::MAX as usize) as u32, 1, 1),
+        block_dim: (THREADS, 1, 1),
+        shared_mem_bytes: shared as u32,
+    }
+}
+
+fn to_counts(words: Vec<u64>) -> Vec<usize> {
+    words.into_iter().map(|w| w as usize).collect()
+}
+
+/// The state of long-span queries: for each, the prefix (0), its rank and its span.
+fn long_states(spans: Spans<'_>, ranks: SpanRanks<'_>) -> (Vec<u64>, Option<Vec<u64>>) {
+    let count = spans.count();
+    let mut state = Vec::new();
+    let mut q_first = None;
+    match ranks {
+        SpanRanks::OnePerSpan(r) => {
+            for (s, &k) in r.iter().enumerate() {
+                state.extend_from_slice(&[0, k as u64, s as u64, 0]);
+            }
+        }
+        SpanRanks::Same(r) => {
+            for s in 0..count {
+                for &k in r {
+                    state.extend_from_slice(&[0, k as u64, s as u64, 0]);
+                }
+            }
+            if r.len() != 1 {
+                q_first = Some((0..=count).map(|s| (s * r.len()) as u64).collect());
+            }
+        }
+    }
+    (state, q_first)
+}
+
+/// The digit passes of long-span queries. After them the states hold, per query, the
+/// selected order key and the rank left among the keys equal to it; the first pass also counts
+/// each span's NaNs.
+struct LongPasses {
+    ds: DeviceSpans,
+    tile_first: CudaSlice<u64>,
+    first: Vec<u64>,
+    tiles: usize,
+    q_first: Option<CudaSlice<u64>>,
+    queries: usize,
+    state: CudaSlice<u64>,
+    hist: CudaSlice<u32>,
+    nans: CudaSlice<u64>,
+    mode: u32,
+    /// The values of all spans.
+    values: usize,
+}
+
+impl LongPasses {
+    fn new(
+        dev: &CudaDevice,
+        spans: Spans<'_>,
+        state_words: &[u64],
+        q_first: Option<&[u64]>,
+        mode: u32,
+    ) -> Result<LongPasses> {
+        let queries = state_words.len() / STATE;
+        let first = tile_starts(spans);
+        Ok(LongPasses {
+            ds: DeviceSpans::new(dev, spans)?,
+            tile_first: upload(dev, &first, "the tile starts")?,
+            tiles: first[spans.count()] as usize,
+            first,
+            q_first: q_first
+                .map(|q| upload(dev, q, "the query starts"))
+                .transpose()?,
+            queries,
+            state: upload(dev, state_words, "the selection states")?,
+            hist: dev.alloc_zeros::<u32>(queries * 256, "the digit histograms")?,
+            nans: dev.alloc_zeros::<u64>(spans.count(), "the NaN counts")?,
+            mode,
+            values: (0..spans.count()).map(|s| spans.len_of(s)).sum(),
+        })
+    }
+
+    /// Blocks for a pass over every tile.
+    fn tile_blocks(&self, dev: &CudaDevice) -> usize {
+        stride_blocks(
+            self.tiles * THREADS as usize,
+            THREADS,
+            dev.multiprocessors(),
+            TILE_BLOCKS_PER_SM,
+        )
+    }
+
+    /// The shift of digit `digit` (0 = the most significant) of keys of type `K`.
+    fn shift<K: RadixKey>(digit: u32) -> u32 {
+        K::BITS - 8 * (digit + 1)
+    }
+
+    /// One digit: the histogram pass (keeping each tile's histogram in `tile_hist` when
+    /// given) and the choice.
+    fn run_digit<T: Element>(
+        &mut self,
+        dev: &CudaDevice,
+        x: &CudaSlice<T>,
+        digit: u32,
+        tile_hist: Option<&mut CudaSlice<u32>>,
+    ) -> Result<()> {
+        let hist_fn = dev.function(&BATCH_SELECT, &kernel_name("bt_hist", T::DTYPE))?;
+        let choose_fn = dev.function(
+            &BATCH_SELECT,
+            &format!("bt_choose_{}", key_suffix::<T::Key>()),
+        )?;
+        let shift = Self::shift::<T::Key>(digit);
+        let blocks = self.tile_blocks(dev);
+        let null = 0u64;
+        let nq = self.queries as u64;
+        let mut launch = dev.stream().launch_builder(&hist_fn);
+        launch.arg(x);
+        self.ds.push(&mut launch, &null);
+        launch.arg(&self.tile_first);
+        match &self.q_first {
+            Some(q) => launch.arg(q),
+            None => launch.arg(&null),
+        };
+        launch
+            .arg(&self.mode)
+            .arg(&self.state)
+            .arg(&mut self.hist)
+            .arg(&shift)
+            .arg(&mut self.nans);
+        match tile_hist {
+            Some(h) => launch.arg(h),
+            None => launch.arg(&null),
+        };
+        // SAFETY: bt_hist_T(const T* x, const u64* offsets, u64 cols, u64 stride, u64 nspans,
+        // const u64* tile_first, const u64* q_first, u32 mode, const u64* state, u32* hist,
+        // u32 shift, u64* nan_counts, u32* tile_hist): the spans lie in x; tile_first has
+        // nspans + 1 entries; q_first (or null: one query a span) has nspans + 1; state holds 4
+        // words and hist 256 a query; nan_counts nspans words; tile_hist (or null) 256 a tile.
+        unsafe { launch.launch(config(blocks, THREADS)) }
+            .map_err(|e| driver_error("launching bt_hist", e))?;
+        let mut launch = dev.stream().launch_builder(&choose_fn);
+        launch
+            .arg(&mut self.state)
+            .arg(&mut self.hist)
+            .arg(&nq)
+            .arg(&shift);
+        // SAFETY: bt_choose_K(u64* state, u32* hist, u64 nq, u32 shift): nq queries of 4 state
+        // words and 256 bins each.
+        unsafe { launch.launch(config(self.queries.min(1 << 16), THREADS)) }
+            .map_err(|e| driver_error("launching bt_choose", e))?;
+        Ok(())
+    }
+
+    /// The digits from `from` on.
+    fn run_digits<T: Element>(
+        &mut self,
+        dev: &CudaDevice,
+        x: &CudaSlice<T>,
+        from: u32,
+    ) -> Result<()> {
+        for digit in from..T::Key::BITS / 8 {
+            self.run_digit(dev, x, digit, None)?;
+        }
+        Ok(())
+    }
+}
+
+/// Candidates of long spans after the first digit: (order key, index in span) pairs in index
+/// order, and where each span's start.
+struct Candidates<K: cudarc::driver::DeviceRepr> {
+    keys: CudaSlice<K>,
+    indices: CudaSlice<u32>,
+    /// Span s's candidates are `starts[s]..starts[s + 1]`.
+    starts: Vec<usize>,
+}
+
+/// Candidates are copied once at most this share of the values remain (each copy shrinks the
+/// problem by this factor at least, so copies of copies end); before that, and for heavy
+/// repeats around the wanted ranks, the digit passes go on over the whole input.
+const CANDIDATE_SHARE: usize = 4;
+
+/// Runs the digits, each keeping its tiles' histograms, until the values a filter would keep
+/// are few (at most 1/[`CANDIDATE_SHARE`] of `values`), then copies them: the values whose
+/// digits so far are at most (`equal_only` false: top-k) or equal to (selection) their query's
+/// chosen ones. `None` when they never were: every digit has then been run and the states
+/// hold the selected keys.
+fn filter_when_few<T: Element, K: cudarc::driver::DeviceRepr>(
+    dev: &CudaDevice,
+    x: &CudaSlice<T>,
+    passes: &mut LongPasses,
+    equal_only: bool,
+    values: usize,
+) -> Result<Option<Candidates<K>>> {
+    debug_assert_eq!(std::mem::size_of::<K>(), std::mem::size_of::<T::Key>());
+    let tiles = passes.tiles;
+    let mut tile_hist = dev.alloc::<u32>(tiles * 256, "the tiles' histograms")?;
+    let mut below = dev.alloc_zeros::<u64>(tiles, "the tiles' counts below")?;
+    let mut tile_counts = dev.alloc::<u64>(tiles, "the tiles' candidate counts")?;
+    let counts_fn = dev.function(&BATCH_SELECT, "bt_filter_counts")?;
+    let equal = u32::from(equal_only);
+    for digit in 0..T::Key::BITS / 8 {
+        passes.run_digit(dev, x, digit, Some(&mut tile_hist))?;
+        let shift = LongPasses::shift::<T::Key>(digit);
+        let mut launch = dev.stream().launch_builder(&counts_fn);
+        launch
+            .arg(&passes.tile_first)
+            .arg(&passes.ds.count)
+            .arg(&tile_hist)
+            .arg(&passes.state)
+            .arg(&shift)
+            .arg(&equal)
+            .arg(&mut below)
+            .arg(&mut tile_counts);
+        // SAFETY: bt_filter_counts(const u64* tile_first, u64 nspans, const u32* tile_hist,
+        // const u64* state, u32 shift, u32 equal_only, u64* below, u64* tile_counts): 256
+        // bins, a running count and a count a tile; one state a span (one query a span).
+        unsafe { launch.launch(config(tiles.div_ceil(8), THREADS)) }
+            .map_err(|e| driver_error("launching bt_filter_counts", e))?;
+        let counts = download(dev, &tile_counts, tiles, "the tiles' candidate counts")?;
+        let total: u64 = counts.iter().sum();
+        if total as usize * CANDIDATE_SHARE <= values {
+            return copy_candidates(dev, x, passes, counts, shift, equal).map(Some);
+        }
+    }
+    Ok(None)
+}
+
+/// The filter itself: each tile's candidates at the prefix of the tiles' counts.
+fn copy_candidates<T: Element, K: cudarc::driver::DeviceRepr>(
+    dev: &CudaDevice,
+    x: &CudaSlice<T>,
+    passes: &LongPasses,
+    counts: Vec<u64>,
+    shift: u32,
+    equal: u32,
+) -> Result<Candidates<K>> {
+    let mut prefix = Vec::with_capacity(counts.len());
+    let mut total = 0u64;
+    for c in counts {
+        prefix.push(total);
+        total += c;
+    }
+    let spans = passes.first.len() - 1;
+    let mut starts: Vec<usize> = passes.first[..spans]
+        .iter()
+        .map(|&t| prefix.get(t as usize).copied().unwrap_or(total) as usize)
+        .collect();
+    starts.push(total as usize);
+    let tile_offsets = upload(dev, &prefix, "the tiles' candidate places")?;
+    let mut keys = dev.alloc::<K>(total as usize, "the candidates' keys")?;
+    let mut indices = dev.alloc::<u32>(total as usize, "the candidates' indices")?;
+    let filter_fn = dev.function(&BATCH_SELECT, &kernel_name("bt_filter", T::DTYPE))?;
+    let null = 0u64;
+    let mut launch = dev.stream().launch_builder(&filter_fn);
+    launch.arg(x);
+    passes.ds.push(&mut launch, &null);
+    launch
+        .arg(&passes.tile_first)
+        .arg(&passes.mode)
+        .arg(&passes.state)
+        .arg(&shift)
+        .arg(&equal)
+        .arg(&tile_offsets)
+        .arg(&mut keys)
+        .arg(&mut indices);
+    // SAFETY: bt_filter_T(const T* x, ..., const u64* tile_first, u32 mode, const u64* state,
+    // u32 shift, u32 equal_only, const u64* tile_counts, K* ckeys, u32* cidx): each tile writes
+    // exactly its counted candidates at its prefix, so total entries in all; K has the size of
+    // T's key.
+    unsafe { launch.launch(config(passes.tile_blocks(dev), THREADS)) }
+        .map_err(|e| driver_error("launching bt_filter", e))?;
+    Ok(Candidates {
+        keys,
+        indices,
+        starts,
+    })
+}
+
+fn select_long<T: Element>(
+    dev: &CudaDevice,
+    x: &CudaSlice<T>,
+    spans: Spans<'_>,
+    ranks: SpanRanks<'_>,
+) -> Result<SpanSelection<T>> {
+    let (state_words, q_first) = long_states(spans, ranks);
+    let mut passes = LongPasses::new(dev, spans, &state_words, q_first.as_deref(), 0)?;
+    let keys = if q_first.is_none() {
+        let filtered = if std::mem::size_of::<T::Key>() == 4 {
+            select_candidates::<T, u32>(dev, x, &mut passes)?
+        } else {
+            select_candidates::<T, u64>(dev, x, &mut passes)?
+        };
+        match filtered {
+            Some(keys) => keys,
+            None => selected_keys(dev, &passes)?,
+        }
+    } else {
+        passes.run_digits(dev, x, 0)?;
+        selected_keys(dev, &passes)?
+    };
+    Ok(SpanSelection {
+        values: keys
+            .into_iter()
+            .map(|k| T::from_key(T::Key::from_u64(k)))
+            .collect(),
+        nan_counts: to_counts(download(
+            dev,
+            &passes.nans,
+            spans.count(),
+            "the NaN counts",
+        )?),
+    })
+}
+
+/// The selected keys of the queries whose digits have all been chosen.
+fn selected_keys(dev: &CudaDevice, passes: &LongPasses) -> Result<Vec<u64>> {
+    let state = download(dev, &passes.state, passes.queries * STATE, "the selections")?;
+    Ok(state.chunks(STATE).map(|q| q[0]).collect())
+}
+
+/// One rank a long span: once few values share the digits chosen so far, they are copied and
+/// the rank left among them is selected there. `None` when they never were few (every digit
+/// has then been run).
+fn select_candidates<T: Element, K: Element>(
+    dev: &CudaDevice,
+    x: &CudaSlice<T>,
+    passes: &mut LongPasses,
+) -> Result<Option<Vec<u64>>> {
+    let values = passes.values;
+    let Some(cand) = filter_when_few::<T, K>(dev, x, passes, true, values)? else {
+        return Ok(None);
+    };
+    let left: Vec<usize> = download(dev, &passes.state, passes.queries * STATE, "the ranks left")?
+        .chunks(STATE)
+        .map(|q| q[1] as usize)
+        .collect();
+    let spans = Spans::Offsets(&cand.starts);
+    let inner = select_spans_on(dev, &cand.keys, spans, SpanRanks::OnePerSpan(&left))?;
+    Ok(Some(
+        inner.values.iter().map(|k| k.to_key().to_u64()).collect(),
+    ))
+}
+
+/// Many ranks of long spans: each span copied and given to the single-array multiselection.
+fn select_span_by_span<T: Element>(
+    dev: &CudaDevice,
+    x: &CudaSlice<T>,
+    spans: Spans<'_>,
+    ranks: SpanRanks<'_>,
+) -> Result<SpanSelection<T>> {
+    let SpanRanks::Same(list) = ranks else {
+        return select_long(dev, x, spans, ranks);
+    };
+    let mut values = Vec::with_capacity(spans.count() * list.len());
+    let mut nan_counts = Vec::with_capacity(spans.count());
+    for s in 0..spans.count() {
+        let range = spans.span(s);
+        let buf = span_copy(dev, &x.slice(range.clone()))?;
+        if buf.is_empty() {
+            return Err(Error::RankOutOfRange { k: list[0], n: 0 });
+        }
+        nan_counts.push(crate::select::cuda::nan_scan(&buf)?.count);
+        let (got, _) = crate::select::cuda::multiselect(Algorithm::Auto, &buf, list)?;
+        values.extend(got);
+    }
+    Ok(SpanSelection { values, nan_counts })
+}
+
+fn span_copy<T: Element>(dev: &CudaDevice, view: &CudaView<'_, T>) -> Result<DeviceBuffer<T>> {
+    let mut copy = dev.alloc::<T>(view.len(), "a span's copy")?;
+    if !view.is_empty() {
+        dev.stream()
+            .memcpy_dtod(view, &mut copy)
+            .map_err(|e| driver_error("copying a span", e))?;
+    }
+    Ok(DeviceBuffer::from_slice(dev, copy))
+}
+
+/// Top-k results on the device.
+struct DeviceTopK<T: Element> {
+    values: CudaSlice<T>,
+    indices: CudaSlice<u64>,
+    nans: CudaSlice<u64>,
+}
+
+/// The first `k` values of every span in `order` (ties by index), with their indices, sorted
+/// or by index, and each span's NaN count.
+pub(crate) fn top_k_spans<T: Element>(
+    dev: &CudaDevice,
+    input: Input<'_, T>,
+    spans: Spans<'_>,
+    k: usize,
+    order: KeyOrder,
+    sorted: bool,
+) -> Result<TopKSpans<T>> {
+    let top = top_k_spans_on_device(dev, input, spans, k, order, sorted)?;
+    Ok(TopKSpans {
+        values: top.values.to_host()?,
+        indices: top
+            .indices
+            .to_host()?
+            .into_iter()
+            .map(|i| i as usize)
+            .collect(),
+        nan_counts: top.nan_counts,
+    })
+}
+
+/// Top-k results left on the device: `k` a span, row-major, as [`top_k_spans`] orders them.
+pub(crate) struct TopKOnDevice<T: Element> {
+    /// The values.
+    pub values: DeviceBuffer<T>,
+    /// Their indices inside their spans.
+    pub indices: DeviceBuffer<u64>,
+    /// The NaNs of each span.
+    pub nan_counts: Vec<usize>,
+}
+
+/// [`top_k_spans`] with the results left on the device.
+pub(crate) fn top_k_spans_on_device<T: Element>(
+    dev: &CudaDevice,
+    input: Input<'_, T>,
+    spans: Spans<'_>,
+    k: usize,
+    order: KeyOrder,
+    sorted: bool,
+) -> Result<TopKOnDevice<T>> {
+    spans.check(input.len())?;
+    check_span_lengths(spans)?;
+    let count = spans.count();
+    if count == 0 {
+        return Ok(TopKOnDevice {
+            values: DeviceBuffer::from_slice(dev, dev.alloc::<T>(0, "the top-k values")?),
+            indices: DeviceBuffer::from_slice(dev, dev.alloc::<u64>(0, "the top-k indices")?),
+            nan_counts: Vec::new(),
+        });
+    }
+    let x = on_device(dev, input)?;
+    let top = top_k_on_device(dev, x.as_slice(), spans, k, order, sorted)?;
+    Ok(TopKOnDevice {
+        nan_counts: to_counts(download(dev, &top.nans, count, "the NaN counts")?),
+        values: DeviceBuffer::from_slice(dev, top.values),
+        indices: DeviceBuffer::from_slice(dev, top.indices),
+    })
+}
+
+fn top_k_on_device<T: Element>(
+    dev: &CudaDevice,
+    x: &CudaSlice<T>,
+    spans: Spans<'_>,
+    k: usize,
+    order: KeyOrder,
+    sorted: bool,
+) -> Result<DeviceTopK<T>> {
+    let count = spans.count();
+    if k == 0 || spans.min_len() < k {
+        return Err(Error::InvalidArgument(format!(
+            "top-k of k = {k} needs 1 <= k <= every span's length (the shortest has {})",
+            spans.min_len()
+        )));
+    }
+    let total = count
+        .checked_mul(k)
+        .filter(|&t| t < u32::MAX as usize)
+        .ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "{count} spans of k = {k} results: CUDA top-k returns fewer than 2^32 results"
+            ))
+        })?;
+    let mode = mode_of(order);
+    if spans.max_len() <= short_limit::<T>() {
+        return top_k_short(dev, x, spans, k, mode, sorted);
+    }
+    let state_words: Vec<u64> = (0..count)
+        .flat_map(|s| [0, k as u64 - 1, s as u64, 0])
+        .collect();
+    let mut passes = LongPasses::new(dev, spans, &state_words, None, mode)?;
+    let filtered = if std::mem::size_of::<T::Key>() == 4 {
+        top_k_candidates::<T, u32>(dev, x, &mut passes, k, sorted)?
+    } else {
+        top_k_candidates::<T, u64>(dev, x, &mut passes, k, sorted)?
+    };
+    if let Some(top) = filtered {
+        return Ok(top);
+    }
+    let mut values = dev.alloc::<T>(total, "the top-k values")?;
+    let mut indices = dev.alloc::<u64>(total, "the top-k indices")?;
+    compact_long(dev, x, &passes, k, mode, &mut values, &mut indices)?;
+    let mut top = DeviceTopK {
+        values,
+        indices,
+        nans: passes.nans,
+    };
+    if sorted {
+        if k <= short_limit::<T>() {
+            sort_small(dev, &mut top, count, k, mode)?;
+        } else {
+            top = sort_many(dev, top, total, k, mode)?;
+        }
+    }
+    Ok(top)
+}
+
+/// Top-k of long spans: once few values have digits at most the chosen ones, they are copied
+/// with their indices (in index order), their top-k taken (as keys, ascending) and its places
+/// mapped back to the spans' indices and values. `None` when they never were few (every digit
+/// has then been run).
+fn top_k_candidates<T: Element, K: Element>(
+    dev: &CudaDevice,
+    x: &CudaSlice<T>,
+    passes: &mut LongPasses,
+    k: usize,
+    sorted: bool,
+) -> Result<Option<DeviceTopK<T>>> {
+    let values = passes.values;
+    let Some(cand) = filter_when_few::<T, K>(dev, x, passes, false, values)? else {
+        return Ok(None);
+    };
+    let spans = Spans::Offsets(&cand.starts);
+    let inner = top_k_on_device::<K>(dev, &cand.keys, spans, k, KeyOrder::Smallest, sorted)?;
+    let count = cand.starts.len() - 1;
+    let total = count * k;
+    let map_fn = dev.function(&BATCH_SELECT, &kernel_name("bt_map_results", T::DTYPE))?;
+    let firsts: Vec<u64> = cand.starts.iter().map(|&c| c as u64).collect();
+    let cand_first = upload(dev, &firsts, "the candidates' starts")?;
+    let mut values = dev.alloc::<T>(total, "the top-k values")?;
+    let mut indices = dev.alloc::<u64>(total, "the top-k indices")?;
+    let (k64, total64) = (k as u64, total as u64);
+    let null = 0u64;
+    let mut launch = dev.stream().launch_builder(&map_fn);
+    launch.arg(x);
+    match &passes.ds.offsets {
+        Some(offsets) => launch.arg(offsets),
+        None => launch.arg(&null),
+    };
+    launch
+        .arg(&passes.ds.cols)
+        .arg(&passes.ds.stride)
+        .arg(&k64)
+        .arg(&total64)
+        .arg(&cand_first)
+        .arg(&cand.indices)
+        .arg(&inner.indices)
+        .arg(&mut values)
+        .arg(&mut indices);
+    // SAFETY: bt_map_results_T(const T* x, const u64* offsets, u64 cols, u64 stride, u64 k,
+    // u64 total, const u64* cand_first, const u32* cidx, const u64* positions,
+    // T* out_values, u64* out_idx): positions are places inside each span's candidates, whose
+    // indices lie inside the span; total = nspans * k entries.
+    unsafe {
+        launch.launch(config(
+            stride_blocks(total, THREADS, dev.multiprocessors(), TILE_BLOCKS_PER_SM),
+            THREADS,
+        ))
+    }
+    .map_err(|e| driver_error("launching bt_map_results", e))?;
+    let nans = std::mem::replace(&mut passes.nans, dev.alloc::<u64>(1, "a placeholder")?);
+    Ok(Some(DeviceTopK {
+        values,
+        indices,
+        nans,
+    }))
+}
+
+fn top_k_short<T: Element>(
+    dev: &CudaDevice,
+    x: &CudaSlice<T>,
+    spans: Spans<'_>,
+    k: usize,
+    mode: u32,
+    sorted: bool,
+) -> Result<DeviceTopK<T>> {
+    let count = spans.count();
+    let function = dev.function(&BATCH_SELECT, &kernel_name("bt_topk_short", T::DTYPE))?;
+    let ds = DeviceSpans::new(dev, spans)?;
+    let mut values = dev.alloc::<T>(count * k, "the top-k values")?;
+    let mut indices = dev.alloc::<u64>(count * k, "the top-k indices")?;
+    let mut nans = dev.alloc_zeros::<u64>(count, "the NaN counts")?;
+    let (k64, sorted32) = (k as u64, u32::from(sorted));
+    let null = 0u64;
+    let mut launch = dev.stream().launch_builder(&function);
+    launch.arg(x);
+    ds.push(&mut launch, &null);
+    launch
+        .arg(&k64)
+        .arg(&mode)
+        .arg(&sorted32)
+        .arg(&mut values)
+        .arg(&mut indices)
+        .arg(&mut nans);
+    // SAFETY: bt_topk_short_T(const T* x, const u64* offsets, u64 cols, u64 stride,
+    // u64 nspans, u64 k, u32 mode, u32 sorted, T* out_values, u64* out_idx, u64* nan_counts):
+    // spans checked against x and at most short_limit long, each at least k; the outputs hold
+    // nspans * k entries; the shared memory holds a span's keys or the sort of k results.
+    unsafe { launch.launch(short_config::<T>(count, spans.max_len())) }
+        .map_err(|e| driver_error("launching bt_topk_short", e))?;
+    Ok(DeviceTopK {
+        values,
+        indices,
+        nans,
+    })
+}
+
+/// The k first values of each long span, by index: the tiles' counts, their scan per span,
+/// the compaction.
+fn compact_long<T: Element>(
+    dev: &CudaDevice,
+    x: &CudaSlice<T>,
+    passes: &LongPasses,
+    k: usize,
+    mode: u32,
+    values: &mut CudaSlice<T>,
+    indices: &mut CudaSlice<u64>,
+) -> Result<()> {
+    let stream = dev.stream();
+    let counts_fn = dev.function(&BATCH_SELECT, &kernel_name("bt_tile_counts", T::DTYPE))?;
+    let scan_fn = dev.function(&BATCH_SELECT, "bt_tile_scan")?;
+    let compact_fn = dev.function(&BATCH_SELECT, &kernel_name("bt_compact_long", T::DTYPE))?;
+    let mut tile_counts = dev.alloc::<u64>(passes.tiles.max(1), "the tiles' counts")?;
+    let blocks = stride_blocks(
+        passes.tiles * THREADS as usize,
+        THREADS,
+        dev.multiprocessors(),
+        TILE_BLOCKS_PER_SM,
+    );
+    let null = 0u64;
+    let mut launch = stream.launch_builder(&counts_fn);
+    launch.arg(x);
+    passes.ds.push(&mut launch, &null);
+    launch
+        .arg(&passes.tile_first)
+        .arg(&mode)
+        .arg(&passes.state)
+        .arg(&mut tile_counts);
+    // SAFETY: bt_tile_counts_T(const T* x, const u64* offsets, u64 cols, u64 stride,
+    // u64 nspans, const u64* tile_first, u32 mode, const u64* state, u64* tile_counts): as for
+    // bt_hist; tile_counts holds a word a tile.
+    unsafe { launch.launch(config(blocks, THREADS)) }
+        .map_err(|e| driver_error("launching bt_tile_counts", e))?;
+    let mut launch = stream.launch_builder(&scan_fn);
+    launch
+        .arg(&passes.tile_first)
+        .arg(&passes.ds.count)
+        .arg(&mut tile_counts);
+    // SAFETY: bt_tile_scan(const u64* tile_first, u64 nspans, u64* tile_counts): one word a
+    // tile, the tiles of span s at tile_first[s]..tile_first[s + 1].
+    unsafe { launch.launch(config((passes.ds.count as usize).min(1 << 16), THREADS)) }
+        .map_err(|e| driver_error("launching bt_tile_scan", e))?;
+    let k64 = k as u64;
+    let mut launch = stream.launch_builder(&compact_fn);
+    launch.arg(x);
+    passes.ds.push(&mut launch, &null);
+    launch
+        .arg(&passes.tile_first)
+        .arg(&mode)
+        .arg(&passes.state)
+        .arg(&tile_counts)
+        .arg(&k64)
+        .arg(values)
+        .arg(indices);
+    // SAFETY: bt_compact_long_T(..., const u64* tile_counts, u64 k, T* out_values,
+    // u64* out_idx): each span writes exactly k results at s * k (its k-th key and the count
+    // of equal keys to take come from the passes); the outputs hold nspans * k entries.
+    unsafe { launch.launch(config(blocks, THREADS)) }
+        .map_err(|e| driver_error("launching bt_compact_long", e))?;
+    Ok(())
+}
+
+/// Sorts each span's k results (k at most short_limit) in one block.
+fn sort_small<T: Element>(
+    dev: &CudaDevice,
+    top: &mut DeviceTopK<T>,
+    count: usize,
+    k: usize,
+    mode: u32,
+) -> Result<()> {
+    let function = dev.function(&BATCH_SELECT, &kernel_name("bt_sort_small", T::DTYPE))?;
+    let (count64, k64) = (count as u64, k as u64);
+    let mut launch = dev.stream().launch_builder(&function);
+    launch
+        .arg(&count64)
+        .arg(&k64)
+        .arg(&mode)
+        .arg(&mut top.values)
+        .arg(&mut top.indices);
+    // SAFETY: bt_sort_small_T(u64 nspans, u64 k, u32 mode, T* out_values, u64* out_idx): the
+    // results hold nspans * k entries in index order; k <= short_limit so the shared memory
+    // holds the sort of k keys and places.
+    unsafe { launch.launch(short_config::<T>(count, k)) }
+        .map_err(|e| driver_error("launching bt_sort_small", e))?;
+    Ok(())
+}
+
+/// Sorts all results by (span, order key), stably (equal keys stay in index order): one sort
+/// of (span, key) words for 32-bit keys, a sort by key then a stable sort by span for 64-bit.
+fn sort_many<T: Element>(
+    dev: &CudaDevice,
+    top: DeviceTopK<T>,
+    total: usize,
+    k: usize,
+    mode: u32,
+) -> Result<DeviceTopK<T>> {
+    let stream = dev.stream();
+    let keys_fn = dev.function(&BATCH_SELECT, &kernel_name("bt_result_keys", T::DTYPE))?;
+    let blocks = stride_blocks(total, THREADS, dev.multiprocessors(), TILE_BLOCKS_PER_SM);
+    let narrow = std::mem::size_of::<T::Key>() == 4;
+    let mut key64 = dev.alloc::<u64>(total, "the results' keys")?;
+    let (total64, k64, with_span) = (total as u64, k as u64, u32::from(narrow));
+    let mut launch = stream.launch_builder(&keys_fn);
+    launch
+        .arg(&top.values)
+        .arg(&total64)
+        .arg(&k64)
+        .arg(&mode)
+        .arg(&with_span)
+        .arg(&mut key64);
+    // SAFETY: bt_result_keys_T(const T* values, u64 total, u64 k, u32 mode, u32 with_span,
+    // u64* key64): total entries each.
+    unsafe { launch.launch(config(blocks, THREADS)) }
+        .map_err(|e| driver_error("launching bt_result_keys", e))?;
+    let iota: Vec<u32> = (0..total as u32).collect();
+    let places = DeviceBuffer::from_slice(dev, upload(dev, &iota, "the result places")?);
+    let key_buf = DeviceBuffer::from_slice(dev, key64);
+    let by_key = sort_pairs_device(&key_buf, &places)?.1;
+    let perm = if narrow {
+        by_key
+    } else {
+        let spans_fn = dev.function(&BATCH_SELECT, "bt_span_ids")?;
+        let mut span_ids = dev.alloc::<u32>(total, "the results' spans")?;
+        let mut launch = stream.launch_builder(&spans_fn);
+        launch
+            .arg(by_key.as_slice())
+            .arg(&total64)
+            .arg(&k64)
+            .arg(&mut span_ids);
+        // SAFETY: bt_span_ids(const u32* perm, u64 total, u64 k, u32* out): total entries.
+        unsafe { launch.launch(config(blocks, THREADS)) }
+            .map_err(|e| driver_error("launching bt_span_ids", e))?;
+        let span_buf = DeviceBuffer::from_slice(dev, span_ids);
+        sort_pairs_device(&span_buf, &by_key)?.1
+    };
+    let permute_fn = dev.function(&BATCH_SELECT, &kernel_name("bt_permute", T::DTYPE))?;
+    let mut values = dev.alloc::<T>(total, "the sorted top-k values")?;
+    let mut indices = dev.alloc::<u64>(total, "the sorted top-k indices")?;
+    let mut launch = stream.launch_builder(&permute_fn);
+    launch
+        .arg(&top.values)
+        .arg(&top.indices)
+        .arg(perm.as_slice())
+        .arg(&total64)
+        .arg(&mut values)
+        .arg(&mut indices);
+    // SAFETY: bt_permute_T(const T* values, const u64* idx, const u32* perm, u64 total,
+    // T* out_values, u64* out_idx): perm is a permutation of 0..total.
+    unsafe { launch.launch(config(blocks, THREADS)) }
+        .map_err(|e| driver_error("launching bt_permute", e))?;
+    Ok(DeviceTopK {
+        values,
+        indices,
+        nans: top.nans,
+    })
+}
+
+/// Keeps the `k` entries of `buf` of largest magnitude (ties by index) and zeroes the rest, in
+/// place; returns the kept indices in ascending order, their values and the NaN count.
+///
+/// The policy is applied before the buffer is touched: NaN under `Error`, or fewer than `k`
+/// numbers under `Omit`, is an error and leaves the buffer as it was. Under `Last` NaN has the
+/// largest magnitude.
+pub(crate) fn hard_threshold_in_place<T: Element>(
+    buf: &mut DeviceBuffer<T>,
+    k: usize,
+    policy: NanPolicy,
+) -> Result<(Vec<usize>, Vec<T>, usize)> {
+    let n = buf.len();
+    if n == 0 {
+        return Err(Error::EmptyInput);
+    }
+    if k == 0 || k > n {
+        return Err(Error::RankOutOfRange { k, n });
+    }
+    let dev = buf.device().clone();
+    let spans = Spans::Rows {
+        rows: 1,
+        cols: n,
+        stride: n,
+    };
+    check_span_lengths(spans)?;
+    let order = KeyOrder::LargestMagnitude {
+        nan_low: policy == NanPolicy::Omit,
+    };
+    let top = top_k_on_device(&dev, buf.as_slice(), spans, k, order, false)?;
+    let nans = download(&dev, &top.nans, 1, "the NaN count")?[0] as usize;
+    match policy {
+        NanPolicy::Error if nans > 0 => {
+            let scan = crate::select::cuda::nan_scan(buf)?;
+            return Err(Error::NanInInput {
+                count: scan.count,
+                first_index: scan.first_index,
+            });
+        }
+        NanPolicy::Omit if n - nans < k => {
+            return Err(Error::RankOutOfRange { k, n: n - nans });
+        }
+        _ => {}
+    }
+    let stream = dev.stream();
+    stream
+        .memset_zeros(buf.as_slice_mut())
+        .map_err(|e| driver_error("zeroing the thresholded buffer", e))?;
+    let scatter = dev.function(&BATCH_SELECT, &kernel_name("bt_scatter", T::DTYPE))?;
+    let k64 = k as u64;
+    let mut launch = stream.launch_builder(&scatter);
+    launch
+        .arg(&top.values)
+        .arg(&top.indices)
+        .arg(&k64)
+        .arg(buf.as_slice_mut());
+    // SAFETY: bt_scatter_T(const T* values, const u64* idx, u64 total, T* x): k distinct
+    // indices below the buffer's length.
+    unsafe { launch.launch(config(k.div_ceil(THREADS as usize), THREADS)) }
+        .map_err(|e| driver_error("launching bt_scatter", e))?;
+    let support = download(&dev, &top.indices, k, "the support")?
+        .into_iter()
+        .map(|i| i as usize)
+        .collect();
+    let values = download(&dev, &top.values, k, "the kept values")?;
+    Ok((support, values, nans))
+}
+
+#[cfg(test)]
+#[path = "cuda_tests.rs"]
+mod tests;

@@ -1,0 +1,302 @@
+//! The CUDA batch kernels against a sort of (order key, index) pairs on the host. They skip
+//! without a GPU and fail when `KSELECT_REQUIRE_GPU=1`.
+
+use super::*;
+use crate::device::cuda::tests::gpu;
+
+/// splitmix64, for test data.
+struct Mix(u64);
+
+impl Mix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+/// Floats with repeats, signed zeros, infinities and (with `nans`) NaN.
+fn floats(n: usize, seed: u64, nans: bool) -> Vec<f32> {
+    let mut mix = Mix(seed);
+    (0..n)
+        .map(|_| match mix.next() % 64 {
+            0 if nans => f32::NAN,
+            1 => f32::INFINITY,
+            2 => f32::NEG_INFINITY,
+            3 => -0.0,
+            4 => 0.0,
+            5..=20 => (mix.next() % 7) as f32 - 3.0,
+            _ => (mix.next() % 2_000_001) as f32 / 1000.0 - 1000.0,
+        })
+        .collect()
+}
+
+fn ints(n: usize, seed: u64) -> Vec<i64> {
+    let mut mix = Mix(seed);
+    (0..n)
+        .map(|_| match mix.next() % 16 {
+            0 => i64::MIN,
+            1 => i64::MAX,
+            2..=5 => (mix.next() % 5) as i64 - 2,
+            _ => mix.next() as i64,
+        })
+        .collect()
+}
+
+/// The host's order key, as the kernels compute it.
+fn order_key<T: Element>(x: T, order: KeyOrder) -> u128 {
+    let key = x.to_key().to_u64() as u128;
+    let top = u128::MAX;
+    match order {
+        KeyOrder::Smallest => key,
+        KeyOrder::Largest { nan_low } if x.is_nan() => {
+            if nan_low {
+                top
+            } else {
+                0
+            }
+        }
+        KeyOrder::Largest { .. } => u64::MAX as u128 - key + 1,
+        KeyOrder::LargestMagnitude { nan_low } if x.is_nan() => {
+            if nan_low {
+                top
+            } else {
+                0
+            }
+        }
+        KeyOrder::LargestMagnitude { .. } => {
+            let v = x.to_f64();
+            let magnitude = if T::DTYPE.is_float() {
+                v.abs()
+            } else {
+                // Exact for the test's integers: compare by |i128|.
+                return u128::MAX / 2
+                    - (x.to_key().to_u64() as i128 - (1i128 << 63)).unsigned_abs();
+            };
+            u128::MAX / 2 - magnitude.to_bits() as u128
+        }
+    }
+}
+
+/// The reference: the first k of the span by (order key, index), sorted or by index.
+fn reference<T: Element>(
+    span: &[T],
+    k: usize,
+    order: KeyOrder,
+    sorted: bool,
+) -> (Vec<u64>, Vec<usize>) {
+    let mut pairs: Vec<(u128, usize)> = span
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| (order_key(x, order), i))
+        .collect();
+    pairs.sort();
+    let mut chosen: Vec<(u128, usize)> = pairs[..k].to_vec();
+    if !sorted {
+        chosen.sort_by_key(|&(_, i)| i);
+    }
+    let bits = chosen
+        .iter()
+        .map(|&(_, i)| span[i].to_key().to_u64())
+        .collect();
+    (bits, chosen.iter().map(|&(_, i)| i).collect())
+}
+
+fn check_top_k<T: Element>(dev: &CudaDevice, data: &[T], spans: Spans<'_>, k: usize) {
+    let orders = [
+        KeyOrder::Smallest,
+        KeyOrder::Largest { nan_low: false },
+        KeyOrder::Largest { nan_low: true },
+        KeyOrder::LargestMagnitude { nan_low: false },
+        KeyOrder::LargestMagnitude { nan_low: true },
+    ];
+    for order in orders {
+        for sorted in [false, true] {
+            let got = top_k_spans(dev, Input::Host(data), spans, k, order, sorted).unwrap();
+            for s in 0..spans.count() {
+                let span = &data[spans.span(s)];
+                let (bits, idx) = reference(span, k, order, sorted);
+                let got_bits: Vec<u64> = got.values[s * k..(s + 1) * k]
+                    .iter()
+                    .map(|v| v.to_key().to_u64())
+                    .collect();
+                let context = format!("{order:?} sorted {sorted} k {k} span {s} of {spans:?}");
+                assert_eq!(&got.indices[s * k..(s + 1) * k], &idx[..], "{context}");
+                assert_eq!(got_bits, bits, "{context}");
+                let nans = span.iter().filter(|x| x.is_nan()).count();
+                assert_eq!(got.nan_counts[s], nans, "{context}");
+            }
+        }
+    }
+}
+
+fn check_select<T: Element>(dev: &CudaDevice, data: &[T], spans: Spans<'_>, ranks: SpanRanks<'_>) {
+    let got = select_spans(dev, Input::Host(data), spans, ranks).unwrap();
+    let m = ranks.per_span();
+    for s in 0..spans.count() {
+        let mut keys: Vec<u64> = data[spans.span(s)]
+            .iter()
+            .map(|x| x.to_key().to_u64())
+            .collect();
+        keys.sort_unstable();
+        let wanted: Vec<usize> = match ranks {
+            SpanRanks::OnePerSpan(r) => vec![r[s]],
+            SpanRanks::Same(r) => r.to_vec(),
+        };
+        for (j, &k) in wanted.iter().enumerate() {
+            assert_eq!(
+                got.values[s * m + j].to_key().to_u64(),
+                keys[k],
+                "rank {k} of span {s} of {spans:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn short_rows_select_and_top_k() {
+    let Some(dev) = gpu() else { return };
+    let (rows, cols) = (37, 1000);
+    let data = floats(rows * (cols + 5), 1, true);
+    let spans = Spans::Rows {
+        rows,
+        cols,
+        stride: cols + 5,
+    };
+    let per_row: Vec<usize> = (0..rows).map(|r| (r * 131) % cols).collect();
+    check_select(&dev, &data, spans, SpanRanks::OnePerSpan(&per_row));
+    check_select(&dev, &data, spans, SpanRanks::Same(&[0, 999, 500, 500]));
+    let many: Vec<usize> = (0..20).map(|j| (j * 53) % cols).collect();
+    check_select(&dev, &data, spans, SpanRanks::Same(&many));
+    for k in [1, 16, 999, 1000] {
+        check_top_k(&dev, &data, spans, k);
+    }
+    let wide = ints(8 * 2048, 2);
+    let spans = Spans::Rows {
+        rows: 8,
+        cols: 2048,
+        stride: 2048,
+    };
+    check_top_k(&dev, &wide, spans, 300);
+    check_select(&dev, &wide, spans, SpanRanks::Same(&[0, 1, 2047]));
+}
+
+#[test]
+fn segments_of_uneven_lengths() {
+    let Some(dev) = gpu() else { return };
+    let data = floats(30_000, 3, true);
+    let offsets = [0, 7, 7, 100, 4000, 4096, 9000, 30_000];
+    let spans = Spans::Offsets(&offsets);
+    let ranks: Vec<usize> = (0..7).map(|s| spans.len_of(s) / 2).collect();
+    let ranks: Vec<usize> = ranks.iter().map(|&r| r.min(1)).collect();
+    // Every segment but the empty one has rank 0 or 1 in range; skip the empty one.
+    let nonempty = [0, 7, 100, 4000, 4096, 9000, 30_000];
+    check_select(
+        &dev,
+        &data,
+        Spans::Offsets(&nonempty),
+        SpanRanks::Same(&[0, 6]),
+    );
+    check_top_k(&dev, &data, Spans::Offsets(&nonempty), 7);
+    assert_eq!(ranks.len(), 7);
+    assert!(top_k_spans(
+        &dev,
+        Input::Host(&data),
+        spans,
+        1,
+        KeyOrder::Smallest,
+        false
+    )
+    .is_err());
+}
+
+#[test]
+fn long_rows_select_and_top_k() {
+    let Some(dev) = gpu() else { return };
+    let (rows, cols) = (3, 100_003);
+    let data = floats(rows * cols, 4, true);
+    let spans = Spans::Rows {
+        rows,
+        cols,
+        stride: cols,
+    };
+    check_select(
+        &dev,
+        &data,
+        spans,
+        SpanRanks::OnePerSpan(&[0, 50_000, 100_002]),
+    );
+    check_select(&dev, &data, spans, SpanRanks::Same(&[7, 99_999, 7]));
+    let many: Vec<usize> = (0..12).map(|j| j * 8000).collect();
+    check_select(&dev, &data, spans, SpanRanks::Same(&many));
+    for k in [1, 100, 5000, cols] {
+        check_top_k(&dev, &data, spans, k);
+    }
+    let wide = ints(2 * 70_000, 5);
+    let spans = Spans::Rows {
+        rows: 2,
+        cols: 70_000,
+        stride: 70_000,
+    };
+    check_top_k(&dev, &wide, spans, 3000);
+    check_top_k(&dev, &wide, spans, 6000);
+    check_select(&dev, &wide, spans, SpanRanks::OnePerSpan(&[3, 69_999]));
+}
+
+#[test]
+fn hard_threshold_keeps_the_largest_magnitudes() {
+    let Some(dev) = gpu() else { return };
+    for n in [1000, 300_001] {
+        let data = floats(n, 6, false);
+        for k in [1, n / 100, n] {
+            let mut buf = DeviceBuffer::from_host_on(&dev, &data).unwrap();
+            let (support, kept, nans) =
+                hard_threshold_in_place(&mut buf, k, NanPolicy::Error).unwrap();
+            let want_kept: Vec<u32> = support.iter().map(|&i| data[i].to_bits()).collect();
+            assert_eq!(
+                kept.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                want_kept
+            );
+            let order = KeyOrder::LargestMagnitude { nan_low: false };
+            let (_, want) = reference(&data, k, order, false);
+            assert_eq!(support, want, "n {n} k {k}");
+            assert_eq!(nans, 0);
+            let after = buf.to_host().unwrap();
+            for (i, (&a, &d)) in after.iter().zip(&data).enumerate() {
+                let kept = want.binary_search(&i).is_ok();
+                let expect = if kept { d.to_bits() } else { 0 };
+                assert_eq!(a.to_bits(), expect, "n {n} k {k} index {i}");
+            }
+        }
+    }
+    let with_nan = floats(5000, 7, true);
+    let mut buf = DeviceBuffer::from_host_on(&dev, &with_nan).unwrap();
+    assert!(hard_threshold_in_place(&mut buf, 10, NanPolicy::Error).is_err());
+    let untouched = buf.to_host().unwrap();
+    assert!(untouched
+        .iter()
+        .zip(&with_nan)
+        .all(|(a, b)| a.to_bits() == b.to_bits()));
+}
+
+#[test]
+fn long_rows_of_repeats_take_the_full_passes() {
+    let Some(dev) = gpu() else { return };
+    let (rows, cols) = (2, 50_000);
+    let mut mix = Mix(8);
+    // Three values: every first digit keeps about a third of a row, past the candidates' share.
+    let few: Vec<f64> = (0..rows * cols).map(|_| (mix.next() % 3) as f64).collect();
+    let spans = Spans::Rows {
+        rows,
+        cols,
+        stride: cols,
+    };
+    check_select(&dev, &few, spans, SpanRanks::OnePerSpan(&[0, 25_000]));
+    check_top_k(&dev, &few, spans, 17);
+    check_top_k(&dev, &few, spans, 20_000);
+    let equal = vec![2.5f32; rows * cols];
+    check_select(&dev, &equal, spans, SpanRanks::OnePerSpan(&[49_999, 3]));
+    check_top_k(&dev, &equal, spans, 4097);
+}
