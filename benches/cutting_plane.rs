@@ -28,12 +28,16 @@ use kselect::select::cutting_plane::{
 use kselect::{Algorithm, CudaDevice, Device, DeviceBuffer, Element, GpuTimer, Selector};
 use rayon::prelude::*;
 
-#[path = "common/date.rs"]
-mod date;
+#[path = "common/gpu.rs"]
+mod gpu;
 #[path = "common/options.rs"]
 mod options;
+#[path = "common/report.rs"]
+mod report;
 #[path = "common/splitmix.rs"]
 mod splitmix;
+
+use report::median;
 
 /// Step bound of the approximate minimisers.
 const MAX_ITERS: u64 = 500;
@@ -126,11 +130,6 @@ fn generate<T: BenchFloat>(dist: &str, n: usize) -> Vec<T> {
         }
     }
     data
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
 }
 
 /// Times one call: CUDA events on the GPU, wall clock on the CPU.
@@ -395,28 +394,19 @@ fn main() {
     let opts = parse_options();
     let gpu = match opts.backend.as_str() {
         "cpu" => None,
-        "cuda" => match CudaDevice::new(0) {
-            Ok(gpu) => Some(gpu),
-            Err(e) => {
-                eprintln!("cutting_plane: no GPU ({e})");
-                if std::env::var("KSELECT_REQUIRE_GPU").as_deref() == Ok("1") {
-                    std::process::exit(1);
-                }
+        "cuda" => {
+            let Some(gpu) = gpu::device_or_exit("cutting_plane") else {
                 return;
-            }
-        },
+            };
+            Some(gpu)
+        }
         other => {
             eprintln!("unknown backend {other} (cpu or cuda)");
             std::process::exit(2);
         }
     };
     let device_name = match &gpu {
-        Some(gpu) => format!(
-            "{} ({}, {} SMs)",
-            gpu.name(),
-            gpu.arch(),
-            gpu.multiprocessors()
-        ),
+        Some(gpu) => gpu::describe(gpu),
         None => format!("cpu ({} threads)", rayon::current_num_threads()),
     };
     println!("device: {device_name}");
@@ -444,7 +434,7 @@ fn main() {
     failed |= rows
         .iter()
         .any(|r| r.method.starts_with("cutting-plane") && !r.exact);
-    if let Some(path) = &opts.json {
+    report::finish(opts.json.as_deref(), failed, || {
         let results: Vec<serde_json::Value> = rows
             .iter()
             .map(|r| {
@@ -457,22 +447,13 @@ fn main() {
                 })
             })
             .collect();
-        let doc = serde_json::json!({
-            "device": device_name, "date": date::today(),
-            "command": std::env::args().collect::<Vec<_>>().join(" "),
+        let fields = serde_json::json!({
+            "device": device_name,
             "timing": "median of --reps runs after one warm-up; CUDA events on the GPU, wall clock on the CPU. cutting-plane rows time the whole exact selection (census pass, steps, copy, exact finish); brent, golden-section and bisection time the solver run only (problem set-up pass excluded)",
             "reductions": "objective evaluations, one pass over the data each (the census pass and the copy not included)",
             "rank_gap": "distance in rank between the returned point and k (0: the point is the exact median's value)",
             "sort": "sort_device (CUDA LSD radix sort) or the CPU sort-choose selection on the same data",
-            "results": results,
         });
-        if let Err(e) = std::fs::write(path, serde_json::to_string_pretty(&doc).unwrap_or_default())
-        {
-            eprintln!("writing {path}: {e}");
-            failed = true;
-        }
-    }
-    if failed {
-        std::process::exit(1);
-    }
+        (fields, results)
+    });
 }

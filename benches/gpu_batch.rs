@@ -18,12 +18,20 @@ use kselect::{
 };
 use rayon::prelude::*;
 
-#[path = "common/date.rs"]
-mod date;
+#[path = "common/gpu.rs"]
+mod gpu;
 #[path = "common/options.rs"]
 mod options;
+#[path = "common/report.rs"]
+mod report;
 #[path = "common/splitmix.rs"]
 mod splitmix;
+
+use gpu::Copies;
+use report::median;
+
+/// The calls before the timed ones.
+const WARMUPS: usize = 2;
 
 /// Command-line options.
 struct Options {
@@ -101,11 +109,6 @@ fn uniform<T: BenchFloat>(n: usize, seed: u64) -> Vec<T> {
     data
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 /// One timed case.
 struct Row {
     dtype: &'static str,
@@ -118,31 +121,70 @@ struct Row {
     correct: bool,
 }
 
-/// Times `f` with CUDA events after 2 warm-up calls; `prepare` runs before each call, outside
-/// the timed region.
+/// The median ms of `f` over `reps` calls timed with CUDA events (after [`WARMUPS`]).
 fn time_ms(
     gpu: &CudaDevice,
     reps: usize,
-    mut prepare: impl FnMut() -> kselect::Result<()>,
-    mut f: impl FnMut(usize) -> kselect::Result<()>,
+    f: impl FnMut(usize) -> kselect::Result<()>,
 ) -> kselect::Result<f64> {
-    for r in 0..2 {
-        prepare()?;
-        f(r)?;
-    }
-    let mut times = Vec::with_capacity(reps);
-    for r in 0..reps {
-        prepare()?;
-        let timer = GpuTimer::start(gpu)?;
-        f(r)?;
-        times.push(timer.stop()? as f64);
-    }
-    Ok(median(times))
+    Ok(median(gpu::event_times(gpu, WARMUPS, reps, f)?))
 }
 
-/// Rotation among copies totalling at least 512 MiB, so that L2 never holds the input.
-fn copies_for(bytes: usize) -> usize {
-    (512usize << 20).div_ceil(bytes.max(1)).clamp(1, 8)
+/// Where the cases of one input are printed and recorded, with its type, shape, size and floor.
+struct Recorder<'a> {
+    dtype: &'static str,
+    /// The input's shape as recorded, and as printed.
+    shape: String,
+    shown: String,
+    bytes: usize,
+    floor_ms: f64,
+    out: &'a mut Vec<Row>,
+}
+
+impl<'a> Recorder<'a> {
+    /// The recorder of the input in `copies`, whose floor it times.
+    fn new<T: Element>(
+        gpu: &CudaDevice,
+        opts: &Options,
+        copies: &Copies<T>,
+        shape: String,
+        shown: String,
+        out: &'a mut Vec<Row>,
+    ) -> kselect::Result<Self> {
+        Ok(Recorder {
+            dtype: T::DTYPE.name(),
+            shape,
+            shown,
+            bytes: copies.bytes(),
+            floor_ms: median(copies.floor_times(gpu, WARMUPS, opts.reps)?),
+            out,
+        })
+    }
+
+    /// Prints and records a case.
+    fn push(&mut self, case: &str, k: usize, median_ms: f64, correct: bool) {
+        println!(
+            "{:>4} {:>14} {:>22} k={:<8} {:>9.3} ms  floor {:>7.3} ms  x{:>6.2}  {}",
+            self.dtype,
+            self.shown,
+            case,
+            k,
+            median_ms,
+            self.floor_ms,
+            median_ms / self.floor_ms,
+            if correct { "ok" } else { "WRONG" }
+        );
+        self.out.push(Row {
+            dtype: self.dtype,
+            shape: self.shape.clone(),
+            case: case.to_string(),
+            k,
+            median_ms,
+            floor_ms: self.floor_ms,
+            bytes: self.bytes,
+            correct,
+        });
+    }
 }
 
 fn run_shape<T: BenchFloat>(
@@ -152,51 +194,18 @@ fn run_shape<T: BenchFloat>(
     cols: usize,
     out: &mut Vec<Row>,
 ) -> kselect::Result<()> {
-    let n = rows * cols;
-    let data = uniform::<T>(n, 0x5eed);
-    let device = Device::Cuda(gpu.clone());
-    let bytes = n * std::mem::size_of::<T>();
-    let copies = copies_for(bytes);
-    let bufs: Vec<DeviceBuffer<T>> = (0..copies)
-        .map(|_| DeviceBuffer::from_host(&device, &data))
-        .collect::<kselect::Result<_>>()?;
-    let floor_ms = time_ms(
-        gpu,
-        opts.reps,
-        || Ok(()),
-        |r| bufs[r % copies].sum().map(|_| ()),
-    )?;
+    let data = uniform::<T>(rows * cols, 0x5eed);
     let shape = format!("{rows}x{cols}");
-    let sel = Selector::on(device.clone());
+    let device = Device::Cuda(gpu.clone());
+    let copies = Copies::upload(&device, &data)?;
+    let mut rec = Recorder::new(gpu, opts, &copies, shape.clone(), shape, out)?;
+    let sel = Selector::on(device);
     let cpu = Selector::new();
     let layout = Rows::new(rows, cols);
     let ks = if cols >= 65536 {
         &opts.ks_long
     } else {
         &opts.ks_short
-    };
-    let mut push = |case: String, k: usize, median_ms: f64, correct: bool| {
-        println!(
-            "{:>4} {:>14} {:>22} k={:<8} {:>9.3} ms  floor {:>7.3} ms  x{:>6.2}  {}",
-            T::DTYPE.name(),
-            shape,
-            case,
-            k,
-            median_ms,
-            floor_ms,
-            median_ms / floor_ms,
-            if correct { "ok" } else { "WRONG" }
-        );
-        out.push(Row {
-            dtype: T::DTYPE.name(),
-            shape: shape.clone(),
-            case,
-            k,
-            median_ms,
-            floor_ms,
-            bytes,
-            correct,
-        });
     };
     // The CPU reference of the first rows only (the whole of 4 GiB would take long).
     let checked_rows = rows.min(64);
@@ -212,7 +221,7 @@ fn run_shape<T: BenchFloat>(
             ),
         ] {
             let got = sel
-                .top_k_rows_device(&bufs[0], layout, k, options)?
+                .top_k_rows_device(copies.get(0), layout, k, options)?
                 .to_host()?;
             let want = cpu.top_k_rows(head, head_layout, k, options)?;
             let m = checked_rows * k;
@@ -221,38 +230,27 @@ fn run_shape<T: BenchFloat>(
                     .iter()
                     .zip(want.values())
                     .all(|(a, b)| a.to_key() == b.to_key());
-            let ms = time_ms(
-                gpu,
-                opts.reps,
-                || Ok(()),
-                |r| {
-                    sel.top_k_rows_device(&bufs[r % copies], layout, k, options)
-                        .map(|_| ())
-                },
-            )?;
-            push(case.to_string(), k, ms, correct);
+            let ms = time_ms(gpu, opts.reps, |r| {
+                sel.top_k_rows_device(copies.get(r), layout, k, options)
+                    .map(|_| ())
+            })?;
+            rec.push(case, k, ms, correct);
         }
     }
     let kth = cols / 2;
-    let got = sel.select_rows_device(&bufs[0], layout, BatchRank::Same(kth))?;
+    let got = sel.select_rows_device(copies.get(0), layout, BatchRank::Same(kth))?;
     let want = cpu.select_rows(head, head_layout, BatchRank::Same(kth))?;
     let correct = got[..checked_rows]
         .iter()
         .zip(&want)
         .all(|(a, b)| a.to_key() == b.to_key());
-    let ms = time_ms(
-        gpu,
-        opts.reps,
-        || Ok(()),
-        |r| {
-            sel.select_rows_device(&bufs[r % copies], layout, BatchRank::Same(kth))
-                .map(|_| ())
-        },
-    )?;
-    push("kth".to_string(), kth, ms, correct);
+    let ms = time_ms(gpu, opts.reps, |r| {
+        sel.select_rows_device(copies.get(r), layout, BatchRank::Same(kth))
+            .map(|_| ())
+    })?;
+    rec.push("kth", kth, ms, correct);
     Ok(())
 }
-
 fn run_threshold<T: BenchFloat>(
     gpu: &CudaDevice,
     opts: &Options,
@@ -266,57 +264,29 @@ fn run_threshold<T: BenchFloat>(
         .map(|u| T::unit(((u - 0.5).abs() * 2.0 * (1u64 << 53) as f64) as u64 * 2048))
         .collect();
     let device = Device::Cuda(gpu.clone());
-    let bytes = n * std::mem::size_of::<T>();
-    let copies = copies_for(bytes);
-    let bufs: Vec<DeviceBuffer<T>> = (0..copies)
-        .map(|_| DeviceBuffer::from_host(&device, &data))
-        .collect::<kselect::Result<_>>()?;
-    let floor_ms = time_ms(
+    let copies = Copies::upload(&device, &data)?;
+    let mut rec = Recorder::new(
         gpu,
-        opts.reps,
-        || Ok(()),
-        |r| bufs[r % copies].sum().map(|_| ()),
+        opts,
+        &copies,
+        format!("{n}"),
+        format!("2^{log2n}"),
+        out,
     )?;
     let sel = Selector::on(device.clone());
     for k in [n / 1000, n / 100] {
         let want = Selector::new().threshold(&data, k)?;
-        let got = sel.threshold_device(&bufs[0], k)?;
+        let got = sel.threshold_device(copies.get(0), k)?;
         let correct = got.support == want.support && got.index == want.index;
-        let ms = time_ms(
-            gpu,
-            opts.reps,
-            || Ok(()),
-            |r| sel.threshold_device(&bufs[r % copies], k).map(|_| ()),
-        )?;
-        let mut row = |case: &str, ms: f64, correct: bool| {
-            println!(
-                "{:>4} {:>14} {:>22} k={:<8} {:>9.3} ms  floor {:>7.3} ms  x{:>6.2}  {}",
-                T::DTYPE.name(),
-                format!("2^{log2n}"),
-                case,
-                k,
-                ms,
-                floor_ms,
-                ms / floor_ms,
-                if correct { "ok" } else { "WRONG" }
-            );
-            out.push(Row {
-                dtype: T::DTYPE.name(),
-                shape: format!("{n}"),
-                case: case.to_string(),
-                k,
-                median_ms: ms,
-                floor_ms,
-                bytes,
-                correct,
-            });
-        };
-        row("threshold", ms, correct);
+        let ms = time_ms(gpu, opts.reps, |r| {
+            sel.threshold_device(copies.get(r), k).map(|_| ())
+        })?;
+        rec.push("threshold", k, ms, correct);
         // In place: each run gets a fresh copy of the data (made outside the timed region).
         let mut times = Vec::with_capacity(opts.reps);
         let mut support = Vec::new();
         let mut work = DeviceBuffer::from_host(&device, &data)?;
-        for rep in 0..opts.reps + 2 {
+        for rep in 0..opts.reps + WARMUPS {
             work = if rep == 0 {
                 work
             } else {
@@ -325,7 +295,7 @@ fn run_threshold<T: BenchFloat>(
             let timer = GpuTimer::start(gpu)?;
             support = sel.hard_threshold_device(&mut work, k)?.support;
             let ms = timer.stop()? as f64;
-            if rep >= 2 {
+            if rep >= WARMUPS {
                 times.push(ms);
             }
         }
@@ -336,29 +306,17 @@ fn run_threshold<T: BenchFloat>(
                 let kept = want.support.binary_search(&i).is_ok();
                 x.to_key() == if kept { data[i] } else { T::default() }.to_key()
             });
-        row("hard-threshold", ms, correct);
+        rec.push("hard-threshold", k, ms, correct);
     }
     Ok(())
 }
 
 fn main() {
     let opts = parse_options();
-    let gpu = match CudaDevice::new(0) {
-        Ok(gpu) => gpu,
-        Err(e) => {
-            eprintln!("gpu_batch: no GPU ({e})");
-            if std::env::var("KSELECT_REQUIRE_GPU").as_deref() == Ok("1") {
-                std::process::exit(1);
-            }
-            return;
-        }
+    let Some(gpu) = gpu::device_or_exit("gpu_batch") else {
+        return;
     };
-    println!(
-        "device: {} ({}, {} SMs)",
-        gpu.name(),
-        gpu.arch(),
-        gpu.multiprocessors()
-    );
+    println!("device: {}", gpu::describe(&gpu));
     let mut rows = Vec::new();
     let mut failed = false;
     for dtype in &opts.types {
@@ -389,7 +347,7 @@ fn main() {
         }
     }
     failed |= rows.iter().any(|r| !r.correct);
-    if let Some(path) = &opts.json {
+    report::finish(opts.json.as_deref(), failed, || {
         let results: Vec<serde_json::Value> = rows
             .iter()
             .map(|r| {
@@ -402,20 +360,11 @@ fn main() {
                 })
             })
             .collect();
-        let doc = serde_json::json!({
-            "device": gpu.name(), "arch": gpu.arch(), "date": date::today(),
-            "command": std::env::args().collect::<Vec<_>>().join(" "),
+        let fields = serde_json::json!({
+            "device": gpu.name(), "arch": gpu.arch(),
             "timing": "CUDA events around each whole call after 2 warm-up calls; median of --reps runs; inputs rotated among copies totalling >= 512 MiB; results left on the device",
             "floor": "DeviceBuffer::sum over the same array (one read, 16-byte loads)",
-            "results": results,
         });
-        if let Err(e) = std::fs::write(path, serde_json::to_string_pretty(&doc).unwrap_or_default())
-        {
-            eprintln!("writing {path}: {e}");
-            failed = true;
-        }
-    }
-    if failed {
-        std::process::exit(1);
-    }
+        (fields, results)
+    });
 }

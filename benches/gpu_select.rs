@@ -21,15 +21,23 @@
 //!     --algorithms auto,iterative-bucket-multiselect,bucket-multiselect,sample,sort-choose
 //! ```
 
-use kselect::{Algorithm, CudaDevice, Device, DeviceBuffer, Element, GpuTimer, Selector};
+use kselect::{Algorithm, CudaDevice, Device, Element, Selector};
 use rayon::prelude::*;
 
-#[path = "common/date.rs"]
-mod date;
+#[path = "common/gpu.rs"]
+mod gpu;
 #[path = "common/options.rs"]
 mod options;
+#[path = "common/report.rs"]
+mod report;
 #[path = "common/splitmix.rs"]
 mod splitmix;
+
+use gpu::Copies;
+use report::median;
+
+/// The calls before the timed ones.
+const WARMUPS: usize = 3;
 
 /// Command-line options.
 struct Options {
@@ -150,11 +158,6 @@ fn generate<T: BenchElement>(dist: &str, n: usize) -> Vec<T> {
     data
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 struct Row {
     dtype: &'static str,
     dist: String,
@@ -167,23 +170,6 @@ struct Row {
     min_ms: f64,
     floor_ms: f64,
     correct: bool,
-}
-
-fn time_ms(
-    gpu: &CudaDevice,
-    reps: usize,
-    mut f: impl FnMut(usize) -> kselect::Result<()>,
-) -> kselect::Result<Vec<f64>> {
-    for r in 0..3 {
-        f(r)?;
-    }
-    let mut times = Vec::with_capacity(reps);
-    for r in 0..reps {
-        let timer = GpuTimer::start(gpu)?;
-        f(r)?;
-        times.push(timer.stop()? as f64);
-    }
-    Ok(times)
 }
 
 fn run_case<T: BenchElement>(
@@ -217,14 +203,10 @@ fn run_case<T: BenchElement>(
     };
     let device = Device::Cuda(gpu.clone());
     // Rotate among enough copies that consecutive runs do not find the input in L2.
-    let bytes = n * std::mem::size_of::<T>();
-    let copies = (512usize << 20).div_ceil(bytes).clamp(1, 8);
-    let bufs: Vec<DeviceBuffer<T>> = (0..copies)
-        .map(|_| DeviceBuffer::from_host(&device, &data))
-        .collect::<kselect::Result<_>>()?;
+    let copies = Copies::upload(&device, &data)?;
+    let bytes = copies.bytes();
     drop(data);
-    let floor = time_ms(gpu, opts.reps, |r| bufs[r % copies].sum().map(|_| ()))?;
-    let floor_ms = median(floor);
+    let floor_ms = median(copies.floor_times(gpu, WARMUPS, opts.reps)?);
     let mut cases: Vec<(String, Vec<usize>, Vec<T::Key>)> = ranks
         .into_iter()
         .zip(expected)
@@ -238,10 +220,10 @@ fn run_case<T: BenchElement>(
     for (rank, set, want) in cases {
         for &algorithm in &opts.algorithms {
             let sel = Selector::on(device.clone()).algorithm(algorithm);
-            let got = sel.multiselect_device(&bufs[0], &set)?;
+            let got = sel.multiselect_device(copies.get(0), &set)?;
             let correct = got.iter().map(|v| v.to_key()).eq(want.iter().copied());
-            let times = time_ms(gpu, opts.reps, |r| {
-                sel.multiselect_device(&bufs[r % copies], &set).map(|_| ())
+            let times = gpu::event_times(gpu, WARMUPS, opts.reps, |r| {
+                sel.multiselect_device(copies.get(r), &set).map(|_| ())
             })?;
             let min_ms = times.iter().copied().fold(f64::INFINITY, f64::min);
             let row = Row {
@@ -320,22 +302,10 @@ fn rank_of(expr: &str, n: usize) -> Option<usize> {
 
 fn main() {
     let opts = parse_options();
-    let gpu = match CudaDevice::new(0) {
-        Ok(gpu) => gpu,
-        Err(e) => {
-            eprintln!("gpu_select: no GPU ({e})");
-            if std::env::var("KSELECT_REQUIRE_GPU").as_deref() == Ok("1") {
-                std::process::exit(1);
-            }
-            return;
-        }
+    let Some(gpu) = gpu::device_or_exit("gpu_select") else {
+        return;
     };
-    println!(
-        "device: {} ({}, {} SMs)",
-        gpu.name(),
-        gpu.arch(),
-        gpu.multiprocessors()
-    );
+    println!("device: {}", gpu::describe(&gpu));
     let mut rows = Vec::new();
     let mut failed = false;
     for dtype in &opts.types {
@@ -361,7 +331,7 @@ fn main() {
         }
     }
     failed |= rows.iter().any(|r| !r.correct);
-    if let Some(path) = &opts.json {
+    report::finish(opts.json.as_deref(), failed, || {
         let results: Vec<serde_json::Value> = rows
             .iter()
             .map(|r| {
@@ -376,20 +346,11 @@ fn main() {
                 })
             })
             .collect();
-        let doc = serde_json::json!({
-            "device": gpu.name(), "arch": gpu.arch(), "date": date::today(),
-            "command": std::env::args().collect::<Vec<_>>().join(" "),
+        let fields = serde_json::json!({
+            "device": gpu.name(), "arch": gpu.arch(),
             "timing": "CUDA events around each whole call after 3 warm-up calls; median of --reps runs; inputs rotated among copies totalling >= 512 MiB",
             "floor": "DeviceBuffer::sum over the same array (one read, 16-byte loads)",
-            "results": results,
         });
-        if let Err(e) = std::fs::write(path, serde_json::to_string_pretty(&doc).unwrap_or_default())
-        {
-            eprintln!("writing {path}: {e}");
-            failed = true;
-        }
-    }
-    if failed {
-        std::process::exit(1);
-    }
+        (fields, results)
+    });
 }

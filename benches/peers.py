@@ -15,11 +15,12 @@ The JSON is rewritten after each type, distribution and size, so a run cut short
 cases it finished.
 """
 import argparse
-import datetime
-import json
 import math
-import statistics
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peers_common import copies_for, import_cupy, timed, write_json  # noqa: E402
 
 
 def main():
@@ -39,11 +40,7 @@ def main():
 
     import torch
 
-    try:
-        import cupy
-    except Exception as e:  # CuPy is optional
-        print(f"cupy unavailable: {e}", file=sys.stderr)
-        cupy = None
+    cupy = import_cupy()
 
     dev = torch.device("cuda")
     dtypes = {
@@ -73,28 +70,6 @@ def main():
             x = x.abs()
         return (x * 1e6).to(torch.int64).to(dtypes[dtype])
 
-    def timed(fn, copies, reps):
-        for i in range(2):
-            fn(copies[i % len(copies)])
-        torch.cuda.synchronize()
-        start = torch.cuda.Event(enable_timing=True)
-        stop = torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn(copies[0])
-        stop.record()
-        stop.synchronize()
-        first = start.elapsed_time(stop)
-        if first > 100:
-            reps = min(reps, args.slow_reps)
-        times = []
-        for r in range(reps):
-            start.record()
-            fn(copies[r % len(copies)])
-            stop.record()
-            stop.synchronize()
-            times.append(start.elapsed_time(stop))
-        return statistics.median(times), min(times)
-
     def floor_fn(a):
         # A plain reduction in the array's own type (PyTorch has no sum for unsigned types).
         if a.dtype == torch.uint32:
@@ -106,15 +81,7 @@ def main():
     rows = []
 
     def dump():
-        if not args.json:
-            return
-        doc = dict(device=torch.cuda.get_device_name(0), date=datetime.date.today().isoformat(),
-                   command=" ".join(sys.argv), torch=torch.__version__,
-                   cupy=getattr(cupy, "__version__", None),
-                   timing="CUDA events around each call after warm-up; median of --reps runs; inputs rotated",
-                   floor="torch.sum over the same array, in its own dtype", results=rows)
-        with open(args.json, "w") as f:
-            json.dump(doc, f, indent=1)
+        write_json(args.json, cupy, rows)
 
     for dtype in args.types.split(","):
         for dist in args.dists.split(","):
@@ -123,8 +90,7 @@ def main():
                 k = n // 2
                 x = make(dtype, dist, n)
                 nbytes = x.element_size() * n
-                ncopies = max(1, min(8, math.ceil((512 << 20) / nbytes)))
-                copies = [x.clone() for _ in range(ncopies)]
+                copies = [x.clone() for _ in range(copies_for(nbytes))]
                 if counts:
                     # Reference quantiles for every count from one sort, freed before the timings.
                     ordered = torch.sort(x).values.to(torch.float64)
@@ -137,7 +103,7 @@ def main():
                         expected = ordered[lo] + (h - lo) * (ordered[hi] - ordered[lo])
                         qsets.append((m, probs, lo, expected))
                     del ordered
-                    floor_ms, _ = timed(floor_fn, copies, args.reps)
+                    floor_ms, _, _ = timed(floor_fn, copies, args.reps, args.slow_reps)
                     for m, probs, lo, expected in qsets:
                         qcases = {
                             "torch.quantile": lambda a, probs=probs: torch.quantile(a, probs.to(a.dtype)),
@@ -153,7 +119,7 @@ def main():
                                     ok = True  # ranks only: the gather is what a quantile needs first
                                 else:
                                     ok = bool(torch.allclose(got, expected, rtol=1e-5, atol=1e-6))
-                                med, mn = timed(fn, copies, args.reps)
+                                med, mn, _ = timed(fn, copies, args.reps, args.slow_reps)
                             except Exception as e:  # unsupported dtype or size
                                 msg = str(e).splitlines()[0][:120]
                                 print(f"{dtype:>4} {dist:>8} 2^{log2n:<2} {m:>5} {name:>17}  unsupported: {msg}")
@@ -175,7 +141,7 @@ def main():
                 ref_lower_median = ordered[(n - 1) // 2].item()
                 ref_top1024 = ordered[n - 1024].item()
                 del ordered
-                floor_ms, _ = timed(floor_fn, copies, args.reps)
+                floor_ms, _, _ = timed(floor_fn, copies, args.reps, args.slow_reps)
                 cases = {
                     "torch.sort": lambda a: torch.sort(a).values[k],
                     "torch.kthvalue": lambda a: torch.kthvalue(a, k + 1).values,
@@ -195,7 +161,7 @@ def main():
                         expected = {"torch.quantile": ref_lower_median, "torch.median": ref_lower_median,
                                     "torch.topk(1024)": ref_top1024}.get(name, ref)
                         ok = got == float(expected)
-                        med, mn = timed(fn, copies, args.reps)
+                        med, mn, _ = timed(fn, copies, args.reps, args.slow_reps)
                     except Exception as e:  # unsupported dtype or size
                         print(f"{dtype:>4} {dist:>8} 2^{log2n:<2} {name:>15}  unsupported: {str(e).splitlines()[0][:80]}")
                         continue

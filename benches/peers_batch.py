@@ -41,18 +41,16 @@ has "error" in place of ms, min_ms, reps, ratio and correct; correct is null whe
 checked.
 """
 import argparse
-import datetime
-import json
 import math
-import statistics
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peers_common import copies_for, import_cupy, timed, write_json  # noqa: E402
 
 ELEMENT_BYTES = {"f32": 4, "f64": 8}
 DISTS = ("uniform", "normal")
-ROTATION_BYTES = 512 << 20  # the inputs' copies total at least this, so that L2 never holds one
-MAX_COPIES = 8
 CHECK_ROWS = 4  # rows checked against torch.sort of the same rows
-SLOW_MS = 100  # calls slower than this get --slow-reps timed runs
 
 
 def parse_list(text):
@@ -72,11 +70,6 @@ def parse_k(expr, n):
     if expr.startswith("n/"):
         return n // int(expr[2:])
     return int(expr)
-
-
-def copies_for(nbytes):
-    """How many copies of an input of nbytes the timings rotate among."""
-    return max(1, min(MAX_COPIES, math.ceil(ROTATION_BYTES / nbytes)))
 
 
 def case(name, k=None, largest=None, sorted_=None):
@@ -164,11 +157,7 @@ def dry_run(groups):
 def run(args, groups):
     import torch
 
-    try:
-        import cupy
-    except Exception as e:  # CuPy is optional
-        print(f"cupy unavailable: {e}", file=sys.stderr)
-        cupy = None
+    cupy = import_cupy()
 
     dev = torch.device("cuda")
     dtypes = {"f32": torch.float32, "f64": torch.float64}
@@ -193,28 +182,6 @@ def run(args, groups):
             return "out of memory"
         return (text.splitlines() or [type(e).__name__])[0][:200] or type(e).__name__
 
-    def timed(fn, copies, reps):
-        """Median and minimum ms of fn over rotated copies, and the number of timed runs."""
-        for i in range(2):
-            fn(copies[i % len(copies)])
-        torch.cuda.synchronize()
-        start = torch.cuda.Event(enable_timing=True)
-        stop = torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn(copies[0])
-        stop.record()
-        stop.synchronize()
-        if start.elapsed_time(stop) > SLOW_MS:
-            reps = min(reps, args.slow_reps)
-        times = []
-        for r in range(reps):
-            start.record()
-            fn(copies[(r + 1) % len(copies)])
-            stop.record()
-            stop.synchronize()
-            times.append(start.elapsed_time(stop))
-        return statistics.median(times), min(times), reps
-
     def measure(fn, check, copies):
         """Check fn once on the first copy, then time it; a dict of the results or of the error.
         A function of its own so that the checked output is freed before the timings begin."""
@@ -222,7 +189,7 @@ def run(args, groups):
             got = fn(copies[0])
             correct = None if check is None else bool(check(copies[0], got))
             del got
-            ms, min_ms, reps = timed(fn, copies, args.reps)
+            ms, min_ms, reps = timed(fn, copies, args.reps, args.slow_reps, start=1)
         except Exception as e:  # out of memory, unsupported type or size
             return dict(error=describe_error(e))
         return dict(ms=ms, min_ms=min_ms, reps=reps, correct=correct)
@@ -298,15 +265,7 @@ def run(args, groups):
     results = []
 
     def dump():
-        if not args.json:
-            return
-        doc = dict(device=torch.cuda.get_device_name(0), date=datetime.date.today().isoformat(),
-                   command=" ".join(sys.argv), torch=torch.__version__,
-                   cupy=getattr(cupy, "__version__", None),
-                   timing="CUDA events around each call after warm-up; median of --reps runs; inputs rotated",
-                   floor="torch.sum over the same array, in its own dtype", results=results)
-        with open(args.json, "w") as f:
-            json.dump(doc, f, indent=1)
+        write_json(args.json, cupy, results)
 
     def record(g, c, outcome, floor_ms):
         row = dict(shape=g["shape"], **g["extra"], type=g["type"], dist=g["dist"], **c,

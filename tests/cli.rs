@@ -5,9 +5,13 @@
 //!
 //! Every selection runs with `--backend cpu`, except the test of the backend flag itself.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
+use std::path::Path;
+
+use common::cli::{
+    assert_bits_eq, cpu_fails, cpu_json, cpu_text, f64s, i64s, kselect, path, stderr, stdout, u64s,
+};
 use serde_json::Value;
 
 /// A fixture of `tests/data/cli/`.
@@ -19,100 +23,21 @@ fn fixture(name: &str) -> String {
         .to_string()
 }
 
-/// Runs `kselect` with `args`.
-fn kselect(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kselect"))
-        .args(args)
-        .output()
-        .expect("the kselect binary runs")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
 /// Runs `kselect select FILE ARGS --backend cpu --json`, checks success, parses the JSON.
 fn select_json(file: &str, args: &[&str]) -> Value {
-    let mut all = vec!["select", file, "--backend", "cpu", "--json"];
-    all.extend_from_slice(args);
-    let out = kselect(&all);
-    assert!(
-        out.status.success(),
-        "kselect {all:?} failed: {}",
-        stderr(&out)
-    );
-    let text = stdout(&out);
-    assert_eq!(
-        text.lines().count(),
-        1,
-        "one JSON object on one line: {text}"
-    );
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("invalid JSON ({e}): {text}"))
+    cpu_json("select", file, args).1
 }
 
 /// Runs `kselect select FILE ARGS --backend cpu`, expects exit status `code`, returns stderr.
 fn select_fails(file: &str, args: &[&str], code: i32) -> String {
-    let mut all = vec!["select", file, "--backend", "cpu"];
-    all.extend_from_slice(args);
-    let out = kselect(&all);
-    let err = stderr(&out);
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "kselect {all:?}: stdout {} stderr {err}",
-        stdout(&out)
-    );
-    assert!(err.starts_with("error: "), "{err}");
-    assert!(out.stdout.is_empty(), "nothing on stdout: {}", stdout(&out));
-    assert!(!err.contains("panicked"), "{err}");
-    err
+    cpu_fails("select", file, args, code)
 }
 
 /// A temporary CSV file with `content`.
 fn csv_file(dir: &tempfile::TempDir, name: &str, content: &str) -> String {
-    let path: PathBuf = dir.path().join(name);
+    let path = path(dir, name);
     std::fs::write(&path, content).expect("write the CSV fixture");
     path.display().to_string()
-}
-
-fn u64s(v: &Value) -> Vec<u64> {
-    v.as_array()
-        .expect("an array")
-        .iter()
-        .map(|x| x.as_u64().unwrap_or_else(|| panic!("{x} is not a u64")))
-        .collect()
-}
-
-fn i64s(v: &Value) -> Vec<i64> {
-    v.as_array()
-        .expect("an array")
-        .iter()
-        .map(|x| x.as_i64().unwrap_or_else(|| panic!("{x} is not an i64")))
-        .collect()
-}
-
-/// Floats of a JSON array, with the strings "inf", "-inf", "nan" as those values.
-fn f64s(v: &Value) -> Vec<f64> {
-    v.as_array()
-        .expect("an array")
-        .iter()
-        .map(|x| match x {
-            Value::String(s) if s == "inf" => f64::INFINITY,
-            Value::String(s) if s == "-inf" => f64::NEG_INFINITY,
-            Value::String(s) if s == "nan" => f64::NAN,
-            _ => x.as_f64().unwrap_or_else(|| panic!("{x} is not a number")),
-        })
-        .collect()
-}
-
-fn assert_bits_eq(got: &[f64], want: &[f64]) {
-    let g: Vec<u64> = got.iter().map(|x| x.to_bits()).collect();
-    let w: Vec<u64> = want.iter().map(|x| x.to_bits()).collect();
-    assert_eq!(g, w, "got {got:?}, want {want:?}");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -301,17 +226,7 @@ fn every_cpu_algorithm_gives_the_same_values() {
 
 #[test]
 fn table_output() {
-    let out = kselect(&[
-        "select",
-        &fixture("u64.npy"),
-        "--backend",
-        "cpu",
-        "--k",
-        "4,0",
-        "--median",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let text = stdout(&out);
+    let text = cpu_text("select", fixture("u64.npy"), &["--k", "4,0", "--median"]);
     assert!(text.contains("5 of type u64"), "{text}");
     assert!(text.contains("rank"), "{text}");
     let rows: Vec<Vec<&str>> = text
@@ -699,35 +614,12 @@ fn backend_flag() {
 
 /// Runs `kselect quantiles FILE ARGS --backend cpu --json`, checks success, parses the JSON.
 fn quantiles_json(file: &str, args: &[&str]) -> Value {
-    let mut all = vec!["quantiles", file, "--backend", "cpu", "--json"];
-    all.extend_from_slice(args);
-    let out = kselect(&all);
-    assert!(
-        out.status.success(),
-        "kselect {all:?} failed: {}",
-        stderr(&out)
-    );
-    let text = stdout(&out);
-    assert_eq!(text.lines().count(), 1, "one JSON object: {text}");
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("invalid JSON ({e}): {text}"))
+    cpu_json("quantiles", file, args).1
 }
 
 /// Runs `kselect quantiles FILE ARGS --backend cpu`, expects exit status `code`, returns stderr.
 fn quantiles_fails(file: &str, args: &[&str], code: i32) -> String {
-    let mut all = vec!["quantiles", file, "--backend", "cpu"];
-    all.extend_from_slice(args);
-    let out = kselect(&all);
-    let err = stderr(&out);
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "kselect {all:?}: stdout {} stderr {err}",
-        stdout(&out)
-    );
-    assert!(err.starts_with("error: "), "{err}");
-    assert!(out.stdout.is_empty(), "nothing on stdout: {}", stdout(&out));
-    assert!(!err.contains("panicked"), "{err}");
-    err
+    cpu_fails("quantiles", file, args, code)
 }
 
 /// The width and height of a PNG file, from its IHDR chunk.
@@ -810,9 +702,7 @@ fn quantiles_probs_methods_and_the_table() {
     assert_eq!(f64s(&json["probs"]), vec![0.0, 1.0 / 3.0, 2.0 / 3.0, 1.0]);
     assert_eq!(f64s(&json["values"]), vec![1.0, 2.0, 3.0, 4.0]);
 
-    let out = kselect(&["quantiles", &file, "--backend", "cpu", "--count", "3"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let text = stdout(&out);
+    let text = cpu_text("quantiles", &file, &["--count", "3"]);
     assert!(text.contains("4 of type i64"), "{text}");
     assert!(
         text.contains("Kolmogorov-Smirnov distance to the data 0.25"),

@@ -3,76 +3,17 @@
 //! read back, the NaN policies, and every user error (a clear message on stderr and exit status
 //! 1, or 2 for usage errors). Everything runs with `--backend cpu`.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
+use std::path::{Path, PathBuf};
+
+use common::cli::{
+    assert_bits_eq, cpu_fails, cpu_json, cpu_text, f64s, i64s, kselect, path, rows, stdout, u64s,
+};
 use kselect::io::npy::write_npy_matrix;
 use kselect::io::{read_npy, write_npy, Column};
 use kselect::Element;
 use serde_json::Value;
-
-/// Runs `kselect` with `args`.
-fn kselect(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kselect"))
-        .args(args)
-        .output()
-        .expect("the kselect binary runs")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// Runs `kselect COMMAND FILE ARGS --backend cpu --json`, checks success, returns the text and
-/// the parsed JSON.
-fn json(command: &str, file: &Path, args: &[&str]) -> (String, Value) {
-    let file = file.display().to_string();
-    let mut all = vec![command, &file, "--backend", "cpu", "--json"];
-    all.extend_from_slice(args);
-    let out = kselect(&all);
-    assert!(
-        out.status.success(),
-        "kselect {all:?} failed: {}",
-        stderr(&out)
-    );
-    let text = stdout(&out);
-    assert_eq!(
-        text.lines().count(),
-        1,
-        "one JSON object on one line: {text}"
-    );
-    let value =
-        serde_json::from_str(&text).unwrap_or_else(|e| panic!("invalid JSON ({e}): {text}"));
-    (text, value)
-}
-
-/// Runs `kselect COMMAND FILE ARGS --backend cpu`, expects exit status `code`, returns stderr.
-fn fails(command: &str, file: &Path, args: &[&str], code: i32) -> String {
-    let file = file.display().to_string();
-    let mut all = vec![command, &file, "--backend", "cpu"];
-    all.extend_from_slice(args);
-    let out = kselect(&all);
-    let err = stderr(&out);
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "kselect {all:?}: stdout {} stderr {err}",
-        stdout(&out)
-    );
-    assert!(err.starts_with("error: "), "{err}");
-    assert!(out.stdout.is_empty(), "nothing on stdout: {}", stdout(&out));
-    assert!(!err.contains("panicked"), "{err}");
-    err
-}
-
-/// A path in the temporary directory.
-fn path(dir: &tempfile::TempDir, name: &str) -> PathBuf {
-    dir.path().join(name)
-}
 
 /// A 1-D `.npy` file of `data`.
 fn vector<T: Element>(dir: &tempfile::TempDir, name: &str, data: &[T]) -> PathBuf {
@@ -94,39 +35,40 @@ fn matrix<T: Element>(
     p
 }
 
+/// Runs `kselect threshold FILE --backend cpu --json ARGS --out OUT`, checks success, returns
+/// the text and the parsed JSON.
+fn threshold_json(file: &Path, out: &Path, args: &[&str]) -> (String, Value) {
+    cpu_json("threshold", file, &with_out(args, out))
+}
+
+/// Runs `kselect threshold FILE --backend cpu ARGS --out OUT`, expects exit status `code`,
+/// returns stderr.
+fn threshold_fails(file: &Path, out: &Path, args: &[&str], code: i32) -> String {
+    cpu_fails("threshold", file, &with_out(args, out), code)
+}
+
+/// `args` and then `--out OUT`.
+fn with_out<'a>(args: &[&'a str], out: &'a Path) -> Vec<&'a str> {
+    let mut all = args.to_vec();
+    all.extend(["--out", out.to_str().expect("a UTF-8 path")]);
+    all
+}
+
+/// The keys of a JSON object, sorted.
+fn sorted_keys(v: &Value) -> Vec<&str> {
+    let mut keys: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+    keys.sort_unstable();
+    keys
+}
+
 /// A JSON list of lists of unsigned integers.
 fn indices(v: &Value) -> Vec<Vec<u64>> {
-    v.as_array()
-        .expect("a list of rows")
-        .iter()
-        .map(|row| {
-            row.as_array()
-                .expect("a row")
-                .iter()
-                .map(|x| x.as_u64().expect("an index"))
-                .collect()
-        })
-        .collect()
+    rows(v, u64s)
 }
 
 /// A JSON list of lists of numbers, with "inf", "-inf", "nan" as those values.
 fn floats(v: &Value) -> Vec<Vec<f64>> {
-    v.as_array()
-        .expect("a list of rows")
-        .iter()
-        .map(|row| {
-            row.as_array()
-                .expect("a row")
-                .iter()
-                .map(|x| match x {
-                    Value::String(s) if s == "inf" => f64::INFINITY,
-                    Value::String(s) if s == "-inf" => f64::NEG_INFINITY,
-                    Value::String(s) if s == "nan" => f64::NAN,
-                    _ => x.as_f64().expect("a number"),
-                })
-                .collect()
-        })
-        .collect()
+    rows(v, f64s)
 }
 
 fn bits(rows: &[Vec<f64>]) -> Vec<Vec<u64>> {
@@ -143,17 +85,15 @@ fn bits(rows: &[Vec<f64>]) -> Vec<Vec<u64>> {
 fn topk_json_has_exactly_the_documented_keys() {
     let dir = tempfile::tempdir().unwrap();
     let file = vector(&dir, "x.npy", &[0.5f64, 3.0, -1.0, 3.0, 2.0]);
-    let (text, v) = json("topk", &file, &["--k", "3"]);
+    let (text, v) = cpu_json("topk", &file, &["--k", "3"]);
     assert!(
         text.starts_with("{\"rows\": 1, \"k\": 3, \"values\": [["),
         "{text}"
     );
-    let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
-    let mut want = vec!["backend", "indices", "k", "rows", "seconds", "values"];
-    want.sort_unstable();
-    let mut keys: Vec<&str> = keys.iter().map(|k| k.as_str()).collect();
-    keys.sort_unstable();
-    assert_eq!(keys, want);
+    assert_eq!(
+        sorted_keys(&v),
+        ["backend", "indices", "k", "rows", "seconds", "values"]
+    );
     assert_eq!(v["rows"], 1);
     assert_eq!(v["k"], 3);
     assert_eq!(v["backend"], "cpu");
@@ -161,7 +101,7 @@ fn topk_json_has_exactly_the_documented_keys() {
     // In index order by default; sorted (ties by index) with --sorted.
     assert_eq!(indices(&v["indices"]), vec![vec![1, 3, 4]]);
     assert_eq!(bits(&floats(&v["values"])), bits(&[vec![3.0, 3.0, 2.0]]));
-    let (_, v) = json("topk", &file, &["--k", "3", "--sorted", "--smallest"]);
+    let (_, v) = cpu_json("topk", &file, &["--k", "3", "--sorted", "--smallest"]);
     assert_eq!(indices(&v["indices"]), vec![vec![2, 0, 4]]);
     assert_eq!(bits(&floats(&v["values"])), bits(&[vec![-1.0, 0.5, 2.0]]));
 }
@@ -171,36 +111,27 @@ fn topk_of_a_matrix_and_of_a_vector_read_as_rows() {
     let dir = tempfile::tempdir().unwrap();
     let data = [4i64, -7, 9, 9, i64::MIN, 0, i64::MAX, 2, 5, 5, 5, 5];
     let m = matrix(&dir, "m.npy", &data, 3, 4);
-    let (_, v) = json("topk", &m, &["--k", "2", "--sorted"]);
+    let (_, v) = cpu_json("topk", &m, &["--k", "2", "--sorted"]);
     assert_eq!(v["rows"], 3);
     assert_eq!(
         indices(&v["indices"]),
         vec![vec![2, 3], vec![2, 3], vec![0, 1]]
     );
-    let values: Vec<Vec<i64>> = v["values"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| {
-            r.as_array()
-                .unwrap()
-                .iter()
-                .map(|x| x.as_i64().unwrap())
-                .collect()
-        })
-        .collect();
-    assert_eq!(values, vec![vec![9, 9], vec![i64::MAX, 2], vec![5, 5]]);
+    assert_eq!(
+        rows(&v["values"], i64s),
+        vec![vec![9, 9], vec![i64::MAX, 2], vec![5, 5]]
+    );
     // The same values as a 1-D array read as rows of 4 (and of 6, and of 12).
     let flat = vector(&dir, "flat.npy", &data);
-    let (_, w) = json("topk", &flat, &["--k", "2", "--sorted", "--cols", "4"]);
+    let (_, w) = cpu_json("topk", &flat, &["--k", "2", "--sorted", "--cols", "4"]);
     assert_eq!(w["indices"], v["indices"]);
     assert_eq!(w["values"], v["values"]);
-    let (_, w) = json("topk", &flat, &["--k", "1", "--smallest", "--cols", "6"]);
+    let (_, w) = cpu_json("topk", &flat, &["--k", "1", "--smallest", "--cols", "6"]);
     assert_eq!(indices(&w["indices"]), vec![vec![4], vec![1]]);
-    let (_, w) = json("topk", &flat, &["--k", "12"]);
+    let (_, w) = cpu_json("topk", &flat, &["--k", "12"]);
     assert_eq!(indices(&w["indices"]), vec![(0..12).collect::<Vec<u64>>()]);
     // --cols equal to a 2-D array's columns is accepted.
-    let (_, w) = json("topk", &m, &["--k", "2", "--sorted", "--cols", "4"]);
+    let (_, w) = cpu_json("topk", &m, &["--k", "2", "--sorted", "--cols", "4"]);
     assert_eq!(w["indices"], v["indices"]);
 }
 
@@ -208,25 +139,25 @@ fn topk_of_a_matrix_and_of_a_vector_read_as_rows() {
 fn topk_every_dtype() {
     let dir = tempfile::tempdir().unwrap();
     let f32s = vector(&dir, "f32.npy", &[0.1f32, -0.0, 0.0, 3.5, f32::INFINITY]);
-    let (text, v) = json("topk", &f32s, &["--k", "3", "--sorted"]);
+    let (text, v) = cpu_json("topk", &f32s, &["--k", "3", "--sorted"]);
     assert_eq!(indices(&v["indices"]), vec![vec![4, 3, 0]]);
     assert!(text.contains("[\"inf\", 3.5, 0.1]"), "{text}");
-    let (text, _) = json("topk", &f32s, &["--k", "2", "--smallest", "--sorted"]);
+    let (text, _) = cpu_json("topk", &f32s, &["--k", "2", "--smallest", "--sorted"]);
     assert!(text.contains("[-0.0, 0.0]"), "{text}");
     let i32s = vector(&dir, "i32.npy", &[i32::MIN, 3, i32::MAX]);
-    let (text, _) = json("topk", &i32s, &["--k", "1", "--smallest"]);
+    let (text, _) = cpu_json("topk", &i32s, &["--k", "1", "--smallest"]);
     assert!(text.contains("[[-2147483648]]"), "{text}");
     let u32s = vector(&dir, "u32.npy", &[7u32, u32::MAX]);
-    let (text, _) = json("topk", &u32s, &["--k", "1"]);
+    let (text, _) = cpu_json("topk", &u32s, &["--k", "1"]);
     assert!(text.contains("[[4294967295]]"), "{text}");
     let u64s = vector(&dir, "u64.npy", &[u64::MAX, (1 << 53) + 1]);
-    let (text, _) = json("topk", &u64s, &["--k", "2", "--sorted"]);
+    let (text, _) = cpu_json("topk", &u64s, &["--k", "2", "--sorted"]);
     assert!(
         text.contains("[[18446744073709551615, 9007199254740993]]"),
         "{text}"
     );
     let f64s = vector(&dir, "f64.npy.gz", &[1e300, -5e-324, f64::NEG_INFINITY]);
-    let (text, _) = json("topk", &f64s, &["--k", "3", "--sorted", "--smallest"]);
+    let (text, _) = cpu_json("topk", &f64s, &["--k", "3", "--sorted", "--smallest"]);
     assert!(text.contains("[[\"-inf\", -5e-324, 1e300]]"), "{text}");
 }
 
@@ -235,20 +166,20 @@ fn topk_nan_policies() {
     let dir = tempfile::tempdir().unwrap();
     let data = [1.0f64, f64::NAN, 2.0, 0.5, f64::NAN, 3.0];
     let m = matrix(&dir, "nan.npy", &data, 2, 3);
-    let err = fails("topk", &m, &["--k", "1"], 1);
+    let err = cpu_fails("topk", &m, &["--k", "1"], 1);
     assert!(err.contains("NaN") && err.contains("--nan"), "{err}");
-    let (_, v) = json("topk", &m, &["--k", "2", "--sorted", "--nan", "last"]);
+    let (_, v) = cpu_json("topk", &m, &["--k", "2", "--sorted", "--nan", "last"]);
     assert_eq!(indices(&v["indices"]), vec![vec![1, 2], vec![1, 2]]);
     assert_eq!(v["values"][0][0], "nan");
-    let (_, v) = json("topk", &m, &["--k", "2", "--sorted", "--nan", "omit"]);
+    let (_, v) = cpu_json("topk", &m, &["--k", "2", "--sorted", "--nan", "omit"]);
     assert_eq!(indices(&v["indices"]), vec![vec![2, 0], vec![2, 0]]);
-    let (_, v) = json(
+    let (_, v) = cpu_json(
         "topk",
         &m,
         &["--k", "3", "--smallest", "--sorted", "--nan", "last"],
     );
     assert_eq!(indices(&v["indices"]), vec![vec![0, 2, 1], vec![0, 2, 1]]);
-    let err = fails("topk", &m, &["--k", "3", "--nan", "omit"], 1);
+    let err = cpu_fails("topk", &m, &["--k", "3", "--nan", "omit"], 1);
     assert!(err.contains("k = 3") && err.contains("NaN"), "{err}");
 }
 
@@ -256,16 +187,7 @@ fn topk_nan_policies() {
 fn topk_table() {
     let dir = tempfile::tempdir().unwrap();
     let file = matrix(&dir, "t.npy", &[3u32, 1, 2, 9, 8, 7], 2, 3);
-    let out = kselect(&[
-        "topk",
-        file.to_str().unwrap(),
-        "--k",
-        "2",
-        "--backend",
-        "cpu",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let text = stdout(&out);
+    let text = cpu_text("topk", &file, &["--k", "2"]);
     assert!(text.contains("2 row(s) of 3 value(s), type u32"), "{text}");
     assert!(
         text.contains("the 2 largest of each row, in index order"),
@@ -292,19 +214,19 @@ fn topk_table() {
 fn topk_errors() {
     let dir = tempfile::tempdir().unwrap();
     let flat = vector(&dir, "flat.npy", &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]);
-    let err = fails("topk", &flat, &["--k", "7"], 1);
+    let err = cpu_fails("topk", &flat, &["--k", "7"], 1);
     assert!(err.contains("k = 7") && err.contains("6"), "{err}");
-    let err = fails("topk", &flat, &["--k", "0"], 1);
+    let err = cpu_fails("topk", &flat, &["--k", "0"], 1);
     assert!(err.contains("k = 0"), "{err}");
-    let err = fails("topk", &flat, &["--k", "1", "--cols", "4"], 1);
+    let err = cpu_fails("topk", &flat, &["--k", "1", "--cols", "4"], 1);
     assert!(
         err.contains("--cols 4") && err.contains("multiple"),
         "{err}"
     );
-    let err = fails("topk", &flat, &["--k", "3", "--cols", "2"], 1);
+    let err = cpu_fails("topk", &flat, &["--k", "3", "--cols", "2"], 1);
     assert!(err.contains("row 0 holds 2"), "{err}");
     let m = matrix(&dir, "m.npy", &[1i32, 2, 3, 4, 5, 6], 2, 3);
-    let err = fails("topk", &m, &["--k", "1", "--cols", "2"], 1);
+    let err = cpu_fails("topk", &m, &["--k", "1", "--cols", "2"], 1);
     assert!(err.contains("--cols 2") && err.contains("2 x 3"), "{err}");
     // Fortran order, 3-D, not a .npy file, a missing file.
     let fortran = path(&dir, "f.npy");
@@ -321,18 +243,18 @@ fn topk_errors() {
     f.extend_from_slice(header.as_bytes());
     f.extend_from_slice(&bytes[74..]);
     std::fs::write(&fortran, f).unwrap();
-    let err = fails("topk", &fortran, &["--k", "1"], 1);
+    let err = cpu_fails("topk", &fortran, &["--k", "1"], 1);
     assert!(err.contains("Fortran"), "{err}");
     let csv = path(&dir, "x.csv");
     std::fs::write(&csv, "a\n1\n2\n").unwrap();
-    let err = fails("topk", &csv, &["--k", "1"], 1);
+    let err = cpu_fails("topk", &csv, &["--k", "1"], 1);
     assert!(err.contains("x.csv") && err.contains(".npy"), "{err}");
-    let err = fails("topk", &path(&dir, "missing.npy"), &["--k", "1"], 1);
+    let err = cpu_fails("topk", path(&dir, "missing.npy"), &["--k", "1"], 1);
     assert!(err.contains("missing.npy"), "{err}");
     // Usage errors: no --k, --cols 0, a negative k.
-    fails("topk", &flat, &[], 2);
-    fails("topk", &flat, &["--k", "1", "--cols", "0"], 2);
-    fails("topk", &flat, &["--k", "-1"], 2);
+    cpu_fails("topk", &flat, &[], 2);
+    cpu_fails("topk", &flat, &["--k", "1", "--cols", "0"], 2);
+    cpu_fails("topk", &flat, &["--k", "-1"], 2);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -345,20 +267,14 @@ fn threshold_writes_the_thresholded_array() {
     let x = [0.5f64, -3.0, 2.0, -0.25, 3.0, -2.0];
     let file = vector(&dir, "x.npy", &x);
     let out = path(&dir, "out.npy");
-    let (text, v) = json(
-        "threshold",
-        &file,
-        &["--k", "3", "--out", out.to_str().unwrap()],
-    );
+    let (text, v) = threshold_json(&file, &out, &["--k", "3"]);
     assert!(
         text.starts_with("{\"n\": 6, \"k\": 3, \"threshold\": "),
         "{text}"
     );
-    let mut keys: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
-    keys.sort_unstable();
     assert_eq!(
-        keys,
-        vec![
+        sorted_keys(&v),
+        [
             "backend",
             "k",
             "n",
@@ -373,13 +289,7 @@ fn threshold_writes_the_thresholded_array() {
     assert_eq!(v["support"], serde_json::json!([1, 2, 4]));
     assert_eq!(v["backend"], "cpu");
     match read_npy(&out).unwrap() {
-        Column::F64(got) => {
-            let want = [0.0f64, -3.0, 2.0, 0.0, 3.0, 0.0];
-            assert_eq!(
-                got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
-                want.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
-            );
-        }
+        Column::F64(got) => assert_bits_eq(&got, &[0.0, -3.0, 2.0, 0.0, 3.0, 0.0]),
         other => panic!("{other:?}"),
     }
     // The input file is left alone.
@@ -391,11 +301,7 @@ fn threshold_keeps_the_dtype_and_applies_the_nan_policy() {
     let dir = tempfile::tempdir().unwrap();
     let ints = vector(&dir, "i.npy", &[i32::MIN, 5, -5, 1]);
     let out = path(&dir, "i_out.npy.gz");
-    let (_, v) = json(
-        "threshold",
-        &ints,
-        &["--k", "2", "--out", out.to_str().unwrap()],
-    );
+    let (_, v) = threshold_json(&ints, &out, &["--k", "2"]);
     assert_eq!(v["threshold"], 5);
     assert_eq!(v["threshold_index"], 1);
     assert_eq!(
@@ -404,11 +310,7 @@ fn threshold_keeps_the_dtype_and_applies_the_nan_policy() {
     );
     let unsigned = vector(&dir, "u.npy", &[3u64, u64::MAX, 3]);
     let out = path(&dir, "u_out.npy");
-    let (text, _) = json(
-        "threshold",
-        &unsigned,
-        &["--k", "3", "--out", out.to_str().unwrap()],
-    );
+    let (text, _) = threshold_json(&unsigned, &out, &["--k", "3"]);
     assert!(
         text.contains("\"threshold\": 3, \"threshold_index\": 2"),
         "{text}"
@@ -417,30 +319,16 @@ fn threshold_keeps_the_dtype_and_applies_the_nan_policy() {
 
     let nan = vector(&dir, "n.npy", &[1.0f32, f32::NAN, -4.0]);
     let out = path(&dir, "n_out.npy");
-    let out_s = out.to_str().unwrap();
-    let err = fails("threshold", &nan, &["--k", "1", "--out", out_s], 1);
+    let err = threshold_fails(&nan, &out, &["--k", "1"], 1);
     assert!(err.contains("NaN"), "{err}");
     assert!(!out.exists(), "nothing written after an error");
-    let (_, v) = json(
-        "threshold",
-        &nan,
-        &["--k", "2", "--out", out_s, "--nan", "omit"],
-    );
+    let (_, v) = threshold_json(&nan, &out, &["--k", "2", "--nan", "omit"]);
     assert_eq!(v["support"], serde_json::json!([0, 2]));
     assert_eq!(read_npy(&out).unwrap(), Column::F32(vec![1.0, 0.0, -4.0]));
-    let (_, v) = json(
-        "threshold",
-        &nan,
-        &["--k", "1", "--out", out_s, "--nan", "last"],
-    );
+    let (_, v) = threshold_json(&nan, &out, &["--k", "1", "--nan", "last"]);
     assert_eq!(v["threshold"], "nan");
     assert_eq!(v["threshold_index"], 1);
-    let err = fails(
-        "threshold",
-        &nan,
-        &["--k", "3", "--out", out_s, "--nan", "omit"],
-        1,
-    );
+    let err = threshold_fails(&nan, &out, &["--k", "3", "--nan", "omit"], 1);
     assert!(err.contains("k = 3"), "{err}");
 }
 
@@ -449,36 +337,19 @@ fn threshold_summary_and_errors() {
     let dir = tempfile::tempdir().unwrap();
     let file = vector(&dir, "x.npy", &[1i64, -9, 4]);
     let out = path(&dir, "o.npy");
-    let run = kselect(&[
-        "threshold",
-        file.to_str().unwrap(),
-        "--k",
-        "2",
-        "--out",
-        out.to_str().unwrap(),
-        "--backend",
-        "cpu",
-    ]);
-    assert!(run.status.success(), "{}", stderr(&run));
-    let text = stdout(&run);
+    let text = cpu_text("threshold", &file, &with_out(&["--k", "2"], &out));
     assert!(text.contains("threshold: 4 at index 2"), "{text}");
     assert!(text.contains("support:   1 2"), "{text}");
     assert!(text.contains("3 values of type i64"), "{text}");
-    let out_s = out.to_str().unwrap();
-    let err = fails("threshold", &file, &["--k", "4", "--out", out_s], 1);
+    let err = threshold_fails(&file, &out, &["--k", "4"], 1);
     assert!(err.contains("k = 4"), "{err}");
     let m = matrix(&dir, "m.npy", &[1.0f64, 2.0, 3.0, 4.0], 2, 2);
-    let err = fails("threshold", &m, &["--k", "1", "--out", out_s], 1);
+    let err = threshold_fails(&m, &out, &["--k", "1"], 1);
     assert!(err.contains("1-D"), "{err}");
     let bad_dir = path(&dir, "no/such/dir/o.npy");
-    let err = fails(
-        "threshold",
-        &file,
-        &["--k", "1", "--out", bad_dir.to_str().unwrap()],
-        1,
-    );
+    let err = threshold_fails(&file, &bad_dir, &["--k", "1"], 1);
     assert!(err.contains("o.npy"), "{err}");
-    fails("threshold", &file, &["--k", "1"], 2); // no --out
+    cpu_fails("threshold", &file, &["--k", "1"], 2); // no --out
 }
 
 #[test]

@@ -1,5 +1,5 @@
-//! The date the benchmarks stamp their JSON results with. A benchmark includes it with
-//! `#[path = "common/date.rs"] mod date;`.
+//! The date the benchmarks stamp their JSON results with. `report.rs` includes it with
+//! `#[path = "date.rs"] mod date;`.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 

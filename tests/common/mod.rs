@@ -2,9 +2,12 @@
 //! constructors, the adversarial corpus, the sort-based reference, bit-exact assertions, and the
 //! [`backend_test!`] macro that runs one test body on every backend.
 //!
-//! Include it with `#[macro_use] mod common;` at the top of a test file.
+//! Include it with `#[macro_use] mod common;` at the top of a test file. The helpers of the
+//! tests that run the `kselect` binary are in [`cli`].
 
 #![allow(dead_code)]
+
+pub mod cli;
 
 use std::fmt::Debug;
 

@@ -470,11 +470,15 @@ fn parse_probability(s: &str) -> Result<f64, String> {
     }
 }
 
-fn parse_count(s: &str) -> Result<usize, String> {
-    let m: usize = s
-        .trim()
+/// A whole number, before the checks of the option it is given to.
+fn parse_whole(s: &str) -> Result<usize, String> {
+    s.trim()
         .parse()
-        .map_err(|_| format!("`{s}` is not a whole number"))?;
+        .map_err(|_| format!("`{s}` is not a whole number"))
+}
+
+fn parse_count(s: &str) -> Result<usize, String> {
+    let m = parse_whole(s)?;
     if (2..=10_000_000).contains(&m) {
         Ok(m)
     } else {
@@ -485,10 +489,7 @@ fn parse_count(s: &str) -> Result<usize, String> {
 }
 
 fn parse_cols(s: &str) -> Result<usize, String> {
-    let cols: usize = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{s}` is not a whole number"))?;
+    let cols = parse_whole(s)?;
     if cols >= 1 {
         Ok(cols)
     } else {
@@ -497,10 +498,7 @@ fn parse_cols(s: &str) -> Result<usize, String> {
 }
 
 fn parse_bins(s: &str) -> Result<usize, String> {
-    let bins: usize = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{s}` is not a whole number"))?;
+    let bins = parse_whole(s)?;
     if (1..=kselect::plot::MAX_BINS).contains(&bins) {
         Ok(bins)
     } else {

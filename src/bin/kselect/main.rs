@@ -205,13 +205,12 @@ fn run_topk(args: &TopkArgs) -> Result<String> {
         k: args.k,
         options,
     })?;
-    let backend = selector.device().backend_name();
-    Ok(if args.json {
-        topk::json(&outcome, backend)
-    } else {
-        let device = format!("{backend} ({})", selector.device().description());
-        topk::table(&args.file, &outcome, options, &device)
-    })
+    Ok(printed(
+        &selector,
+        args.json,
+        |backend| topk::json(&outcome, backend),
+        |device| topk::table(&args.file, &outcome, options, device),
+    ))
 }
 
 /// Runs `kselect threshold` and returns what it prints.
@@ -224,11 +223,26 @@ fn run_threshold(args: &ThresholdArgs) -> Result<String> {
         k: args.k,
         out: &args.out,
     })?;
+    Ok(printed(
+        &selector,
+        args.json,
+        |backend| threshold::json(&outcome, backend),
+        |device| threshold::summary(&args.file, &args.out, &outcome, device),
+    ))
+}
+
+/// What `kselect topk` and `kselect threshold` print: with `--json`, `as_json` of the
+/// selector's backend ("cpu" or "cuda"); otherwise `as_text` of the backend and its device.
+fn printed(
+    selector: &Selector,
+    json: bool,
+    as_json: impl FnOnce(&str) -> String,
+    as_text: impl FnOnce(&str) -> String,
+) -> String {
     let backend = selector.device().backend_name();
-    Ok(if args.json {
-        threshold::json(&outcome, backend)
+    if json {
+        as_json(backend)
     } else {
-        let device = format!("{backend} ({})", selector.device().description());
-        threshold::summary(&args.file, &args.out, &outcome, &device)
-    })
+        as_text(&format!("{backend} ({})", selector.device().description()))
+    }
 }

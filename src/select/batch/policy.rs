@@ -19,26 +19,20 @@ pub(crate) fn check_selection<T: Element>(
     ranks: &SpanRanks<'_>,
     nan_counts: &[usize],
 ) -> Result<()> {
-    match policy {
-        NanPolicy::Error => refuse_nans(input, spans, nan_counts),
-        NanPolicy::Omit => {
-            for (s, &nans) in nan_counts.iter().enumerate() {
-                if nans == 0 {
-                    continue;
-                }
-                let n = spans.len_of(s) - nans;
-                let too_high = match *ranks {
-                    SpanRanks::OnePerSpan(ranks) => Some(ranks[s]).filter(|&k| k >= n),
-                    SpanRanks::Same(ranks) => ranks.iter().copied().find(|&k| k >= n),
-                };
-                if let Some(k) = too_high {
-                    return Err(Error::RankOutOfRange { k, n });
-                }
-            }
-            Ok(())
+    apply(policy, input, spans, nan_counts, |s, nans| {
+        if nans == 0 {
+            return Ok(());
         }
-        NanPolicy::Last => Ok(()),
-    }
+        let n = spans.len_of(s) - nans;
+        let too_high = match *ranks {
+            SpanRanks::OnePerSpan(ranks) => Some(ranks[s]).filter(|&k| k >= n),
+            SpanRanks::Same(ranks) => ranks.iter().copied().find(|&k| k >= n),
+        };
+        match too_high {
+            Some(k) => Err(Error::RankOutOfRange { k, n }),
+            None => Ok(()),
+        }
+    })
 }
 
 /// Checks a top-k (or the support of a threshold) under `policy`: under `Error` no span may
@@ -51,17 +45,30 @@ pub(crate) fn check_taken<T: Element>(
     k: usize,
     nan_counts: &[usize],
 ) -> Result<()> {
+    apply(policy, input, spans, nan_counts, |s, nans| {
+        let numbers = spans.len_of(s) - nans;
+        if numbers < k {
+            return Err(too_few(spans, s, k, numbers, " that are not NaN"));
+        }
+        Ok(())
+    })
+}
+
+/// Applies `policy` to a batch whose span `s` holds `nan_counts[s]` NaNs: under `Error` no span
+/// may hold one; under `Omit` each span, in order, must pass `omit(s, nans)`; `Last` takes all.
+fn apply<T: Element>(
+    policy: NanPolicy,
+    input: Input<'_, T>,
+    spans: &Spans<'_>,
+    nan_counts: &[usize],
+    mut omit: impl FnMut(usize, usize) -> Result<()>,
+) -> Result<()> {
     match policy {
         NanPolicy::Error => refuse_nans(input, spans, nan_counts),
-        NanPolicy::Omit => {
-            for (s, &nans) in nan_counts.iter().enumerate() {
-                let numbers = spans.len_of(s) - nans;
-                if numbers < k {
-                    return Err(too_few(spans, s, k, numbers, " that are not NaN"));
-                }
-            }
-            Ok(())
-        }
+        NanPolicy::Omit => nan_counts
+            .iter()
+            .enumerate()
+            .try_for_each(|(s, &nans)| omit(s, nans)),
         NanPolicy::Last => Ok(()),
     }
 }

@@ -46,30 +46,23 @@ impl Spans<'_> {
 
     /// The longest span's length (0 without spans).
     pub(crate) fn max_len(&self) -> usize {
-        match *self {
-            Spans::Rows { rows, cols, .. } => {
-                if rows == 0 {
-                    0
-                } else {
-                    cols
-                }
-            }
-            Spans::Offsets(offsets) => offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0),
-        }
+        self.lengths().max().unwrap_or(0)
     }
 
     /// The shortest span's length (0 without spans).
     pub(crate) fn min_len(&self) -> usize {
-        match *self {
-            Spans::Rows { rows, cols, .. } => {
-                if rows == 0 {
-                    0
-                } else {
-                    cols
-                }
-            }
-            Spans::Offsets(offsets) => offsets.windows(2).map(|w| w[1] - w[0]).min().unwrap_or(0),
-        }
+        self.lengths().min().unwrap_or(0)
+    }
+
+    /// The spans' lengths, those of rows (all equal) as one: enough for the extremes.
+    fn lengths(&self) -> impl Iterator<Item = usize> + '_ {
+        let (rows_len, offsets) = match *self {
+            Spans::Rows { rows, cols, .. } => ((rows > 0).then_some(cols), &[][..]),
+            Spans::Offsets(offsets) => (None, offsets),
+        };
+        rows_len
+            .into_iter()
+            .chain(offsets.windows(2).map(|w| w[1] - w[0]))
     }
 
     /// Checks that every span lies inside data of `len` values.

@@ -113,23 +113,9 @@ fn top_k_short<T: Element>(
     }
     // The k-th priority from the top, and how many values of that priority are taken.
     let (_, &mut threshold, above) = keys.select_nth_unstable(span.len() - k);
-    let mut equal_left = k - above.iter().filter(|&&p| p > threshold).count();
-    let mut j = 0;
-    for (i, &x) in span.iter().enumerate() {
-        let p = priority(x, order);
-        if p > threshold || (p == threshold && equal_left > 0) {
-            if p == threshold {
-                equal_left -= 1;
-            }
-            out_v[j] = x;
-            out_i[j] = i;
-            j += 1;
-            if j == k {
-                break;
-            }
-        }
-    }
-    debug_assert_eq!(j, k);
+    let equal = k - above.iter().filter(|&&p| p > threshold).count();
+    let taken = take(span, 0, order, threshold, equal, out_v, out_i);
+    debug_assert_eq!(taken, k);
     if sorted {
         let pairs = &mut scratch.pairs;
         pairs.clear();
@@ -141,6 +127,36 @@ fn top_k_short<T: Element>(
         }
     }
     nans
+}
+
+/// Takes, in index order, the values of `values` of a priority above `threshold` and the first
+/// `equal` of priority `threshold` into `out_v`, their indices (from `base`) into `out_i`, until
+/// these are full; returns how many it took.
+fn take<T: Element>(
+    values: &[T],
+    base: usize,
+    order: KeyOrder,
+    threshold: T::Key,
+    mut equal: usize,
+    out_v: &mut [T],
+    out_i: &mut [usize],
+) -> usize {
+    let mut j = 0;
+    for (i, &x) in values.iter().enumerate() {
+        let p = priority(x, order);
+        if p > threshold || (p == threshold && equal > 0) {
+            if p == threshold {
+                equal -= 1;
+            }
+            out_v[j] = x;
+            out_i[j] = base + i;
+            j += 1;
+            if j == out_v.len() {
+                break;
+            }
+        }
+    }
+    j
 }
 
 /// The priority of ascending rank `rank` among the priorities of a long `span` (which holds
@@ -247,21 +263,9 @@ fn top_k_long<T: Element>(
         .zip(parts)
         .zip(takes)
         .enumerate()
-        .for_each(|(c, ((values, (part_v, part_i)), mut equal_left))| {
-            let base = c * chunk;
-            let mut j = 0;
-            for (i, &x) in values.iter().enumerate() {
-                let p = priority(x, order);
-                if p > threshold || (p == threshold && equal_left > 0) {
-                    if p == threshold {
-                        equal_left -= 1;
-                    }
-                    part_v[j] = x;
-                    part_i[j] = base + i;
-                    j += 1;
-                }
-            }
-            debug_assert_eq!(j, part_v.len());
+        .for_each(|(c, ((values, (part_v, part_i)), equal))| {
+            let taken = take(values, c * chunk, order, threshold, equal, part_v, part_i);
+            debug_assert_eq!(taken, part_v.len());
         });
     if sorted {
         let mut pairs: Vec<(T::Key, usize)> = out_i

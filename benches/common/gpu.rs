@@ -1,0 +1,90 @@
+//! CUDA device 0 for the GPU benchmarks, their inputs on it, and timing with CUDA events. A
+//! benchmark includes it with `#[path = "common/gpu.rs"] mod gpu;`.
+
+// Not every benchmark uses every helper.
+#![allow(dead_code)]
+
+use kselect::{CudaDevice, Device, DeviceBuffer, Element, GpuTimer};
+
+/// CUDA device 0; without one, a note on stderr naming the benchmark `bench` and `None`, or
+/// exit status 1 where `KSELECT_REQUIRE_GPU=1`.
+pub fn device_or_exit(bench: &str) -> Option<CudaDevice> {
+    match CudaDevice::new(0) {
+        Ok(gpu) => Some(gpu),
+        Err(e) => {
+            eprintln!("{bench}: no GPU ({e})");
+            if std::env::var("KSELECT_REQUIRE_GPU").as_deref() == Ok("1") {
+                std::process::exit(1);
+            }
+            None
+        }
+    }
+}
+
+/// The GPU's name, architecture and number of SMs, as the benchmarks print them.
+pub fn describe(gpu: &CudaDevice) -> String {
+    format!(
+        "{} ({}, {} SMs)",
+        gpu.name(),
+        gpu.arch(),
+        gpu.multiprocessors()
+    )
+}
+
+/// The times in ms of `reps` calls `f(run)`, each between CUDA events, after `warmups` calls
+/// that are not timed.
+pub fn event_times(
+    gpu: &CudaDevice,
+    warmups: usize,
+    reps: usize,
+    mut f: impl FnMut(usize) -> kselect::Result<()>,
+) -> kselect::Result<Vec<f64>> {
+    for r in 0..warmups {
+        f(r)?;
+    }
+    let mut times = Vec::with_capacity(reps);
+    for r in 0..reps {
+        let timer = GpuTimer::start(gpu)?;
+        f(r)?;
+        times.push(timer.stop()? as f64);
+    }
+    Ok(times)
+}
+
+/// An input on the device: copies of it totalling at least 512 MiB (1 to 8), for the timed runs
+/// to rotate among so that L2 never holds the input.
+pub struct Copies<T: Element> {
+    bufs: Vec<DeviceBuffer<T>>,
+}
+
+impl<T: Element> Copies<T> {
+    pub fn upload(device: &Device, data: &[T]) -> kselect::Result<Self> {
+        let bytes = std::mem::size_of_val(data);
+        let copies = (512usize << 20).div_ceil(bytes.max(1)).clamp(1, 8);
+        let bufs = (0..copies)
+            .map(|_| DeviceBuffer::from_host(device, data))
+            .collect::<kselect::Result<_>>()?;
+        Ok(Copies { bufs })
+    }
+
+    /// The size of the input in bytes.
+    pub fn bytes(&self) -> usize {
+        self.bufs[0].len() * std::mem::size_of::<T>()
+    }
+
+    /// The copy of run `r`.
+    pub fn get(&self, r: usize) -> &DeviceBuffer<T> {
+        &self.bufs[r % self.bufs.len()]
+    }
+
+    /// The times in ms of [`DeviceBuffer::sum`], one read of the input: the floor of every
+    /// operation on it (see [`event_times`]).
+    pub fn floor_times(
+        &self,
+        gpu: &CudaDevice,
+        warmups: usize,
+        reps: usize,
+    ) -> kselect::Result<Vec<f64>> {
+        event_times(gpu, warmups, reps, |r| self.get(r).sum().map(|_| ()))
+    }
+}
