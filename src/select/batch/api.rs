@@ -323,7 +323,7 @@ impl Selector {
     /// let buf = DeviceBuffer::from_host(&device, &[1i32, 5, 5, 0, 9, 9])?;
     /// let sel = Selector::on(device);
     /// let top = sel.top_k_rows_device(&buf, Rows::new(2, 3), 1, TopKOrder::Largest)?;
-    /// assert_eq!(top.indices(), &[1, 1]);
+    /// assert_eq!(top.to_host()?.indices(), &[1, 1]);
     /// # Ok::<(), kselect::Error>(())
     /// ```
     pub fn top_k_rows_device<T: Element>(
@@ -347,7 +347,7 @@ impl Selector {
     /// let sel = Selector::on(device);
     /// let segments = Segments::new(&[0, 3, 5]);
     /// let top = sel.top_k_segments_device(&buf, segments, 1, TopKOrder::Smallest)?;
-    /// assert_eq!(top.values(), &[3, 1]);
+    /// assert_eq!(top.values().to_host()?, vec![3, 1]);
     /// # Ok::<(), kselect::Error>(())
     /// ```
     pub fn top_k_segments_device<T: Element>(
