@@ -220,8 +220,23 @@ __device__ u32 bt_load_short(const T* x, u64 start, u32 len, u32 mode, typename 
     return *nan_block;
 }
 
-// Dynamic shared memory: max(len, 2 * p) keys, p = the power of two at or above the ranks'
-// count when m > BT_SORT_RANKS... see the host side: the keys, then the sort's indices.
+// The start of span s's block: its first index, its order keys in shared memory and its NaN
+// count written; returns its length.
+template <typename T>
+__device__ u32 bt_begin_short(const T* x, const u64* offsets, u64 cols, u64 stride, u64 s, u32 mode,
+                              typename KeyOf<T>::type* keys, u32* nan_block, u64* nan_counts, u64& start) {
+    u64 len;
+    span_of(offsets, cols, stride, s, start, len);
+    if (threadIdx.x == 0) *nan_block = 0;
+    __syncthreads();
+    const u32 nans = bt_load_short(x, start, (u32)len, mode, keys, nan_block);
+    if (threadIdx.x == 0) nan_counts[s] = nans;
+    return (u32)len;
+}
+
+// One block a span: the ranks' values by radix selection in shared memory, or, for more than 8
+// ranks, from a bitonic sort of the span. Dynamic shared memory: the span's keys, or a power of
+// two of keys and their 32-bit places for the sort (`short_config` on the host).
 template <typename T>
 __device__ void bt_select_short_impl(const T* __restrict__ x, const u64* offsets, u64 cols, u64 stride,
                                      u64 nspans, const u64* __restrict__ ranks, u32 m, u32 one_per_span,
@@ -233,13 +248,8 @@ __device__ void bt_select_short_impl(const T* __restrict__ x, const u64* offsets
     __shared__ u64 pick[2];
     __shared__ u32 nan_block;
     for (u64 s = blockIdx.x; s < nspans; s += gridDim.x) {
-        u64 start, len64;
-        span_of(offsets, cols, stride, s, start, len64);
-        const u32 len = (u32)len64;
-        if (threadIdx.x == 0) nan_block = 0;
-        __syncthreads();
-        const u32 nans = bt_load_short(x, start, len, BT_ASCENDING, keys, &nan_block);
-        if (threadIdx.x == 0) nan_counts[s] = nans;
+        u64 start;
+        const u32 len = bt_begin_short(x, offsets, cols, stride, s, BT_ASCENDING, keys, &nan_block, nan_counts, start);
         if (len == 0) {
             __syncthreads();
             continue;
@@ -352,13 +362,8 @@ __device__ void bt_topk_short_impl(const T* __restrict__ x, const u64* offsets, 
     __shared__ u64 scratch[32];
     __shared__ u32 nan_block;
     for (u64 s = blockIdx.x; s < nspans; s += gridDim.x) {
-        u64 start, len64;
-        span_of(offsets, cols, stride, s, start, len64);
-        const u32 len = (u32)len64;
-        if (threadIdx.x == 0) nan_block = 0;
-        __syncthreads();
-        const u32 nans = bt_load_short(x, start, len, mode, keys, &nan_block);
-        if (threadIdx.x == 0) nan_counts[s] = nans;
+        u64 start;
+        const u32 len = bt_begin_short(x, offsets, cols, stride, s, mode, keys, &nan_block, nan_counts, start);
         if (len < k || k == 0) {
             __syncthreads();
             continue;  // refused by the host before the launch

@@ -11,7 +11,7 @@ use crate::select::batch::{
     hard_threshold_in_place, invalid, select_spans, top_k_spans, BatchRank, DeviceTopK, Rows,
     Segments, Threshold, TopK, TopKOptions, TopKOrder,
 };
-use crate::select::{cuda, NanPolicy, Selector};
+use crate::select::{NanPolicy, Selector};
 
 /// Batched selection, top-k and hard thresholding (see [`crate::select::batch`] for the
 /// semantics they share).
@@ -382,14 +382,8 @@ impl Selector {
         self.device_for(buf, "hard thresholding")?;
         let spans = one_span(buf.len());
         check_k(&spans, k)?;
-        let policy = self.nan_policy_choice();
-        // Under `Omit`, too few numbers are refused here as for host data (the backend refuses
-        // NaN under `Error` itself, before it modifies the buffer).
-        if T::DTYPE.is_float() && policy == NanPolicy::Omit {
-            let nans = cuda::nan_scan(buf)?.count;
-            check_taken(policy, Input::Device(buf), &spans, k, &[nans])?;
-        }
-        let nan_low = policy == NanPolicy::Omit;
+        // The backend applies the NaN policy before it modifies the buffer.
+        let nan_low = self.nan_policy_choice() == NanPolicy::Omit;
         let (support, values, _) = hard_threshold_in_place(self, buf, k)?;
         Ok(Threshold::of(support, &values, nan_low))
     }

@@ -23,6 +23,7 @@ use crate::device::cuda::{driver_error, CudaDevice};
 use crate::device::DeviceBuffer;
 use crate::element::{Element, RadixKey};
 use crate::error::{Error, Result};
+use crate::select::batch::policy::check_taken;
 use crate::select::batch::spans::{Input, KeyOrder, SpanRanks, SpanSelection, Spans, TopKSpans};
 use crate::select::nan::NanPolicy;
 use crate::select::sort_choose::cuda::{key_suffix, sort_pairs_device};
@@ -1063,8 +1064,9 @@ fn sort_many<T: Element>(
 /// Keeps the `k` entries of `buf` of largest magnitude (ties by index) and zeroes the rest, in
 /// place; returns the kept indices in ascending order, their values and the NaN count.
 ///
-/// The policy is applied before the buffer is touched: NaN under `Error`, or fewer than `k`
-/// numbers under `Omit`, is an error and leaves the buffer as it was. Under `Last` NaN has the
+/// The policy is applied (as for every batch, by `policy::check_taken`) before the buffer is
+/// touched: NaN under `Error`, or fewer than `k` numbers under `Omit`, is an error and leaves
+/// the buffer as it was. Under `Last` NaN has the
 /// largest magnitude.
 pub(crate) fn hard_threshold_in_place<T: Element>(
     buf: &mut DeviceBuffer<T>,
@@ -1090,19 +1092,7 @@ pub(crate) fn hard_threshold_in_place<T: Element>(
     };
     let top = top_k_on_device(&dev, buf.as_slice(), spans, k, order, false)?;
     let nans = download(&dev, &top.nans, 1, "the NaN count")?[0] as usize;
-    match policy {
-        NanPolicy::Error if nans > 0 => {
-            let scan = crate::select::cuda::nan_scan(buf)?;
-            return Err(Error::NanInInput {
-                count: scan.count,
-                first_index: scan.first_index,
-            });
-        }
-        NanPolicy::Omit if n - nans < k => {
-            return Err(Error::RankOutOfRange { k, n: n - nans });
-        }
-        _ => {}
-    }
+    check_taken(policy, Input::Device(buf), &spans, k, &[nans])?;
     let stream = dev.stream();
     stream
         .memset_zeros(buf.as_slice_mut())
