@@ -29,6 +29,8 @@
 #define BT_TILE 16384
 // Values a thread loads at once in the tile passes.
 #define BT_ROUND 8
+// 16-byte loads a thread makes at once in the counting and copying passes.
+#define BT_WINDOW_VECS 4
 // Words of a long-span query's state: prefix, rank left, the span.
 #define BT_STATE 4
 
@@ -324,28 +326,23 @@ __device__ void bt_sort_results(u64 s, u64 k, u32 mode, typename KeyOf<T>::type*
     }
     __syncthreads();
     bt_bitonic(keys, places, p);
-    // The values by their places: read them back from the unsorted results first.
-    T held[BT_SHORT / BT_THREADS];
-    u64 where[BT_SHORT / BT_THREADS];
-    u32 c = 0;
-    for (u32 i = threadIdx.x; i < k; i += blockDim.x, ++c) where[c] = places[i];
-    __syncthreads();
-    // The places are span indices; the unsorted results are in index order, so a binary search
-    // finds each one's value.
-    c = 0;
-    for (u32 i = threadIdx.x; i < k; i += blockDim.x, ++c) {
+    // The values by their places, parked in the keys' room (no longer needed) until every
+    // thread has read the unsorted results: the places are span indices and the unsorted
+    // results are in index order, so a binary search finds each one's value.
+    T* held = reinterpret_cast<T*>(keys);
+    for (u32 i = threadIdx.x; i < k; i += blockDim.x) {
+        const u64 where = places[i];
         u64 lo = 0, hi = k;
         while (hi - lo > 1) {
             const u64 mid = (lo + hi) / 2;
-            if (out_idx[s * k + mid] <= where[c]) lo = mid; else hi = mid;
+            if (out_idx[s * k + mid] <= where) lo = mid; else hi = mid;
         }
-        held[c] = out_values[s * k + lo];
+        held[i] = out_values[s * k + lo];
     }
     __syncthreads();
-    c = 0;
-    for (u32 i = threadIdx.x; i < k; i += blockDim.x, ++c) {
-        out_values[s * k + i] = held[c];
-        out_idx[s * k + i] = where[c];
+    for (u32 i = threadIdx.x; i < k; i += blockDim.x) {
+        out_values[s * k + i] = held[i];
+        out_idx[s * k + i] = places[i];
     }
     __syncthreads();
 }
@@ -475,12 +472,26 @@ __device__ void bt_choose_impl(u64* state, u32* hist, u64 nq, u32 shift) {
     }
 }
 
+// V (16 bytes' worth) values at offset o of a tile of n values starting at q (16-byte aligned
+// when `aligned`); zeros past the end.
+template <typename T>
+__device__ __forceinline__ void bt_load_at(const T* q, u32 o, u32 n, bool aligned, T (&v)[16 / sizeof(T)]) {
+    const int V = 16 / (int)sizeof(T);
+    if (aligned && o + V <= n) {
+        load16(q + o, v);
+    } else {
+#pragma unroll
+        for (int j = 0; j < V; ++j) v[j] = o + j < n ? q[o + j] : (T)0;
+    }
+}
+
 // Per tile: the keys below the span's k-th key and those equal to it, packed (high, low).
 template <typename T>
 __device__ void bt_tile_counts_impl(const T* __restrict__ x, const u64* offsets, u64 cols, u64 stride,
                                     u64 nspans, const u64* __restrict__ tile_first, u32 mode,
                                     const u64* __restrict__ state, u64* tile_counts) {
     typedef typename KeyOf<T>::type K;
+    const int V = 16 / (int)sizeof(T);
     __shared__ u64 scratch[32];
     const u64 tiles = tile_first[nspans];
     for (u64 t = blockIdx.x; t < tiles; t += gridDim.x) {
@@ -490,10 +501,24 @@ __device__ void bt_tile_counts_impl(const T* __restrict__ x, const u64* offsets,
         const K kth = (K)state[s * BT_STATE];
         const u64 lo = (t - tile_first[s]) * BT_TILE;
         const u64 hi = min(len, lo + BT_TILE);
+        const T* q = x + start + lo;
+        const u32 n = (u32)(hi - lo);
+        const bool aligned = ((size_t)q & 15) == 0;
         u64 packed = 0;
-        for (u64 i = lo + threadIdx.x; i < hi; i += blockDim.x) {
-            const K key = order_key(x[start + i], mode);
-            packed += key < kth ? (1ull << 32) : (key == kth ? 1ull : 0ull);
+        for (u32 b0 = 0; b0 < n; b0 += (u32)(BT_WINDOW_VECS * V) * blockDim.x) {
+            T v[BT_WINDOW_VECS][16 / sizeof(T)];
+#pragma unroll
+            for (int g = 0; g < BT_WINDOW_VECS; ++g)
+                bt_load_at(q, b0 + ((u32)g * blockDim.x + threadIdx.x) * V, n, aligned, v[g]);
+#pragma unroll
+            for (int g = 0; g < BT_WINDOW_VECS; ++g) {
+                const u32 o = b0 + ((u32)g * blockDim.x + threadIdx.x) * V;
+#pragma unroll
+                for (int j = 0; j < V; ++j) {
+                    const K key = order_key(v[g][j], mode);
+                    if (o + j < n) packed += key < kth ? (1ull << 32) : (key == kth ? 1ull : 0ull);
+                }
+            }
         }
         u64 total;
         bt_exclusive_sum(packed, scratch, &total);
@@ -521,14 +546,15 @@ __device__ void bt_tile_scan_impl(const u64* tile_first, u64 nspans, u64* tile_c
     }
 }
 
-// Per tile, in rounds of blockDim values: each kept value's place from the tile's prefix and a
-// block scan of the round (skipped when the round keeps nothing).
+// Per tile, in rounds of V values a thread (16 bytes, consecutive): each kept value's place
+// from the tile's prefix and a block scan of the round (skipped when the round keeps nothing).
 template <typename T>
 __device__ void bt_compact_long_impl(const T* __restrict__ x, const u64* offsets, u64 cols, u64 stride,
                                      u64 nspans, const u64* __restrict__ tile_first, u32 mode,
                                      const u64* __restrict__ state, const u64* __restrict__ tile_counts, u64 k,
                                      T* out_values, u64* out_idx) {
     typedef typename KeyOf<T>::type K;
+    const int V = 16 / (int)sizeof(T);
     __shared__ u64 scratch[32];
     const u64 tiles = tile_first[nspans];
     for (u64 t = blockIdx.x; t < tiles; t += gridDim.x) {
@@ -539,20 +565,46 @@ __device__ void bt_compact_long_impl(const T* __restrict__ x, const u64* offsets
         const u64 take = state[s * BT_STATE + 1] + 1;
         const u64 lo = (t - tile_first[s]) * BT_TILE;
         const u64 hi = min(len, lo + BT_TILE);
+        const T* q = x + start + lo;
+        const u32 n = (u32)(hi - lo);
+        const bool aligned = ((size_t)q & 15) == 0;
         u64 b = tile_counts[t] >> 32, e = tile_counts[t] & 0xffffffffull;
-        for (u64 r0 = lo; r0 < hi; r0 += blockDim.x) {
-            const u64 i = r0 + threadIdx.x;
-            const T v = i < hi ? x[start + i] : (T)0;
-            const K key = i < hi ? order_key(v, mode) : (K)~(K)0;
-            const bool below = i < hi && key < kth, equal = i < hi && key == kth;
-            if (!__syncthreads_or(below || equal)) continue;
+        const int G = BT_WINDOW_VECS;
+        for (u32 r0 = 0; r0 < n; r0 += (u32)(G * V) * blockDim.x) {
+            // A thread's run: G vectors of consecutive values, so that runs in thread order are
+            // in index order.
+            const u32 o = r0 + (u32)(G * V) * threadIdx.x;
+            T v[BT_WINDOW_VECS][16 / sizeof(T)];
+#pragma unroll
+            for (int g = 0; g < G; ++g) bt_load_at(q, o + (u32)(g * V), n, aligned, v[g]);
+            u32 below = 0, equal = 0;
+#pragma unroll
+            for (int g = 0; g < G; ++g) {
+#pragma unroll
+                for (int j = 0; j < V; ++j) {
+                    const K key = order_key(v[g][j], mode);
+                    const bool valid = o + (u32)(g * V + j) < n;
+                    below |= (valid && key < kth ? 1u : 0u) << (g * V + j);
+                    equal |= (valid && key == kth ? 1u : 0u) << (g * V + j);
+                }
+            }
+            if (!__syncthreads_or(below | equal)) continue;
             u64 total;
-            const u64 packed = bt_exclusive_sum(((u64)below << 32) | (u64)equal, scratch, &total);
-            const u64 mb = b + (packed >> 32), me = e + (packed & 0xffffffffull);
-            if (below || (equal && me < take)) {
-                const u64 at = s * k + mb + (me < take ? me : take);
-                out_values[at] = v;
-                out_idx[at] = i;
+            const u64 packed = bt_exclusive_sum(((u64)__popc(below) << 32) | (u64)__popc(equal), scratch, &total);
+            u64 mb = b + (packed >> 32), me = e + (packed & 0xffffffffull);
+#pragma unroll
+            for (int g = 0; g < G; ++g) {
+#pragma unroll
+                for (int j = 0; j < V; ++j) {
+                    const bool is_below = (below >> (g * V + j)) & 1u, is_equal = (equal >> (g * V + j)) & 1u;
+                    if (is_below || (is_equal && me < take)) {
+                        const u64 at = s * k + mb + (me < take ? me : take);
+                        out_values[at] = v[g][j];
+                        out_idx[at] = lo + o + (u32)(g * V + j);
+                    }
+                    mb += is_below ? 1 : 0;
+                    me += is_equal ? 1 : 0;
+                }
             }
             b += total >> 32;
             e += total & 0xffffffffull;
@@ -669,6 +721,220 @@ __device__ void bt_filter_impl(const T* __restrict__ x, const u64* offsets, u64 
     }
 }
 
+// ---------------------------------------------------------------------------------------------
+// Long spans, sampled: a sample of each span's order keys brackets the wanted rank between two
+// of the sample's order statistics; one pass over the data counts each span's keys below the
+// bracket and copies the keys inside it (with their indices) to the span's region; the rest
+// runs on those few. The host checks that the rank fell inside every bracket and that no
+// region overflowed, and otherwise runs the exact digit passes.
+
+// Consecutive values a sample chunk takes (one 32-byte sector of 32-bit values).
+#define BT_CHUNK 8
+
+// m sample keys a span (m a multiple of BT_CHUNK, m <= len): m / BT_CHUNK evenly spaced chunks
+// of consecutive values.
+template <typename T>
+__device__ void bt_sample_impl(const T* __restrict__ x, const u64* offsets, u64 cols, u64 stride, u64 nspans,
+                               u32 m, u32 mode, typename KeyOf<T>::type* samples) {
+    const u64 chunks = m / BT_CHUNK;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < nspans * m; i += (u64)gridDim.x * blockDim.x) {
+        const u64 s = i / m, j = i % m;
+        u64 start, len;
+        span_of(offsets, cols, stride, s, start, len);
+        samples[i] = order_key(x[start + (j / BT_CHUNK) * (len / chunks) + j % BT_CHUNK], mode);
+    }
+}
+
+// One block a span: the sample keys of ranks brackets[2s] (the lower bound) and
+// brackets[2s + 1] (the upper one), by radix selection in shared memory (m keys). A rank of
+// BT_NO_BOUND leaves that side open: the smallest key below, the largest above.
+#define BT_NO_BOUND 0xffffffffu
+template <typename K>
+__device__ void bt_sample_bounds_impl(const K* __restrict__ samples, u64 nspans, u32 m,
+                                      const u32* __restrict__ brackets, K* bounds) {
+    extern __shared__ __align__(16) unsigned char bt_dyn[];
+    K* keys = reinterpret_cast<K*>(bt_dyn);
+    __shared__ u32 hist[256];
+    __shared__ u64 pick[2];
+    for (u64 s = blockIdx.x; s < nspans; s += gridDim.x) {
+        for (u32 i = threadIdx.x; i < m; i += blockDim.x) keys[i] = samples[s * m + i];
+        __syncthreads();
+        for (u32 b = 0; b < 2; ++b) {
+            const u32 j = brackets[2 * s + b];
+            K key = b == 0 ? (K)0 : (K)~(K)0;
+            if (j != BT_NO_BOUND) {
+                u64 take;
+                key = bt_block_select(keys, m, j, hist, pick, &take);
+            }
+            if (threadIdx.x == 0) bounds[2 * s + b] = key;
+        }
+        __syncthreads();
+    }
+}
+
+// Per tile, in rounds of BT_WINDOW_VECS 16-byte loads a thread (coalesced): the keys below the
+// span's bracket are counted (counts[2s]) and those inside it appended to the span's region
+// region[s]..region[s + 1] (keys, and indices when cidx is given), a place reserved per round
+// of the block; the region's count (counts[2s + 1]) goes on past its end when it overflows,
+// the copy stops. Also each span's NaNs.
+template <typename T>
+__device__ void bt_window_impl(const T* __restrict__ x, const u64* offsets, u64 cols, u64 stride, u64 nspans,
+                               const u64* __restrict__ tile_first, u32 mode,
+                               const typename KeyOf<T>::type* __restrict__ bounds, const u64* __restrict__ region,
+                               u64* counts, u64* nan_counts, typename KeyOf<T>::type* ckeys, u32* cidx) {
+    typedef typename KeyOf<T>::type K;
+    const int V = 16 / (int)sizeof(T), G = BT_WINDOW_VECS;
+    __shared__ u64 scratch[32];
+    __shared__ u64 base;
+    const u64 tiles = tile_first[nspans];
+    for (u64 t = blockIdx.x; t < tiles; t += gridDim.x) {
+        const u64 s = span_of_tile(tile_first, nspans, t);
+        u64 start, len;
+        span_of(offsets, cols, stride, s, start, len);
+        const K lo_key = bounds[2 * s], hi_key = bounds[2 * s + 1];
+        const u64 r0 = region[s], cap = region[s + 1] - r0;
+        const u64 lo = (t - tile_first[s]) * BT_TILE, hi = min(len, lo + BT_TILE);
+        const T* q = x + start + lo;
+        const u32 n = (u32)(hi - lo);
+        const bool aligned = ((size_t)q & 15) == 0;
+        u32 below = 0, nans = 0;
+        for (u32 b0 = 0; b0 < n; b0 += (u32)(G * V) * blockDim.x) {
+            T v[BT_WINDOW_VECS][16 / sizeof(T)];
+#pragma unroll
+            for (int g = 0; g < G; ++g) bt_load_at(q, b0 + ((u32)g * blockDim.x + threadIdx.x) * V, n, aligned, v[g]);
+            u32 keep = 0;
+#pragma unroll
+            for (int g = 0; g < G; ++g) {
+                const u32 o = b0 + ((u32)g * blockDim.x + threadIdx.x) * V;
+#pragma unroll
+                for (int j = 0; j < V; ++j) {
+                    const bool valid = o + j < n;
+                    const K key = order_key(v[g][j], mode);
+                    if (HasNan<T>::value) nans += valid && is_nan_value(v[g][j]) ? 1u : 0u;
+                    below += valid && key < lo_key ? 1u : 0u;
+                    keep |= (valid && key >= lo_key && key <= hi_key ? 1u : 0u) << (g * V + j);
+                }
+            }
+            if (!__syncthreads_or(keep != 0)) continue;
+            u64 total;
+            const u64 before = bt_exclusive_sum((u64)__popc(keep), scratch, &total);
+            if (threadIdx.x == 0) base = atomicAdd(&counts[2 * s + 1], total);
+            __syncthreads();
+            u64 at = base + before;
+            // Static indices only: the values stay in registers.
+#pragma unroll
+            for (int g = 0; g < G; ++g) {
+#pragma unroll
+                for (int j = 0; j < V; ++j) {
+                    if ((keep >> (g * V + j)) & 1u) {
+                        if (at < cap) {
+                            ckeys[r0 + at] = order_key(v[g][j], mode);
+                            if (cidx) cidx[r0 + at] = (u32)lo + b0 + ((u32)g * blockDim.x + threadIdx.x) * V + j;
+                        }
+                        ++at;
+                    }
+                }
+            }
+            __syncthreads();
+        }
+        below = __reduce_add_sync(FULL_MASK, below);
+        if ((threadIdx.x & 31) == 0 && below) atomicAdd(&counts[2 * s], (u64)below);
+        if (HasNan<T>::value) {
+            nans = __reduce_add_sync(FULL_MASK, nans);
+            if ((threadIdx.x & 31) == 0 && nans) atomicAdd(&nan_counts[s], (u64)nans);
+        }
+    }
+}
+
+// The regions' entries packed one after another (span s's at first[s]..first[s + 1], at most
+// its region's size).
+template <typename K>
+__device__ void bt_gather_window_impl(const K* __restrict__ ckeys, const u64* __restrict__ region,
+                                      const u64* __restrict__ first, u64 nspans, K* out) {
+    const u64 total = first[nspans];
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (u64)gridDim.x * blockDim.x) {
+        const u64 s = span_of_tile(first, nspans, i);
+        out[i] = ckeys[region[s] + i - first[s]];
+    }
+}
+
+// Sorts p (a power of two) words ascending in shared memory.
+__device__ void bt_bitonic_words(u64* w, u32 p) {
+    for (u32 size = 2; size <= p; size <<= 1) {
+        for (u32 stride = size >> 1; stride > 0; stride >>= 1) {
+            for (u32 i = threadIdx.x; i < p / 2; i += blockDim.x) {
+                const u32 lo = 2 * i - (i & (stride - 1));
+                const u32 hi = lo + stride;
+                const u64 a = w[lo], b = w[hi];
+                if ((a > b) == ((lo & size) == 0)) {
+                    w[lo] = b;
+                    w[hi] = a;
+                }
+            }
+            __syncthreads();
+        }
+    }
+}
+
+// One block a span, 32-bit keys: the k first of the span's candidates (all keys up to the
+// bracket's top, with their indices), as (key << 32 | index) words in shared memory — distinct,
+// so the k-th word by radix selection splits them exactly — sorted by (key, index) or by
+// index; values read from x. Dynamic shared memory: the largest region's words, then pow2(k).
+template <typename T>
+__device__ void bt_topk_window_impl(const T* __restrict__ x, const u64* offsets, u64 cols, u64 stride, u64 nspans,
+                                    const u64* __restrict__ region, const u64* __restrict__ counts, u64 max_region,
+                                    const u32* __restrict__ ckeys, const u32* __restrict__ cidx, u64 k, u32 sorted,
+                                    T* out_values, u64* out_idx) {
+    extern __shared__ __align__(16) unsigned char bt_dyn[];
+    u64* words = reinterpret_cast<u64*>(bt_dyn);
+    u64* chosen = words + max_region;
+    __shared__ u32 hist[256];
+    __shared__ u64 pick[2];
+    __shared__ u32 taken;
+    const u32 p = bt_pow2((u32)k);
+    for (u64 s = blockIdx.x; s < nspans; s += gridDim.x) {
+        const u64 r0 = region[s];
+        const u32 c = (u32)min(counts[2 * s + 1], region[s + 1] - r0);
+        for (u32 i = threadIdx.x; i < c; i += blockDim.x) words[i] = ((u64)ckeys[r0 + i] << 32) | cidx[r0 + i];
+        if (threadIdx.x == 0) taken = 0;
+        for (u32 i = (u32)k + threadIdx.x; i < p; i += blockDim.x) chosen[i] = ~0ull;
+        __syncthreads();
+        u64 take;
+        const u64 kth = bt_block_select(words, c, k - 1, hist, pick, &take);
+        for (u32 i = threadIdx.x; i < c; i += blockDim.x) {
+            const u64 w = words[i];
+            if (w <= kth) chosen[atomicAdd(&taken, 1u)] = sorted ? w : (w << 32) | (w >> 32);
+        }
+        __syncthreads();
+        bt_bitonic_words(chosen, p);
+        u64 start, len;
+        span_of(offsets, cols, stride, s, start, len);
+        for (u32 i = threadIdx.x; i < k; i += blockDim.x) {
+            const u64 w = chosen[i];
+            const u32 at = sorted ? (u32)w : (u32)(w >> 32);
+            out_idx[s * k + i] = at;
+            out_values[s * k + i] = x[start + at];
+        }
+        __syncthreads();
+    }
+}
+
+// Per span, how many of its packed candidates lie below its selected key (`kth[s]`).
+template <typename K>
+__device__ void bt_count_below_impl(const K* __restrict__ keys, const u64* __restrict__ first, u64 nspans,
+                                    const u64* __restrict__ kth, u64* below) {
+    const u64 total = first[nspans];
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (u64)gridDim.x * blockDim.x) {
+        const u64 s = span_of_tile(first, nspans, i);
+        const bool is_below = (u64)keys[i] < kth[s];
+        // One atomic a span a warp: the lanes of one span add their count through the lowest.
+        const u32 active = __activemask();
+        const u32 peers = __match_any_sync(active, s);
+        const u32 n = __popc(__ballot_sync(active, is_below) & peers);
+        if (n && (threadIdx.x & 31) == (u32)(__ffs(peers) - 1)) atomicAdd(&below[s], (u64)n);
+    }
+}
+
 // Results on candidates mapped back: the candidate positions the inner top-k returned become
 // the spans' indices, and the values are read from x.
 template <typename T>
@@ -771,7 +1037,7 @@ __device__ void bt_scatter_impl(const T* values, const u64* idx, u64 total, T* x
                               const u64* tile_first, u32 mode, const u64* state, u64* tile_counts) {          \
         bt_tile_counts_impl<T>(x, offsets, cols, stride, nspans, tile_first, mode, state, tile_counts);       \
     }                                                                                                         \
-    extern "C" __global__ void __launch_bounds__(BT_THREADS)                                                  \
+    extern "C" __global__ void __launch_bounds__(BT_THREADS, 4)                                               \
         bt_compact_long_##NAME(const T* x, const u64* offsets, u64 cols, u64 stride, u64 nspans,             \
                                const u64* tile_first, u32 mode, const u64* state, const u64* tile_counts,     \
                                u64 k, T* out_values, u64* out_idx) {                                          \
@@ -792,6 +1058,25 @@ __device__ void bt_scatter_impl(const T* values, const u64* idx, u64 total, T* x
     }                                                                                                         \
     extern "C" __global__ void bt_scatter_##NAME(const T* values, const u64* idx, u64 total, T* x) {         \
         bt_scatter_impl<T>(values, idx, total, x);                                                            \
+    }                                                                                                         \
+    extern "C" __global__ void bt_sample_##NAME(const T* x, const u64* offsets, u64 cols, u64 stride,        \
+                                                u64 nspans, u32 m, u32 mode, typename KeyOf<T>::type* samples) { \
+        bt_sample_impl<T>(x, offsets, cols, stride, nspans, m, mode, samples);                                \
+    }                                                                                                         \
+    extern "C" __global__ void __launch_bounds__(BT_THREADS, 4)                                               \
+        bt_window_##NAME(const T* x, const u64* offsets, u64 cols, u64 stride, u64 nspans,                   \
+                         const u64* tile_first, u32 mode, const typename KeyOf<T>::type* bounds,              \
+                         const u64* region, u64* counts, u64* nan_counts, typename KeyOf<T>::type* ckeys,     \
+                         u32* cidx) {                                                                         \
+        bt_window_impl<T>(x, offsets, cols, stride, nspans, tile_first, mode, bounds, region, counts,         \
+                          nan_counts, ckeys, cidx);                                                           \
+    }                                                                                                         \
+    extern "C" __global__ void __launch_bounds__(BT_THREADS)                                                  \
+        bt_topk_window_##NAME(const T* x, const u64* offsets, u64 cols, u64 stride, u64 nspans,              \
+                              const u64* region, const u64* counts, u64 max_region, const u32* ckeys,         \
+                              const u32* cidx, u64 k, u32 sorted, T* out_values, u64* out_idx) {              \
+        bt_topk_window_impl<T>(x, offsets, cols, stride, nspans, region, counts, max_region, ckeys, cidx, k,  \
+                               sorted, out_values, out_idx);                                                  \
     }
 KSELECT_FOR_EACH_TYPE(BATCH_SELECT_KERNELS)
 
@@ -799,12 +1084,30 @@ KSELECT_FOR_EACH_TYPE(BATCH_SELECT_KERNELS)
     extern "C" __global__ void __launch_bounds__(BT_THREADS)                                     \
         bt_choose_##NAME(u64* state, u32* hist, u64 nq, u32 shift) {                            \
         bt_choose_impl<K>(state, hist, nq, shift);                                               \
+    }                                                                                            \
+    extern "C" __global__ void __launch_bounds__(BT_THREADS)                                     \
+        bt_sample_bounds_##NAME(const K* samples, u64 nspans, u32 m, const u32* brackets,       \
+                                K* bounds) {                                                     \
+        bt_sample_bounds_impl<K>(samples, nspans, m, brackets, bounds);                          \
+    }                                                                                            \
+    extern "C" __global__ void bt_gather_window_##NAME(const K* ckeys, const u64* region,       \
+                                                       const u64* first, u64 nspans, K* out) {   \
+        bt_gather_window_impl<K>(ckeys, region, first, nspans, out);                             \
+    }                                                                                            \
+    extern "C" __global__ void bt_count_below_##NAME(const K* keys, const u64* first,           \
+                                                     u64 nspans, const u64* kth, u64* below) {   \
+        bt_count_below_impl<K>(keys, first, nspans, kth, below);                                 \
     }
 KSELECT_FOR_EACH_KEY(BATCH_SELECT_KEY_KERNELS)
 
 extern "C" __global__ void __launch_bounds__(BT_THREADS) bt_tile_scan(const u64* tile_first, u64 nspans,
                                                                       u64* tile_counts) {
     bt_tile_scan_impl(tile_first, nspans, tile_counts);
+}
+
+extern "C" __global__ void bt_iota(u64 total, u32* out) {
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (u64)gridDim.x * blockDim.x)
+        out[i] = (u32)i;
 }
 
 extern "C" __global__ void bt_span_ids(const u32* perm, u64 total, u64 k, u32* out) {

@@ -582,6 +582,16 @@ fn select_long<T: Element>(
     spans: Spans<'_>,
     ranks: SpanRanks<'_>,
 ) -> Result<SpanSelection<T>> {
+    let one_each = match ranks {
+        SpanRanks::OnePerSpan(list) => Some(list.to_vec()),
+        SpanRanks::Same(&[r]) => Some(vec![r; spans.count()]),
+        SpanRanks::Same(_) => None,
+    };
+    if let Some(list) = one_each {
+        if let Some(selection) = sampled::select(dev, x, spans, &list)? {
+            return Ok(selection);
+        }
+    }
     let (state_words, q_first) = long_states(spans, ranks);
     let mut passes = LongPasses::new(dev, spans, &state_words, q_first.as_deref(), 0)?;
     let keys = if q_first.is_none() {
@@ -771,6 +781,9 @@ fn top_k_on_device<T: Element>(
     if spans.max_len() <= short_limit::<T>() {
         return top_k_short(dev, x, spans, k, mode, sorted);
     }
+    if let Some(top) = sampled::top_k(dev, x, spans, k, mode, sorted)? {
+        return Ok(top);
+    }
     let state_words: Vec<u64> = (0..count)
         .flat_map(|s| [0, k as u64 - 1, s as u64, 0])
         .collect();
@@ -786,19 +799,32 @@ fn top_k_on_device<T: Element>(
     let mut values = dev.alloc::<T>(total, "the top-k values")?;
     let mut indices = dev.alloc::<u64>(total, "the top-k indices")?;
     compact_long(dev, x, &passes, k, mode, &mut values, &mut indices)?;
-    let mut top = DeviceTopK {
+    let top = DeviceTopK {
         values,
         indices,
         nans: passes.nans,
     };
-    if sorted {
-        if k <= short_limit::<T>() {
-            sort_small(dev, &mut top, count, k, mode)?;
-        } else {
-            top = sort_many(dev, top, total, k, mode)?;
-        }
+    finish_top_k(dev, top, count, k, mode, sorted)
+}
+
+/// Index-ordered results sorted when asked.
+fn finish_top_k<T: Element>(
+    dev: &CudaDevice,
+    mut top: DeviceTopK<T>,
+    count: usize,
+    k: usize,
+    mode: u32,
+    sorted: bool,
+) -> Result<DeviceTopK<T>> {
+    if !sorted {
+        return Ok(top);
     }
-    Ok(top)
+    if k <= short_limit::<T>() {
+        sort_small(dev, &mut top, count, k, mode)?;
+        Ok(top)
+    } else {
+        sort_many(dev, top, count * k, k, mode)
+    }
 }
 
 /// Top-k of long spans: once few values have digits at most the chosen ones, they are copied
@@ -1018,8 +1044,14 @@ fn sort_many<T: Element>(
     // u64* key64): total entries each.
     unsafe { launch.launch(config(blocks, THREADS)) }
         .map_err(|e| driver_error("launching bt_result_keys", e))?;
-    let iota: Vec<u32> = (0..total as u32).collect();
-    let places = DeviceBuffer::from_slice(dev, upload(dev, &iota, "the result places")?);
+    let iota_fn = dev.function(&BATCH_SELECT, "bt_iota")?;
+    let mut iota = dev.alloc::<u32>(total, "the result places")?;
+    let mut launch = stream.launch_builder(&iota_fn);
+    launch.arg(&total64).arg(&mut iota);
+    // SAFETY: bt_iota(u64 total, u32* out): total entries, total < 2^32 (checked by top-k).
+    unsafe { launch.launch(config(blocks, THREADS)) }
+        .map_err(|e| driver_error("launching bt_iota", e))?;
+    let places = DeviceBuffer::from_slice(dev, iota);
     let key_buf = DeviceBuffer::from_slice(dev, key64);
     let by_key = sort_pairs_device(&key_buf, &places)?.1;
     let perm = if narrow {
@@ -1116,6 +1148,9 @@ pub(crate) fn hard_threshold_in_place<T: Element>(
     let values = download(&dev, &top.values, k, "the kept values")?;
     Ok((support, values, nans))
 }
+
+#[path = "sampled.rs"]
+mod sampled;
 
 #[cfg(test)]
 #[path = "cuda_tests.rs"]

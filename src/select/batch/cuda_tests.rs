@@ -300,3 +300,152 @@ fn long_rows_of_repeats_take_the_full_passes() {
     check_select(&dev, &equal, spans, SpanRanks::OnePerSpan(&[49_999, 3]));
     check_top_k(&dev, &equal, spans, 4097);
 }
+
+/// Values spread over a wide range (few repeats), a NaN now and then when `nans`.
+fn spread<T: Element>(n: usize, seed: u64, nans: bool, of: fn(f64) -> T) -> Vec<T> {
+    let mut mix = Mix(seed);
+    (0..n)
+        .map(|_| {
+            let r = mix.next();
+            if nans && r % 997 == 0 {
+                of(f64::NAN)
+            } else {
+                of((r >> 11) as f64 / (1u64 << 53) as f64 * 2.0e6 - 1.0e6)
+            }
+        })
+        .collect()
+}
+
+/// The sampled top-k takes `data` (it must not decline) and equals the reference in every
+/// order, sorted or not.
+fn check_sampled_top_k<T: Element>(dev: &CudaDevice, data: &[T], spans: Spans<'_>, k: usize) {
+    let buf = DeviceBuffer::from_host_on(dev, data).unwrap();
+    let orders = [
+        KeyOrder::Smallest,
+        KeyOrder::Largest { nan_low: false },
+        KeyOrder::Largest { nan_low: true },
+        KeyOrder::LargestMagnitude { nan_low: true },
+    ];
+    for order in orders {
+        for sorted in [false, true] {
+            let context = format!("{order:?} sorted {sorted} k {k} of {spans:?}");
+            let top = sampled::top_k(dev, buf.as_slice(), spans, k, mode_of(order), sorted)
+                .unwrap()
+                .unwrap_or_else(|| panic!("the sampled path declined: {context}"));
+            let count = spans.count();
+            let values = download(dev, &top.values, count * k, "values").unwrap();
+            let indices = download(dev, &top.indices, count * k, "indices").unwrap();
+            let nans = download(dev, &top.nans, count, "nans").unwrap();
+            for s in 0..count {
+                let span = &data[spans.span(s)];
+                let (bits, idx) = reference(span, k, order, sorted);
+                let got_idx: Vec<usize> = indices[s * k..(s + 1) * k]
+                    .iter()
+                    .map(|&i| i as usize)
+                    .collect();
+                assert_eq!(got_idx, idx, "span {s}: {context}");
+                let got_bits: Vec<u64> = values[s * k..(s + 1) * k]
+                    .iter()
+                    .map(|v| v.to_key().to_u64())
+                    .collect();
+                assert_eq!(got_bits, bits, "span {s}: {context}");
+                let want_nans = span.iter().filter(|x| x.is_nan()).count() as u64;
+                assert_eq!(nans[s], want_nans, "span {s}: {context}");
+            }
+        }
+    }
+}
+
+/// The sampled selection takes `data` and equals the sorted keys at `ranks`.
+fn check_sampled_select<T: Element>(
+    dev: &CudaDevice,
+    data: &[T],
+    spans: Spans<'_>,
+    ranks: &[usize],
+) {
+    let buf = DeviceBuffer::from_host_on(dev, data).unwrap();
+    let got = sampled::select(dev, buf.as_slice(), spans, ranks)
+        .unwrap()
+        .unwrap_or_else(|| panic!("the sampled selection declined ranks {ranks:?} of {spans:?}"));
+    for (s, &r) in ranks.iter().enumerate() {
+        let mut keys: Vec<u64> = data[spans.span(s)]
+            .iter()
+            .map(|x| x.to_key().to_u64())
+            .collect();
+        keys.sort_unstable();
+        assert_eq!(
+            got.values[s].to_key().to_u64(),
+            keys[r],
+            "rank {r} of span {s}"
+        );
+        let nans = data[spans.span(s)].iter().filter(|x| x.is_nan()).count();
+        assert_eq!(got.nan_counts[s], nans, "span {s}");
+    }
+}
+
+#[test]
+fn sampled_path_on_spread_rows() {
+    let Some(dev) = gpu() else { return };
+    let (rows, cols) = (5, 200_000);
+    let data = spread(rows * (cols + 3), 9, true, |v| v as f32);
+    // Aligned rows take 16-byte loads; a stride of cols + 3 takes the scalar loads.
+    for stride in [cols, cols + 3] {
+        let spans = Spans::Rows { rows, cols, stride };
+        for k in [1, 32, 1000, 2048, 2049, 30_000] {
+            check_sampled_top_k(&dev, &data, spans, k);
+        }
+        let ranks = [0, 1, cols / 2, cols - 2, 123_457];
+        check_sampled_select(&dev, &data, spans, &ranks);
+    }
+    let offsets = [0, 100_000, 100_000 + 77_777, 3 * 100_000 + 5];
+    check_sampled_top_k(&dev, &data, Spans::Offsets(&offsets), 700);
+    check_sampled_select(&dev, &data, Spans::Offsets(&offsets), &[5, 77_776, 1000]);
+    let wide = spread(3 * 150_000, 10, true, |v| v);
+    let spans = Spans::Rows {
+        rows: 3,
+        cols: 150_000,
+        stride: 150_000,
+    };
+    for k in [3, 5000] {
+        check_sampled_top_k(&dev, &wide, spans, k);
+    }
+    check_sampled_select(&dev, &wide, spans, &[0, 75_000, 149_999]);
+    let ints = spread(2 * 100_000, 11, false, |v| (v * 1.0e6) as i64);
+    let spans = Spans::Rows {
+        rows: 2,
+        cols: 100_000,
+        stride: 100_000,
+    };
+    check_sampled_top_k(&dev, &ints, spans, 40);
+    check_sampled_select(&dev, &ints, spans, &[99_999, 50_000]);
+}
+
+#[test]
+fn sampled_path_on_sorted_rows_and_declines_repeats() {
+    let Some(dev) = gpu() else { return };
+    let (rows, cols) = (2, 131_072);
+    let ascending: Vec<f32> = (0..rows * cols).map(|i| (i % cols) as f32).collect();
+    let descending: Vec<f32> = (0..rows * cols).map(|i| (cols - i % cols) as f32).collect();
+    let spans = Spans::Rows {
+        rows,
+        cols,
+        stride: cols,
+    };
+    for data in [&ascending, &descending] {
+        for k in [1, 64, 2048, 10_000] {
+            check_sampled_top_k(&dev, data, spans, k);
+        }
+        check_sampled_select(&dev, data, spans, &[0, cols / 2]);
+    }
+    // Heavy repeats overflow the brackets: the sampled path declines, the exact path answers.
+    let equal = vec![1.5f32; rows * cols];
+    let buf = DeviceBuffer::from_host_on(&dev, &equal).unwrap();
+    assert!(sampled::top_k(&dev, buf.as_slice(), spans, 10, 0, false)
+        .unwrap()
+        .is_none());
+    assert!(sampled::select(&dev, buf.as_slice(), spans, &[3, 7])
+        .unwrap()
+        .is_none());
+    check_top_k(&dev, &equal, spans, 10);
+    check_select(&dev, &equal, spans, SpanRanks::OnePerSpan(&[3, 7]));
+}
