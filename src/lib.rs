@@ -35,6 +35,10 @@
 //! Ranks are 0-based in ascending order; values are ordered by an order-preserving key (NaN
 //! last, `-0.0` just below `+0.0`); every algorithm and backend returns the same bits as the
 //! sort-based reference. See [`Selector`] for the options and [`NanPolicy`] for NaN.
+//!
+//! Built on selection: distributions from order statistics ([`density`]) and robust regression
+//! ([`regression`]: least trimmed squares and least median of squares, with robustbase's and
+//! MASS's conventions).
 
 #![warn(missing_docs)]
 
@@ -44,11 +48,13 @@ pub mod element;
 pub mod error;
 pub mod io;
 pub mod plot;
+pub mod regression;
 pub mod select;
 
 pub use device::{CudaDevice, Device, DeviceBuffer, GpuTimer};
 pub use element::{key_cmp, DType, Element, RadixKey};
 pub use error::{Error, Result};
+pub use regression::{Lms, Lts, RegressionFit};
 pub use select::{
     median, multiselect, quantile, quantiles, select, select_largest, Algorithm, Approximate,
     ApproximateQuantile, BatchRank, DeviceTopK, NanPolicy, QuantileMethod, Rows, Segments,

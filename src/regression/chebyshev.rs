@@ -1,0 +1,252 @@
+//! The minimax (Chebyshev, L-infinity) fit of a set of rows: the `b` minimizing
+//! `max_i |y_i - x_i b|`. It is the LMS analogue of the least-squares fit of a C-step: the
+//! LMS objective of the minimax fit of the `h` rows with the smallest absolute residuals is
+//! never above the current one.
+//!
+//! Solved as the linear program dual to `min t` subject to `|y_i - x_i b| <= t`:
+//!
+//! ```text
+//! max  sum_i y_i (u_i - v_i)   subject to   sum_i x_i (u_i - v_i) = 0,   sum_i (u_i + v_i) = 1,
+//!                                           u, v >= 0,
+//! ```
+//!
+//! by the revised simplex method on a basis of `p + 1` columns `(s_k x_k, 1)` (row `k` with sign
+//! `s_k`). The simplex multipliers are `(b, t)`: the fit that makes the basis rows' residuals
+//! `s_k (y_k - x_k b)` all equal to `t`. The entering column is the row whose residual exceeds
+//! `t` the most (Stiefel's exchange rule), or, after steps that do not raise `t`, the first such
+//! row (Bland's rule, which cannot cycle). The starting basis is `p` independent rows with the
+//! largest residuals of a given fit, plus the next largest, with the signs of the null vector
+//! of their rows.
+
+use crate::regression::design::{dot, Rows};
+use crate::regression::linalg::solve_square;
+
+/// Relative size below which a component of the Gram–Schmidt remainder counts as zero.
+const INDEPENDENCE_TOL: f64 = 1e-8;
+
+/// The minimax fit on the rows `idx` of `rows`, started from the largest residuals of `hint`.
+/// `None` when the rows do not contain `p` independent ones (or fewer than `p + 1` rows).
+pub(crate) fn minimax(rows: Rows<'_>, idx: &[usize], hint: &[f64]) -> Option<Vec<f64>> {
+    let p = rows.p;
+    let q = p + 1;
+    let m = idx.len();
+    if m < q {
+        return None;
+    }
+    let resid = |b: &[f64], i: usize| rows.y[i] - dot(rows.row(i), b);
+
+    // Starting reference: p independent rows by decreasing |residual of hint|, then one more.
+    let mut order: Vec<usize> = idx.to_vec();
+    let hint_abs: Vec<f64> = order.iter().map(|&i| resid(hint, i).abs()).collect();
+    let mut by_size: Vec<usize> = (0..m).collect();
+    by_size.sort_by(|&a, &b| hint_abs[b].total_cmp(&hint_abs[a]).then(a.cmp(&b)));
+    order = by_size.iter().map(|&k| order[k]).collect();
+    let mut basis_rows = Vec::with_capacity(q);
+    let mut ortho: Vec<Vec<f64>> = Vec::with_capacity(p);
+    let mut extra = None;
+    for &i in &order {
+        if basis_rows.len() == p {
+            extra = Some(i);
+            break;
+        }
+        let x = rows.row(i);
+        let mut v = x.to_vec();
+        for o in &ortho {
+            let c = dot(o, &v);
+            v.iter_mut().zip(o).for_each(|(a, b)| *a -= c * b);
+        }
+        let norm = dot(&v, &v).sqrt();
+        if norm > INDEPENDENCE_TOL * dot(x, x).sqrt() {
+            v.iter_mut().for_each(|a| *a /= norm);
+            ortho.push(v);
+            basis_rows.push(i);
+        }
+    }
+    let extra = extra?;
+    // Null vector: sum_k lambda_k x_k = x_extra with lambda_extra = -1.
+    let mut a = vec![0.0; p * p];
+    for (k, &i) in basis_rows.iter().enumerate() {
+        for (j, v) in rows.row(i).iter().enumerate() {
+            a[j * p + k] = *v; // A' with the rows x_k as columns
+        }
+    }
+    let mut lambda = rows.row(extra).to_vec();
+    if !solve_square(&mut a, &mut lambda, p) {
+        return None;
+    }
+    lambda.push(-1.0);
+    basis_rows.push(extra);
+    let mut signs: Vec<f64> = lambda
+        .iter()
+        .map(|&l| if l < 0.0 { -1.0 } else { 1.0 })
+        .collect();
+
+    let y_scale = idx.iter().map(|&i| rows.y[i].abs()).fold(0.0, f64::max);
+    let tol = 1e-13 * y_scale.max(f64::MIN_POSITIVE);
+    let mut mat = vec![0.0; q * q];
+    let mut b = hint.to_vec();
+    let mut best_t = f64::NEG_INFINITY;
+    let mut stalled = 0usize;
+    let max_iter = 50 * q + 2 * m;
+    for _ in 0..max_iter {
+        // Multipliers: s_k (x_k b) + t = s_k y_k on the basis rows.
+        let mut rhs = vec![0.0; q];
+        for (k, &i) in basis_rows.iter().enumerate() {
+            let s = signs[k];
+            for (j, v) in rows.row(i).iter().enumerate() {
+                mat[k * q + j] = s * v;
+            }
+            mat[k * q + p] = 1.0;
+            rhs[k] = s * rows.y[i];
+        }
+        if !solve_square(&mut mat, &mut rhs, q) {
+            return Some(b);
+        }
+        let t = rhs[p];
+        b.copy_from_slice(&rhs[..p]);
+        if t > best_t * (1.0 + 1e-15) + tol {
+            best_t = t;
+            stalled = 0;
+        } else {
+            stalled += 1;
+        }
+        // Entering row: the largest violation |r_i| - t (or the first violation under Bland).
+        let bland = stalled > 2 * q;
+        let mut enter = None;
+        let mut worst = tol;
+        for &i in idx {
+            let r = resid(&b, i);
+            let v = r.abs() - t;
+            if v > worst {
+                enter = Some((i, if r < 0.0 { -1.0 } else { 1.0 }));
+                if bland {
+                    break;
+                }
+                worst = v;
+            }
+        }
+        let Some((j, sj)) = enter else {
+            return Some(b);
+        };
+        // Current basic solution x_B (B x_B = e_q) and direction w (B w = a_j), where the
+        // columns of B are (s_k x_k, 1).
+        let fill = |mat: &mut [f64]| {
+            for (k, &i) in basis_rows.iter().enumerate() {
+                for (r, v) in rows.row(i).iter().enumerate() {
+                    mat[r * q + k] = signs[k] * v;
+                }
+                mat[p * q + k] = 1.0;
+            }
+        };
+        fill(&mut mat);
+        let mut xb = vec![0.0; q];
+        xb[p] = 1.0;
+        if !solve_square(&mut mat, &mut xb, q) {
+            return Some(b);
+        }
+        fill(&mut mat);
+        let mut w: Vec<f64> = rows.row(j).iter().map(|v| sj * v).collect();
+        w.push(1.0);
+        if !solve_square(&mut mat, &mut w, q) {
+            return Some(b);
+        }
+        let w_scale = w.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+        let mut leave = None;
+        let mut ratio = f64::INFINITY;
+        for k in 0..q {
+            if w[k] > 1e-12 * w_scale {
+                let r = xb[k].max(0.0) / w[k];
+                if r < ratio {
+                    ratio = r;
+                    leave = Some(k);
+                }
+            }
+        }
+        let Some(k) = leave else {
+            return Some(b);
+        };
+        basis_rows[k] = j;
+        signs[k] = sj;
+    }
+    Some(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn minimax_line() {
+        // Points on y = x with alternating +-1 errors at the ends: the minimax line is y = x
+        // with max error 1 when the middle point deviates less.
+        let xs = [0.0, 1.0, 2.0, 3.0, 4.0];
+        let ys = [1.0, 1.5, 1.0, 3.2, 5.0];
+        let x: Vec<f64> = xs.iter().flat_map(|&v| [1.0, v]).collect();
+        let rows = Rows {
+            x: &x,
+            y: &ys,
+            n: 5,
+            p: 2,
+        };
+        let idx: Vec<usize> = (0..5).collect();
+        let b = minimax(rows, &idx, &[0.0, 0.0]).unwrap();
+        let max = (0..5)
+            .map(|i| (ys[i] - b[0] - b[1] * xs[i]).abs())
+            .fold(0.0, f64::max);
+        // Brute force over a fine grid of slopes (the intercept is then the mid-range).
+        let mut best = f64::INFINITY;
+        for k in 0..=40_000 {
+            let slope = -1.0 + k as f64 * 1e-4;
+            let r: Vec<f64> = (0..5).map(|i| ys[i] - slope * xs[i]).collect();
+            let lo = r.iter().cloned().fold(f64::INFINITY, f64::min);
+            let hi = r.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            best = best.min((hi - lo) / 2.0);
+        }
+        assert!(max <= best + 1e-9, "{max} vs {best}");
+        assert!(max >= best - 1e-3);
+    }
+
+    #[test]
+    fn minimax_plane_equioscillates() {
+        // 3 coefficients, 12 rows with pseudo-random values.
+        let mut s = 7u64;
+        let mut next = || {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((s >> 11) as f64 / (1u64 << 53) as f64) - 0.5
+        };
+        let n = 12;
+        let mut x = Vec::new();
+        let mut y = Vec::new();
+        for _ in 0..n {
+            let (a, b) = (next(), next());
+            x.extend_from_slice(&[1.0, a, b]);
+            y.push(0.5 + a - 2.0 * b + 0.3 * next());
+        }
+        let rows = Rows {
+            x: &x,
+            y: &y,
+            n,
+            p: 3,
+        };
+        let idx: Vec<usize> = (0..n).collect();
+        let b = minimax(rows, &idx, &[0.0; 3]).unwrap();
+        let r: Vec<f64> = (0..n).map(|i| y[i] - dot(rows.row(i), &b)).collect();
+        let max = r.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+        // At the optimum at least p + 1 = 4 residuals reach the maximum.
+        let at_max = r.iter().filter(|v| (v.abs() - max).abs() < 1e-9).count();
+        assert!(at_max >= 4, "{r:?}");
+        // And small perturbations of b do not lower the maximum.
+        for d in 0..3 {
+            for sgn in [-1.0, 1.0] {
+                let mut c = b.clone();
+                c[d] += sgn * 1e-4;
+                let m2 = (0..n)
+                    .map(|i| (y[i] - dot(rows.row(i), &c)).abs())
+                    .fold(0.0, f64::max);
+                assert!(m2 >= max - 1e-12);
+            }
+        }
+    }
+}

@@ -1,0 +1,380 @@
+//! The design of a fit: the checked, standardized copy of `x` (with the intercept column) and
+//! `y`.
+//!
+//! The estimators work on standardized predictors: with an intercept, column `j` becomes
+//! `(x_j - mean_j) / sd_j`; without one, `x_j / rms_j`. This keeps the normal equations of the
+//! C-steps well conditioned whatever the units of the columns; coefficients are mapped back to
+//! the user's units at the end ([`Design::to_original`]). Residuals are the same in both.
+//!
+//! Checks, each a clear [`Error::InvalidArgument`]: matching lengths, `n > p` (coefficients,
+//! counting the intercept), finite values (the first non-finite value is named by row and
+//! column), no constant column (robustbase refuses them too: with an intercept such a column
+//! duplicates it, without one it should be replaced by the intercept), and no column that is
+//! (numerically) a linear combination of the others.
+
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::regression::linalg::cholesky_factor;
+
+/// Rows per chunk of the parallel passes (fixed, so that sums do not depend on the threads).
+pub(crate) const CHUNK: usize = 16_384;
+
+/// Row counts from which the passes over the rows use several threads.
+pub(crate) const PARALLEL_ROWS: usize = 65_536;
+
+/// The checked and standardized data of a fit.
+#[derive(Clone, Debug)]
+pub(crate) struct Design {
+    /// `n x p` row-major, standardized; column 0 is the intercept (all ones) when there is one.
+    pub x: Vec<f64>,
+    /// The response.
+    pub y: Vec<f64>,
+    /// Rows.
+    pub n: usize,
+    /// Columns, counting the intercept.
+    pub p: usize,
+    /// Whether column 0 is the intercept.
+    pub intercept: bool,
+    /// Per predictor (not the intercept): the value subtracted.
+    center: Vec<f64>,
+    /// Per predictor: the divisor.
+    scale: Vec<f64>,
+}
+
+/// A borrowed set of rows: `n x p` row-major `x` and `y`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Rows<'a> {
+    pub x: &'a [f64],
+    pub y: &'a [f64],
+    pub n: usize,
+    pub p: usize,
+}
+
+impl<'a> Rows<'a> {
+    /// Row `i` of `x`.
+    #[inline]
+    pub fn row(&self, i: usize) -> &'a [f64] {
+        &self.x[i * self.p..(i + 1) * self.p]
+    }
+}
+
+/// An owned copy of some rows of a design (a subsample).
+#[derive(Clone, Debug)]
+pub(crate) struct Sample {
+    pub x: Vec<f64>,
+    pub y: Vec<f64>,
+    pub n: usize,
+    pub p: usize,
+}
+
+impl Sample {
+    /// The rows `indices` of `rows`, in that order.
+    pub fn gather(rows: Rows<'_>, indices: &[usize]) -> Sample {
+        let mut x = Vec::with_capacity(indices.len() * rows.p);
+        let mut y = Vec::with_capacity(indices.len());
+        for &i in indices {
+            x.extend_from_slice(rows.row(i));
+            y.push(rows.y[i]);
+        }
+        Sample {
+            x,
+            y,
+            n: indices.len(),
+            p: rows.p,
+        }
+    }
+
+    /// The rows as a view.
+    pub fn rows(&self) -> Rows<'_> {
+        Rows {
+            x: &self.x,
+            y: &self.y,
+            n: self.n,
+            p: self.p,
+        }
+    }
+}
+
+impl Design {
+    /// Checks and standardizes `x` (`n x k` row-major, the predictors without the intercept)
+    /// and `y`.
+    pub fn new(x: &[f64], n: usize, k: usize, y: &[f64], intercept: bool) -> Result<Design> {
+        let p = k + usize::from(intercept);
+        if n == 0 {
+            return Err(Error::InvalidArgument(
+                "no observations: a regression needs rows (n = 0)".into(),
+            ));
+        }
+        if p == 0 {
+            return Err(Error::InvalidArgument(
+                "no coefficient to fit: give predictors or an intercept".into(),
+            ));
+        }
+        if n.checked_mul(k) != Some(x.len()) {
+            return Err(Error::InvalidArgument(format!(
+                "x holds {} values, but n x p = {n} x {k} needs {}",
+                x.len(),
+                n.saturating_mul(k)
+            )));
+        }
+        if y.len() != n {
+            return Err(Error::InvalidArgument(format!(
+                "y holds {} values, but x has n = {n} rows",
+                y.len()
+            )));
+        }
+        if n <= p {
+            return Err(Error::InvalidArgument(format!(
+                "n = {n} rows are too few for p = {p} coefficients{}: a robust fit needs n > p \
+                 (and at least about 2p rows to resist outliers)",
+                if intercept {
+                    " (counting the intercept)"
+                } else {
+                    ""
+                }
+            )));
+        }
+        if let Some(pos) = x.iter().position(|v| !v.is_finite()) {
+            return Err(Error::InvalidArgument(format!(
+                "x[row {}, column {}] is {}: every value must be a finite number \
+                 (remove or impute missing values before the fit)",
+                pos / k,
+                pos % k,
+                x[pos]
+            )));
+        }
+        if let Some(pos) = y.iter().position(|v| !v.is_finite()) {
+            return Err(Error::InvalidArgument(format!(
+                "y[{pos}] is {}: every value must be a finite number \
+                 (remove or impute missing values before the fit)",
+                y[pos]
+            )));
+        }
+
+        // Column centers and scales.
+        let mut center = vec![0.0; k];
+        let mut scale = vec![0.0; k];
+        for j in 0..k {
+            let column = || (0..n).map(|i| x[i * k + j]);
+            let first = x[j];
+            if column().all(|v| v == first) {
+                return Err(Error::InvalidArgument(format!(
+                    "x column {j} is constant ({first}): {}",
+                    if intercept {
+                        "it duplicates the intercept; remove it"
+                    } else {
+                        "remove it and fit with an intercept instead"
+                    }
+                )));
+            }
+            if intercept {
+                let mean = column().sum::<f64>() / n as f64;
+                let var = column().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n as f64;
+                center[j] = mean;
+                scale[j] = var.sqrt();
+            } else {
+                let ms = column().map(|v| v * v).sum::<f64>() / n as f64;
+                scale[j] = ms.sqrt();
+            }
+            if !scale[j].is_finite() || scale[j] <= 0.0 {
+                return Err(Error::InvalidArgument(format!(
+                    "x column {j} cannot be standardized (its spread is {}): \
+                     rescale it",
+                    scale[j]
+                )));
+            }
+        }
+
+        let off = usize::from(intercept);
+        let mut xs = vec![0.0; n * p];
+        xs.par_chunks_mut(p * CHUNK)
+            .enumerate()
+            .for_each(|(c, out)| {
+                let start = c * CHUNK;
+                for (r, row) in out.chunks_exact_mut(p).enumerate() {
+                    let i = start + r;
+                    if intercept {
+                        row[0] = 1.0;
+                    }
+                    for j in 0..k {
+                        row[off + j] = (x[i * k + j] - center[j]) / scale[j];
+                    }
+                }
+            });
+        let design = Design {
+            x: xs,
+            y: y.to_vec(),
+            n,
+            p,
+            intercept,
+            center,
+            scale,
+        };
+        design.check_rank()?;
+        Ok(design)
+    }
+
+    /// All rows.
+    pub fn rows(&self) -> Rows<'_> {
+        Rows {
+            x: &self.x,
+            y: &self.y,
+            n: self.n,
+            p: self.p,
+        }
+    }
+
+    /// Err when a column is (numerically) a linear combination of the others: the Cholesky
+    /// factorization of the standardized `X'X` fails.
+    fn check_rank(&self) -> Result<()> {
+        let p = self.p;
+        let xtx = cross_product(self.rows());
+        let mut l = vec![0.0; p * p];
+        match cholesky_factor(&xtx, p, &mut l) {
+            None => Ok(()),
+            Some(col) => {
+                let what = if self.intercept && col == 0 {
+                    "the intercept".to_string()
+                } else {
+                    format!("x column {}", col - usize::from(self.intercept))
+                };
+                Err(Error::InvalidArgument(format!(
+                    "the design is singular: {what} is (numerically) a linear combination of \
+                     the columns before it{}; remove collinear columns",
+                    if self.intercept {
+                        " and the intercept"
+                    } else {
+                        ""
+                    }
+                )))
+            }
+        }
+    }
+
+    /// Coefficients of the standardized columns mapped to the user's units (intercept first).
+    pub fn to_original(&self, b: &[f64]) -> Vec<f64> {
+        let off = usize::from(self.intercept);
+        let mut out = b.to_vec();
+        let mut shift = 0.0;
+        for j in 0..self.center.len() {
+            out[off + j] = b[off + j] / self.scale[j];
+            shift += out[off + j] * self.center[j];
+        }
+        if self.intercept {
+            out[0] = b[0] - shift;
+        }
+        out
+    }
+
+    /// Residuals `y - x b` of standardized coefficients `b`, for every row.
+    pub fn residuals(&self, b: &[f64]) -> Vec<f64> {
+        let rows = self.rows();
+        let mut r = vec![0.0; self.n];
+        r.par_chunks_mut(CHUNK).enumerate().for_each(|(c, out)| {
+            let start = c * CHUNK;
+            for (k, v) in out.iter_mut().enumerate() {
+                let i = start + k;
+                *v = rows.y[i] - dot(rows.row(i), b);
+            }
+        });
+        r
+    }
+}
+
+/// `X'X` (full `p x p`) of the rows, summed in fixed chunks.
+pub(crate) fn cross_product(rows: Rows<'_>) -> Vec<f64> {
+    let p = rows.p;
+    let partial = |c: usize| {
+        let mut acc = vec![0.0; p * p];
+        let end = ((c + 1) * CHUNK).min(rows.n);
+        for i in c * CHUNK..end {
+            let row = rows.row(i);
+            for a in 0..p {
+                let va = row[a];
+                for b in a..p {
+                    acc[a * p + b] += va * row[b];
+                }
+            }
+        }
+        acc
+    };
+    let chunks = rows.n.div_ceil(CHUNK);
+    let partials: Vec<Vec<f64>> = if rows.n >= PARALLEL_ROWS {
+        (0..chunks).into_par_iter().map(partial).collect()
+    } else {
+        (0..chunks).map(partial).collect()
+    };
+    let mut xtx = vec![0.0; p * p];
+    for part in partials {
+        for (t, v) in xtx.iter_mut().zip(part) {
+            *t += v;
+        }
+    }
+    for a in 0..p {
+        for b in 0..a {
+            xtx[a * p + b] = xtx[b * p + a];
+        }
+    }
+    xtx
+}
+
+/// The dot product of two equal-length slices.
+#[inline]
+pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn standardizes_and_maps_back() {
+        let x = [1.0, 10.0, 2.0, 30.0, 3.0, 20.0, 4.0, 50.0];
+        let y = [1.0, 2.0, 3.0, 4.0];
+        let d = Design::new(&x, 4, 2, &y, true).unwrap();
+        assert_eq!(d.p, 3);
+        // b in standardized units -> original: predictions agree.
+        let b = [0.5, 2.0, -1.0];
+        let orig = d.to_original(&b);
+        for i in 0..4 {
+            let std_pred = dot(&d.x[i * 3..i * 3 + 3], &b);
+            let pred = orig[0] + orig[1] * x[i * 2] + orig[2] * x[i * 2 + 1];
+            assert!((std_pred - pred).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn bad_inputs() {
+        let y = [1.0, 2.0, 3.0, 4.0];
+        let err = |x: &[f64], n, k, y: &[f64], i| Design::new(x, n, k, y, i).unwrap_err();
+        assert!(err(&[], 0, 1, &[], true).to_string().contains("n = 0"));
+        assert!(err(&[1.0, 2.0], 2, 1, &y[..2], true)
+            .to_string()
+            .contains("too few"));
+        let e = err(&[1.0, 2.0, f64::NAN, 4.0], 4, 1, &y, true).to_string();
+        assert!(e.contains("row 2, column 0"), "{e}");
+        assert!(err(
+            &[1.0, 2.0, 3.0, 4.0],
+            4,
+            1,
+            &[1.0, 2.0, f64::INFINITY, 4.0],
+            true
+        )
+        .to_string()
+        .contains("y[2]"));
+        assert!(err(&[5.0; 4], 4, 1, &y, true)
+            .to_string()
+            .contains("constant"));
+        let collinear = [1.0, 2.0, 2.0, 4.0, 3.0, 6.0, 4.0, 8.0, 5.0, 10.0];
+        let e = err(&collinear, 5, 2, &[1.0, 2.0, 3.0, 4.0, 6.0], true).to_string();
+        assert!(e.contains("singular") && e.contains("column 1"), "{e}");
+        assert!(err(&[1.0; 3], 4, 1, &y, true)
+            .to_string()
+            .contains("x holds"));
+        assert!(err(&[], 4, 0, &y, false)
+            .to_string()
+            .contains("no coefficient"));
+    }
+}

@@ -1,0 +1,566 @@
+//! The estimators' builders, [`Lts`] and [`Lms`]: their settings, checked when a fit starts.
+
+use ndarray::{ArrayView1, ArrayView2};
+
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::regression::design::Design;
+use crate::regression::fit::RegressionFit;
+use crate::regression::{lms, lts, reweight};
+
+/// The default number of random starting subsets of LTS (robustbase's `nsamp`).
+pub const LTS_DEFAULT_NSAMP: usize = 500;
+
+/// The default bound on `C(n, p)` under which every `p`-subset is a start (MASS `lqs`'s
+/// `nsamp = "best"` enumerates below 5000).
+pub const DEFAULT_EXHAUSTIVE_LIMIT: u64 = 5000;
+
+/// The default seed of the random starts.
+pub const DEFAULT_SEED: u64 = 42;
+
+/// robustbase's `h.alpha.n`: the LTS coverage for fraction `alpha` of `n` rows and `p`
+/// coefficients (counting the intercept), `floor(2 n2 - n + 2 (n - n2) alpha)` with
+/// `n2 = floor((n + p + 1) / 2)`. `alpha = 0.5` gives `n2`, `alpha = 1` gives `n`.
+///
+/// ```
+/// use kselect::regression::h_alpha;
+/// assert_eq!(h_alpha(0.5, 21, 4), 13);
+/// assert_eq!(h_alpha(0.75, 21, 4), 17);
+/// assert_eq!(h_alpha(1.0, 21, 4), 21);
+/// ```
+pub fn h_alpha(alpha: f64, n: usize, p: usize) -> usize {
+    let n2 = (n + p).div_ceil(2);
+    let h = (2.0 * n2 as f64 - n as f64 + 2.0 * (n as f64 - n2 as f64) * alpha).floor();
+    h.max(0.0) as usize
+}
+
+/// The smallest LTS coverage, `floor((n + p + 1) / 2)` (the highest breakdown point).
+fn lts_min_h(n: usize, p: usize) -> usize {
+    (n + p).div_ceil(2)
+}
+
+/// How the coverage was given.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Coverage {
+    Alpha(f64),
+    H(usize),
+}
+
+/// Refuses every device but the CPU.
+fn check_device(device: &Device, what: &str) -> Result<()> {
+    match device {
+        Device::Cpu => Ok(()),
+        other => Err(Error::UnsupportedAlgorithm {
+            algorithm: what.to_string(),
+            backend: other.backend_name().to_string(),
+            available: "no regression estimator; fit on Device::Cpu".to_string(),
+        }),
+    }
+}
+
+/// `x` of an array view as a row-major slice (copied when the view is not standard-layout).
+fn array_parts(
+    x: ArrayView2<'_, f64>,
+    y: ArrayView1<'_, f64>,
+) -> (Vec<f64>, usize, usize, Vec<f64>) {
+    let (n, k) = x.dim();
+    let xs = match x.as_slice() {
+        Some(s) => s.to_vec(),
+        None => x.iter().copied().collect(),
+    };
+    (xs, n, k, y.iter().copied().collect())
+}
+
+/// Least trimmed squares regression by FAST-LTS, with robustbase `ltsReg`'s conventions: the
+/// coefficients minimizing the sum of the `h` smallest squared residuals, then reweighted least
+/// squares (see [`RegressionFit`] for every output and its formula, and the
+/// [module documentation](super) for the algorithm).
+///
+/// Settings, checked when [`fit`](Lts::fit) runs (a bad one is an
+/// [`Error::InvalidArgument`]):
+///
+/// | setting | default | range |
+/// | --- | --- | --- |
+/// | [`intercept`](Lts::intercept) | `true` | |
+/// | [`alpha`](Lts::alpha) or [`h`](Lts::h) | `alpha = 0.5`: `h = floor((n + p + 1) / 2)` | `alpha` in `[0.5, 1]`; `h` in `[floor((n + p + 1) / 2), n]` |
+/// | [`nsamp`](Lts::nsamp) | 500 | `>= 1` |
+/// | [`seed`](Lts::seed) | 42 | any |
+/// | [`exhaustive_limit`](Lts::exhaustive_limit) | 5000 | any |
+/// | [`device`](Lts::device) | `Device::Cpu` | the CPU only |
+///
+/// ```
+/// use kselect::regression::Lts;
+///
+/// // Hertzsprung–Russell-like data: most points on a line, a few far off it.
+/// let x = [4.37, 4.56, 4.26, 4.56, 4.30, 4.46, 3.84, 4.57, 4.26, 4.37, 3.49, 4.43, 4.48, 4.01];
+/// let y = [5.23, 5.74, 4.93, 5.74, 5.19, 5.46, 4.65, 5.27, 5.57, 5.12, 5.73, 5.45, 5.42, 4.05];
+/// let fit = Lts::new().alpha(0.75).seed(1).fit(&x, 14, 1, &y)?;
+/// assert_eq!(fit.h, 11);
+/// assert!(fit.coefficients[1] > 1.0); // the bulk's positive slope, despite row 10
+/// assert!(fit.outliers.contains(&10));
+/// # Ok::<(), kselect::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Lts {
+    intercept: bool,
+    coverage: Coverage,
+    nsamp: usize,
+    seed: u64,
+    exhaustive_limit: u64,
+    device: Device,
+}
+
+impl Default for Lts {
+    fn default() -> Self {
+        Lts::new()
+    }
+}
+
+impl Lts {
+    /// The defaults of the table above.
+    ///
+    /// ```
+    /// let lts = kselect::regression::Lts::new();
+    /// assert_eq!(lts.coverage_for(21, 3)?, (13, 0.5)); // 3 columns + intercept
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn new() -> Self {
+        Lts {
+            intercept: true,
+            coverage: Coverage::Alpha(0.5),
+            nsamp: LTS_DEFAULT_NSAMP,
+            seed: DEFAULT_SEED,
+            exhaustive_limit: DEFAULT_EXHAUSTIVE_LIMIT,
+            device: Device::Cpu,
+        }
+    }
+
+    /// Fits an intercept (a column of ones ahead of `x`'s columns; its coefficient comes
+    /// first).
+    ///
+    /// ```
+    /// use kselect::regression::Lts;
+    /// let x = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+    /// let y = [2.0, 4.0, 6.0, 8.0, 10.0, 99.0];
+    /// let fit = Lts::new().intercept(false).fit(&x, 6, 1, &y)?;
+    /// assert_eq!(fit.coefficients.len(), 1);
+    /// assert!((fit.coefficients[0] - 2.0).abs() < 1e-12);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn intercept(mut self, intercept: bool) -> Self {
+        self.intercept = intercept;
+        self
+    }
+
+    /// The coverage as a fraction: `h = h_alpha(alpha, n, p)` ([`h_alpha`]), robustbase's rule.
+    /// `alpha` must be in `[0.5, 1]`; `alpha = 1` is ordinary least squares (then reweighted).
+    /// Replaces an earlier [`h`](Lts::h).
+    ///
+    /// ```
+    /// let lts = kselect::regression::Lts::new().alpha(0.75);
+    /// assert_eq!(lts.coverage_for(21, 3)?.0, 17);
+    /// assert!(kselect::regression::Lts::new().alpha(0.4).coverage_for(21, 3).is_err());
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn alpha(mut self, alpha: f64) -> Self {
+        self.coverage = Coverage::Alpha(alpha);
+        self
+    }
+
+    /// The coverage as a number of rows, in `[floor((n + p + 1) / 2), n]`. The small-sample
+    /// factors then use the `alpha` that gives `h` exactly:
+    /// `alpha = (h - 2 n2 + n) / (2 (n - n2))`, `n2 = floor((n + p + 1) / 2)` (1 when `h = n`).
+    /// Replaces an earlier [`alpha`](Lts::alpha).
+    ///
+    /// ```
+    /// let lts = kselect::regression::Lts::new().h(15);
+    /// let (h, alpha) = lts.coverage_for(21, 3)?;
+    /// assert_eq!((h, alpha), (15, 0.625));
+    /// assert!(kselect::regression::Lts::new().h(12).coverage_for(21, 3).is_err());
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn h(mut self, h: usize) -> Self {
+        self.coverage = Coverage::H(h);
+        self
+    }
+
+    /// The number of random starting `p`-subsets (at least 1). For `n >= 600` they are spread
+    /// over the subsamples of the nested search.
+    ///
+    /// ```
+    /// let x: Vec<f64> = (0..30).map(|i| (i as f64).sqrt()).collect();
+    /// let y: Vec<f64> = x.iter().map(|v| 3.0 * v - 1.0).collect();
+    /// let fit = kselect::regression::Lts::new().nsamp(20).exhaustive_limit(0).fit(&x, 30, 1, &y)?;
+    /// assert_eq!(fit.starts, 20);
+    /// assert!(kselect::regression::Lts::new().nsamp(0).fit(&x, 30, 1, &y).is_err());
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn nsamp(mut self, nsamp: usize) -> Self {
+        self.nsamp = nsamp;
+        self
+    }
+
+    /// The seed of the random starts: a seed gives the same bits on every run and any number
+    /// of threads.
+    ///
+    /// ```
+    /// use kselect::regression::Lts;
+    /// let x: Vec<f64> = (0..40).map(|i| ((i * 37) % 11) as f64).collect();
+    /// let y: Vec<f64> = (0..40).map(|i| ((i * 53) % 17) as f64).collect();
+    /// let a = Lts::new().seed(9).exhaustive_limit(0).fit(&x, 40, 1, &y)?;
+    /// let b = Lts::new().seed(9).exhaustive_limit(0).fit(&x, 40, 1, &y)?;
+    /// assert_eq!(a, b);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Every `p`-subset is a start (instead of `nsamp` random ones) when their number
+    /// `C(n, p)` is at most `max(nsamp, limit)`. `0` enumerates only when `C(n, p) <= nsamp`;
+    /// `u64::MAX` always enumerates (`nsamp = "exact"` in robustbase).
+    ///
+    /// ```
+    /// let x: Vec<f64> = (0..30).map(|i| (i as f64).ln_1p()).collect();
+    /// let y: Vec<f64> = x.iter().map(|v| 2.0 * v).collect();
+    /// let fit = kselect::regression::Lts::new().fit(&x, 30, 1, &y)?;
+    /// assert!(fit.exhaustive); // C(30, 2) = 435 starts
+    /// assert_eq!(fit.starts, 435);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn exhaustive_limit(mut self, limit: u64) -> Self {
+        self.exhaustive_limit = limit;
+        self
+    }
+
+    /// The device of the fit. Only [`Device::Cpu`] fits; any other is an
+    /// [`Error::UnsupportedAlgorithm`] when the fit starts.
+    ///
+    /// ```
+    /// let lts = kselect::regression::Lts::new().device(kselect::Device::Cpu);
+    /// let x = [1.0, 2.0, 3.0, 4.0, 5.0];
+    /// assert!(lts.fit(&x, 5, 1, &[1.0, 2.0, 3.0, 4.0, 9.0]).is_ok());
+    /// ```
+    pub fn device(mut self, device: Device) -> Self {
+        self.device = device;
+        self
+    }
+
+    /// The coverage `h` and the `alpha` of the small-sample factors for `n` rows and `k`
+    /// columns of `x` (the intercept is added when set), or the error a fit would report.
+    ///
+    /// ```
+    /// let (h, alpha) = kselect::regression::Lts::new().coverage_for(75, 3)?;
+    /// assert_eq!((h, alpha), (40, 0.5));
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn coverage_for(&self, n: usize, k: usize) -> Result<(usize, f64)> {
+        let p = k + usize::from(self.intercept);
+        let lo = lts_min_h(n, p);
+        let n2 = lo;
+        match self.coverage {
+            Coverage::Alpha(alpha) => {
+                if !(0.5..=1.0).contains(&alpha) {
+                    return Err(Error::InvalidArgument(format!(
+                        "alpha = {alpha} is not in [0.5, 1] (the fraction of rows the LTS \
+                         criterion covers)"
+                    )));
+                }
+                Ok((h_alpha(alpha, n, p).clamp(lo.min(n), n), alpha))
+            }
+            Coverage::H(h) => {
+                if h < lo || h > n {
+                    return Err(Error::InvalidArgument(format!(
+                        "h = {h} is not in [{lo}, {n}]: LTS with n = {n} rows and p = {p} \
+                         coefficients covers between floor((n + p + 1) / 2) and n rows"
+                    )));
+                }
+                let alpha = if n > n2 {
+                    (h as f64 - 2.0 * n2 as f64 + n as f64) / (2.0 * (n - n2) as f64)
+                } else {
+                    1.0
+                };
+                Ok((h, alpha.clamp(0.5, 1.0)))
+            }
+        }
+    }
+
+    /// Fits `y` on `x`: `n` rows of `k` predictors, row-major (`x[i * k + j]` is row `i`,
+    /// column `j`), plus the intercept when set. `k = 0` with an intercept is the LTS
+    /// location of `y`.
+    ///
+    /// Errors ([`Error::InvalidArgument`] unless said): lengths that do not match `n` and `k`;
+    /// `n <= p`; a NaN or infinite value (named by row and column); a constant column; columns
+    /// that are (numerically) collinear; a setting out of its range; a device other than the
+    /// CPU ([`Error::UnsupportedAlgorithm`]); no starting subset that determines a fit.
+    ///
+    /// ```
+    /// use kselect::regression::Lts;
+    /// // Two predictors, y = 1 + x0 - x1 exactly except row 0.
+    /// let x = [0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 2.0, 1.0, 1.0, 2.0, 2.0, 2.0, 3.0, 1.0];
+    /// let mut y: Vec<f64> = x.chunks(2).map(|r| 1.0 + r[0] - r[1]).collect();
+    /// y[0] = 50.0;
+    /// let fit = Lts::new().fit(&x, 8, 2, &y)?;
+    /// assert!(fit.exact_fit);
+    /// assert!((fit.coefficients[1] - 1.0).abs() < 1e-12);
+    /// assert_eq!(fit.outliers, vec![0]);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn fit(&self, x: &[f64], n: usize, k: usize, y: &[f64]) -> Result<RegressionFit> {
+        check_device(&self.device, "LTS regression")?;
+        if self.nsamp == 0 {
+            return Err(Error::InvalidArgument(
+                "nsamp = 0: at least one starting subset is needed".into(),
+            ));
+        }
+        let design = Design::new(x, n, k, y, self.intercept)?;
+        let (h, alpha) = self.coverage_for(n, k)?;
+        let found = lts::search(
+            &design,
+            &lts::Search {
+                h,
+                nsamp: self.nsamp,
+                seed: self.seed,
+                exhaustive_limit: self.exhaustive_limit,
+            },
+        )?;
+        Ok(reweight::lts(&design, found, h, alpha))
+    }
+
+    /// [`fit`](Lts::fit) for an `n x k` array of predictors and a response array.
+    ///
+    /// ```
+    /// use ndarray::{array, Array1};
+    /// let x = array![[1.0, 0.5], [2.0, 0.1], [3.0, 0.9], [4.0, 0.3], [5.0, 0.7], [6.0, 0.2], [7.0, 0.8]];
+    /// let y: Array1<f64> = x.rows().into_iter().map(|r| 2.0 * r[0] + r[1]).collect();
+    /// let fit = kselect::regression::Lts::new().fit_array(x.view(), y.view())?;
+    /// assert!((fit.coefficients[1] - 2.0).abs() < 1e-10);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn fit_array(
+        &self,
+        x: ArrayView2<'_, f64>,
+        y: ArrayView1<'_, f64>,
+    ) -> Result<RegressionFit> {
+        let (xs, n, k, ys) = array_parts(x, y);
+        self.fit(&xs, n, k, &ys)
+    }
+}
+
+/// Least median of squares regression, generalized to the `h`-th smallest absolute residual
+/// (MASS `lqs`'s "lqs" criterion), with reweighted least squares on the rows it does not flag
+/// (see [`RegressionFit`] for the outputs and the [module documentation](super) for the
+/// algorithm).
+///
+/// | setting | default | range |
+/// | --- | --- | --- |
+/// | [`intercept`](Lms::intercept) | `true` | |
+/// | [`h`](Lms::h) | `floor(n / 2) + floor((p + 1) / 2)` | `[floor(n / 2) + floor((p + 1) / 2), n - 1]` |
+/// | [`nsamp`](Lms::nsamp) | `min(500 p, 3000)` (`lqs`) | `>= 1` |
+/// | [`seed`](Lms::seed) | 42 | any |
+/// | [`exhaustive_limit`](Lms::exhaustive_limit) | 5000 | any |
+/// | [`device`](Lms::device) | `Device::Cpu` | the CPU only |
+///
+/// ```
+/// use kselect::regression::Lms;
+/// let x: Vec<f64> = (0..15).map(|i| i as f64).collect();
+/// let mut y: Vec<f64> = x.iter().map(|v| 0.5 * v + 2.0).collect();
+/// y[4] = 30.0;
+/// y[11] = -8.0;
+/// let fit = Lms::new().fit(&x, 15, 1, &y)?;
+/// assert!(fit.objective < 1e-12); // more than h points on the line
+/// assert!((fit.coefficients[1] - 0.5).abs() < 1e-12);
+/// assert_eq!(fit.outliers, vec![4, 11]);
+/// # Ok::<(), kselect::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Lms {
+    intercept: bool,
+    h: Option<usize>,
+    nsamp: Option<usize>,
+    seed: u64,
+    exhaustive_limit: u64,
+    device: Device,
+}
+
+impl Default for Lms {
+    fn default() -> Self {
+        Lms::new()
+    }
+}
+
+impl Lms {
+    /// The defaults of the table above.
+    ///
+    /// ```
+    /// assert_eq!(kselect::regression::Lms::new().coverage_for(21, 3)?, 12);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn new() -> Self {
+        Lms {
+            intercept: true,
+            h: None,
+            nsamp: None,
+            seed: DEFAULT_SEED,
+            exhaustive_limit: DEFAULT_EXHAUSTIVE_LIMIT,
+            device: Device::Cpu,
+        }
+    }
+
+    /// Fits an intercept (first coefficient); the intercept is then adjusted optimally for
+    /// every candidate's slopes.
+    ///
+    /// ```
+    /// let x = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0];
+    /// let y = [3.0, 6.0, 9.0, 12.0, 40.0, 18.0, 21.0];
+    /// let fit = kselect::regression::Lms::new().intercept(false).fit(&x, 7, 1, &y)?;
+    /// assert!((fit.raw_coefficients[0] - 3.0).abs() < 1e-12);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn intercept(mut self, intercept: bool) -> Self {
+        self.intercept = intercept;
+        self
+    }
+
+    /// The coverage: the rank (1-based) of the absolute residual minimized.
+    ///
+    /// ```
+    /// use kselect::regression::Lms;
+    /// assert_eq!(Lms::new().h(15).coverage_for(21, 3)?, 15);
+    /// assert!(Lms::new().h(21).coverage_for(21, 3).is_err()); // at most n - 1
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn h(mut self, h: usize) -> Self {
+        self.h = Some(h);
+        self
+    }
+
+    /// The number of random elemental starts (at least 1); by default `min(500 p, 3000)`.
+    ///
+    /// ```
+    /// let x: Vec<f64> = (0..120).map(|i| (i as f64 * 0.37).sin()).collect();
+    /// let y: Vec<f64> = x.iter().map(|v| 1.0 - v).collect();
+    /// let fit = kselect::regression::Lms::new().nsamp(50).exhaustive_limit(0).fit(&x, 120, 1, &y)?;
+    /// assert_eq!(fit.starts, 50);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn nsamp(mut self, nsamp: usize) -> Self {
+        self.nsamp = Some(nsamp);
+        self
+    }
+
+    /// The seed of the random starts (same seed, same bits).
+    ///
+    /// ```
+    /// use kselect::regression::Lms;
+    /// let x: Vec<f64> = (0..200).map(|i| ((i * 7) % 13) as f64).collect();
+    /// let y: Vec<f64> = (0..200).map(|i| ((i * 5) % 11) as f64).collect();
+    /// let a = Lms::new().seed(3).exhaustive_limit(0).fit(&x, 200, 1, &y)?;
+    /// assert_eq!(a, Lms::new().seed(3).exhaustive_limit(0).fit(&x, 200, 1, &y)?);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Every `p`-subset is a start when `C(n, p) <= max(nsamp, limit)` (as for
+    /// [`Lts::exhaustive_limit`]).
+    ///
+    /// ```
+    /// let x: Vec<f64> = (0..20).map(|i| i as f64).collect();
+    /// let y: Vec<f64> = x.iter().map(|v| v * v).collect();
+    /// assert!(kselect::regression::Lms::new().fit(&x, 20, 1, &y)?.exhaustive);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn exhaustive_limit(mut self, limit: u64) -> Self {
+        self.exhaustive_limit = limit;
+        self
+    }
+
+    /// The device of the fit: only [`Device::Cpu`].
+    ///
+    /// ```
+    /// let lms = kselect::regression::Lms::new().device(kselect::Device::Cpu);
+    /// assert!(lms.fit(&[1.0, 2.0, 3.0, 4.0], 4, 1, &[1.0, 2.0, 3.0, 5.0]).is_ok());
+    /// ```
+    pub fn device(mut self, device: Device) -> Self {
+        self.device = device;
+        self
+    }
+
+    /// The coverage `h` for `n` rows and `k` columns of `x`, or the error a fit would report.
+    ///
+    /// ```
+    /// assert_eq!(kselect::regression::Lms::new().coverage_for(75, 3)?, 39);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn coverage_for(&self, n: usize, k: usize) -> Result<usize> {
+        let p = k + usize::from(self.intercept);
+        let lo = n / 2 + p.div_ceil(2);
+        let h = self.h.unwrap_or(lo);
+        if h < lo || h + 1 > n {
+            return Err(Error::InvalidArgument(format!(
+                "h = {h} is not in [{lo}, {}]: LMS with n = {n} rows and p = {p} coefficients \
+                 covers between floor(n / 2) + floor((p + 1) / 2) and n - 1 rows",
+                n.saturating_sub(1)
+            )));
+        }
+        Ok(h)
+    }
+
+    /// Fits `y` on `x` (`n` rows of `k` predictors, row-major), as [`Lts::fit`], with the same
+    /// errors.
+    ///
+    /// ```
+    /// use kselect::regression::Lms;
+    /// let x = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0];
+    /// let y = [1.1, 1.9, 3.0, 4.2, 4.9, 6.1, 30.0, 8.0];
+    /// let fit = Lms::new().fit(&x, 8, 1, &y)?;
+    /// assert!((fit.raw_coefficients[1] - 1.0).abs() < 0.15);
+    /// assert!(fit.outliers.contains(&6));
+    /// assert!(Lms::new().fit(&x, 8, 1, &y[..7]).is_err());
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn fit(&self, x: &[f64], n: usize, k: usize, y: &[f64]) -> Result<RegressionFit> {
+        check_device(&self.device, "LMS regression")?;
+        if self.nsamp == Some(0) {
+            return Err(Error::InvalidArgument(
+                "nsamp = 0: at least one starting subset is needed".into(),
+            ));
+        }
+        let design = Design::new(x, n, k, y, self.intercept)?;
+        let h = self.coverage_for(n, k)?;
+        let nsamp = self.nsamp.unwrap_or((500 * design.p).min(3000));
+        let found = lms::search(
+            &design,
+            &lms::Search {
+                h,
+                nsamp,
+                seed: self.seed,
+                exhaustive_limit: self.exhaustive_limit,
+            },
+        )?;
+        Ok(reweight::lms(&design, found, h))
+    }
+
+    /// [`fit`](Lms::fit) for an `n x k` array of predictors and a response array.
+    ///
+    /// ```
+    /// use ndarray::array;
+    /// let x = array![[1.0], [2.0], [3.0], [4.0], [5.0], [6.0]];
+    /// let y = array![2.0, 4.0, 6.0, 8.0, 10.0, -7.0];
+    /// let fit = kselect::regression::Lms::new().fit_array(x.view(), y.view())?;
+    /// assert!((fit.raw_coefficients[1] - 2.0).abs() < 1e-12);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn fit_array(
+        &self,
+        x: ArrayView2<'_, f64>,
+        y: ArrayView1<'_, f64>,
+    ) -> Result<RegressionFit> {
+        let (xs, n, k, ys) = array_parts(x, y);
+        self.fit(&xs, n, k, &ys)
+    }
+}

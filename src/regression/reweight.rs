@@ -1,0 +1,258 @@
+//! From the coefficients a search found to a [`RegressionFit`]: the raw fit, its scale, the
+//! weights, the reweighted least-squares fit and its scale (formulas in [`RegressionFit`]'s
+//! field documentation and in [`scale`](super::scale)).
+
+use crate::regression::csteps::{gather, hth_smallest};
+use crate::regression::design::Design;
+use crate::regression::fit::{Found, Method, RegressionFit};
+use crate::regression::linalg::least_squares;
+use crate::regression::normal::normal_quantile;
+use crate::regression::scale::{
+    consistency, lts_cutoff, small_sample_raw, small_sample_reweighted, LMS_CUTOFF,
+};
+use crate::Selector;
+
+/// The rows of the `h` smallest `values` (ties in index order), increasing, and the sum of
+/// those values.
+fn h_smallest(values: &[f64], h: usize) -> (Vec<usize>, f64) {
+    let selector = Selector::new();
+    let Some(t) = hth_smallest(&selector, values, h) else {
+        return ((0..h).collect(), f64::NAN);
+    };
+    let below = values.iter().filter(|&&v| v < t).count();
+    let mut ties = h - below;
+    let mut rows = Vec::with_capacity(h);
+    let mut sum = 0.0;
+    for (i, &v) in values.iter().enumerate() {
+        if v < t {
+            rows.push(i);
+            sum += v;
+        } else if v == t && ties > 0 {
+            ties -= 1;
+            rows.push(i);
+            sum += v;
+        }
+    }
+    (rows, sum)
+}
+
+/// The least-squares fit (standardized coordinates) on rows `idx`, by QR.
+fn least_squares_on(design: &Design, idx: &[usize]) -> Option<Vec<f64>> {
+    let (x, y) = gather(design.rows(), idx);
+    least_squares(&x, &y, idx.len(), design.p)
+}
+
+/// The scale below which a fit counts as exact: `1e-10` of the largest distance of `y` from
+/// its median (at least `1e-14 * max |y|`, for rounding).
+fn exact_tolerance(y: &[f64]) -> f64 {
+    let med = Selector::new().median(y).unwrap_or(0.0);
+    let spread = y.iter().fold(0.0f64, |a, v| a.max((v - med).abs()));
+    let size = y.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+    (1e-10 * spread).max(1e-14 * size)
+}
+
+/// 0/1 weights: 1 where `|r| <= limit`.
+fn weights_within(r: &[f64], limit: f64) -> Vec<f64> {
+    r.iter()
+        .map(|v| if v.abs() <= limit { 1.0 } else { 0.0 })
+        .collect()
+}
+
+/// The rows with weight 1.
+fn kept(w: &[f64]) -> Vec<usize> {
+    w.iter()
+        .enumerate()
+        .filter(|(_, &v)| v == 1.0)
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// The rows with weight 0.
+fn dropped(w: &[f64]) -> Vec<usize> {
+    w.iter()
+        .enumerate()
+        .filter(|(_, &v)| v == 0.0)
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// The parts of a fit that both estimators assemble.
+struct Parts {
+    raw_b: Vec<f64>,
+    raw_residuals: Vec<f64>,
+    objective: f64,
+    best_subset: Vec<usize>,
+    raw_scale: f64,
+    raw_weights: Vec<f64>,
+    b: Vec<f64>,
+    residuals: Vec<f64>,
+    scale: f64,
+    weights: Vec<f64>,
+    exact_fit: bool,
+}
+
+impl Parts {
+    fn into_fit(
+        self,
+        design: &Design,
+        method: Method,
+        found: &Found,
+        h: usize,
+        alpha: f64,
+    ) -> RegressionFit {
+        RegressionFit {
+            method,
+            coefficients: design.to_original(&self.b),
+            raw_coefficients: design.to_original(&self.raw_b),
+            objective: self.objective,
+            outliers: dropped(&self.weights),
+            residuals: self.residuals,
+            raw_residuals: self.raw_residuals,
+            raw_scale: self.raw_scale,
+            scale: self.scale,
+            raw_weights: self.raw_weights,
+            weights: self.weights,
+            best_subset: self.best_subset,
+            h,
+            alpha,
+            n: design.n,
+            p: design.p,
+            intercept: design.intercept,
+            starts: found.starts,
+            singular_subsets: found.singular,
+            exhaustive: found.exhaustive,
+            exact_fit: self.exact_fit,
+        }
+    }
+}
+
+/// The LTS fit from the coefficients of the best `h`-subset found.
+pub(crate) fn lts(design: &Design, found: Found, h: usize, alpha: f64) -> RegressionFit {
+    let (n, p) = (design.n, design.p);
+    // The raw fit: least squares on the h-subset of the found coefficients.
+    let r = design.residuals(&found.b);
+    let sq: Vec<f64> = r.iter().map(|v| v * v).collect();
+    let (subset, _) = h_smallest(&sq, h);
+    let raw_b = least_squares_on(design, &subset).unwrap_or_else(|| found.b.clone());
+    let raw_residuals = design.residuals(&raw_b);
+    let sq: Vec<f64> = raw_residuals.iter().map(|v| v * v).collect();
+    let (best_subset, objective) = h_smallest(&sq, h);
+    let cutoff = lts_cutoff();
+    let tau = exact_tolerance(&design.y);
+
+    let raw_scale = if h == n {
+        (objective / (n - p) as f64).sqrt()
+    } else {
+        (objective / h as f64).sqrt()
+            * consistency(h as f64 / n as f64)
+            * small_sample_raw(p, design.intercept, n, alpha)
+    };
+    let parts = if raw_scale <= tau {
+        exact(raw_b, raw_residuals, objective, best_subset, tau)
+    } else {
+        let raw_weights = weights_within(&raw_residuals, cutoff * raw_scale);
+        let keep = kept(&raw_weights);
+        let sw = keep.len() as f64;
+        let b = least_squares_on(design, &keep).unwrap_or_else(|| raw_b.clone());
+        let residuals = design.residuals(&b);
+        // robustbase: with h = n the sum runs over the least-squares residuals, and only the
+        // consistency factor applies.
+        let scale_from = if h == n { &raw_residuals } else { &residuals };
+        let ss: f64 = keep.iter().map(|&i| scale_from[i] * scale_from[i]).sum();
+        let mut scale = if sw > 1.0 {
+            (ss / (sw - 1.0)).sqrt()
+        } else {
+            raw_scale
+        };
+        if keep.len() < n {
+            scale *= consistency(sw / n as f64);
+            if h < n {
+                scale *= small_sample_reweighted(p, design.intercept, n, alpha);
+            }
+        }
+        let weights = weights_within(scale_from, cutoff * scale);
+        Parts {
+            raw_b,
+            raw_residuals,
+            objective,
+            best_subset,
+            raw_scale,
+            raw_weights,
+            b,
+            residuals,
+            scale,
+            weights,
+            exact_fit: false,
+        }
+    };
+    parts.into_fit(design, Method::Lts, &found, h, alpha)
+}
+
+/// The LMS fit from the coefficients found.
+pub(crate) fn lms(design: &Design, found: Found, h: usize) -> RegressionFit {
+    let (n, p) = (design.n, design.p);
+    let raw_b = found.b.clone();
+    let raw_residuals = design.residuals(&raw_b);
+    let abs: Vec<f64> = raw_residuals.iter().map(|v| v.abs()).collect();
+    let (best_subset, _) = h_smallest(&abs, h);
+    let objective = hth_smallest(&Selector::new(), &abs, h).unwrap_or(f64::NAN);
+    let raw_scale = objective / normal_quantile((n + h) as f64 / (2 * n) as f64);
+    let tau = exact_tolerance(&design.y);
+    let parts = if raw_scale <= tau {
+        exact(raw_b, raw_residuals, objective, best_subset, tau)
+    } else {
+        let raw_weights = weights_within(&raw_residuals, LMS_CUTOFF * raw_scale);
+        let keep = kept(&raw_weights);
+        let sw = keep.len();
+        let scale = if sw > p {
+            let ss: f64 = keep
+                .iter()
+                .map(|&i| raw_residuals[i] * raw_residuals[i])
+                .sum();
+            (ss / (sw - p) as f64).sqrt()
+        } else {
+            raw_scale
+        };
+        let b = least_squares_on(design, &keep).unwrap_or_else(|| raw_b.clone());
+        let residuals = design.residuals(&b);
+        let weights = weights_within(&residuals, LMS_CUTOFF * scale);
+        Parts {
+            raw_b,
+            raw_residuals,
+            objective,
+            best_subset,
+            raw_scale,
+            raw_weights,
+            b,
+            residuals,
+            scale,
+            weights,
+            exact_fit: false,
+        }
+    };
+    parts.into_fit(design, Method::Lms, &found, h, h as f64 / n as f64)
+}
+
+/// The parts of an exact fit: scales 0, weight 1 on the rows within `tau` of the fit.
+fn exact(
+    raw_b: Vec<f64>,
+    raw_residuals: Vec<f64>,
+    objective: f64,
+    best_subset: Vec<usize>,
+    tau: f64,
+) -> Parts {
+    let weights = weights_within(&raw_residuals, tau);
+    Parts {
+        b: raw_b.clone(),
+        residuals: raw_residuals.clone(),
+        raw_b,
+        raw_residuals,
+        objective,
+        best_subset,
+        raw_scale: 0.0,
+        raw_weights: weights.clone(),
+        scale: 0.0,
+        weights,
+        exact_fit: true,
+    }
+}

@@ -1,0 +1,212 @@
+//! Starting subsets: a small seeded generator, random `k`-subsets of rows, and the enumeration
+//! of all `k`-subsets in lexicographic order.
+//!
+//! Every random start draws from its own generator, seeded from the user's seed, the stage and
+//! the start's index (never from a shared stream), so that the results are the same bits
+//! whatever the number of threads and the order in which the starts run.
+
+/// xoshiro256** (Blackman and Vigna), seeded through splitmix64.
+#[derive(Clone, Debug)]
+pub(crate) struct Rng {
+    s: [u64; 4],
+}
+
+/// One splitmix64 step: advances `state` and returns the next output.
+fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+impl Rng {
+    /// The generator of stream `(stage, index)` under `seed`.
+    pub(crate) fn stream(seed: u64, stage: u64, index: u64) -> Rng {
+        let mut state = seed;
+        let a = splitmix64(&mut state);
+        let mut state = a ^ stage.wrapping_mul(0xD1B5_4A32_D192_ED03);
+        let b = splitmix64(&mut state);
+        let mut state = b ^ index.wrapping_mul(0x8CB9_2BA7_2F3D_8DD7);
+        let mut s = [0u64; 4];
+        for word in &mut s {
+            *word = splitmix64(&mut state);
+        }
+        if s == [0; 4] {
+            s[0] = 1;
+        }
+        Rng { s }
+    }
+
+    /// The next 64 random bits.
+    pub(crate) fn next_u64(&mut self) -> u64 {
+        let result = self.s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
+        let t = self.s[1] << 17;
+        self.s[2] ^= self.s[0];
+        self.s[3] ^= self.s[1];
+        self.s[1] ^= self.s[2];
+        self.s[0] ^= self.s[3];
+        self.s[2] ^= t;
+        self.s[3] = self.s[3].rotate_left(45);
+        result
+    }
+
+    /// A uniform integer in `0..bound` (`bound > 0`), without modulo bias (Lemire's method).
+    pub(crate) fn below(&mut self, bound: usize) -> usize {
+        let bound = bound as u64;
+        let threshold = bound.wrapping_neg() % bound;
+        loop {
+            let m = u128::from(self.next_u64()) * u128::from(bound);
+            if (m as u64) >= threshold {
+                return (m >> 64) as usize;
+            }
+        }
+    }
+
+    /// `k` distinct values of `0..m` (`k <= m`), by Floyd's algorithm, in the order drawn.
+    pub(crate) fn distinct(&mut self, k: usize, m: usize, out: &mut Vec<usize>) {
+        out.clear();
+        for j in (m - k)..m {
+            let t = self.below(j + 1);
+            if out.contains(&t) {
+                out.push(j);
+            } else {
+                out.push(t);
+            }
+        }
+    }
+
+    /// A random permutation of `0..m` (Fisher–Yates).
+    pub(crate) fn permutation(&mut self, m: usize) -> Vec<usize> {
+        let mut perm: Vec<usize> = (0..m).collect();
+        for i in (1..m).rev() {
+            let j = self.below(i + 1);
+            perm.swap(i, j);
+        }
+        perm
+    }
+}
+
+/// The binomial coefficient `C(n, k)`, saturated at `u64::MAX`.
+pub(crate) fn binomial(n: usize, k: usize) -> u64 {
+    if k > n {
+        return 0;
+    }
+    let k = k.min(n - k);
+    let mut c: u128 = 1;
+    for i in 0..k {
+        // c * (n - i) / (i + 1) is exact at every step (it is C(n, i + 1) * ...).
+        c = c * (n - i) as u128 / (i + 1) as u128;
+        if c > u128::from(u64::MAX) {
+            return u64::MAX;
+        }
+    }
+    c as u64
+}
+
+/// The `k`-subset of `0..n` of lexicographic rank `rank` (0-based; `rank < C(n, k)`), into `out`.
+pub(crate) fn unrank_combination(mut rank: u64, n: usize, k: usize, out: &mut Vec<usize>) {
+    out.clear();
+    let mut next = 0;
+    for slot in 0..k {
+        // The smallest element x >= next such that the subsets starting with x cover `rank`.
+        let mut x = next;
+        loop {
+            let count = binomial(n - x - 1, k - slot - 1);
+            if rank < count {
+                break;
+            }
+            rank -= count;
+            x += 1;
+        }
+        out.push(x);
+        next = x + 1;
+    }
+}
+
+/// Advances `comb` (a `k`-subset of `0..n`, increasing) to the next one in lexicographic order;
+/// false after the last.
+pub(crate) fn next_combination(comb: &mut [usize], n: usize) -> bool {
+    let k = comb.len();
+    let mut i = k;
+    while i > 0 {
+        i -= 1;
+        if comb[i] < n - k + i {
+            comb[i] += 1;
+            for j in i + 1..k {
+                comb[j] = comb[j - 1] + 1;
+            }
+            return true;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binomials() {
+        assert_eq!(binomial(21, 4), 5985);
+        assert_eq!(binomial(75, 4), 1_215_450);
+        assert_eq!(binomial(5, 0), 1);
+        assert_eq!(binomial(3, 4), 0);
+        assert_eq!(binomial(1000, 500), u64::MAX);
+    }
+
+    #[test]
+    fn unrank_matches_enumeration() {
+        let (n, k) = (9, 4);
+        let mut comb: Vec<usize> = (0..k).collect();
+        let mut out = Vec::new();
+        let mut rank = 0;
+        loop {
+            unrank_combination(rank, n, k, &mut out);
+            assert_eq!(out, comb, "rank {rank}");
+            rank += 1;
+            if !next_combination(&mut comb, n) {
+                break;
+            }
+        }
+        assert_eq!(rank, binomial(n, k));
+    }
+
+    #[test]
+    fn streams_are_reproducible_and_distinct() {
+        let mut a = Rng::stream(42, 0, 7);
+        let mut b = Rng::stream(42, 0, 7);
+        let mut c = Rng::stream(42, 0, 8);
+        let xa: Vec<u64> = (0..4).map(|_| a.next_u64()).collect();
+        let xb: Vec<u64> = (0..4).map(|_| b.next_u64()).collect();
+        let xc: Vec<u64> = (0..4).map(|_| c.next_u64()).collect();
+        assert_eq!(xa, xb);
+        assert_ne!(xa, xc);
+    }
+
+    #[test]
+    fn distinct_draws() {
+        let mut rng = Rng::stream(1, 2, 3);
+        let mut out = Vec::new();
+        let mut counts = [0usize; 10];
+        for _ in 0..2000 {
+            rng.distinct(3, 10, &mut out);
+            let mut sorted = out.clone();
+            sorted.sort_unstable();
+            sorted.dedup();
+            assert_eq!(sorted.len(), 3);
+            for &v in &out {
+                counts[v] += 1;
+            }
+        }
+        // 600 expected per value.
+        assert!(
+            counts.iter().all(|&c| (450..750).contains(&c)),
+            "{counts:?}"
+        );
+        let perm = rng.permutation(50);
+        let mut sorted = perm.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..50).collect::<Vec<_>>());
+    }
+}
