@@ -203,11 +203,7 @@ fn window_pass<T: Element, K: cudarc::driver::DeviceRepr + cudarc::driver::Valid
         .arg(&m)
         .arg(&brackets)
         .arg(&mut bounds);
-    let cfg = LaunchConfig {
-        grid_dim: (count.clamp(1, 1 << 16) as u32, 1, 1),
-        block_dim: (THREADS, 1, 1),
-        shared_mem_bytes: shared as u32,
-    };
+    let cfg = block_per_span(count, shared);
     // SAFETY: bt_sample_bounds_K(const K* samples, u64 nspans, u32 m, const u32* brackets,
     // K* bounds): m keys a span, two sample ranks below m (or open) and two bounds a span; the
     // shared memory holds m keys.
@@ -274,73 +270,84 @@ fn window_pass<T: Element, K: cudarc::driver::DeviceRepr + cudarc::driver::Valid
     }))
 }
 
-/// The bracketed keys packed span after span, and where each span's start.
-fn gather<K: cudarc::driver::DeviceRepr>(
-    dev: &CudaDevice,
-    window: &Window<K>,
-    count: usize,
-) -> Result<(CudaSlice<K>, Vec<usize>)> {
+/// The bracketed keys packed span after span: span s's at `starts[s]..starts[s + 1]`, the
+/// starts also on the device (`first`).
+struct Packed<K: cudarc::driver::DeviceRepr> {
+    keys: CudaSlice<K>,
+    starts: Vec<usize>,
+    first: CudaSlice<u64>,
+}
+
+/// Blocks for a grid-stride pass over `total` packed keys.
+fn packed_blocks(dev: &CudaDevice, total: usize) -> LaunchConfig {
+    config(
+        stride_blocks(total, THREADS, dev.multiprocessors(), TILE_BLOCKS_PER_SM),
+        THREADS,
+    )
+}
+
+/// One block a span with `shared` bytes of dynamic shared memory.
+fn block_per_span(count: usize, shared: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (count.clamp(1, 1 << 16) as u32, 1, 1),
+        block_dim: (THREADS, 1, 1),
+        shared_mem_bytes: shared as u32,
+    }
+}
+
+fn gather<K: Element>(dev: &CudaDevice, window: &Window<K>, count: usize) -> Result<Packed<K>> {
     let mut starts = Vec::with_capacity(count + 1);
     starts.push(0usize);
     for s in 0..count {
         starts.push(starts[s] + window.counts_host[2 * s + 1] as usize);
     }
     let total = starts[count];
-    let first: Vec<u64> = starts.iter().map(|&v| v as u64).collect();
-    let first_buf = upload(dev, &first, "the packed starts")?;
-    let mut packed = dev.alloc::<K>(total.max(1), "the packed keys")?;
+    let words: Vec<u64> = starts.iter().map(|&v| v as u64).collect();
+    let first = upload(dev, &words, "the packed starts")?;
+    let mut keys = dev.alloc::<K>(total.max(1), "the packed keys")?;
     let gather_fn = dev.function(
         &BATCH_SELECT,
-        &format!(
-            "bt_gather_window_{}",
-            if std::mem::size_of::<K>() == 4 {
-                "k32"
-            } else {
-                "k64"
-            }
-        ),
+        &format!("bt_gather_window_{}", super::key_suffix::<K::Key>()),
     )?;
     let count64 = count as u64;
     let mut launch = dev.stream().launch_builder(&gather_fn);
     launch
         .arg(&window.keys)
         .arg(&window.region)
-        .arg(&first_buf)
+        .arg(&first)
         .arg(&count64)
-        .arg(&mut packed);
+        .arg(&mut keys);
     // SAFETY: bt_gather_window_K(const K* ckeys, const u64* region, const u64* first,
     // u64 nspans, K* out): first[s + 1] - first[s] <= region[s + 1] - region[s] (checked), out
     // holds first[nspans] keys.
-    unsafe {
-        launch.launch(config(
-            stride_blocks(total, THREADS, dev.multiprocessors(), TILE_BLOCKS_PER_SM),
-            THREADS,
-        ))
-    }
-    .map_err(|e| driver_error("launching bt_gather_window", e))?;
-    Ok((packed, starts))
+    unsafe { launch.launch(packed_blocks(dev, total)) }
+        .map_err(|e| driver_error("launching bt_gather_window", e))?;
+    Ok(Packed {
+        keys,
+        starts,
+        first,
+    })
 }
 
-/// The bracketed keys packed span after span and the selected key (as a `u64`) of each span
-/// among them; with the packed keys and each span's start among them.
+/// The bracketed keys packed and the selected key (as a `u64`) of each span among them.
 fn select_in_window<K: Element>(
     dev: &CudaDevice,
     window: &Window<K>,
     plan: &Plan,
     count: usize,
-) -> Result<(Vec<u64>, CudaSlice<K>, Vec<usize>)> {
-    let (packed, starts) = gather(dev, window, count)?;
+) -> Result<(Vec<u64>, Packed<K>)> {
+    let packed = gather(dev, window, count)?;
     let left: Vec<usize> = (0..count)
         .map(|s| (plan.ranks[s] - window.counts_host[2 * s]) as usize)
         .collect();
     let inner = select_spans_on(
         dev,
-        &packed,
-        Spans::Offsets(&starts),
+        &packed.keys,
+        Spans::Offsets(&packed.starts),
         SpanRanks::OnePerSpan(&left),
     )?;
     let keys = inner.values.iter().map(|k| k.to_key().to_u64()).collect();
-    Ok((keys, packed, starts))
+    Ok((keys, packed))
 }
 
 /// One rank a long span by sampling; `None` when sampling does not pay or the pass's checks
@@ -372,7 +379,7 @@ fn select_with<T: Element, K: Element + cudarc::driver::ValidAsZeroBits>(
     let Some(window) = window_pass::<T, K>(dev, x, spans, &plan, 0, false)? else {
         return Ok(None);
     };
-    let (keys, _, _) = select_in_window(dev, &window, &plan, count)?;
+    let (keys, _) = select_in_window(dev, &window, &plan, count)?;
     Ok(Some(SpanSelection {
         values: keys
             .into_iter()
@@ -453,11 +460,7 @@ fn top_k_in_window<T: Element>(
         .arg(&sorted32)
         .arg(&mut values)
         .arg(&mut out_idx);
-    let cfg = LaunchConfig {
-        grid_dim: (count.clamp(1, 1 << 16) as u32, 1, 1),
-        block_dim: (THREADS, 1, 1),
-        shared_mem_bytes: shared as u32,
-    };
+    let cfg = block_per_span(count, shared);
     // SAFETY: bt_topk_window_T(const T* x, ..., const u64* region, const u64* counts,
     // u64 max_region, const u32* ckeys, const u32* cidx, u64 k, u32 sorted, T* out_values,
     // u64* out_idx): every span copied between k and its region's size of pairs (checked), the
@@ -489,8 +492,8 @@ fn top_k_by_kth<T: Element, K: Element + cudarc::driver::ValidAsZeroBits>(
     let Some(window) = window_pass::<T, K>(dev, x, spans, &plan, mode, false)? else {
         return Ok(None);
     };
-    let (kth, packed, starts) = select_in_window(dev, &window, &plan, count)?;
-    let below = count_below::<K>(dev, &packed, &starts, &kth)?;
+    let (kth, packed) = select_in_window(dev, &window, &plan, count)?;
+    let below = count_below(dev, &packed, &kth)?;
     let state_words: Vec<u64> = (0..count)
         .flat_map(|s| {
             let less = window.counts_host[2 * s] + below[s];
@@ -511,15 +514,8 @@ fn top_k_by_kth<T: Element, K: Element + cudarc::driver::ValidAsZeroBits>(
 }
 
 /// Per span, how many packed keys lie below its k-th key.
-fn count_below<K: Element>(
-    dev: &CudaDevice,
-    packed: &CudaSlice<K>,
-    starts: &[usize],
-    kth: &[u64],
-) -> Result<Vec<u64>> {
-    let count = starts.len() - 1;
-    let first: Vec<u64> = starts.iter().map(|&v| v as u64).collect();
-    let first_buf = upload(dev, &first, "the packed starts")?;
+fn count_below<K: Element>(dev: &CudaDevice, packed: &Packed<K>, kth: &[u64]) -> Result<Vec<u64>> {
+    let count = packed.starts.len() - 1;
     let kth_buf = upload(dev, kth, "the k-th keys")?;
     let mut below = dev.alloc_zeros::<u64>(count, "the counts below")?;
     let function = dev.function(
@@ -529,20 +525,14 @@ fn count_below<K: Element>(
     let count64 = count as u64;
     let mut launch = dev.stream().launch_builder(&function);
     launch
-        .arg(packed)
-        .arg(&first_buf)
+        .arg(&packed.keys)
+        .arg(&packed.first)
         .arg(&count64)
         .arg(&kth_buf)
         .arg(&mut below);
-    let total = starts[count];
     // SAFETY: bt_count_below_K(const K* keys, const u64* first, u64 nspans, const u64* kth,
     // u64* below): first[nspans] keys, one k-th key and one count a span.
-    unsafe {
-        launch.launch(config(
-            stride_blocks(total, THREADS, dev.multiprocessors(), TILE_BLOCKS_PER_SM),
-            THREADS,
-        ))
-    }
-    .map_err(|e| driver_error("launching bt_count_below", e))?;
+    unsafe { launch.launch(packed_blocks(dev, packed.starts[count])) }
+        .map_err(|e| driver_error("launching bt_count_below", e))?;
     download(dev, &below, count, "the counts below")
 }
