@@ -774,9 +774,29 @@ __device__ void bt_sample_bounds_impl(const K* __restrict__ samples, u64 nspans,
 
 // Per tile, in rounds of BT_WINDOW_VECS 16-byte loads a thread (coalesced): the keys below the
 // span's bracket are counted (counts[2s]) and those inside it appended to the span's region
-// region[s]..region[s + 1] (keys, and indices when cidx is given), a place reserved per round
-// of the block; the region's count (counts[2s + 1]) goes on past its end when it overflows,
+// region[s]..region[s + 1] (keys, and indices when cidx is given) through each warp's stage in
+// shared memory, a place reserved per stage (no block barrier); the region's count (counts[2s + 1]) goes on past its end when it overflows,
 // the copy stops. Also each span's NaNs.
+// A warp's staged offsets (inside span_x) written to its span's region: the keys (re-read
+// from the data, still in cache) and the offsets; places from `cap` on are counted only.
+template <typename T>
+__device__ __forceinline__ void bt_window_flush(const u32* stage, u32 staged, const T* span_x, u32 mode, u64 cap,
+                                                u64* count, typename KeyOf<T>::type* ckeys, u32* cidx) {
+    __syncwarp();
+    const u32 lane = threadIdx.x & 31;
+    u64 base = 0;
+    if (lane == 0 && staged) base = atomicAdd(count, (u64)staged);
+    base = __shfl_sync(FULL_MASK, base, 0);
+    for (u32 i = lane; i < staged; i += WARP_SIZE) {
+        if (base + i < cap) {
+            const u32 off = stage[i];
+            ckeys[base + i] = order_key(span_x[off], mode);
+            if (cidx) cidx[base + i] = off;
+        }
+    }
+    __syncwarp();
+}
+
 template <typename T>
 __device__ void bt_window_impl(const T* __restrict__ x, const u64* offsets, u64 cols, u64 stride, u64 nspans,
                                const u64* __restrict__ tile_first, u32 mode,
@@ -784,8 +804,9 @@ __device__ void bt_window_impl(const T* __restrict__ x, const u64* offsets, u64 
                                u64* counts, u64* nan_counts, typename KeyOf<T>::type* ckeys, u32* cidx) {
     typedef typename KeyOf<T>::type K;
     const int V = 16 / (int)sizeof(T), G = BT_WINDOW_VECS;
-    __shared__ u64 scratch[32];
-    __shared__ u64 base;
+    const int STAGE = WARP_SIZE * G * V;
+    __shared__ u32 stages[BT_THREADS / WARP_SIZE][STAGE];
+    u32* stage = stages[threadIdx.x / WARP_SIZE];
     const u64 tiles = tile_first[nspans];
     for (u64 t = blockIdx.x; t < tiles; t += gridDim.x) {
         const u64 s = span_of_tile(tile_first, nspans, t);
@@ -797,12 +818,17 @@ __device__ void bt_window_impl(const T* __restrict__ x, const u64* offsets, u64 
         const T* q = x + start + lo;
         const u32 n = (u32)(hi - lo);
         const bool aligned = ((size_t)q & 15) == 0;
-        u32 below = 0, nans = 0;
+        u32 below = 0, nans = 0, staged = 0;
+        const auto flush = [&](u32 count) {
+            bt_window_flush<T>(stage, count, x + start, mode, cap, &counts[2 * s + 1], ckeys + r0,
+                               cidx ? cidx + r0 : cidx);
+        };
         for (u32 b0 = 0; b0 < n; b0 += (u32)(G * V) * blockDim.x) {
             T v[BT_WINDOW_VECS][16 / sizeof(T)];
 #pragma unroll
             for (int g = 0; g < G; ++g) bt_load_at(q, b0 + ((u32)g * blockDim.x + threadIdx.x) * V, n, aligned, v[g]);
-            u32 keep = 0;
+            u32 item[G * V];
+            bool keep[G * V];
 #pragma unroll
             for (int g = 0; g < G; ++g) {
                 const u32 o = b0 + ((u32)g * blockDim.x + threadIdx.x) * V;
@@ -812,31 +838,13 @@ __device__ void bt_window_impl(const T* __restrict__ x, const u64* offsets, u64 
                     const K key = order_key(v[g][j], mode);
                     if (HasNan<T>::value) nans += valid && is_nan_value(v[g][j]) ? 1u : 0u;
                     below += valid && key < lo_key ? 1u : 0u;
-                    keep |= (valid && key >= lo_key && key <= hi_key ? 1u : 0u) << (g * V + j);
+                    keep[g * V + j] = valid && key >= lo_key && key <= hi_key;
+                    item[g * V + j] = (u32)lo + o + j;
                 }
             }
-            if (!__syncthreads_or(keep != 0)) continue;
-            u64 total;
-            const u64 before = bt_exclusive_sum((u64)__popc(keep), scratch, &total);
-            if (threadIdx.x == 0) base = atomicAdd(&counts[2 * s + 1], total);
-            __syncthreads();
-            u64 at = base + before;
-            // Static indices only: the values stay in registers.
-#pragma unroll
-            for (int g = 0; g < G; ++g) {
-#pragma unroll
-                for (int j = 0; j < V; ++j) {
-                    if ((keep >> (g * V + j)) & 1u) {
-                        if (at < cap) {
-                            ckeys[r0 + at] = order_key(v[g][j], mode);
-                            if (cidx) cidx[r0 + at] = (u32)lo + b0 + ((u32)g * blockDim.x + threadIdx.x) * V + j;
-                        }
-                        ++at;
-                    }
-                }
-            }
-            __syncthreads();
+            warp_stage_append_with<u32, G * V, STAGE>(stage, staged, item, keep, flush);
         }
+        flush(staged);
         below = __reduce_add_sync(FULL_MASK, below);
         if ((threadIdx.x & 31) == 0 && below) atomicAdd(&counts[2 * s], (u64)below);
         if (HasNan<T>::value) {
@@ -994,6 +1002,150 @@ __device__ void bt_scatter_impl(const T* values, const u64* idx, u64 total, T* x
         x[idx[i]] = values[i];
 }
 
+// Sorted results of many spans, one block a span (BT_SEG_THREADS threads): a stable LSD radix
+// sort of the span's k (order key, place) pairs by 8-bit digits in global scratch (`keys`,
+// `places`: two buffers of nspans * k each, `a` and `b`), then the results gathered in order.
+// Each warp owns a contiguous chunk of the span: it counts its chunk's digits, the block scans
+// the counts (digit-major, warp-minor) into each warp's first place per digit, and the warp
+// walks its chunk again in order, placing lanes of equal digit by their rank among the lanes
+// below — so equal keys keep their order (by index, as the results come). A digit that every
+// key of the span shares is skipped.
+#define BT_SEG_THREADS 512
+#define BT_SEG_WARPS (BT_SEG_THREADS / 32)
+
+// Groups of 32 keys a warp loads before it works through them in order (loads in flight).
+#define BT_SEG_GROUPS 8
+
+template <typename K>
+__device__ __forceinline__ void bt_seg_pass(const K* keys_in, const u32* places_in, K* keys_out, u32* places_out,
+                                            u64 len, u32 shift, u32 (*hist)[256], u32* total, u32* skip) {
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x / 32;
+    const u64 chunk = (len + BT_SEG_WARPS - 1) / BT_SEG_WARPS;
+    const u64 lo = min(len, (u64)warp * chunk), hi = min(len, lo + chunk);
+    for (u32 i = threadIdx.x; i < BT_SEG_WARPS * 256; i += BT_SEG_THREADS) hist[i / 256][i % 256] = 0;
+    __syncthreads();
+    for (u64 at = lo; at < hi; at += 32 * BT_SEG_GROUPS) {
+        u32 digit[BT_SEG_GROUPS];
+#pragma unroll
+        for (int g = 0; g < BT_SEG_GROUPS; ++g) {
+            const u64 i = at + g * 32 + lane;
+            digit[g] = i < hi ? (u32)(keys_in[i] >> shift) & 255u : 256u;
+        }
+#pragma unroll
+        for (int g = 0; g < BT_SEG_GROUPS; ++g) {
+            const u32 peers = __match_any_sync(FULL_MASK, digit[g]);
+            if (digit[g] < 256u && (peers & lanemask_lt()) == 0) hist[warp][digit[g]] += __popc(peers);
+            __syncwarp();
+        }
+    }
+    __syncthreads();
+    // Each digit's count over the warps, then each warp's first place for it.
+    if (threadIdx.x < 256) {
+        u32 sum = 0;
+        for (u32 w = 0; w < BT_SEG_WARPS; ++w) sum += hist[w][threadIdx.x];
+        total[threadIdx.x] = sum;
+        if (sum == len) *skip = 1;
+    }
+    __syncthreads();
+    if (*skip) return;
+    if (threadIdx.x < 256) {
+        u32 start = 0;
+        for (u32 d = 0; d < threadIdx.x; ++d) start += total[d];
+        for (u32 w = 0; w < BT_SEG_WARPS; ++w) {
+            const u32 c = hist[w][threadIdx.x];
+            hist[w][threadIdx.x] = start;
+            start += c;
+        }
+    }
+    __syncthreads();
+    for (u64 at = lo; at < hi; at += 32 * BT_SEG_GROUPS) {
+        K key[BT_SEG_GROUPS];
+        u32 place[BT_SEG_GROUPS];
+#pragma unroll
+        for (int g = 0; g < BT_SEG_GROUPS; ++g) {
+            const u64 i = at + g * 32 + lane;
+            key[g] = i < hi ? keys_in[i] : (K)0;
+            place[g] = i < hi ? places_in[i] : 0u;
+        }
+#pragma unroll
+        for (int g = 0; g < BT_SEG_GROUPS; ++g) {
+            const bool valid = at + g * 32 + lane < hi;
+            // Lanes past the chunk's end form a group of their own (digit 256).
+            const u32 digit = valid ? (u32)(key[g] >> shift) & 255u : 256u;
+            const u32 peers = __match_any_sync(FULL_MASK, digit);
+            const u32 first = valid ? hist[warp][digit] : 0u;
+            if (valid) {
+                const u32 to = first + __popc(peers & lanemask_lt());
+                keys_out[to] = key[g];
+                places_out[to] = place[g];
+            }
+            __syncwarp();
+            if (valid && (peers & lanemask_lt()) == 0) hist[warp][digit] = first + __popc(peers);
+            __syncwarp();
+        }
+    }
+}
+
+template <typename T>
+__device__ void bt_sort_spans_impl(const T* values, const u64* idx, u64 nspans, u64 k, u32 mode,
+                                   typename KeyOf<T>::type* keys_a, u32* places_a,
+                                   typename KeyOf<T>::type* keys_b, u32* places_b, T* out_values, u64* out_idx) {
+    typedef typename KeyOf<T>::type K;
+    __shared__ u32 hist[BT_SEG_WARPS][256];
+    __shared__ u32 total[256];
+    __shared__ u32 skip;
+    for (u64 s = blockIdx.x; s < nspans; s += gridDim.x) {
+        const u64 base = s * k;
+        K* kin = keys_a + base;
+        u32* pin = places_a + base;
+        K* kout = keys_b + base;
+        u32* pout = places_b + base;
+#pragma unroll 4
+        for (u64 i = threadIdx.x; i < k; i += BT_SEG_THREADS) {
+            kin[i] = order_key(values[base + i], mode);
+            pin[i] = (u32)i;
+        }
+        for (u32 shift = 0; shift < 8 * sizeof(K); shift += 8) {
+            if (threadIdx.x == 0) skip = 0;
+            __syncthreads();
+            bt_seg_pass<K>(kin, pin, kout, pout, k, shift, hist, total, &skip);
+            const bool skipped = skip != 0;
+            __syncthreads();
+            if (!skipped) {
+                K* kt = kin; kin = kout; kout = kt;
+                u32* pt = pin; pin = pout; pout = pt;
+            }
+        }
+#pragma unroll 4
+        for (u64 i = threadIdx.x; i < k; i += BT_SEG_THREADS) {
+            const u64 from = base + pin[i];
+            out_values[base + i] = values[from];
+            out_idx[base + i] = idx[from];
+        }
+        __syncthreads();
+    }
+}
+
+// The threshold of hard thresholding among k index-ordered results: pass 0 takes the largest
+// order key into out[0] (the entry taken last has it), pass 1 the last place holding that key,
+// plus one, into out[1] (ties are taken by index, so the last of them is taken last).
+template <typename T>
+__device__ void bt_last_taken_impl(const T* values, u64 k, u32 mode, u32 pass, u64* out) {
+    __shared__ unsigned long long best;
+    if (threadIdx.x == 0) best = 0;
+    __syncthreads();
+    unsigned long long mine = 0;
+    const u64 wanted = pass ? out[0] : 0;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < k; i += (u64)gridDim.x * blockDim.x) {
+        const u64 key = (u64)order_key(values[i], mode);
+        if (pass == 0) mine = key > mine ? key : mine;
+        else if (key == wanted) mine = i + 1;
+    }
+    atomicMax(&best, mine);
+    __syncthreads();
+    if (threadIdx.x == 0) atomicMax((unsigned long long*)&out[pass], best);
+}
+
 #define BATCH_SELECT_KERNELS(NAME, T)                                                                         \
     extern "C" __global__ void __launch_bounds__(BT_THREADS)                                                  \
         bt_select_short_##NAME(const T* x, const u64* offsets, u64 cols, u64 stride, u64 nspans,             \
@@ -1059,6 +1211,17 @@ __device__ void bt_scatter_impl(const T* values, const u64* idx, u64 total, T* x
     extern "C" __global__ void bt_scatter_##NAME(const T* values, const u64* idx, u64 total, T* x) {         \
         bt_scatter_impl<T>(values, idx, total, x);                                                            \
     }                                                                                                         \
+    extern "C" __global__ void __launch_bounds__(BT_SEG_THREADS, 2)                                           \
+        bt_sort_spans_##NAME(const T* values, const u64* idx, u64 nspans, u64 k, u32 mode,                   \
+                             typename KeyOf<T>::type* keys_a, u32* places_a, typename KeyOf<T>::type* keys_b, \
+                             u32* places_b, T* out_values, u64* out_idx) {                                    \
+        bt_sort_spans_impl<T>(values, idx, nspans, k, mode, keys_a, places_a, keys_b, places_b, out_values,   \
+                              out_idx);                                                                       \
+    }                                                                                                         \
+    extern "C" __global__ void __launch_bounds__(BT_THREADS)                                                  \
+        bt_last_taken_##NAME(const T* values, u64 k, u32 mode, u32 pass, u64* out) {                         \
+        bt_last_taken_impl<T>(values, k, mode, pass, out);                                                    \
+    }                                                                                                         \
     extern "C" __global__ void bt_sample_##NAME(const T* x, const u64* offsets, u64 cols, u64 stride,        \
                                                 u64 nspans, u32 m, u32 mode, typename KeyOf<T>::type* samples) { \
         bt_sample_impl<T>(x, offsets, cols, stride, nspans, m, mode, samples);                                \
@@ -1108,6 +1271,12 @@ extern "C" __global__ void __launch_bounds__(BT_THREADS) bt_tile_scan(const u64*
 extern "C" __global__ void bt_iota(u64 total, u32* out) {
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (u64)gridDim.x * blockDim.x)
         out[i] = (u32)i;
+}
+
+// The indices of results narrowed to 32 bits (every span is shorter than 2^32).
+extern "C" __global__ void bt_narrow(const u64* in, u64 total, u32* out) {
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += (u64)gridDim.x * blockDim.x)
+        out[i] = (u32)in[i];
 }
 
 extern "C" __global__ void bt_span_ids(const u32* perm, u64 total, u64 k, u32* out) {

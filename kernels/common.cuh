@@ -193,13 +193,13 @@ __device__ __forceinline__ void warp_flush(E* stage, u32 staged, E* out, u64 cap
 }
 
 // Stages the marked items of a warp (up to V a lane) in its shared `stage` (STAGE slots,
-// `staged` of them used: warp-uniform; STAGE >= 32 * V) and writes the stage out to `out` with one
-// atomic on `out_count` when the next items would not fit. Items whose position reaches `cap` are
-// counted but not written. A lane's place comes from one ballot per bit of its item count, so a
-// warp with nothing to append pays a few votes. Collective over the warp; no block barrier.
-template <typename E, int V, int STAGE>
-__device__ __forceinline__ void warp_stage_append(E* stage, u32& staged, E* out, u64 cap, u64* out_count,
-                                                  const E (&item)[V], const bool (&m)[V]) {
+// `staged` of them used: warp-uniform; STAGE >= 32 * V) and hands the stage to `flush(staged)`
+// when the next items would not fit. A lane's place comes from one ballot per bit of its item
+// count, so a warp with nothing to append pays a few votes. Collective over the warp; no block
+// barrier.
+template <typename E, int V, int STAGE, typename Flush>
+__device__ __forceinline__ void warp_stage_append_with(E* stage, u32& staged, const E (&item)[V],
+                                                       const bool (&m)[V], Flush flush) {
     u32 mine = 0;
 #pragma unroll
     for (int j = 0; j < V; ++j) mine += m[j] ? 1u : 0u;
@@ -213,7 +213,7 @@ __device__ __forceinline__ void warp_stage_append(E* stage, u32& staged, E* out,
     }
     if (total == 0) return;
     if (staged + total > STAGE) {
-        warp_flush(stage, staged, out, cap, out_count);
+        flush(staged);
         staged = 0;
     }
     // Stores through a shared-window address computed once: a predicated store and add a item.
@@ -227,6 +227,15 @@ __device__ __forceinline__ void warp_stage_append(E* stage, u32& staged, E* out,
     }
     staged += total;
     __syncwarp();
+}
+
+// warp_stage_append_with whose stage goes to `out` with one atomic on `out_count`; items whose
+// position reaches `cap` are counted but not written.
+template <typename E, int V, int STAGE>
+__device__ __forceinline__ void warp_stage_append(E* stage, u32& staged, E* out, u64 cap, u64* out_count,
+                                                  const E (&item)[V], const bool (&m)[V]) {
+    warp_stage_append_with<E, V, STAGE>(stage, staged, item, m,
+                                        [&](u32 n) { warp_flush(stage, n, out, cap, out_count); });
 }
 
 // Appends the marked items of a whole block (up to V a thread) to `out` with one global atomic

@@ -57,6 +57,6 @@ pub use error::{Error, Result};
 pub use regression::{Lms, Lts, RegressionFit};
 pub use select::{
     median, multiselect, quantile, quantiles, select, select_largest, Algorithm, Approximate,
-    ApproximateQuantile, BatchRank, DeviceTopK, NanPolicy, QuantileMethod, Rows, Segments,
-    Selector, Threshold, TopK, TopKOptions, TopKOrder,
+    ApproximateQuantile, BatchRank, DeviceThreshold, DeviceTopK, NanPolicy, QuantileMethod, Rows,
+    Segments, Selector, Threshold, TopK, TopKOptions, TopKOrder,
 };

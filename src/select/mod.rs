@@ -35,7 +35,9 @@ pub(crate) mod sort_choose;
 pub use algorithm::Algorithm;
 pub use approximate::Approximate;
 pub use approximate_quantile::ApproximateQuantile;
-pub use batch::{BatchRank, DeviceTopK, Rows, Segments, Threshold, TopK, TopKOptions, TopKOrder};
+pub use batch::{
+    BatchRank, DeviceThreshold, DeviceTopK, Rows, Segments, Threshold, TopK, TopKOptions, TopKOrder,
+};
 pub use nan::NanPolicy;
 pub use quantile::QuantileMethod;
 pub use selector::Selector;

@@ -1,15 +1,15 @@
 //! The batched operations as methods of [`Selector`]: arguments checked, the backend of the
 //! selector's device run, the NaN policy applied.
 
-use crate::device::{Device, DeviceBuffer};
+use crate::device::{CudaDevice, Device, DeviceBuffer};
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::select::batch::layout::check_ranks;
 use crate::select::batch::policy::{check_k, check_selection, check_taken};
 use crate::select::batch::spans::{Input, KeyOrder, SpanRanks, Spans};
 use crate::select::batch::{
-    hard_threshold_in_place, invalid, select_spans, top_k_spans, BatchRank, DeviceTopK, Rows,
-    Segments, Threshold, TopK, TopKOptions, TopKOrder,
+    cuda, hard_threshold_in_place, invalid, select_spans, top_k_spans, BatchRank, DeviceThreshold,
+    DeviceTopK, Rows, Segments, Threshold, TopK, TopKOptions, TopKOrder,
 };
 use crate::select::{NanPolicy, Selector};
 
@@ -371,30 +371,30 @@ impl Selector {
     /// let mut buf = DeviceBuffer::from_host(&device, &[0.5f64, -3.0, 2.0, -0.25])?;
     /// let t = Selector::on(device).hard_threshold_device(&mut buf, 2)?;
     /// assert_eq!(buf.to_host()?, vec![0.0, -3.0, 2.0, 0.0]);
-    /// assert_eq!((t.support, t.index, t.value), (vec![1, 2], 2, 2.0));
+    /// assert_eq!((t.index(), t.value()), (2, 2.0));
+    /// assert_eq!(t.support().to_host()?, vec![1, 2]);
     /// # Ok::<(), kselect::Error>(())
     /// ```
     pub fn hard_threshold_device<T: Element>(
         &self,
         buf: &mut DeviceBuffer<T>,
         k: usize,
-    ) -> Result<Threshold<T>> {
+    ) -> Result<DeviceThreshold<T>> {
         self.device_for(buf, "hard thresholding")?;
         let spans = one_span(buf.len());
         check_k(&spans, k)?;
         // The backend applies the NaN policy before it modifies the buffer.
-        let nan_low = self.nan_policy_choice() == NanPolicy::Omit;
-        let (support, values, _) = hard_threshold_in_place(self, buf, k)?;
-        Ok(Threshold::of(support, &values, nan_low))
+        hard_threshold_in_place(self, buf, k)
     }
 
-    /// [`threshold`](Selector::threshold) of a device-resident buffer, which is not modified.
+    /// [`threshold`](Selector::threshold) of a device-resident buffer, which is not modified;
+    /// the support stays on the device ([`DeviceThreshold`]).
     ///
     /// ```no_run
     /// use kselect::{Device, DeviceBuffer, Selector};
     /// let device = Device::cuda(0)?;
     /// let buf = DeviceBuffer::from_host(&device, &[1i32, -7, 3, 7])?;
-    /// let t = Selector::on(device).threshold_device(&buf, 2)?;
+    /// let t = Selector::on(device).threshold_device(&buf, 2)?.to_host()?;
     /// assert_eq!((t.support, t.index, t.value), (vec![1, 3], 3, 7));
     /// # Ok::<(), kselect::Error>(())
     /// ```
@@ -402,9 +402,10 @@ impl Selector {
         &self,
         buf: &DeviceBuffer<T>,
         k: usize,
-    ) -> Result<Threshold<T>> {
-        self.device_for(buf, "hard thresholding")?;
-        self.threshold_of(Input::Device(buf), k)
+    ) -> Result<DeviceThreshold<T>> {
+        let dev = self.device_for(buf, "hard thresholding")?;
+        check_k(&one_span(buf.len()), k)?;
+        cuda::threshold(dev, Input::Device(buf), k, self.nan_policy_choice())
     }
 
     /// Checks the batch, selects on the selector's device and applies the NaN policy.
@@ -488,6 +489,9 @@ impl Selector {
         let spans = one_span(input.len());
         check_k(&spans, k)?;
         let policy = self.nan_policy_choice();
+        if let Device::Cuda(dev) = self.device() {
+            return cuda::threshold(dev, input, k, policy)?.to_host();
+        }
         let nan_low = policy == NanPolicy::Omit;
         let order = KeyOrder::LargestMagnitude { nan_low };
         let taken = top_k_spans(self, input, spans, k, order, false)?;
@@ -497,7 +501,7 @@ impl Selector {
 
     /// Checks that a device buffer can be read by this selector: a CUDA selector of the
     /// buffer's device.
-    fn device_for<T: Element>(&self, buf: &DeviceBuffer<T>, what: &str) -> Result<()> {
+    fn device_for<T: Element>(&self, buf: &DeviceBuffer<T>, what: &str) -> Result<&CudaDevice> {
         match self.device() {
             Device::Cpu => Err(cpu_selector_error(what)),
             Device::Cuda(dev) if dev.ordinal() != buf.device().ordinal() => Err(invalid(format!(
@@ -505,7 +509,7 @@ impl Selector {
                 buf.device().ordinal(),
                 dev.ordinal()
             ))),
-            Device::Cuda(_) => Ok(()),
+            Device::Cuda(dev) => Ok(dev),
         }
     }
 }

@@ -6,7 +6,8 @@
 //! one histogram pass over every tile and one choice per query (a span and a rank); top-k
 //! then counts each tile's values before and at the k-th key, scans the counts per span and
 //! writes the k values in index order. Sorted results of more than `short_limit` a span are
-//! sorted together by a stable radix sort of (span, order key).
+//! sorted by one block a span when there are spans for every multiprocessor, else together by
+//! a stable radix sort of (span, order key).
 //!
 //! Many ranks (more than [`LONG_QUERIES`]) of long spans are selected span by span by the
 //! single-array multiselection (`Algorithm::Auto`) on a copy of the span.
@@ -23,9 +24,7 @@ use crate::device::cuda::{driver_error, CudaDevice};
 use crate::device::DeviceBuffer;
 use crate::element::{Element, RadixKey};
 use crate::error::{Error, Result};
-use crate::select::batch::policy::check_taken;
 use crate::select::batch::spans::{Input, KeyOrder, SpanRanks, SpanSelection, Spans, TopKSpans};
-use crate::select::nan::NanPolicy;
 use crate::select::sort_choose::cuda::{key_suffix, sort_pairs_device};
 use crate::select::Algorithm;
 
@@ -822,6 +821,8 @@ fn finish_top_k<T: Element>(
     if k <= short_limit::<T>() {
         sort_small(dev, &mut top, count, k, mode)?;
         Ok(top)
+    } else if span_sort::suits(dev, count) {
+        span_sort::sort_spans(dev, top, count, k, mode)
     } else {
         sort_many(dev, top, count * k, k, mode)
     }
@@ -1093,64 +1094,15 @@ fn sort_many<T: Element>(
     })
 }
 
-/// Keeps the `k` entries of `buf` of largest magnitude (ties by index) and zeroes the rest, in
-/// place; returns the kept indices in ascending order, their values and the NaN count.
-///
-/// The policy is applied (as for every batch, by `policy::check_taken`) before the buffer is
-/// touched: NaN under `Error`, or fewer than `k` numbers under `Omit`, is an error and leaves
-/// the buffer as it was. Under `Last` NaN has the
-/// largest magnitude.
-pub(crate) fn hard_threshold_in_place<T: Element>(
-    buf: &mut DeviceBuffer<T>,
-    k: usize,
-    policy: NanPolicy,
-) -> Result<(Vec<usize>, Vec<T>, usize)> {
-    let n = buf.len();
-    if n == 0 {
-        return Err(Error::EmptyInput);
-    }
-    if k == 0 || k > n {
-        return Err(Error::RankOutOfRange { k, n });
-    }
-    let dev = buf.device().clone();
-    let spans = Spans::Rows {
-        rows: 1,
-        cols: n,
-        stride: n,
-    };
-    check_span_lengths(spans)?;
-    let order = KeyOrder::LargestMagnitude {
-        nan_low: policy == NanPolicy::Omit,
-    };
-    let top = top_k_on_device(&dev, buf.as_slice(), spans, k, order, false)?;
-    let nans = download(&dev, &top.nans, 1, "the NaN count")?[0] as usize;
-    check_taken(policy, Input::Device(buf), &spans, k, &[nans])?;
-    let stream = dev.stream();
-    stream
-        .memset_zeros(buf.as_slice_mut())
-        .map_err(|e| driver_error("zeroing the thresholded buffer", e))?;
-    let scatter = dev.function(&BATCH_SELECT, &kernel_name("bt_scatter", T::DTYPE))?;
-    let k64 = k as u64;
-    let mut launch = stream.launch_builder(&scatter);
-    launch
-        .arg(&top.values)
-        .arg(&top.indices)
-        .arg(&k64)
-        .arg(buf.as_slice_mut());
-    // SAFETY: bt_scatter_T(const T* values, const u64* idx, u64 total, T* x): k distinct
-    // indices below the buffer's length.
-    unsafe { launch.launch(config(k.div_ceil(THREADS as usize), THREADS)) }
-        .map_err(|e| driver_error("launching bt_scatter", e))?;
-    let support = download(&dev, &top.indices, k, "the support")?
-        .into_iter()
-        .map(|i| i as usize)
-        .collect();
-    let values = download(&dev, &top.values, k, "the kept values")?;
-    Ok((support, values, nans))
-}
-
 #[path = "sampled.rs"]
 mod sampled;
+
+#[path = "span_sort.rs"]
+mod span_sort;
+
+#[path = "threshold_device.rs"]
+mod threshold_device;
+pub(crate) use threshold_device::{hard_threshold_in_place, support_to_host, threshold};
 
 #[cfg(test)]
 #[path = "cuda_tests.rs"]

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::device::cuda::tests::gpu;
+use crate::select::nan::NanPolicy;
 
 /// splitmix64, for test data.
 struct Mix(u64);
@@ -246,23 +247,55 @@ fn long_rows_select_and_top_k() {
 }
 
 #[test]
+fn sorted_results_of_many_spans_take_a_block_each() {
+    let Some(dev) = gpu() else { return };
+    // At least a span a multiprocessor, k above the one-block limit: one block sorts a span.
+    let rows = dev.multiprocessors() + 3;
+    let cols = 6000;
+    assert!(span_sort::suits(&dev, rows));
+    let data = floats(rows * cols, 21, true);
+    let spans = Spans::Rows {
+        rows,
+        cols,
+        stride: cols,
+    };
+    check_top_k(&dev, &data, spans, 4500);
+    check_top_k(&dev, &data, spans, cols);
+    // Keys of 64 bits whose high digits differ (none skipped) or agree (skipped).
+    let wide = ints(rows * 2600, 22);
+    let spans = Spans::Rows {
+        rows,
+        cols: 2600,
+        stride: 2600,
+    };
+    check_top_k(&dev, &wide, spans, 2100);
+    let small: Vec<i64> = (0..rows * 2600).map(|i| (i * 7919 % 5003) as i64).collect();
+    check_top_k(&dev, &small, spans, 2600);
+    // Segments of uneven lengths, each at least k.
+    let offsets: Vec<usize> = (0..=rows).map(|s| s * 6000 + s * s % 977).collect();
+    let segs = floats(offsets[rows], 23, false);
+    check_top_k(&dev, &segs, Spans::Offsets(&offsets), 4097);
+}
+
+#[test]
 fn hard_threshold_keeps_the_largest_magnitudes() {
     let Some(dev) = gpu() else { return };
     for n in [1000, 300_001] {
         let data = floats(n, 6, false);
         for k in [1, n / 100, n] {
             let mut buf = DeviceBuffer::from_host_on(&dev, &data).unwrap();
-            let (support, kept, nans) =
-                hard_threshold_in_place(&mut buf, k, NanPolicy::Error).unwrap();
-            let want_kept: Vec<u32> = support.iter().map(|&i| data[i].to_bits()).collect();
-            assert_eq!(
-                kept.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-                want_kept
-            );
+            let got = hard_threshold_in_place(&mut buf, k, NanPolicy::Error)
+                .unwrap()
+                .to_host()
+                .unwrap();
             let order = KeyOrder::LargestMagnitude { nan_low: false };
             let (_, want) = reference(&data, k, order, false);
-            assert_eq!(support, want, "n {n} k {k}");
-            assert_eq!(nans, 0);
+            assert_eq!(got.support, want, "n {n} k {k}");
+            let cpu = crate::Selector::new().threshold(&data, k).unwrap();
+            assert_eq!(
+                (got.index, got.value.to_bits()),
+                (cpu.index, cpu.value.to_bits())
+            );
             let after = buf.to_host().unwrap();
             for (i, (&a, &d)) in after.iter().zip(&data).enumerate() {
                 let kept = want.binary_search(&i).is_ok();

@@ -70,6 +70,7 @@
 mod api;
 pub(crate) mod cpu;
 pub(crate) mod cuda;
+mod device_threshold;
 mod device_top_k;
 mod layout;
 mod policy;
@@ -78,6 +79,7 @@ pub(crate) mod spans;
 mod threshold;
 mod top_k;
 
+pub use device_threshold::DeviceThreshold;
 pub use device_top_k::DeviceTopK;
 pub use layout::{BatchRank, Rows, Segments};
 pub use threshold::Threshold;
@@ -119,12 +121,12 @@ fn top_k_spans<T: Element>(
 
 /// Keeps the `k` entries of largest magnitude of a device buffer and zeroes the rest, on the
 /// selector's device, under the selector's NaN policy (refusals leave the buffer as it was);
-/// the kept indices (ascending), their values and the NaN count.
+/// the support and the threshold.
 fn hard_threshold_in_place<T: Element>(
     selector: &Selector,
     buf: &mut DeviceBuffer<T>,
     k: usize,
-) -> Result<(Vec<usize>, Vec<T>, usize)> {
+) -> Result<DeviceThreshold<T>> {
     match selector.device() {
         Device::Cpu => Err(api::cpu_selector_error("hard thresholding")),
         Device::Cuda(_) => cuda::hard_threshold_in_place(buf, k, selector.nan_policy_choice()),
