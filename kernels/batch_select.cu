@@ -1013,16 +1013,37 @@ __device__ void bt_scatter_impl(const T* values, const u64* idx, u64 total, T* x
 #define BT_SEG_THREADS 512
 #define BT_SEG_WARPS (BT_SEG_THREADS / 32)
 
-// Groups of 32 keys a warp loads before it works through them in order (loads in flight).
+// Groups of 32 keys a warp counts at once (loads in flight), and a warp's groups in a tile.
 #define BT_SEG_GROUPS 8
+#define BT_SEG_TILE_GROUPS 4
+#define BT_SEG_TILE (BT_SEG_THREADS * BT_SEG_TILE_GROUPS)
 
+// Shared memory of a span's sort: per-warp digit counts, the tile's digit counts and starts, the
+// span's next place per digit, the tile's keys and places in digit order.
+template <typename K> struct SegShared {
+    u32 hist[BT_SEG_WARPS][256];
+    u32 tile_count[256];
+    u32 tile_start[256];
+    u32 next[256];
+    u32 skip;
+    K keys[BT_SEG_TILE];
+    u32 places[BT_SEG_TILE];
+};
+
+// One digit of a span's sort, from (keys_in, places_in) to (keys_out, places_out): the span's
+// digit counts (false in `sh.skip` unless one digit holds every key: the pass is then skipped),
+// then tile by tile (BT_SEG_TILE pairs, warp w taking the tile's w-th run of 32 *
+// BT_SEG_TILE_GROUPS in order) each pair's stable place in the tile — its digit's start, the
+// earlier warps' pairs of that digit, the earlier lanes' and groups' of its warp — the tile
+// reordered by digit in shared memory and written out run by run (consecutive addresses).
 template <typename K>
 __device__ __forceinline__ void bt_seg_pass(const K* keys_in, const u32* places_in, K* keys_out, u32* places_out,
-                                            u64 len, u32 shift, u32 (*hist)[256], u32* total, u32* skip) {
+                                            u64 len, u32 shift, SegShared<K>& sh) {
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x / 32;
     const u64 chunk = (len + BT_SEG_WARPS - 1) / BT_SEG_WARPS;
     const u64 lo = min(len, (u64)warp * chunk), hi = min(len, lo + chunk);
-    for (u32 i = threadIdx.x; i < BT_SEG_WARPS * 256; i += BT_SEG_THREADS) hist[i / 256][i % 256] = 0;
+    for (u32 i = threadIdx.x; i < BT_SEG_WARPS * 256; i += BT_SEG_THREADS) sh.hist[i / 256][i % 256] = 0;
+    if (threadIdx.x == 0) sh.skip = 0;
     __syncthreads();
     for (u64 at = lo; at < hi; at += 32 * BT_SEG_GROUPS) {
         u32 digit[BT_SEG_GROUPS];
@@ -1034,55 +1055,82 @@ __device__ __forceinline__ void bt_seg_pass(const K* keys_in, const u32* places_
 #pragma unroll
         for (int g = 0; g < BT_SEG_GROUPS; ++g) {
             const u32 peers = __match_any_sync(FULL_MASK, digit[g]);
-            if (digit[g] < 256u && (peers & lanemask_lt()) == 0) hist[warp][digit[g]] += __popc(peers);
+            if (digit[g] < 256u && (peers & lanemask_lt()) == 0) sh.hist[warp][digit[g]] += __popc(peers);
             __syncwarp();
         }
     }
     __syncthreads();
-    // Each digit's count over the warps, then each warp's first place for it.
     if (threadIdx.x < 256) {
         u32 sum = 0;
-        for (u32 w = 0; w < BT_SEG_WARPS; ++w) sum += hist[w][threadIdx.x];
-        total[threadIdx.x] = sum;
-        if (sum == len) *skip = 1;
+        for (u32 w = 0; w < BT_SEG_WARPS; ++w) sum += sh.hist[w][threadIdx.x];
+        sh.tile_count[threadIdx.x] = sum;
+        if (sum == len) sh.skip = 1;
     }
     __syncthreads();
-    if (*skip) return;
+    if (sh.skip) return;
     if (threadIdx.x < 256) {
         u32 start = 0;
-        for (u32 d = 0; d < threadIdx.x; ++d) start += total[d];
-        for (u32 w = 0; w < BT_SEG_WARPS; ++w) {
-            const u32 c = hist[w][threadIdx.x];
-            hist[w][threadIdx.x] = start;
-            start += c;
-        }
+        for (u32 d = 0; d < threadIdx.x; ++d) start += sh.tile_count[d];
+        sh.next[threadIdx.x] = start;
     }
-    __syncthreads();
-    for (u64 at = lo; at < hi; at += 32 * BT_SEG_GROUPS) {
-        K key[BT_SEG_GROUPS];
-        u32 place[BT_SEG_GROUPS];
+    for (u64 t0 = 0; t0 < len; t0 += BT_SEG_TILE) {
+        const u32 n = (u32)min((u64)BT_SEG_TILE, len - t0);
+        for (u32 i = threadIdx.x; i < BT_SEG_WARPS * 256; i += BT_SEG_THREADS) sh.hist[i / 256][i % 256] = 0;
+        K key[BT_SEG_TILE_GROUPS];
+        u32 place[BT_SEG_TILE_GROUPS], digit[BT_SEG_TILE_GROUPS], rank[BT_SEG_TILE_GROUPS];
 #pragma unroll
-        for (int g = 0; g < BT_SEG_GROUPS; ++g) {
-            const u64 i = at + g * 32 + lane;
-            key[g] = i < hi ? keys_in[i] : (K)0;
-            place[g] = i < hi ? places_in[i] : 0u;
+        for (int g = 0; g < BT_SEG_TILE_GROUPS; ++g) {
+            const u32 i = (warp * BT_SEG_TILE_GROUPS + g) * 32 + lane;
+            key[g] = i < n ? keys_in[t0 + i] : (K)0;
+            place[g] = i < n ? places_in[t0 + i] : 0u;
+            digit[g] = i < n ? (u32)(key[g] >> shift) & 255u : 256u;
         }
+        __syncthreads();
 #pragma unroll
-        for (int g = 0; g < BT_SEG_GROUPS; ++g) {
-            const bool valid = at + g * 32 + lane < hi;
-            // Lanes past the chunk's end form a group of their own (digit 256).
-            const u32 digit = valid ? (u32)(key[g] >> shift) & 255u : 256u;
-            const u32 peers = __match_any_sync(FULL_MASK, digit);
-            const u32 first = valid ? hist[warp][digit] : 0u;
-            if (valid) {
-                const u32 to = first + __popc(peers & lanemask_lt());
-                keys_out[to] = key[g];
-                places_out[to] = place[g];
+        for (int g = 0; g < BT_SEG_TILE_GROUPS; ++g) {
+            const u32 peers = __match_any_sync(FULL_MASK, digit[g]);
+            const u32 before = digit[g] < 256u ? sh.hist[warp][digit[g]] : 0u;
+            rank[g] = before + __popc(peers & lanemask_lt());
+            __syncwarp();
+            if (digit[g] < 256u && (peers & lanemask_lt()) == 0) sh.hist[warp][digit[g]] = before + __popc(peers);
+            __syncwarp();
+        }
+        __syncthreads();
+        if (threadIdx.x < 256) {
+            u32 run = 0;
+            for (u32 w = 0; w < BT_SEG_WARPS; ++w) {
+                const u32 c = sh.hist[w][threadIdx.x];
+                sh.hist[w][threadIdx.x] = run;
+                run += c;
             }
-            __syncwarp();
-            if (valid && (peers & lanemask_lt()) == 0) hist[warp][digit] = first + __popc(peers);
-            __syncwarp();
+            sh.tile_count[threadIdx.x] = run;
         }
+        __syncthreads();
+        if (threadIdx.x < 256) {
+            u32 start = 0;
+            for (u32 d = 0; d < threadIdx.x; ++d) start += sh.tile_count[d];
+            sh.tile_start[threadIdx.x] = start;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int g = 0; g < BT_SEG_TILE_GROUPS; ++g) {
+            if (digit[g] < 256u) {
+                const u32 at = sh.tile_start[digit[g]] + sh.hist[warp][digit[g]] + rank[g];
+                sh.keys[at] = key[g];
+                sh.places[at] = place[g];
+            }
+        }
+        __syncthreads();
+        for (u32 j = threadIdx.x; j < n; j += BT_SEG_THREADS) {
+            const K k = sh.keys[j];
+            const u32 d = (u32)(k >> shift) & 255u;
+            const u32 to = sh.next[d] + (j - sh.tile_start[d]);
+            keys_out[to] = k;
+            places_out[to] = sh.places[j];
+        }
+        __syncthreads();
+        if (threadIdx.x < 256) sh.next[threadIdx.x] += sh.tile_count[threadIdx.x];
+        __syncthreads();
     }
 }
 
@@ -1091,9 +1139,7 @@ __device__ void bt_sort_spans_impl(const T* values, const u64* idx, u64 nspans, 
                                    typename KeyOf<T>::type* keys_a, u32* places_a,
                                    typename KeyOf<T>::type* keys_b, u32* places_b, T* out_values, u64* out_idx) {
     typedef typename KeyOf<T>::type K;
-    __shared__ u32 hist[BT_SEG_WARPS][256];
-    __shared__ u32 total[256];
-    __shared__ u32 skip;
+    __shared__ SegShared<K> sh;
     for (u64 s = blockIdx.x; s < nspans; s += gridDim.x) {
         const u64 base = s * k;
         K* kin = keys_a + base;
@@ -1105,11 +1151,10 @@ __device__ void bt_sort_spans_impl(const T* values, const u64* idx, u64 nspans, 
             kin[i] = order_key(values[base + i], mode);
             pin[i] = (u32)i;
         }
+        __syncthreads();
         for (u32 shift = 0; shift < 8 * sizeof(K); shift += 8) {
-            if (threadIdx.x == 0) skip = 0;
-            __syncthreads();
-            bt_seg_pass<K>(kin, pin, kout, pout, k, shift, hist, total, &skip);
-            const bool skipped = skip != 0;
+            bt_seg_pass<K>(kin, pin, kout, pout, k, shift, sh);
+            const bool skipped = sh.skip != 0;
             __syncthreads();
             if (!skipped) {
                 K* kt = kin; kin = kout; kout = kt;
