@@ -1,4 +1,5 @@
-//! One numeric column of a CSV file.
+//! Numeric columns of a CSV file: one ([`read_csv_column`]), or every column in one pass
+//! ([`read_csv_table`]).
 //!
 //! The file has a header row naming its columns (leading and trailing spaces of names and
 //! fields are ignored; a UTF-8 byte-order mark is skipped). Every record must have as many
@@ -17,7 +18,8 @@
 //! row 1. Blank lines are not counted, so row `r` is line `r + 1` of a file without blank lines
 //! or line breaks inside quoted fields.
 
-use std::path::Path;
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::io::{open, Column};
@@ -76,6 +78,150 @@ pub struct CsvColumn {
 /// ```
 pub fn read_csv_column(path: impl AsRef<Path>, column: Option<&str>) -> Result<CsvColumn> {
     let path = path.as_ref();
+    let (mut csv, names) = open_csv(path)?;
+    let index = match column {
+        Some(wanted) => position(path, &names, wanted)?,
+        None if names.len() == 1 => 0,
+        None => {
+            return Err(Error::format(
+                path,
+                format!(
+                    "the file has {} columns ({}): name the one to read \
+                     (the CLI's --column NAME)",
+                    names.len(),
+                    names.join(", ")
+                ),
+            ))
+        }
+    };
+    let name = names[index].clone();
+    let mut parser = ColumnParser::default();
+    let mut record = ::csv::ByteRecord::new();
+    let mut row: u64 = 0;
+    while csv
+        .read_byte_record(&mut record)
+        .map_err(|e| csv_error(path, e))?
+    {
+        row += 1;
+        if !parser.push(row, record.get(index).unwrap_or_default()) {
+            break;
+        }
+    }
+    parser
+        .finish(name.clone(), index)
+        .map_err(|text| text.error(path, &name))
+}
+
+/// Every column of a CSV file, read in one pass by [`read_csv_table`]: the columns of numbers
+/// (read as [`read_csv_column`] reads them) and, for the others, where their first field that
+/// is not a number is.
+///
+/// ```
+/// use kselect::io::csv::read_csv_table;
+/// use kselect::io::Column;
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("t.csv");
+/// std::fs::write(&path, "species,body,brain\ncow,465,423\nmouse,0.023,0.4\n")?;
+/// let table = read_csv_table(&path)?;
+/// assert_eq!(table.names(), ["species", "body", "brain"]);
+/// assert_eq!(table.rows(), 2);
+/// let numeric: Vec<&str> = table.numeric().map(|c| c.name.as_str()).collect();
+/// assert_eq!(numeric, ["body", "brain"]);
+/// assert!(matches!(table.column("brain")?.values, Column::F64(ref v) if v[1] == 0.4));
+/// assert!(table.column("species").is_err()); // text: row 1 is not a number
+/// assert!(table.column("tail").is_err()); // no such column
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct CsvTable {
+    path: PathBuf,
+    names: Vec<String>,
+    rows: usize,
+    columns: Vec<std::result::Result<CsvColumn, Text>>,
+}
+
+impl CsvTable {
+    /// The column names, as the header gives them, in order.
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// The number of data rows.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// The column named `name` (the first of that name), or the error [`read_csv_column`]
+    /// gives for it: [`Error::MissingColumn`] when the header has no such name,
+    /// [`Error::Csv`] (with the row and the field) when the column holds text.
+    pub fn column(&self, name: &str) -> Result<&CsvColumn> {
+        let index = position(&self.path, &self.names, name)?;
+        self.columns[index]
+            .as_ref()
+            .map_err(|text| text.error(&self.path, &self.names[index]))
+    }
+
+    /// The columns of numbers (missing values allowed), in header order.
+    pub fn numeric(&self) -> impl Iterator<Item = &CsvColumn> {
+        self.columns.iter().filter_map(|c| c.as_ref().ok())
+    }
+}
+
+/// Reads every column of a CSV file with a header row in one pass (see the [module
+/// documentation](self) for the rules each column is read by, and [`CsvTable`]). A column
+/// with a field that is neither a number nor a missing value is text: the table keeps where,
+/// for [`CsvTable::column`] to report. The file may be gzip-compressed.
+///
+/// Errors: [`Error::Format`] for a record with the wrong number of fields (with its row) or an
+/// empty file; [`Error::Io`] for a file that cannot be read.
+///
+/// ```
+/// use kselect::io::csv::read_csv_table;
+/// use kselect::io::Column;
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("t.csv");
+/// std::fs::write(&path, "x,y\n1,2.5\n2,NA\n")?;
+/// let table = read_csv_table(&path)?;
+/// assert_eq!(table.column("x")?.values, Column::I64(vec![1, 2]));
+/// assert_eq!(table.column("y")?.missing, 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn read_csv_table(path: impl AsRef<Path>) -> Result<CsvTable> {
+    let path = path.as_ref();
+    let (mut csv, names) = open_csv(path)?;
+    let mut parsers: Vec<ColumnParser> = names.iter().map(|_| ColumnParser::default()).collect();
+    let mut record = ::csv::ByteRecord::new();
+    let mut row: u64 = 0;
+    while csv
+        .read_byte_record(&mut record)
+        .map_err(|e| csv_error(path, e))?
+    {
+        row += 1;
+        for (parser, field) in parsers.iter_mut().zip(record.iter()) {
+            parser.push(row, field);
+        }
+    }
+    let columns = parsers
+        .into_iter()
+        .zip(&names)
+        .enumerate()
+        .map(|(index, (parser, name))| parser.finish(name.clone(), index))
+        .collect();
+    Ok(CsvTable {
+        path: path.to_path_buf(),
+        names,
+        rows: row as usize,
+        columns,
+    })
+}
+
+/// A reader of the records of a CSV file.
+type Records = ::csv::Reader<Box<dyn BufRead>>;
+
+/// A CSV reader of `path` past its header row, and the column names the header gives.
+fn open_csv(path: &Path) -> Result<(Records, Vec<String>)> {
     let reader = open(path)?;
     let mut csv = ::csv::ReaderBuilder::new()
         .has_headers(true)
@@ -94,69 +240,93 @@ pub fn read_csv_column(path: impl AsRef<Path>, column: Option<&str>) -> Result<C
             "the file is empty: a CSV file needs a header row naming its columns",
         ));
     }
-    let index = match column {
-        Some(wanted) => {
-            let wanted = wanted.trim();
-            names
-                .iter()
-                .position(|n| n == wanted)
-                .ok_or_else(|| Error::MissingColumn {
-                    path: path.to_path_buf(),
-                    column: wanted.to_string(),
-                    available: names.join(", "),
-                })?
-        }
-        None if names.len() == 1 => 0,
-        None => {
-            return Err(Error::format(
-                path,
-                format!(
-                    "the file has {} columns ({}): name the one to read \
-                     (the CLI's --column NAME)",
-                    names.len(),
-                    names.join(", ")
-                ),
-            ))
-        }
-    };
-    let name = names[index].clone();
+    Ok((csv, names))
+}
 
-    let mut values = Values::I64(Vec::new());
-    let mut missing = Vec::new();
-    let mut record = ::csv::ByteRecord::new();
-    let mut row: u64 = 0;
-    while csv
-        .read_byte_record(&mut record)
-        .map_err(|e| csv_error(path, e))?
-    {
-        row += 1;
-        let field = record.get(index).unwrap_or_default();
-        if is_missing(field) {
-            missing.push(values.len());
-            values.push_missing();
-            continue;
-        }
-        let text = std::str::from_utf8(field).ok();
-        let parsed = text.is_some_and(|t| values.push(t));
-        if !parsed {
-            return Err(Error::Csv {
-                path: path.to_path_buf(),
-                row,
-                column: name,
-                message: format!(
-                    "`{}` is not a number (missing values are written as an empty field, \
-                     NA or NaN)",
-                    shorten(&String::from_utf8_lossy(field))
-                ),
-            });
+/// The position of the column `wanted` (trimmed) among `names`, or [`Error::MissingColumn`].
+fn position(path: &Path, names: &[String], wanted: &str) -> Result<usize> {
+    let wanted = wanted.trim();
+    names
+        .iter()
+        .position(|n| n == wanted)
+        .ok_or_else(|| Error::MissingColumn {
+            path: path.to_path_buf(),
+            column: wanted.to_string(),
+            available: names.join(", "),
+        })
+}
+
+/// The first field of a column that is not a number, and its row.
+#[derive(Clone, Debug, PartialEq)]
+struct Text {
+    row: u64,
+    field: String,
+}
+
+impl Text {
+    /// The [`Error::Csv`] that reports it.
+    fn error(&self, path: &Path, column: &str) -> Error {
+        Error::Csv {
+            path: path.to_path_buf(),
+            row: self.row,
+            column: column.to_string(),
+            message: format!(
+                "`{}` is not a number (missing values are written as an empty field, \
+                 NA or NaN)",
+                shorten(&self.field)
+            ),
         }
     }
-    Ok(CsvColumn {
-        name,
-        index,
-        missing: missing.len(),
-        values: values.finish(&missing),
-    })
+}
+
+/// The values of one column, parsed field by field.
+#[derive(Default)]
+struct ColumnParser {
+    values: Values,
+    /// The positions of the missing values.
+    missing: Vec<usize>,
+    /// The first field that is not a number: parsing stops there.
+    text: Option<Text>,
+}
+
+impl ColumnParser {
+    /// Parses the (trimmed) field of data row `row` and appends its value; false, remembering
+    /// the row and the field, when it is not a number (and for every field after that).
+    fn push(&mut self, row: u64, field: &[u8]) -> bool {
+        if self.text.is_some() {
+            return false;
+        }
+        if is_missing(field) {
+            self.missing.push(self.values.len());
+            self.values.push_missing();
+            return true;
+        }
+        let parsed = std::str::from_utf8(field)
+            .ok()
+            .is_some_and(|t| self.values.push(t));
+        if !parsed {
+            self.text = Some(Text {
+                row,
+                field: String::from_utf8_lossy(field).into_owned(),
+            });
+            self.values = Values::default();
+            self.missing = Vec::new();
+        }
+        parsed
+    }
+
+    /// The column `name` at position `index`, or where its text is.
+    fn finish(self, name: String, index: usize) -> std::result::Result<CsvColumn, Text> {
+        match self.text {
+            Some(text) => Err(text),
+            None => Ok(CsvColumn {
+                name,
+                index,
+                missing: self.missing.len(),
+                values: self.values.finish(&self.missing),
+            }),
+        }
+    }
 }
 
 /// Whether a (trimmed) field is a missing value: empty, `NA` or `NaN` in any case.
@@ -206,6 +376,13 @@ enum Values {
     I64(Vec<i64>),
     U64(Vec<u64>),
     F64(Vec<f64>),
+}
+
+impl Default for Values {
+    /// No values yet: integers until a field says otherwise.
+    fn default() -> Self {
+        Values::I64(Vec::new())
+    }
 }
 
 impl Values {
@@ -473,6 +650,39 @@ mod tests {
         std::fs::write(&path, b"a\n1\n\xff\xfe\n").unwrap();
         let err = read_csv_column(&path, None).unwrap_err();
         assert!(matches!(err, Error::Csv { row: 2, .. }), "{err:?}");
+    }
+
+    #[test]
+    fn table_reads_every_column_in_one_pass() {
+        let text = "name,a,b,c\nx,1,2.5,\ny,2,NA,3\nz,3,4,oops\n";
+        let (_dir, path) = file(text);
+        let table = read_csv_table(&path).unwrap();
+        assert_eq!(table.names(), ["name", "a", "b", "c"]);
+        assert_eq!(table.rows(), 3);
+        let numeric: Vec<&str> = table.numeric().map(|c| c.name.as_str()).collect();
+        assert_eq!(numeric, ["a", "b"]);
+        for name in ["a", "b"] {
+            // Compared as text: NaN is not equal to itself.
+            assert_eq!(
+                format!("{:?}", table.column(name).unwrap()),
+                format!("{:?}", read_csv_column(&path, Some(name)).unwrap())
+            );
+        }
+        // Text columns report the same error as reading them alone.
+        for name in ["name", "c"] {
+            let alone = read_csv_column(&path, Some(name)).unwrap_err().to_string();
+            assert_eq!(table.column(name).unwrap_err().to_string(), alone);
+        }
+        assert!(matches!(table.column("c"), Err(Error::Csv { row: 3, .. })));
+        assert!(matches!(
+            table.column("d"),
+            Err(Error::MissingColumn { .. })
+        ));
+        let err = read_csv_table(file("a,b\n1,2\n3\n").1).unwrap_err();
+        assert!(err.to_string().contains("row 2 has 1 field"), "{err}");
+        assert!(read_csv_table(file("").1).is_err());
+        let empty = read_csv_table(file("a,b\n").1).unwrap();
+        assert_eq!((empty.rows(), empty.numeric().count()), (0, 2));
     }
 
     #[test]

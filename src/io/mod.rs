@@ -4,6 +4,8 @@
 //!   (either byte order), format versions 1.0, 2.0 and 3.0.
 //! - [`read_csv_column`]: one numeric column of a CSV file with a header row; missing values
 //!   (empty, `NA`, `NaN`) become NaN.
+//! - [`read_csv_table`]: every column of a CSV file in one pass, the numeric ones as by
+//!   [`read_csv_column`].
 //! - [`read_column`]: either of the two, chosen by the file's extension or content.
 //!
 //! Files whose name ends in `.gz`, or that start with the gzip magic bytes, are decompressed
@@ -31,7 +33,7 @@
 pub mod csv;
 pub mod npy;
 
-pub use self::csv::{read_csv_column, CsvColumn};
+pub use self::csv::{read_csv_column, read_csv_table, CsvColumn, CsvTable};
 pub use self::npy::{read_npy, write_npy};
 
 use std::fs::File;

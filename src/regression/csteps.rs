@@ -210,6 +210,15 @@ pub(crate) fn fit_subset(
     least_squares(&x, &y, idx.len(), p)
 }
 
+/// One C-step from `b` on the CPU: the least-squares fit on the `h`-subset of its residuals
+/// ([`fit_subset`]); `None` when the residuals are not finite or the subset determines no fit.
+pub(crate) fn step_from(rows: Rows<'_>, h: usize, b: &[f64]) -> Option<Vec<f64>> {
+    let mut work = Work::new(rows.p);
+    squared_residuals(rows, b, &mut work.r2);
+    let t = trim(&work, h)?;
+    fit_subset(rows, &t, h, &mut work)
+}
+
 /// Adds row `x` with response `y` to the upper triangle of `xtx` and to `xty`.
 #[inline]
 fn add_row(xtx: &mut [f64], xty: &mut [f64], x: &[f64], y: f64, p: usize) {

@@ -135,7 +135,7 @@ impl Design {
                 }
             )));
         }
-        if let Some(pos) = x.iter().position(|v| !v.is_finite()) {
+        if let Some(pos) = first_non_finite(x) {
             return Err(Error::InvalidArgument(format!(
                 "x[row {}, column {}] is {}: every value must be a finite number \
                  (remove or impute missing values before the fit)",
@@ -144,7 +144,7 @@ impl Design {
                 x[pos]
             )));
         }
-        if let Some(pos) = y.iter().position(|v| !v.is_finite()) {
+        if let Some(pos) = first_non_finite(y) {
             return Err(Error::InvalidArgument(format!(
                 "y[{pos}] is {}: every value must be a finite number \
                  (remove or impute missing values before the fit)",
@@ -152,30 +152,31 @@ impl Design {
             )));
         }
 
-        // Column centers and scales.
+        // Column centers and scales, each sum in row order (as a column-by-column loop would
+        // add them) but in passes over whole rows.
+        let constant = constant_columns(x, k);
         let mut center = vec![0.0; k];
         let mut scale = vec![0.0; k];
+        if intercept {
+            let sums = column_sums(x, k, |_, v| v);
+            center = sums.iter().map(|s| s / n as f64).collect();
+            let squares = column_sums(x, k, |j, v| (v - center[j]) * (v - center[j]));
+            scale = squares.iter().map(|s| (s / n as f64).sqrt()).collect();
+        } else if k > 0 {
+            let squares = column_sums(x, k, |_, v| v * v);
+            scale = squares.iter().map(|s| (s / n as f64).sqrt()).collect();
+        }
         for j in 0..k {
-            let column = || (0..n).map(|i| x[i * k + j]);
-            let first = x[j];
-            if column().all(|v| v == first) {
+            if constant[j] {
                 return Err(Error::InvalidArgument(format!(
-                    "x column {j} is constant ({first}): {}",
+                    "x column {j} is constant ({}): {}",
+                    x[j],
                     if intercept {
                         "it duplicates the intercept; remove it"
                     } else {
                         "remove it and fit with an intercept instead"
                     }
                 )));
-            }
-            if intercept {
-                let mean = column().sum::<f64>() / n as f64;
-                let var = column().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n as f64;
-                center[j] = mean;
-                scale[j] = var.sqrt();
-            } else {
-                let ms = column().map(|v| v * v).sum::<f64>() / n as f64;
-                scale[j] = ms.sqrt();
             }
             if !scale[j].is_finite() || scale[j] <= 0.0 {
                 return Err(Error::InvalidArgument(format!(
@@ -187,10 +188,13 @@ impl Design {
         }
 
         let off = usize::from(intercept);
+        // The standardized rows, and in the same pass (chunk by chunk, as `cross_product`
+        // would sum them) the partial `X'X` of the rank check.
         let mut xs = vec![0.0; n * p];
-        xs.par_chunks_mut(p * CHUNK)
+        let partials: Vec<Vec<f64>> = xs
+            .par_chunks_mut(p * CHUNK)
             .enumerate()
-            .for_each(|(c, out)| {
+            .map(|(c, out)| {
                 let start = c * CHUNK;
                 for (r, row) in out.chunks_exact_mut(p).enumerate() {
                     let i = start + r;
@@ -201,17 +205,27 @@ impl Design {
                         row[off + j] = (x[i * k + j] - center[j]) / scale[j];
                     }
                 }
-            });
+                let rows = Rows {
+                    x: out,
+                    y: &[],
+                    n: out.len() / p,
+                    p,
+                };
+                chunk_cross_product(rows, 0, rows.n)
+            })
+            .collect();
+        let mut ys = Vec::with_capacity(n);
+        y.par_iter().copied().collect_into_vec(&mut ys);
         let design = Design {
             x: xs,
-            y: y.to_vec(),
+            y: ys,
             n,
             p,
             intercept,
             center,
             scale,
         };
-        design.check_rank()?;
+        design.check_rank(add_partials(partials, p))?;
         Ok(design)
     }
 
@@ -226,10 +240,9 @@ impl Design {
     }
 
     /// Err when a column is (numerically) a linear combination of the others: the Cholesky
-    /// factorization of the standardized `X'X` fails.
-    fn check_rank(&self) -> Result<()> {
+    /// factorization of the standardized `X'X` (`xtx`, [`cross_product`]'s) fails.
+    fn check_rank(&self, xtx: Vec<f64>) -> Result<()> {
         let p = self.p;
-        let xtx = cross_product(self.rows());
         let mut l = vec![0.0; p * p];
         match cholesky_factor(&xtx, p, &mut l) {
             None => Ok(()),
@@ -282,29 +295,80 @@ impl Design {
     }
 }
 
-/// `X'X` (full `p x p`) of the rows, summed in fixed chunks.
-pub(crate) fn cross_product(rows: Rows<'_>) -> Vec<f64> {
-    let p = rows.p;
-    let partial = |c: usize| {
-        let mut acc = vec![0.0; p * p];
-        let end = ((c + 1) * CHUNK).min(rows.n);
-        for i in c * CHUNK..end {
-            let row = rows.row(i);
-            for a in 0..p {
-                let va = row[a];
-                for b in a..p {
-                    acc[a * p + b] += va * row[b];
-                }
+/// The index of the first value of `v` that is not finite (chunks checked in parallel).
+fn first_non_finite(v: &[f64]) -> Option<usize> {
+    v.par_chunks(CHUNK)
+        .enumerate()
+        .filter(|(_, c)| !c.iter().fold(true, |all, v| all & v.is_finite()))
+        .filter_map(|(i, c)| c.iter().position(|v| !v.is_finite()).map(|k| i * CHUNK + k))
+        .min()
+}
+
+/// Per column of `x` (`n x k` row-major), whether every value equals the first.
+fn constant_columns(x: &[f64], k: usize) -> Vec<bool> {
+    if k == 0 {
+        return Vec::new();
+    }
+    let first = &x[..k];
+    let part = |rows: &[f64]| {
+        let mut constant = vec![true; k];
+        for row in rows.chunks_exact(k) {
+            for ((c, v), f) in constant.iter_mut().zip(row).zip(first) {
+                *c &= v == f;
             }
         }
-        acc
+        constant
     };
+    x.par_chunks(k * CHUNK).map(part).reduce(
+        || vec![true; k],
+        |a, b| a.iter().zip(&b).map(|(a, b)| *a && *b).collect(),
+    )
+}
+
+/// Per column `j` of `x` (`n x k` row-major), the sum of `f(j, value)` in row order.
+fn column_sums(x: &[f64], k: usize, f: impl Fn(usize, f64) -> f64) -> Vec<f64> {
+    let mut sums = vec![0.0; k];
+    if k > 0 {
+        for row in x.chunks_exact(k) {
+            for (j, (s, &v)) in sums.iter_mut().zip(row).enumerate() {
+                *s += f(j, v);
+            }
+        }
+    }
+    sums
+}
+
+/// The upper triangle of `X'X` (`p x p`) of rows `start..end`, summed in row order.
+fn chunk_cross_product(rows: Rows<'_>, start: usize, end: usize) -> Vec<f64> {
+    let p = rows.p;
+    let mut acc = vec![0.0; p * p];
+    for i in start..end {
+        let row = rows.row(i);
+        for a in 0..p {
+            let va = row[a];
+            for b in a..p {
+                acc[a * p + b] += va * row[b];
+            }
+        }
+    }
+    acc
+}
+
+/// `X'X` (full `p x p`) of the rows, summed in fixed chunks.
+#[cfg(test)]
+pub(crate) fn cross_product(rows: Rows<'_>) -> Vec<f64> {
+    let partial = |c: usize| chunk_cross_product(rows, c * CHUNK, ((c + 1) * CHUNK).min(rows.n));
     let chunks = rows.n.div_ceil(CHUNK);
     let partials: Vec<Vec<f64>> = if rows.n >= PARALLEL_ROWS {
         (0..chunks).into_par_iter().map(partial).collect()
     } else {
         (0..chunks).map(partial).collect()
     };
+    add_partials(partials, rows.p)
+}
+
+/// The chunks' upper triangles of `X'X` added in chunk order, and mirrored: the full `X'X`.
+fn add_partials(partials: Vec<Vec<f64>>, p: usize) -> Vec<f64> {
     let mut xtx = vec![0.0; p * p];
     for part in partials {
         for (t, v) in xtx.iter_mut().zip(part) {
@@ -343,6 +407,36 @@ mod tests {
             let pred = orig[0] + orig[1] * x[i * 2] + orig[2] * x[i * 2 + 1];
             assert!((std_pred - pred).abs() < 1e-12);
         }
+    }
+
+    #[test]
+    fn rank_check_sums_as_cross_product() {
+        let n = 3 * CHUNK + 17;
+        let x: Vec<f64> = (0..n * 2)
+            .map(|i| ((i * 7919) % 1013) as f64 / 17.0 + (i % 3) as f64)
+            .collect();
+        let y = vec![0.0; n];
+        let d = Design::new(&x, n, 2, &y, true).unwrap();
+        let fused = {
+            let partials =
+                d.x.chunks(3 * CHUNK)
+                    .map(|c| {
+                        let rows = Rows {
+                            x: c,
+                            y: &[],
+                            n: c.len() / 3,
+                            p: 3,
+                        };
+                        chunk_cross_product(rows, 0, rows.n)
+                    })
+                    .collect();
+            add_partials(partials, 3)
+        };
+        let direct = cross_product(d.rows());
+        assert_eq!(
+            fused.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+            direct.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+        );
     }
 
     #[test]

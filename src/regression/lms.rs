@@ -19,7 +19,9 @@
 //!    optimum of the exhaustive search from 2000 random starts).
 //!
 //! The objective is found by selection (never a sort); the intercept adjustment sorts the
-//! residuals (the exact algorithm for that one-dimensional problem).
+//! residuals (the exact algorithm for that one-dimensional problem). Steps 1 and 2 score the
+//! starts on the fit's [`Engine`]: the CPU, or a GPU that scores thousands at once (a batched
+//! sort and a batched selection of their residuals); steps 3 and 4 run on the CPU.
 
 use rayon::prelude::*;
 
@@ -27,6 +29,7 @@ use crate::error::{Error, Result};
 use crate::regression::chebyshev::minimax;
 use crate::regression::csteps::{hth_smallest, Best, Candidate};
 use crate::regression::design::{dot, Design, Rows};
+use crate::regression::engine::Engine;
 use crate::regression::fit::Found;
 use crate::regression::linalg::solve_square;
 use crate::regression::subsets::{binomial, next_combination, unrank_combination, Rng};
@@ -44,6 +47,8 @@ const DEEP_DROPS_MAX_N: usize = 200;
 const DROPS_MAX_N: usize = 1000;
 /// Starts handled per parallel task.
 const BLOCK: u64 = 64;
+/// Starts whose exact fits are scored by one call of the engine.
+const SCORE_BATCH: u64 = 1 << 14;
 /// The random stream of the starts.
 const STAGE_STARTS: u64 = 11;
 
@@ -238,50 +243,87 @@ fn refine(rows: Rows<'_>, h: usize, intercept: bool, c: Candidate, work: &mut Wo
     c
 }
 
-/// Runs the LMS search on `design`.
-pub(crate) fn search(design: &Design, s: &Search) -> Result<Found> {
+/// The exact fits of starts `first..last` (`None` when singular), in parallel blocks: every
+/// `p`-subset in lexicographic order when `exhaustive`, else start `i`'s random one.
+fn elementals(
+    rows: Rows<'_>,
+    s: &Search,
+    exhaustive: bool,
+    first: u64,
+    last: u64,
+) -> Vec<Option<Vec<f64>>> {
+    let (n, p) = (rows.n, rows.p);
+    let blocks = (last - first).div_ceil(BLOCK);
+    let fits: Vec<Vec<Option<Vec<f64>>>> = (0..blocks)
+        .into_par_iter()
+        .map_init(
+            || Work::new(p),
+            |work, block| {
+                let lo = first + block * BLOCK;
+                let hi = (lo + BLOCK).min(last);
+                let mut idx = Vec::with_capacity(p);
+                if exhaustive {
+                    unrank_combination(lo, n, p, &mut idx);
+                }
+                let mut out = Vec::with_capacity((hi - lo) as usize);
+                for start in lo..hi {
+                    if !exhaustive {
+                        Rng::stream(s.seed, STAGE_STARTS, start).distinct(p, n, &mut idx);
+                    }
+                    out.push(elemental(rows, &idx, work));
+                    if exhaustive {
+                        next_combination(&mut idx, n);
+                    }
+                }
+                out
+            },
+        )
+        .collect();
+    fits.into_iter().flatten().collect()
+}
+
+/// Each exact fit of `fits` scored on the CPU ([`Engine::score_lms`]).
+pub(crate) fn score_all(design: &Design, h: usize, fits: Vec<Vec<f64>>) -> Vec<Option<Candidate>> {
+    let rows = design.rows();
+    fits.into_par_iter()
+        .map_init(
+            || Work::new(rows.p),
+            |work, b| score(rows, b, h, design.intercept, work),
+        )
+        .collect()
+}
+
+/// Runs the LMS search on `design`, the starts scored by `engine`.
+pub(crate) fn search(design: &Design, s: &Search, engine: &mut dyn Engine) -> Result<Found> {
     let rows = design.rows();
     let (n, p, h) = (design.n, design.p, s.h);
     let total = binomial(n, p);
     let exhaustive = total <= s.exhaustive_limit.max(s.nsamp as u64);
     let starts = if exhaustive { total } else { s.nsamp as u64 };
-    let blocks = starts.div_ceil(BLOCK);
     let intercept = design.intercept;
-    let (best, singular) = (0..blocks)
-        .into_par_iter()
-        .fold(
-            || (Best::new(KEEP), 0usize, Work::new(p)),
-            |(mut best, mut singular, mut work), block| {
-                let first = block * BLOCK;
-                let last = (first + BLOCK).min(starts);
-                let mut idx = Vec::with_capacity(p);
-                if exhaustive {
-                    unrank_combination(first, n, p, &mut idx);
+    let mut best = Best::new(KEEP);
+    let mut singular = 0;
+    let mut first = 0;
+    while first < starts {
+        let last = (first + SCORE_BATCH).min(starts);
+        let mut ids = Vec::new();
+        let mut fits = Vec::new();
+        for (start, fit) in (first..last).zip(elementals(rows, s, exhaustive, first, last)) {
+            match fit {
+                Some(b) => {
+                    ids.push(start);
+                    fits.push(b);
                 }
-                for start in first..last {
-                    if !exhaustive {
-                        Rng::stream(s.seed, STAGE_STARTS, start).distinct(p, n, &mut idx);
-                    }
-                    match elemental(rows, &idx, &mut work) {
-                        Some(b) => {
-                            if let Some(c) = score(rows, b, h, intercept, &mut work) {
-                                best.offer(c, start);
-                            }
-                        }
-                        None => singular += 1,
-                    }
-                    if exhaustive {
-                        next_combination(&mut idx, n);
-                    }
-                }
-                (best, singular, work)
-            },
-        )
-        .map(|(best, singular, _)| (best, singular))
-        .reduce(
-            || (Best::new(KEEP), 0),
-            |(a, sa), (b, sb)| (a.merge(b), sa + sb),
-        );
+                None => singular += 1,
+            }
+        }
+        for (start, c) in ids.into_iter().zip(engine.score_lms(h, fits)?) {
+            if let Some(c) = c {
+                best.offer(c, start);
+            }
+        }
+        first = last;
+    }
     if best.is_empty() {
         return Err(Error::InvalidArgument(format!(
             "every one of the {starts} starting subsets of {p} rows is singular: the design is \

@@ -15,12 +15,14 @@
 //! 3. **Convergence.** The 10 kept candidates are iterated on all rows until their objective no
 //!    longer decreases (at most 100 C-steps each). From `n = 5000` on, where these C-steps
 //!    dominate the time, the candidates race instead: 4 C-steps each, the better half goes on,
-//!    and so on until one is left, which is iterated to convergence.
+//!    and so on until one is left, which is iterated to convergence. These C-steps run on the
+//!    fit's [`Engine`]: the CPU, or a GPU that steps all candidates at once.
 //! 4. **Exchanges** (`n < 600`): each converged candidate is refined by pairwise swaps of a row
 //!    of its `h`-subset with a row outside (Hawkins' feasible solution algorithm, see
 //!    [`exchange`](super::exchange)), which reach optima the C-steps stop short of.
 //! 5. **Polish.** The best is refitted on its `h`-subset by Householder QR (instead of the
-//!    normal equations), with further C-steps while they decrease the objective.
+//!    normal equations), with further C-steps while they decrease the objective (on a GPU: by
+//!    normal equations refined from the residuals, [`Engine::polish`]).
 //!
 //! Two cases are exact instead: `h = n` is ordinary least squares, and a model with the
 //! intercept alone is the univariate LTS location, the mean of the `h` consecutive sorted
@@ -33,10 +35,9 @@
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
-use crate::regression::csteps::{
-    gather, iterate, squared_residuals, subset_rows, trim, Best, Candidate, Work,
-};
+use crate::regression::csteps::{gather, iterate, Best, Candidate, Work};
 use crate::regression::design::{Design, Rows, Sample};
+use crate::regression::engine::{Engine, MAX_STEPS};
 use crate::regression::exchange;
 use crate::regression::fit::Found;
 use crate::regression::linalg::{least_squares, solve_square};
@@ -50,8 +51,6 @@ const GROUP_ROWS: usize = 300;
 const KEEP: usize = 10;
 /// C-steps per start and in the merged set.
 const SHORT_STEPS: usize = 2;
-/// The most C-steps of the final iterations.
-const MAX_STEPS: usize = 100;
 /// Below this many rows the converged candidates are refined by pairwise exchanges.
 const EXCHANGE_MAX_N: usize = 600;
 /// From this many rows the candidates race instead of all converging.
@@ -74,12 +73,16 @@ pub(crate) struct Search {
     pub exhaustive_limit: u64,
 }
 
-/// Runs FAST-LTS (or the exact special cases) on `design`.
-pub(crate) fn search(design: &Design, s: &Search) -> Result<Found> {
+/// Runs FAST-LTS (or the exact special cases) on `design`; the C-steps on all rows and the
+/// least squares of `h = n` run on `engine`.
+pub(crate) fn search(design: &Design, s: &Search, engine: &mut dyn Engine) -> Result<Found> {
     let rows = design.rows();
     let (n, p, h) = (design.n, design.p, s.h);
     if h == n {
-        let b = least_squares(rows.x, rows.y, n, p).ok_or_else(singular_design)?;
+        let all: Vec<usize> = (0..n).collect();
+        let b = engine
+            .fit_rows(&all, &vec![0.0; p])?
+            .ok_or_else(singular_design)?;
         return Ok(Found {
             b,
             starts: 0,
@@ -111,7 +114,7 @@ pub(crate) fn search(design: &Design, s: &Search) -> Result<Found> {
              singular): the design is degenerate (e.g. mostly repeated rows)"
         )));
     }
-    let refined = converge(rows, h, kept.into_candidates());
+    let refined = converge(engine, n, h, kept.into_candidates())?;
     let refined: Vec<Candidate> = if n < EXCHANGE_MAX_N {
         refined
             .into_par_iter()
@@ -127,7 +130,7 @@ pub(crate) fn search(design: &Design, s: &Search) -> Result<Found> {
         .into_iter()
         .reduce(|a, b| if b.objective < a.objective { b } else { a })
         .ok_or_else(singular_design)?;
-    let b = polish(rows, h, best);
+    let b = engine.polish(h, best)?;
     Ok(Found {
         b,
         starts,
@@ -140,63 +143,26 @@ fn singular_design() -> Error {
     Error::InvalidArgument("the rows do not determine a least-squares fit".into())
 }
 
-/// Up to `steps` C-steps from each candidate (in parallel).
-fn step_all(rows: Rows<'_>, h: usize, candidates: Vec<Candidate>, steps: usize) -> Vec<Candidate> {
-    candidates
-        .into_par_iter()
-        .map_init(
-            || Work::new(rows.p),
-            |work, c| iterate(rows, h, c.b, steps, work),
-        )
-        .collect::<Vec<Option<Candidate>>>()
-        .into_iter()
-        .flatten()
-        .collect()
-}
-
-/// The candidates iterated to convergence (module documentation, step 3): all of them below
-/// [`RACE_MIN_N`] rows; above, a race: [`RACE_STEPS`] C-steps for each, the better half goes
-/// on, until one is left to converge.
-fn converge(rows: Rows<'_>, h: usize, candidates: Vec<Candidate>) -> Vec<Candidate> {
-    if rows.n < RACE_MIN_N {
-        return step_all(rows, h, candidates, MAX_STEPS);
+/// The candidates iterated to convergence on `engine` (module documentation, step 3): all of
+/// them below [`RACE_MIN_N`] rows; above, a race: [`RACE_STEPS`] C-steps for each, the better
+/// half goes on, until one is left to converge.
+fn converge(
+    engine: &mut dyn Engine,
+    n: usize,
+    h: usize,
+    candidates: Vec<Candidate>,
+) -> Result<Vec<Candidate>> {
+    if n < RACE_MIN_N {
+        return engine.step_all(h, candidates, MAX_STEPS);
     }
     let mut pool = candidates;
     while pool.len() > 1 {
-        pool = step_all(rows, h, pool, RACE_STEPS);
+        pool = engine.step_all(h, pool, RACE_STEPS)?;
         // A stable sort keeps the earlier candidate of equal objectives.
         pool.sort_by(|a, b| a.objective.total_cmp(&b.objective));
         pool.truncate(pool.len().div_ceil(2));
     }
-    step_all(rows, h, pool, MAX_STEPS)
-}
-
-/// C-steps from `best` whose least-squares fits are computed by QR of the gathered `h`-subset
-/// (more accurate than the normal equations), while the objective decreases.
-fn polish(rows: Rows<'_>, h: usize, best: Candidate) -> Vec<f64> {
-    let mut work = Work::new(rows.p);
-    let mut idx = Vec::with_capacity(h);
-    let mut b = best.b;
-    squared_residuals(rows, &b, &mut work.r2);
-    let Some(mut current) = trim(&work, h) else {
-        return b;
-    };
-    for _ in 0..MAX_STEPS {
-        subset_rows(&work.r2, &current, h, &mut idx);
-        let (x, y) = gather(rows, &idx);
-        let Some(next) = least_squares(&x, &y, h, rows.p) else {
-            break;
-        };
-        squared_residuals(rows, &next, &mut work.r2);
-        match trim(&work, h) {
-            Some(t) if t.objective < current.objective => {
-                b = next;
-                current = t;
-            }
-            _ => break,
-        }
-    }
-    b
+    engine.step_all(h, pool, MAX_STEPS)
 }
 
 /// The exact fit of a `p`-subset (rows `idx` of `rows`), or `None` when it is singular.
@@ -315,8 +281,7 @@ fn nested_starts(rows: Rows<'_>, s: &Search) -> (Best, usize, usize) {
     let groups = GROUPS.min(n / GROUP_ROWS);
     let merged_len = n.min(GROUPS * GROUP_ROWS);
     let mut split = Rng::stream(s.seed, STAGE_SPLIT, 0);
-    let mut perm = split.permutation(n);
-    perm.truncate(merged_len);
+    let perm = split.permutation_prefix(n, merged_len);
     let per_group = (s.nsamp / groups).max(1);
     let frac = s.h as f64 / n as f64;
     let sub_h = |len: usize| ((len as f64 * frac).floor() as usize).clamp(rows.p + 1, len);
@@ -400,6 +365,7 @@ pub(crate) fn location(y: &[f64], h: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::regression::engine::CpuEngine;
 
     #[test]
     fn location_picks_the_tightest_window() {
@@ -424,6 +390,7 @@ mod tests {
                 seed: 1,
                 exhaustive_limit: 0,
             },
+            &mut CpuEngine::new(&d),
         )
         .unwrap();
         let r: Vec<f64> = d.residuals(&found.b);

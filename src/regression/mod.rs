@@ -58,14 +58,38 @@
 //!
 //! # Devices
 //!
-//! The fits run on the CPU; [`Lts::device`] and [`Lms::device`] refuse other devices with an
-//! error.
+//! With [`Lts::device`] or [`Lms::device`] set to a CUDA device, the work that grows with `n`
+//! runs on the GPU; the starts on small subsamples, the exchanges of small problems and the
+//! minimax refinements stay on the CPU, as do the passes that produce the per-row outputs.
+//! The design (`x` standardized, `y`) is copied to the device once.
+//!
+//! - **LTS C-steps.** The candidates of a stage are stepped together: their residuals
+//!   `y - X B` for all of them at once (a cuBLAS product of the `n x p` design and the `p x c`
+//!   coefficients, then one pass that squares them), the `h`-th smallest squared residual of
+//!   each by batched selection ([`Selector::select_rows_device`](crate::Selector::select_rows_device)),
+//!   and one pass that sums, for each candidate, `X_H'X_H` and `X_H'r_H` over its `h`-subset
+//!   (the rows below its threshold and, in index order, exactly as many of the rows at it as
+//!   `h` needs), with the count and sum that give its objective. The `p x p` systems are solved
+//!   on the host; the refit is the correction `b + (X_H'X_H)^-1 X_H'r_H`, which makes the
+//!   normal equations as accurate as the QR of the CPU's polish. Per C-step `p c` coefficients
+//!   go to the device and `c (p (p + 3) / 2 + 4)` numbers come back.
+//! - **Least squares of the reweighting.** The same sums over a row mask, refined twice.
+//! - **LMS starts.** The residuals of many elemental fits at once (the same product), each
+//!   row of them sorted on the device to adjust the intercept (the shortest window of `h`
+//!   sorted residuals), and the `h`-th smallest absolute residual by batched selection.
+//!
+//! On one device a seed gives the same bits on every run; the GPU's results differ from the
+//! CPU's by rounding (sums in another order), so that a race of candidates with nearly equal
+//! objectives can in rare cases go another way. Models of more than 40 coefficients fit on
+//! the CPU.
 
 mod chebyshev;
 mod csteps;
 mod design;
+mod engine;
 mod exchange;
 mod fit;
+mod gpu;
 mod linalg;
 mod lms;
 mod lts;

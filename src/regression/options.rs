@@ -5,8 +5,9 @@ use ndarray::{ArrayView1, ArrayView2};
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::regression::design::Design;
+use crate::regression::engine::{CpuEngine, Engine};
 use crate::regression::fit::RegressionFit;
-use crate::regression::{lms, lts, reweight};
+use crate::regression::{gpu, lms, lts, reweight};
 
 /// The default number of random starting subsets of LTS (robustbase's `nsamp`).
 pub const LTS_DEFAULT_NSAMP: usize = 500;
@@ -46,16 +47,121 @@ enum Coverage {
     H(usize),
 }
 
-/// Refuses every device but the CPU.
-fn check_device(device: &Device, what: &str) -> Result<()> {
-    match device {
-        Device::Cpu => Ok(()),
-        other => Err(Error::UnsupportedAlgorithm {
-            algorithm: what.to_string(),
-            backend: other.backend_name().to_string(),
-            available: "no regression estimator; fit on Device::Cpu".to_string(),
-        }),
+/// The settings [`Lts`] and [`Lms`] share.
+#[derive(Clone, Debug)]
+struct Shared {
+    intercept: bool,
+    seed: u64,
+    exhaustive_limit: u64,
+    device: Device,
+}
+
+impl Shared {
+    fn new() -> Shared {
+        Shared {
+            intercept: true,
+            seed: DEFAULT_SEED,
+            exhaustive_limit: DEFAULT_EXHAUSTIVE_LIMIT,
+            device: Device::Cpu,
+        }
     }
+
+    /// Runs `fit` on the engine of the device: the GPU's on a CUDA device (unless the model is
+    /// beyond its kernels, [`gpu::GpuEngine::supports`]), the CPU's otherwise.
+    fn with_engine<R>(
+        &self,
+        design: &Design,
+        fit: impl FnOnce(&mut dyn Engine) -> Result<R>,
+    ) -> Result<R> {
+        match &self.device {
+            Device::Cuda(dev) if gpu::GpuEngine::supports(design) => {
+                fit(&mut gpu::GpuEngine::new(dev, design)?)
+            }
+            _ => fit(&mut CpuEngine::new(design)),
+        }
+    }
+}
+
+/// The setters of the [`Shared`] settings, for the builder `$ty`.
+macro_rules! shared_setters {
+    ($ty:ident) => {
+        #[doc = concat!(
+            "Fits an intercept (default `true`): a column of ones ahead of `x`'s columns, ",
+            "whose coefficient comes first. LMS adjusts it optimally for every candidate's ",
+            "slopes.\n\n",
+            "```\n",
+            "use kselect::regression::", stringify!($ty), ";\n",
+            "let x = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0];\n",
+            "let y = [2.0, 4.0, 6.0, 8.0, 10.0, 99.0, 14.0];\n",
+            "let fit = ", stringify!($ty), "::new().intercept(false).fit(&x, 7, 1, &y)?;\n",
+            "assert_eq!(fit.coefficients.len(), 1);\n",
+            "assert!((fit.raw_coefficients[0] - 2.0).abs() < 1e-12);\n",
+            "# Ok::<(), kselect::Error>(())\n",
+            "```"
+        )]
+        pub fn intercept(mut self, intercept: bool) -> Self {
+            self.shared.intercept = intercept;
+            self
+        }
+
+        #[doc = concat!(
+            "The seed of the random starts (default 42): a seed gives the same bits on every ",
+            "run and any number of threads, on one device.\n\n",
+            "```\n",
+            "use kselect::regression::", stringify!($ty), ";\n",
+            "let x: Vec<f64> = (0..200).map(|i| ((i * 7) % 13) as f64).collect();\n",
+            "let y: Vec<f64> = (0..200).map(|i| ((i * 5) % 11) as f64).collect();\n",
+            "let fit = |seed| ", stringify!($ty),
+            "::new().seed(seed).exhaustive_limit(0).fit(&x, 200, 1, &y);\n",
+            "assert_eq!(fit(3)?, fit(3)?);\n",
+            "# Ok::<(), kselect::Error>(())\n",
+            "```"
+        )]
+        pub fn seed(mut self, seed: u64) -> Self {
+            self.shared.seed = seed;
+            self
+        }
+
+        #[doc = concat!(
+            "Every `p`-subset is a start (instead of `nsamp` random ones) when their number ",
+            "`C(n, p)` is at most `max(nsamp, limit)` (default 5000). `0` enumerates only when ",
+            "`C(n, p) <= nsamp`; `u64::MAX` always enumerates (`nsamp = \"exact\"` in ",
+            "robustbase).\n\n",
+            "```\n",
+            "use kselect::regression::", stringify!($ty), ";\n",
+            "let x: Vec<f64> = (0..30).map(|i| (i as f64).ln_1p()).collect();\n",
+            "let y: Vec<f64> = x.iter().map(|v| 2.0 * v).collect();\n",
+            "let fit = ", stringify!($ty), "::new().fit(&x, 30, 1, &y)?;\n",
+            "assert!(fit.exhaustive); // C(30, 2) = 435 starts\n",
+            "assert_eq!(fit.starts, 435);\n",
+            "# Ok::<(), kselect::Error>(())\n",
+            "```"
+        )]
+        pub fn exhaustive_limit(mut self, limit: u64) -> Self {
+            self.shared.exhaustive_limit = limit;
+            self
+        }
+
+        #[doc = concat!(
+            "The device of the fit (default [`Device::Cpu`]). On a CUDA device the work that ",
+            "grows with `n` runs on the GPU (see the [module documentation](super)); the ",
+            "results equal the CPU's up to rounding. Models of more than 40 coefficients fit ",
+            "on the CPU.\n\n",
+            "```\n",
+            "use kselect::{regression::", stringify!($ty), ", Device};\n",
+            "let x = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0];\n",
+            "let y = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 30.0];\n",
+            "let device = Device::auto(); // CUDA device 0 when there is one\n",
+            "let fit = ", stringify!($ty), "::new().device(device).fit(&x, 8, 1, &y)?;\n",
+            "assert_eq!(fit.outliers, vec![7]);\n",
+            "# Ok::<(), kselect::Error>(())\n",
+            "```"
+        )]
+        pub fn device(mut self, device: Device) -> Self {
+            self.shared.device = device;
+            self
+        }
+    };
 }
 
 /// `x` of an array view as a row-major slice (copied when the view is not standard-layout).
@@ -86,7 +192,7 @@ fn array_parts(
 /// | [`nsamp`](Lts::nsamp) | 500 | `>= 1` |
 /// | [`seed`](Lts::seed) | 42 | any |
 /// | [`exhaustive_limit`](Lts::exhaustive_limit) | 5000 | any |
-/// | [`device`](Lts::device) | `Device::Cpu` | the CPU only |
+/// | [`device`](Lts::device) | `Device::Cpu` | the CPU or a CUDA GPU |
 ///
 /// ```
 /// use kselect::regression::Lts;
@@ -102,12 +208,9 @@ fn array_parts(
 /// ```
 #[derive(Clone, Debug)]
 pub struct Lts {
-    intercept: bool,
+    shared: Shared,
     coverage: Coverage,
     nsamp: usize,
-    seed: u64,
-    exhaustive_limit: u64,
-    device: Device,
 }
 
 impl Default for Lts {
@@ -126,31 +229,13 @@ impl Lts {
     /// ```
     pub fn new() -> Self {
         Lts {
-            intercept: true,
+            shared: Shared::new(),
             coverage: Coverage::Alpha(0.5),
             nsamp: LTS_DEFAULT_NSAMP,
-            seed: DEFAULT_SEED,
-            exhaustive_limit: DEFAULT_EXHAUSTIVE_LIMIT,
-            device: Device::Cpu,
         }
     }
 
-    /// Fits an intercept (a column of ones ahead of `x`'s columns; its coefficient comes
-    /// first).
-    ///
-    /// ```
-    /// use kselect::regression::Lts;
-    /// let x = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
-    /// let y = [2.0, 4.0, 6.0, 8.0, 10.0, 99.0];
-    /// let fit = Lts::new().intercept(false).fit(&x, 6, 1, &y)?;
-    /// assert_eq!(fit.coefficients.len(), 1);
-    /// assert!((fit.coefficients[0] - 2.0).abs() < 1e-12);
-    /// # Ok::<(), kselect::Error>(())
-    /// ```
-    pub fn intercept(mut self, intercept: bool) -> Self {
-        self.intercept = intercept;
-        self
-    }
+    shared_setters!(Lts);
 
     /// The coverage as a fraction: `h = h_alpha(alpha, n, p)` ([`h_alpha`]), robustbase's rule.
     /// `alpha` must be in `[0.5, 1]`; `alpha = 1` is ordinary least squares (then reweighted).
@@ -200,53 +285,6 @@ impl Lts {
         self
     }
 
-    /// The seed of the random starts: a seed gives the same bits on every run and any number
-    /// of threads.
-    ///
-    /// ```
-    /// use kselect::regression::Lts;
-    /// let x: Vec<f64> = (0..40).map(|i| ((i * 37) % 11) as f64).collect();
-    /// let y: Vec<f64> = (0..40).map(|i| ((i * 53) % 17) as f64).collect();
-    /// let a = Lts::new().seed(9).exhaustive_limit(0).fit(&x, 40, 1, &y)?;
-    /// let b = Lts::new().seed(9).exhaustive_limit(0).fit(&x, 40, 1, &y)?;
-    /// assert_eq!(a, b);
-    /// # Ok::<(), kselect::Error>(())
-    /// ```
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.seed = seed;
-        self
-    }
-
-    /// Every `p`-subset is a start (instead of `nsamp` random ones) when their number
-    /// `C(n, p)` is at most `max(nsamp, limit)`. `0` enumerates only when `C(n, p) <= nsamp`;
-    /// `u64::MAX` always enumerates (`nsamp = "exact"` in robustbase).
-    ///
-    /// ```
-    /// let x: Vec<f64> = (0..30).map(|i| (i as f64).ln_1p()).collect();
-    /// let y: Vec<f64> = x.iter().map(|v| 2.0 * v).collect();
-    /// let fit = kselect::regression::Lts::new().fit(&x, 30, 1, &y)?;
-    /// assert!(fit.exhaustive); // C(30, 2) = 435 starts
-    /// assert_eq!(fit.starts, 435);
-    /// # Ok::<(), kselect::Error>(())
-    /// ```
-    pub fn exhaustive_limit(mut self, limit: u64) -> Self {
-        self.exhaustive_limit = limit;
-        self
-    }
-
-    /// The device of the fit. Only [`Device::Cpu`] fits; any other is an
-    /// [`Error::UnsupportedAlgorithm`] when the fit starts.
-    ///
-    /// ```
-    /// let lts = kselect::regression::Lts::new().device(kselect::Device::Cpu);
-    /// let x = [1.0, 2.0, 3.0, 4.0, 5.0];
-    /// assert!(lts.fit(&x, 5, 1, &[1.0, 2.0, 3.0, 4.0, 9.0]).is_ok());
-    /// ```
-    pub fn device(mut self, device: Device) -> Self {
-        self.device = device;
-        self
-    }
-
     /// The coverage `h` and the `alpha` of the small-sample factors for `n` rows and `k`
     /// columns of `x` (the intercept is added when set), or the error a fit would report.
     ///
@@ -256,7 +294,7 @@ impl Lts {
     /// # Ok::<(), kselect::Error>(())
     /// ```
     pub fn coverage_for(&self, n: usize, k: usize) -> Result<(usize, f64)> {
-        let p = k + usize::from(self.intercept);
+        let p = k + usize::from(self.shared.intercept);
         let lo = lts_min_h(n, p);
         let n2 = lo;
         match self.coverage {
@@ -292,8 +330,9 @@ impl Lts {
     ///
     /// Errors ([`Error::InvalidArgument`] unless said): lengths that do not match `n` and `k`;
     /// `n <= p`; a NaN or infinite value (named by row and column); a constant column; columns
-    /// that are (numerically) collinear; a setting out of its range; a device other than the
-    /// CPU ([`Error::UnsupportedAlgorithm`]); no starting subset that determines a fit.
+    /// that are (numerically) collinear; a setting out of its range; no starting subset that
+    /// determines a fit. On a GPU also the device's errors ([`Error::CudaUnavailable`] when
+    /// cuBLAS or NVRTC is missing, [`Error::OutOfDeviceMemory`], [`Error::Cuda`]).
     ///
     /// ```
     /// use kselect::regression::Lts;
@@ -308,24 +347,23 @@ impl Lts {
     /// # Ok::<(), kselect::Error>(())
     /// ```
     pub fn fit(&self, x: &[f64], n: usize, k: usize, y: &[f64]) -> Result<RegressionFit> {
-        check_device(&self.device, "LTS regression")?;
         if self.nsamp == 0 {
             return Err(Error::InvalidArgument(
                 "nsamp = 0: at least one starting subset is needed".into(),
             ));
         }
-        let design = Design::new(x, n, k, y, self.intercept)?;
+        let design = Design::new(x, n, k, y, self.shared.intercept)?;
         let (h, alpha) = self.coverage_for(n, k)?;
-        let found = lts::search(
-            &design,
-            &lts::Search {
-                h,
-                nsamp: self.nsamp,
-                seed: self.seed,
-                exhaustive_limit: self.exhaustive_limit,
-            },
-        )?;
-        Ok(reweight::lts(&design, found, h, alpha))
+        let search = lts::Search {
+            h,
+            nsamp: self.nsamp,
+            seed: self.shared.seed,
+            exhaustive_limit: self.shared.exhaustive_limit,
+        };
+        self.shared.with_engine(&design, |engine| {
+            let found = lts::search(&design, &search, engine)?;
+            reweight::lts(&design, found, h, alpha, engine)
+        })
     }
 
     /// [`fit`](Lts::fit) for an `n x k` array of predictors and a response array.
@@ -360,7 +398,7 @@ impl Lts {
 /// | [`nsamp`](Lms::nsamp) | `min(500 p, 3000)` (`lqs`) | `>= 1` |
 /// | [`seed`](Lms::seed) | 42 | any |
 /// | [`exhaustive_limit`](Lms::exhaustive_limit) | 5000 | any |
-/// | [`device`](Lms::device) | `Device::Cpu` | the CPU only |
+/// | [`device`](Lms::device) | `Device::Cpu` | the CPU or a CUDA GPU |
 ///
 /// ```
 /// use kselect::regression::Lms;
@@ -376,12 +414,9 @@ impl Lts {
 /// ```
 #[derive(Clone, Debug)]
 pub struct Lms {
-    intercept: bool,
+    shared: Shared,
     h: Option<usize>,
     nsamp: Option<usize>,
-    seed: u64,
-    exhaustive_limit: u64,
-    device: Device,
 }
 
 impl Default for Lms {
@@ -399,29 +434,13 @@ impl Lms {
     /// ```
     pub fn new() -> Self {
         Lms {
-            intercept: true,
+            shared: Shared::new(),
             h: None,
             nsamp: None,
-            seed: DEFAULT_SEED,
-            exhaustive_limit: DEFAULT_EXHAUSTIVE_LIMIT,
-            device: Device::Cpu,
         }
     }
 
-    /// Fits an intercept (first coefficient); the intercept is then adjusted optimally for
-    /// every candidate's slopes.
-    ///
-    /// ```
-    /// let x = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0];
-    /// let y = [3.0, 6.0, 9.0, 12.0, 40.0, 18.0, 21.0];
-    /// let fit = kselect::regression::Lms::new().intercept(false).fit(&x, 7, 1, &y)?;
-    /// assert!((fit.raw_coefficients[0] - 3.0).abs() < 1e-12);
-    /// # Ok::<(), kselect::Error>(())
-    /// ```
-    pub fn intercept(mut self, intercept: bool) -> Self {
-        self.intercept = intercept;
-        self
-    }
+    shared_setters!(Lms);
 
     /// The coverage: the rank (1-based) of the absolute residual minimized.
     ///
@@ -450,46 +469,6 @@ impl Lms {
         self
     }
 
-    /// The seed of the random starts (same seed, same bits).
-    ///
-    /// ```
-    /// use kselect::regression::Lms;
-    /// let x: Vec<f64> = (0..200).map(|i| ((i * 7) % 13) as f64).collect();
-    /// let y: Vec<f64> = (0..200).map(|i| ((i * 5) % 11) as f64).collect();
-    /// let a = Lms::new().seed(3).exhaustive_limit(0).fit(&x, 200, 1, &y)?;
-    /// assert_eq!(a, Lms::new().seed(3).exhaustive_limit(0).fit(&x, 200, 1, &y)?);
-    /// # Ok::<(), kselect::Error>(())
-    /// ```
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.seed = seed;
-        self
-    }
-
-    /// Every `p`-subset is a start when `C(n, p) <= max(nsamp, limit)` (as for
-    /// [`Lts::exhaustive_limit`]).
-    ///
-    /// ```
-    /// let x: Vec<f64> = (0..20).map(|i| i as f64).collect();
-    /// let y: Vec<f64> = x.iter().map(|v| v * v).collect();
-    /// assert!(kselect::regression::Lms::new().fit(&x, 20, 1, &y)?.exhaustive);
-    /// # Ok::<(), kselect::Error>(())
-    /// ```
-    pub fn exhaustive_limit(mut self, limit: u64) -> Self {
-        self.exhaustive_limit = limit;
-        self
-    }
-
-    /// The device of the fit: only [`Device::Cpu`].
-    ///
-    /// ```
-    /// let lms = kselect::regression::Lms::new().device(kselect::Device::Cpu);
-    /// assert!(lms.fit(&[1.0, 2.0, 3.0, 4.0], 4, 1, &[1.0, 2.0, 3.0, 5.0]).is_ok());
-    /// ```
-    pub fn device(mut self, device: Device) -> Self {
-        self.device = device;
-        self
-    }
-
     /// The coverage `h` for `n` rows and `k` columns of `x`, or the error a fit would report.
     ///
     /// ```
@@ -497,7 +476,7 @@ impl Lms {
     /// # Ok::<(), kselect::Error>(())
     /// ```
     pub fn coverage_for(&self, n: usize, k: usize) -> Result<usize> {
-        let p = k + usize::from(self.intercept);
+        let p = k + usize::from(self.shared.intercept);
         let lo = n / 2 + p.div_ceil(2);
         let h = self.h.unwrap_or(lo);
         if h < lo || h + 1 > n {
@@ -524,25 +503,24 @@ impl Lms {
     /// # Ok::<(), kselect::Error>(())
     /// ```
     pub fn fit(&self, x: &[f64], n: usize, k: usize, y: &[f64]) -> Result<RegressionFit> {
-        check_device(&self.device, "LMS regression")?;
         if self.nsamp == Some(0) {
             return Err(Error::InvalidArgument(
                 "nsamp = 0: at least one starting subset is needed".into(),
             ));
         }
-        let design = Design::new(x, n, k, y, self.intercept)?;
+        let design = Design::new(x, n, k, y, self.shared.intercept)?;
         let h = self.coverage_for(n, k)?;
         let nsamp = self.nsamp.unwrap_or((500 * design.p).min(3000));
-        let found = lms::search(
-            &design,
-            &lms::Search {
-                h,
-                nsamp,
-                seed: self.seed,
-                exhaustive_limit: self.exhaustive_limit,
-            },
-        )?;
-        Ok(reweight::lms(&design, found, h))
+        let search = lms::Search {
+            h,
+            nsamp,
+            seed: self.shared.seed,
+            exhaustive_limit: self.shared.exhaustive_limit,
+        };
+        self.shared.with_engine(&design, |engine| {
+            let found = lms::search(&design, &search, engine)?;
+            reweight::lms(&design, found, h, engine)
+        })
     }
 
     /// [`fit`](Lms::fit) for an `n x k` array of predictors and a response array.

@@ -2,10 +2,13 @@
 //! weights, the reweighted least-squares fit and its scale (formulas in [`RegressionFit`]'s
 //! field documentation and in [`scale`](super::scale)).
 
-use crate::regression::csteps::{gather, hth_smallest};
-use crate::regression::design::Design;
+use rayon::prelude::*;
+
+use crate::error::Result;
+use crate::regression::csteps::hth_smallest;
+use crate::regression::design::{Design, CHUNK};
+use crate::regression::engine::Engine;
 use crate::regression::fit::{Found, Method, RegressionFit};
-use crate::regression::linalg::least_squares;
 use crate::regression::normal::normal_quantile;
 use crate::regression::scale::{
     consistency, lts_cutoff, small_sample_raw, small_sample_reweighted, LMS_CUTOFF,
@@ -13,54 +16,82 @@ use crate::regression::scale::{
 use crate::Selector;
 
 /// The rows of the `h` smallest `values` (ties in index order), increasing, and the sum of
-/// those values.
+/// those values (in index order). The rows are found chunk by chunk in parallel (each chunk
+/// told how many of its ties to take), the sum runs over them in order.
 fn h_smallest(values: &[f64], h: usize) -> (Vec<usize>, f64) {
     let selector = Selector::new();
     let Some(t) = hth_smallest(&selector, values, h) else {
         return ((0..h).collect(), f64::NAN);
     };
-    let below = values.iter().filter(|&&v| v < t).count();
+    let counts: Vec<(usize, usize)> = values
+        .par_chunks(CHUNK)
+        .map(|c| {
+            c.iter().fold((0, 0), |(below, at), &v| {
+                (below + usize::from(v < t), at + usize::from(v == t))
+            })
+        })
+        .collect();
+    let below: usize = counts.iter().map(|c| c.0).sum();
     let mut ties = h - below;
-    let mut rows = Vec::with_capacity(h);
-    let mut sum = 0.0;
-    for (i, &v) in values.iter().enumerate() {
-        if v < t {
-            rows.push(i);
-            sum += v;
-        } else if v == t && ties > 0 {
-            ties -= 1;
-            rows.push(i);
-            sum += v;
-        }
-    }
+    let quotas: Vec<usize> = counts
+        .iter()
+        .map(|&(_, at)| {
+            let take = at.min(ties);
+            ties -= take;
+            take
+        })
+        .collect();
+    let parts: Vec<Vec<usize>> = values
+        .par_chunks(CHUNK)
+        .zip(quotas.par_iter())
+        .enumerate()
+        .map(|(c, (chunk, &quota))| {
+            let mut ties = quota;
+            let mut rows = Vec::new();
+            for (i, &v) in chunk.iter().enumerate() {
+                if v < t || (v == t && ties > 0) {
+                    if v == t {
+                        ties -= 1;
+                    }
+                    rows.push(c * CHUNK + i);
+                }
+            }
+            rows
+        })
+        .collect();
+    let rows = parts.concat();
+    let sum = rows.iter().fold(0.0, |s, &i| s + values[i]);
     (rows, sum)
 }
 
-/// The least-squares fit (standardized coordinates) on rows `idx`, by QR.
-fn least_squares_on(design: &Design, idx: &[usize]) -> Option<Vec<f64>> {
-    let (x, y) = gather(design.rows(), idx);
-    least_squares(&x, &y, idx.len(), design.p)
+/// The squares of `r`.
+fn squares(r: &[f64]) -> Vec<f64> {
+    r.par_iter().map(|v| v * v).collect()
 }
 
 /// The scale below which a fit counts as exact: `1e-10` of the largest distance of `y` from
 /// its median (at least `1e-14 * max |y|`, for rounding).
 fn exact_tolerance(y: &[f64]) -> f64 {
     let med = Selector::new().median(y).unwrap_or(0.0);
-    let spread = y.iter().fold(0.0f64, |a, v| a.max((v - med).abs()));
-    let size = y.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+    // Maxima: the same in any order.
+    let spread = y
+        .par_iter()
+        .map(|v| (v - med).abs())
+        .reduce(|| 0.0f64, f64::max);
+    let size = y.par_iter().map(|v| v.abs()).reduce(|| 0.0f64, f64::max);
     (1e-10 * spread).max(1e-14 * size)
 }
 
 /// 0/1 weights: 1 where `|r| <= limit`.
 fn weights_within(r: &[f64], limit: f64) -> Vec<f64> {
-    r.iter()
+    r.par_iter()
         .map(|v| if v.abs() <= limit { 1.0 } else { 0.0 })
         .collect()
 }
 
 /// The rows with weight 1.
 fn kept(w: &[f64]) -> Vec<usize> {
-    w.iter()
+    w.par_iter()
         .enumerate()
         .filter(|(_, &v)| v == 1.0)
         .map(|(i, _)| i)
@@ -69,7 +100,7 @@ fn kept(w: &[f64]) -> Vec<usize> {
 
 /// The rows with weight 0.
 fn dropped(w: &[f64]) -> Vec<usize> {
-    w.iter()
+    w.par_iter()
         .enumerate()
         .filter(|(_, &v)| v == 0.0)
         .map(|(i, _)| i)
@@ -126,16 +157,25 @@ impl Parts {
     }
 }
 
-/// The LTS fit from the coefficients of the best `h`-subset found.
-pub(crate) fn lts(design: &Design, found: Found, h: usize, alpha: f64) -> RegressionFit {
+/// The LTS fit from the coefficients of the best `h`-subset found; its least-squares fits run
+/// on `engine`.
+pub(crate) fn lts(
+    design: &Design,
+    found: Found,
+    h: usize,
+    alpha: f64,
+    engine: &mut dyn Engine,
+) -> Result<RegressionFit> {
     let (n, p) = (design.n, design.p);
     // The raw fit: least squares on the h-subset of the found coefficients.
     let r = design.residuals(&found.b);
-    let sq: Vec<f64> = r.iter().map(|v| v * v).collect();
+    let sq = squares(&r);
     let (subset, _) = h_smallest(&sq, h);
-    let raw_b = least_squares_on(design, &subset).unwrap_or_else(|| found.b.clone());
+    let raw_b = engine
+        .fit_rows(&subset, &found.b)?
+        .unwrap_or_else(|| found.b.clone());
     let raw_residuals = design.residuals(&raw_b);
-    let sq: Vec<f64> = raw_residuals.iter().map(|v| v * v).collect();
+    let sq = squares(&raw_residuals);
     let (best_subset, objective) = h_smallest(&sq, h);
     let cutoff = lts_cutoff();
     let tau = exact_tolerance(&design.y);
@@ -153,7 +193,9 @@ pub(crate) fn lts(design: &Design, found: Found, h: usize, alpha: f64) -> Regres
         let raw_weights = weights_within(&raw_residuals, cutoff * raw_scale);
         let keep = kept(&raw_weights);
         let sw = keep.len() as f64;
-        let b = least_squares_on(design, &keep).unwrap_or_else(|| raw_b.clone());
+        let b = engine
+            .fit_rows(&keep, &raw_b)?
+            .unwrap_or_else(|| raw_b.clone());
         let residuals = design.residuals(&b);
         // robustbase: with h = n the sum runs over the least-squares residuals, and only the
         // consistency factor applies.
@@ -185,15 +227,20 @@ pub(crate) fn lts(design: &Design, found: Found, h: usize, alpha: f64) -> Regres
             exact_fit: false,
         }
     };
-    parts.into_fit(design, Method::Lts, &found, h, alpha)
+    Ok(parts.into_fit(design, Method::Lts, &found, h, alpha))
 }
 
-/// The LMS fit from the coefficients found.
-pub(crate) fn lms(design: &Design, found: Found, h: usize) -> RegressionFit {
+/// The LMS fit from the coefficients found; its least-squares fit runs on `engine`.
+pub(crate) fn lms(
+    design: &Design,
+    found: Found,
+    h: usize,
+    engine: &mut dyn Engine,
+) -> Result<RegressionFit> {
     let (n, p) = (design.n, design.p);
     let raw_b = found.b.clone();
     let raw_residuals = design.residuals(&raw_b);
-    let abs: Vec<f64> = raw_residuals.iter().map(|v| v.abs()).collect();
+    let abs: Vec<f64> = raw_residuals.par_iter().map(|v| v.abs()).collect();
     let (best_subset, _) = h_smallest(&abs, h);
     let objective = hth_smallest(&Selector::new(), &abs, h).unwrap_or(f64::NAN);
     let raw_scale = objective / normal_quantile((n + h) as f64 / (2 * n) as f64);
@@ -213,7 +260,9 @@ pub(crate) fn lms(design: &Design, found: Found, h: usize) -> RegressionFit {
         } else {
             raw_scale
         };
-        let b = least_squares_on(design, &keep).unwrap_or_else(|| raw_b.clone());
+        let b = engine
+            .fit_rows(&keep, &raw_b)?
+            .unwrap_or_else(|| raw_b.clone());
         let residuals = design.residuals(&b);
         let weights = weights_within(&residuals, LMS_CUTOFF * scale);
         Parts {
@@ -230,7 +279,7 @@ pub(crate) fn lms(design: &Design, found: Found, h: usize) -> RegressionFit {
             exact_fit: false,
         }
     };
-    parts.into_fit(design, Method::Lms, &found, h, h as f64 / n as f64)
+    Ok(parts.into_fit(design, Method::Lms, &found, h, h as f64 / n as f64))
 }
 
 /// The parts of an exact fit: scales 0, weight 1 on the rows within `tau` of the fit.

@@ -85,6 +85,57 @@ impl Rng {
         }
         perm
     }
+
+    /// The first `k` values of [`permutation(m)`](Rng::permutation), from the same draws, without
+    /// the array of `m` values and its random swaps: the draws are kept (4 bytes each) and the
+    /// swaps replayed backwards for the `k` positions alone, whose places are marked in a bitset
+    /// (`m / 8` bytes, cache-resident where the permutation's array is not).
+    pub(crate) fn permutation_prefix(&mut self, m: usize, k: usize) -> Vec<usize> {
+        let k = k.min(m);
+        if m <= 2 * k || u32::try_from(m).is_err() {
+            let mut perm = self.permutation(m);
+            perm.truncate(k);
+            return perm;
+        }
+        // draws[i] = the j of the swap of i (Fisher–Yates runs i downwards).
+        let mut draws = vec![0u32; m];
+        for i in (1..m).rev() {
+            draws[i] = self.below(i + 1) as u32;
+        }
+        // Backwards through the swaps, `owner[q]` is the place whose value ends at position q;
+        // the values start as the identity, so the last places are the values.
+        let mut marked = vec![0u64; m.div_ceil(64)];
+        let mut owner: Vec<usize> = (0..k).collect();
+        // place -> q, only for the (few) marked places.
+        let mut target = std::collections::HashMap::with_capacity(2 * k);
+        for q in 0..k {
+            marked[q / 64] |= 1 << (q % 64);
+            target.insert(q, q);
+        }
+        let is_marked = |marked: &[u64], i: usize| marked[i / 64] >> (i % 64) & 1 == 1;
+        for (i, &j) in draws.iter().enumerate().skip(1) {
+            let j = j as usize;
+            let (mi, mj) = (is_marked(&marked, i), is_marked(&marked, j));
+            if i == j || !(mi || mj) {
+                continue;
+            }
+            let qi = target.remove(&i);
+            let qj = target.remove(&j);
+            marked[i / 64] &= !(1 << (i % 64));
+            marked[j / 64] &= !(1 << (j % 64));
+            if let Some(q) = qi {
+                owner[q] = j;
+                target.insert(j, q);
+                marked[j / 64] |= 1 << (j % 64);
+            }
+            if let Some(q) = qj {
+                owner[q] = i;
+                target.insert(i, q);
+                marked[i / 64] |= 1 << (i % 64);
+            }
+        }
+        owner
+    }
 }
 
 /// The binomial coefficient `C(n, k)`, saturated at `u64::MAX`.
@@ -208,5 +259,23 @@ mod tests {
         let mut sorted = perm.clone();
         sorted.sort_unstable();
         assert_eq!(sorted, (0..50).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn permutation_prefix_is_the_permutations_start() {
+        for (m, k) in [
+            (1, 1),
+            (5, 2),
+            (100, 7),
+            (1000, 300),
+            (4099, 1500),
+            (100_000, 1500),
+        ] {
+            for seed in 0..4 {
+                let full = Rng::stream(seed, 2, 0).permutation(m);
+                let prefix = Rng::stream(seed, 2, 0).permutation_prefix(m, k);
+                assert_eq!(prefix, full[..k.min(m)], "m {m} k {k} seed {seed}");
+            }
+        }
     }
 }

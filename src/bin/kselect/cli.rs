@@ -7,18 +7,20 @@ use kselect::{Algorithm, NanPolicy, QuantileMethod};
 
 /// Exact order statistics of a column of numbers: the k-th smallest or largest values, the
 /// median and quantiles, the top-k values of arrays and matrices and hard thresholding, on the
-/// CPU or a CUDA GPU.
+/// CPU or a CUDA GPU; and robust regression (LTS and LMS) built on them.
 #[derive(Debug, Parser)]
 #[command(
     name = "kselect",
     version,
     long_about = "Exact order statistics of a column of numbers: the k-th smallest or largest \
                   values, the median and quantiles, the top-k values of arrays and matrices with \
-                  their indices, and hard thresholding, on the CPU or a CUDA GPU.\n\n\
-                  Input files are NumPy .npy arrays (1-D; topk also reads 2-D) or CSV files with \
-                  a header row (select and quantiles), either possibly gzip-compressed. Every \
-                  algorithm and backend returns exactly the value a full sort would put at the \
-                  rank asked for.",
+                  their indices, and hard thresholding, on the CPU or a CUDA GPU; and robust \
+                  regression (least trimmed squares and least median of squares) built on \
+                  them.\n\n\
+                  Input files are NumPy .npy arrays (1-D; topk, lts and lms also read 2-D) or \
+                  CSV files with a header row (select, quantiles, lts and lms), either possibly \
+                  gzip-compressed. Every algorithm and backend returns exactly the value a full \
+                  sort would put at the rank asked for.",
     after_help = "Examples:\n  \
         kselect select data.npy --k 0 --k 999\n  \
         kselect select flights.csv.gz --column dep_delay --nan omit --median --quantile 0.99\n  \
@@ -26,7 +28,9 @@ use kselect::{Algorithm, NanPolicy, QuantileMethod};
         kselect quantiles flights.csv.gz --column dep_delay --nan omit --count 101 --plot pdf.png\n  \
         kselect topk scores.npy --k 10 --sorted --json\n  \
         kselect topk values.npy --cols 100 --k 5 --smallest\n  \
-        kselect threshold x.npy --k 50 --out x_sparse.npy --json\n\n\
+        kselect threshold x.npy --k 50 --out x_sparse.npy --json\n  \
+        kselect lts stackloss.csv --response stack.loss --json\n  \
+        kselect lms Animals2.csv --response brain --predictors body --log brain,body\n\n\
         Exit status: 0 on success, 1 when the input or the selection fails, 2 for a usage error."
 )]
 pub struct Cli {
@@ -137,6 +141,48 @@ pub enum Command {
             kselect threshold x.npy --k 50 --out x_sparse.npy --nan omit --json"
     )]
     Threshold(ThresholdArgs),
+
+    /// Least trimmed squares regression (FAST-LTS, with R robustbase ltsReg's conventions) of
+    /// one column of a file on others.
+    #[command(
+        long_about = "Least trimmed squares regression of one column of a file on others.\n\n\
+            LTS finds the coefficients that minimize the sum of the h smallest squared \
+            residuals, so that up to n - h rows, however far off, cannot pull the fit (FAST-LTS: \
+            random p-subsets refined by C-steps, every p-subset when there are few). The rows \
+            whose raw residual exceeds 2.24 raw scales (qnorm(0.9875)) get weight 0, least \
+            squares on the others gives the reweighted coefficients and scale, and the rows \
+            that fit flags are the outliers, as R's robustbase ltsReg (0.95-0) computes them. \
+            The coverage is h = floor((n + p + 1) / 2) by default (alpha = 0.5, the highest \
+            breakdown), p counting the intercept.",
+        after_help = "Output: without --json, a summary (model, n, p, h, objective, scales, \
+            backend and time), a table of term, coefficient (reweighted) and raw coefficient, \
+            and the outlier rows. With --json, one JSON object (see --json); numbers are \
+            printed with the fewest digits that read back as the same f64.\n\n\
+            Examples:\n  \
+            kselect lts stackloss.csv --response stack.loss\n  \
+            kselect lts hbk.csv --response Y --predictors X1,X2,X3 --alpha 0.75 --json\n  \
+            kselect lts Animals2.csv --response brain --predictors body --log brain,body"
+    )]
+    Lts(RegressionArgs),
+
+    /// Least median of squares regression (the h-th smallest absolute residual minimized, as
+    /// MASS lqs) of one column of a file on others.
+    #[command(
+        long_about = "Least median of squares regression of one column of a file on others.\n\n\
+            LMS finds the coefficients that minimize the h-th smallest absolute residual (MASS \
+            lqs's criterion), from elemental fits of random p-subsets (every p-subset when there \
+            are few) refined by minimax fits. The coverage is h = floor(n / 2) + \
+            floor((p + 1) / 2) by default (Rousseeuw and Leroy's choice with the highest \
+            breakdown), p counting the intercept. The rows whose residual exceeds 2.5 raw \
+            scales get weight 0 and are the outliers; least squares on the others gives the \
+            reweighted coefficients and scale.",
+        after_help = "Output: as kselect lts; the objective is the h-th smallest absolute \
+            residual of the raw fit.\n\n\
+            Examples:\n  \
+            kselect lms stackloss.csv --response stack.loss\n  \
+            kselect lms starsCYG.csv --response log.light --json"
+    )]
+    Lms(RegressionArgs),
 }
 
 /// The options of `kselect topk`.
@@ -447,6 +493,83 @@ pub struct SelectArgs {
     pub json: bool,
 }
 
+/// The options of `kselect lts` and `kselect lms`.
+#[derive(Debug, Args)]
+pub struct RegressionArgs {
+    /// The data file: a CSV file with a header row naming its columns, or a 2-D NumPy .npy
+    /// array (rows x columns, any numeric dtype) whose columns are named by their 0-based
+    /// index (0, 1, ...); either may be gzip-compressed (.gz). Empty fields, NA and NaN are
+    /// missing values, which a fit refuses in the columns it uses.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// The column to explain, by its name in the header row.
+    #[arg(short = 'r', long, value_name = "COL")]
+    pub response: String,
+
+    /// The predictors, a comma-separated list of column names (or the option repeated).
+    /// Default: every column of numbers but the response, in the file's order (columns of
+    /// text are left out).
+    #[arg(short = 'x', long, value_name = "A,B,...", value_delimiter = ',')]
+    pub predictors: Vec<String>,
+
+    /// Take the natural logarithm of these columns (response or predictors) before the fit,
+    /// a comma-separated list. Every value of them must be positive.
+    #[arg(long, value_name = "COL,...", value_delimiter = ',')]
+    pub log: Vec<String>,
+
+    /// Fit without an intercept (by default the first coefficient is an intercept).
+    #[arg(long)]
+    pub no_intercept: bool,
+
+    /// The coverage as a fraction, in [0.5, 1]: h = floor(2 n2 - n + 2 (n - n2) alpha) with
+    /// n2 = floor((n + p + 1) / 2) (robustbase's h.alpha.n; alpha = 0.5 gives n2, alpha = 1
+    /// gives n). For lms the same rule gives h, which must then be at most n - 1. Not with
+    /// --h.
+    #[arg(long, value_name = "A", value_parser = parse_alpha, conflicts_with = "h")]
+    pub alpha: Option<f64>,
+
+    /// The coverage as a number of rows: lts takes floor((n + p + 1) / 2) to n, lms
+    /// floor(n / 2) + floor((p + 1) / 2) to n - 1. Not with --alpha.
+    #[arg(long = "h", value_name = "H")]
+    pub h: Option<usize>,
+
+    /// The number of random starting p-subsets, at least 1. Default: 500 for lts (as
+    /// robustbase), min(500 p, 3000) for lms (as MASS lqs). Every p-subset is a start instead
+    /// when there are at most max(nsamp, 5000) of them.
+    #[arg(long, value_name = "N", value_parser = parse_nsamp)]
+    pub nsamp: Option<usize>,
+
+    /// The seed of the random starts: the same seed gives the same fit, bit for bit, on any
+    /// number of threads. Default: 42.
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+
+    /// Where the fit runs: auto (the default: CUDA device 0 when a GPU and its driver are
+    /// present, the CPU otherwise), cpu (all CPU threads), or cuda (CUDA device 0: an error
+    /// when there is no usable GPU).
+    #[arg(
+        long,
+        value_enum,
+        value_name = "BACKEND",
+        default_value_t = Backend::Auto,
+        hide_possible_values = true
+    )]
+    pub backend: Backend,
+
+    /// Print one JSON object instead of a summary and a table, with the keys: file, method
+    /// ("LTS" or "LMS"), response (log(COL) when logged), terms (the coefficients' names, "(Intercept)" first when
+    /// there is one, then the predictors), log (the columns logged), n, p (coefficients,
+    /// counting the intercept), h, alpha (lts), coefficients and raw_coefficients (arrays
+    /// in the order of terms), objective (lts: the sum of the h smallest squared residuals of
+    /// the raw fit; lms: the h-th smallest absolute residual), raw_scale, scale, outliers
+    /// (0-based data rows with weight 0), weights (0 or 1 per row), starts, exhaustive,
+    /// exact_fit, seed, backend ("cpu" or "cuda") and seconds (wall time of the fit alone,
+    /// not of reading the file).
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// `--backend`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Backend {
@@ -485,6 +608,29 @@ fn parse_count(s: &str) -> Result<usize, String> {
         Err(format!(
             "--count is the number of probabilities, 2 to 10000000, not {m}"
         ))
+    }
+}
+
+fn parse_alpha(s: &str) -> Result<f64, String> {
+    let alpha: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{s}` is not a number"))?;
+    if (0.5..=1.0).contains(&alpha) {
+        Ok(alpha)
+    } else {
+        Err(format!(
+            "alpha is the fraction of rows the fit covers, in [0.5, 1], not {s}"
+        ))
+    }
+}
+
+fn parse_nsamp(s: &str) -> Result<usize, String> {
+    let nsamp = parse_whole(s)?;
+    if nsamp >= 1 {
+        Ok(nsamp)
+    } else {
+        Err("--nsamp is the number of starting subsets: at least 1".to_string())
     }
 }
 

@@ -12,6 +12,10 @@
 //!                [--backend auto|cpu|cuda] [--json]
 //! kselect threshold FILE --k K --out OUT.npy [--nan error|omit|last]
 //!                [--backend auto|cpu|cuda] [--json]
+//! kselect lts FILE --response COL [--predictors A,B,...] [--log COL,...] [--no-intercept]
+//!                [--alpha A | --h H] [--nsamp N] [--seed S] [--backend auto|cpu|cuda] [--json]
+//! kselect lms FILE --response COL [--predictors A,B,...] [--log COL,...] [--no-intercept]
+//!                [--alpha A | --h H] [--nsamp N] [--seed S] [--backend auto|cpu|cuda] [--json]
 //! ```
 //!
 //! Errors are printed as `error: <message>` on stderr; the exit status is 0 on success, 1 when
@@ -21,8 +25,11 @@ mod cli;
 mod output;
 mod quantiles;
 mod quantiles_output;
+mod regression;
+mod regression_output;
 mod select;
 mod summary;
+mod table;
 mod threshold;
 mod topk;
 
@@ -32,9 +39,12 @@ use std::process::ExitCode;
 use clap::{CommandFactory, Parser};
 use kselect::io::npy::read_npy_array;
 use kselect::io::{file_format, read_column, read_csv_column, read_npy, Column, FileFormat};
+use kselect::regression::Method;
 use kselect::{Device, Error, Result, Selector, TopKOptions, TopKOrder};
 
-use cli::{Backend, Cli, Command, QuantilesArgs, SelectArgs, ThresholdArgs, TopkArgs};
+use cli::{
+    Backend, Cli, Command, QuantilesArgs, RegressionArgs, SelectArgs, ThresholdArgs, TopkArgs,
+};
 use output::Context;
 use select::Request;
 use summary::Input;
@@ -55,6 +65,8 @@ fn main() -> ExitCode {
         }
         Command::Topk(args) => run_topk(args),
         Command::Threshold(args) => run_threshold(args),
+        Command::Lts(args) => run_regression(Method::Lts, args),
+        Command::Lms(args) => run_regression(Method::Lms, args),
     };
     match result {
         Ok(text) => {
@@ -229,6 +241,29 @@ fn run_threshold(args: &ThresholdArgs) -> Result<String> {
         |backend| threshold::json(&outcome, backend),
         |device| threshold::summary(&args.file, &args.out, &outcome, device),
     ))
+}
+
+/// Runs `kselect lts` or `kselect lms` and returns what it prints.
+fn run_regression(method: Method, args: &RegressionArgs) -> Result<String> {
+    let device = regression::device(args.backend)?;
+    let table = table::Table::read(&args.file)?;
+    let model = regression::Model::of(&table, args)?;
+    let data = model.data(&table)?;
+    let request = regression::Request::new(method, args, device);
+    let outcome = request.fit(&data, &model)?;
+    let ctx = regression_output::Context {
+        file: args.file.display().to_string(),
+        format: table.format().name(),
+        model: &model,
+        seed: request.seed,
+        backend: request.device.backend_name(),
+        device: request.device.description(),
+    };
+    Ok(if args.json {
+        regression_output::json(&ctx, &outcome)
+    } else {
+        regression_output::table(&ctx, &outcome)
+    })
 }
 
 /// What `kselect topk` and `kselect threshold` print: with `--json`, `as_json` of the

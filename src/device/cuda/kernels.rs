@@ -84,6 +84,13 @@ pub(crate) static BATCH_SELECT: KernelSource = KernelSource {
     text: include_str!("../../../kernels/batch_select.cu"),
 };
 
+/// Robust regression: residuals of many candidate fits, the C-step sums over each candidate's
+/// `h`-subset and their reduction, the shortest window of sorted residuals.
+pub(crate) static REGRESSION: KernelSource = KernelSource {
+    name: "regression.cu",
+    text: include_str!("../../../kernels/regression.cu"),
+};
+
 /// Every source of `kernels/`, for checks that compile them all.
 #[cfg_attr(not(test), allow(dead_code))]
 pub(crate) static ALL: &[&KernelSource] = &[
@@ -98,6 +105,7 @@ pub(crate) static ALL: &[&KernelSource] = &[
     &CUTTING_PLANE,
     &BUCKET_MULTISELECT,
     &FUSED_MULTISELECT,
+    &REGRESSION,
 ];
 
 impl KernelSource {

@@ -1,0 +1,212 @@
+// Robust regression on the GPU (src/regression/gpu): the residuals of many candidate fits (after
+// the cuBLAS product X B), the sums of the LTS C-step over each candidate's h-subset (the Gram
+// matrix X_H'X_H and X_H'r_H), their reduction in a fixed order, and the shortest window of h
+// sorted residuals (the LMS intercept adjustment). Every value is a double.
+#include "common.cuh"
+
+// The most coefficients the Gram kernel handles (src/regression/gpu/kernels.rs: MAX_P).
+#define RG_MAX_P 40
+// Rows a Gram block stages in shared memory at a time.
+#define RG_TILE 64
+// Threads of a Gram block (src/regression/gpu/kernels.rs: GRAM_THREADS).
+#define RG_THREADS 256
+// (group, entry) items a Gram thread accumulates, at most: RG_SLOTS * RG_THREADS must hold the
+// RG_MAX_P (RG_MAX_P + 3) / 2 entries of the largest model.
+#define RG_SLOTS 4
+
+// Row j < gridDim.y of v (rows of n values) holds x_i b_j; it becomes op(y_i - x_i b_j):
+// op 0 the square, 1 the residual itself, 2 its absolute value.
+extern "C" __global__ void rg_residuals_f64(double* __restrict__ v, const double* __restrict__ y,
+                                            u64 n, u32 op) {
+    double* row = v + (u64)blockIdx.y * n;
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        const double r = y[i] - row[i];
+        row[i] = op == 0 ? r * r : (op == 1 ? r : (r < 0.0 ? -r : r));
+    }
+}
+
+// The sums of one C-step for candidate j = row0 + blockIdx.y over the rows of this block's chunk,
+// [blockIdx.x * chunk, min(n, (blockIdx.x + 1) * chunk)), that the candidate keeps: with `mask`
+// (n flags, or null), the rows flagged; otherwise, with s (the squared residuals, rows of n) and
+// t = thresholds[j], the rows with s_i < t and those with s_i == t and i < cuts[j].
+//
+// x is n x p row-major, coef holds the candidates' p coefficients one after the other. Entries
+// (E = p (p + 1) / 2 + p + 3) of partial[(blockIdx.y * gridDim.x + blockIdx.x) * E ..]: the upper
+// triangle of sum x_i x_i' row by row, sum x_i r_i with r_i = y_i - x_i b_j, then (without a
+// mask) the number of rows with s_i < t, the number with s_i == t (all of them) and the sum of
+// s_i < t. Every sum runs in a fixed order: the results do not depend on timing.
+extern "C" __global__ void __launch_bounds__(RG_THREADS)
+rg_gram_f64(const double* __restrict__ x, const double* __restrict__ y, u64 n, u32 p,
+            const double* __restrict__ s, const unsigned char* __restrict__ mask,
+            const double* __restrict__ coef, const double* __restrict__ thresholds,
+            const u64* __restrict__ cuts, u64 row0, u64 chunk, double* __restrict__ partial) {
+    __shared__ double sx[RG_TILE * RG_MAX_P];
+    __shared__ double sr[RG_TILE];
+    __shared__ unsigned char keep[RG_TILE];
+    __shared__ double sb[RG_MAX_P];
+    __shared__ double red[RG_SLOTS * RG_THREADS];
+
+    const u32 tid = threadIdx.x;
+    const u64 j = row0 + blockIdx.y;
+    const u32 tri = p * (p + 1) / 2;
+    const u32 gram = tri + p;
+    const u32 entries = gram + 3;
+    // The rows of a tile are split among `groups` groups, each summing every Gram entry.
+    const u32 groups = gram <= blockDim.x ? blockDim.x / gram : 1;
+    const u32 items = groups * gram;
+
+    // This thread's items: (group, column a, column b), b == p standing for the residual.
+    u32 it_group[RG_SLOTS], it_a[RG_SLOTS], it_b[RG_SLOTS];
+    double acc[RG_SLOTS];
+#pragma unroll
+    for (int q = 0; q < RG_SLOTS; ++q) {
+        const u32 w = tid + q * blockDim.x;
+        acc[q] = 0.0;
+        it_group[q] = w < items ? w / gram : groups;  // groups: no item
+        u32 e = w % gram, a = 0;
+        if (e < tri) {
+            while (e >= p - a) {
+                e -= p - a;
+                ++a;
+            }
+            it_a[q] = a;
+            it_b[q] = a + e;
+        } else {
+            it_a[q] = e - tri;
+            it_b[q] = p;
+        }
+    }
+
+    if (tid < p) sb[tid] = coef[j * p + tid];
+    const double t = mask ? 0.0 : thresholds[j];
+    const u64 cut = mask ? 0 : cuts[j];
+    double below = 0.0, equal = 0.0, sum_below = 0.0;
+
+    const u64 begin = (u64)blockIdx.x * chunk;
+    const u64 end = begin + chunk < n ? begin + chunk : n;
+    for (u64 start = begin; start < end; start += RG_TILE) {
+        const u32 m = (u32)(end - start < RG_TILE ? end - start : RG_TILE);
+        __syncthreads();  // the previous tile is consumed; sb is written
+        for (u32 k = tid; k < m * p; k += blockDim.x) sx[k] = x[start * p + k];
+        __syncthreads();
+        if (tid < m) {
+            const u64 i = start + tid;
+            bool kept;
+            if (mask) {
+                kept = mask[i] != 0;
+            } else {
+                const double v = s[j * n + i];
+                if (v < t) {
+                    below += 1.0;
+                    sum_below += v;
+                    kept = true;
+                } else if (v == t) {
+                    equal += 1.0;
+                    kept = i < cut;
+                } else {
+                    kept = false;
+                }
+            }
+            double r = y[i];
+            for (u32 a = 0; a < p; ++a) r -= sx[tid * p + a] * sb[a];
+            sr[tid] = r;
+            keep[tid] = kept ? 1 : 0;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int q = 0; q < RG_SLOTS; ++q) {
+            if (it_group[q] >= groups) continue;
+            const u32 a = it_a[q], b = it_b[q];
+            double sum = acc[q];
+            for (u32 k = it_group[q]; k < m; k += groups) {
+                if (keep[k]) sum += sx[k * p + a] * (b == p ? sr[k] : sx[k * p + b]);
+            }
+            acc[q] = sum;
+        }
+    }
+
+    // The groups' sums, added group by group.
+    double* out = partial + ((u64)blockIdx.y * gridDim.x + blockIdx.x) * entries;
+    __syncthreads();
+#pragma unroll
+    for (int q = 0; q < RG_SLOTS; ++q) {
+        const u32 w = tid + q * blockDim.x;
+        if (w < items) red[w] = acc[q];
+    }
+    __syncthreads();
+    for (u32 e = tid; e < gram; e += blockDim.x) {
+        double total = 0.0;
+        for (u32 g = 0; g < groups; ++g) total += red[g * gram + e];
+        out[e] = total;
+    }
+    // The counts of the row threads (tid < RG_TILE), added in thread order.
+    __syncthreads();
+    red[tid] = below;
+    red[blockDim.x + tid] = equal;
+    red[2 * blockDim.x + tid] = sum_below;
+    __syncthreads();
+    if (tid < 3) {
+        double total = 0.0;
+        for (u32 k = 0; k < RG_TILE; ++k) total += red[tid * blockDim.x + k];
+        out[gram + tid] = total;
+    }
+}
+
+// out[j * entries + e] = the sum over b < blocks of partial[(j * blocks + b) * entries + e], in
+// the order of b; one block a row j.
+extern "C" __global__ void rg_reduce_f64(const double* __restrict__ partial, u64 blocks, u32 entries,
+                                         double* __restrict__ out) {
+    const u64 j = blockIdx.x;
+    for (u32 e = threadIdx.x; e < entries; e += blockDim.x) {
+        double total = 0.0;
+        for (u64 b = 0; b < blocks; ++b) total += partial[(j * blocks + b) * entries + e];
+        out[j * entries + e] = total;
+    }
+}
+
+// For row j = blockIdx.x of `sorted` (rows of n ascending values): the first k <= n - h with the
+// smallest width sorted[k + h - 1] - sorted[k]. out[2 j] = sorted[k], out[2 j + 1] =
+// sorted[k + h - 1]; both NaN when no width is a number.
+extern "C" __global__ void rg_shortest_window_f64(const double* __restrict__ sorted, u64 n, u64 h,
+                                                  double* __restrict__ out) {
+    __shared__ double width_of[32];
+    __shared__ u64 at_of[32];
+    const double* v = sorted + (u64)blockIdx.x * n;
+    const double inf = __longlong_as_double(0x7ff0000000000000ll);
+    double best = inf;
+    u64 at = ~0ull;
+    for (u64 k = threadIdx.x; k + h <= n; k += blockDim.x) {
+        const double w = v[k + h - 1] - v[k];
+        if (w < best) {  // k grows: the first of equal widths stays
+            best = w;
+            at = k;
+        }
+    }
+    // (width, k) in lexicographic order: the warp's, then the block's smallest.
+    for (int off = WARP_SIZE / 2; off > 0; off /= 2) {
+        const double ob = __shfl_down_sync(FULL_MASK, best, off);
+        const u64 oa = __shfl_down_sync(FULL_MASK, at, off);
+        if (ob < best || (ob == best && oa < at)) {
+            best = ob;
+            at = oa;
+        }
+    }
+    const u32 warp = threadIdx.x / WARP_SIZE;
+    if ((threadIdx.x & (WARP_SIZE - 1)) == 0) {
+        width_of[warp] = best;
+        at_of[warp] = at;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (u32 w = 1; w < blockDim.x / WARP_SIZE; ++w) {
+            if (width_of[w] < best || (width_of[w] == best && at_of[w] < at)) {
+                best = width_of[w];
+                at = at_of[w];
+            }
+        }
+        const double nan = __longlong_as_double(0x7ff8000000000000ll);
+        out[2 * blockIdx.x] = at == ~0ull ? nan : v[at];
+        out[2 * blockIdx.x + 1] = at == ~0ull ? nan : v[at + h - 1];
+    }
+}

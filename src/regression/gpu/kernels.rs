@@ -1,0 +1,254 @@
+//! Launches of `kernels/regression.cu`: residuals from the products, the C-step sums of each
+//! candidate and their reduction, the shortest windows of sorted residuals.
+
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+
+use crate::device::cuda::kernels::REGRESSION;
+use crate::device::cuda::launch::config;
+use crate::device::cuda::{driver_error, CudaDevice};
+use crate::error::Result;
+
+/// The most coefficients the Gram kernel handles (`RG_MAX_P`).
+pub(super) const MAX_P: usize = 40;
+/// Threads of a Gram block (`RG_THREADS`).
+const GRAM_THREADS: u32 = 256;
+/// Rows a Gram block stages at a time (`RG_TILE`).
+const TILE: usize = 64;
+/// Gram blocks a multiprocessor, for the grid size.
+const GRAM_BLOCKS_PER_SM: usize = 8;
+/// Threads of the element-wise and reduction kernels.
+const THREADS: u32 = 256;
+
+/// What the residual pass leaves of `y_i - x_i b` (`op` of `rg_residuals`).
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Residual {
+    Square = 0,
+    Signed = 1,
+    Absolute = 2,
+}
+
+/// The entries of one candidate's sums: the upper triangle of `X_H'X_H` (row by row), `X_H'r_H`,
+/// then the count of squared residuals below the threshold, the count at it and the sum below.
+pub(super) fn entries(p: usize) -> usize {
+    gram_entries(p) + 3
+}
+
+/// The entries of `X_H'X_H` and `X_H'r_H`.
+pub(super) fn gram_entries(p: usize) -> usize {
+    p * (p + 1) / 2 + p
+}
+
+/// Rows `0..count` of `v` (rows of `n` values holding `x_i b_j`) become `op(y_i - x_i b_j)`.
+pub(super) fn residuals(
+    dev: &CudaDevice,
+    v: &mut CudaSlice<f64>,
+    y: &CudaSlice<f64>,
+    n: usize,
+    count: usize,
+    op: Residual,
+) -> Result<()> {
+    let f = dev.function(&REGRESSION, "rg_residuals_f64")?;
+    let (n64, op32) = (n as u64, op as u32);
+    let blocks = n
+        .div_ceil(THREADS as usize)
+        .clamp(1, dev.multiprocessors() * 8);
+    let cfg = LaunchConfig {
+        grid_dim: (blocks as u32, count as u32, 1),
+        block_dim: (THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let mut launch = dev.stream().launch_builder(&f);
+    launch.arg(v).arg(y).arg(&n64).arg(&op32);
+    // SAFETY: rg_residuals_f64(double* v, const double* y, u64 n, u32 op) over grid.y = count
+    // rows: v holds at least count * n values, y n values.
+    unsafe { launch.launch(cfg) }.map_err(|e| driver_error("launching rg_residuals_f64", e))?;
+    Ok(())
+}
+
+/// Which rows a candidate's sums run over.
+pub(super) enum Keep<'a> {
+    /// Its `h`-subset: `squares` holds each candidate's squared residuals (rows of `n`), the
+    /// rows below `thresholds[j]` are kept, and those at it before `cuts[j]`.
+    Trim {
+        squares: &'a CudaSlice<f64>,
+        thresholds: &'a [f64],
+        cuts: &'a [u64],
+    },
+    /// The rows flagged in `mask` (`n` bytes).
+    Mask(&'a CudaSlice<u8>),
+}
+
+/// The design on the device: `n` rows of `p` values and the response.
+pub(super) struct DesignOnDevice<'a> {
+    pub x: &'a CudaSlice<f64>,
+    pub y: &'a CudaSlice<f64>,
+    pub n: usize,
+    pub p: usize,
+}
+
+/// The C-step sums of a batch of candidates ([`sums`]): the totals, read back, and the
+/// blocks' partial sums, left on the device (the tie cuts read from them).
+pub(super) struct Sums {
+    /// [`entries`] values a candidate.
+    pub values: Vec<f64>,
+    /// Per candidate, per block, [`entries`] values.
+    partial: CudaSlice<f64>,
+    /// Blocks a candidate.
+    blocks: usize,
+    /// Rows a block sums: block `b` holds rows `b * chunk..min(n, (b + 1) * chunk)`.
+    chunk: usize,
+}
+
+impl Sums {
+    /// Where candidate `j`'s (of this batch) tie of index `take` (0-based, in index order) lies:
+    /// the block holding it and the ties in the blocks before it, from the blocks' counts of
+    /// squared residuals at the threshold (`blocks` entries a candidate come back). `None` when
+    /// the candidate has no more than `take` ties.
+    pub fn tie_block(
+        &self,
+        dev: &CudaDevice,
+        j: usize,
+        p: usize,
+        take: usize,
+    ) -> Result<Option<(std::ops::Range<usize>, usize)>> {
+        let e = entries(p);
+        let at = gram_entries(p) + 1;
+        let mine = self
+            .partial
+            .slice(j * self.blocks * e..(j + 1) * self.blocks * e);
+        let partial = dev
+            .stream()
+            .clone_dtoh(&mine)
+            .map_err(|e| driver_error("reading a candidate's partial sums", e))?;
+        let mut before = 0usize;
+        for b in 0..self.blocks {
+            let here = partial[b * e + at] as usize;
+            if take < before + here {
+                return Ok(Some((b * self.chunk..(b + 1) * self.chunk, before)));
+            }
+            before += here;
+        }
+        Ok(None)
+    }
+}
+
+/// The sums ([`entries`] each) of candidates `first..first + count`, whose coefficients are
+/// `coef` (`p` each, from candidate 0), over the rows `keep` gives: a Gram pass and a reduction
+/// in a fixed order, read back (the blocks' partial sums stay on the device, [`Sums`]).
+pub(super) fn sums(
+    dev: &CudaDevice,
+    design: &DesignOnDevice<'_>,
+    coef: &CudaSlice<f64>,
+    keep: &Keep<'_>,
+    first: usize,
+    count: usize,
+) -> Result<Sums> {
+    let (n, p) = (design.n, design.p);
+    let e = entries(p);
+    // Contiguous chunks of whole tiles, enough blocks to fill the device.
+    let tiles = n.div_ceil(TILE).max(1);
+    let per_candidate = (dev.multiprocessors() * GRAM_BLOCKS_PER_SM / count).clamp(1, tiles);
+    let chunk = tiles.div_ceil(per_candidate) * TILE;
+    let blocks = n.div_ceil(chunk).max(1);
+    let mut partial = dev.alloc::<f64>(count * blocks * e, "the C-step partial sums")?;
+    let mut out = dev.alloc::<f64>(count * e, "the C-step sums")?;
+
+    let null = 0u64;
+    let (n64, p32, row0, chunk64) = (n as u64, p as u32, first as u64, chunk as u64);
+    // With a mask the thresholds and cuts are not read: one placeholder each.
+    let (squares, mask, thresholds, cuts) = match keep {
+        Keep::Trim {
+            squares,
+            thresholds,
+            cuts,
+        } => (Some(*squares), None, *thresholds, *cuts),
+        Keep::Mask(mask) => (None, Some(*mask), &[0.0][..], &[0u64][..]),
+    };
+    let thresholds = upload(dev, thresholds, "the thresholds")?;
+    let cuts = upload(dev, cuts, "the tie cuts")?;
+    let f = dev.function(&REGRESSION, "rg_gram_f64")?;
+    let mut launch = dev.stream().launch_builder(&f);
+    launch.arg(design.x).arg(design.y).arg(&n64).arg(&p32);
+    match squares {
+        Some(squares) => launch.arg(squares),
+        None => launch.arg(&null),
+    };
+    match mask {
+        Some(mask) => launch.arg(mask),
+        None => launch.arg(&null),
+    };
+    launch.arg(coef).arg(&thresholds).arg(&cuts);
+    launch.arg(&row0).arg(&chunk64).arg(&mut partial);
+    let cfg = LaunchConfig {
+        grid_dim: (blocks as u32, count as u32, 1),
+        block_dim: (GRAM_THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: rg_gram_f64(const double* x, const double* y, u64 n, u32 p, const double* s,
+    // const u8* mask, const double* coef, const double* thresholds, const u64* cuts, u64 row0,
+    // u64 chunk, double* partial): x holds n p values, y n; with a trim s holds the squared
+    // residuals of every candidate up to first + count (n each) and thresholds, cuts one value
+    // a candidate up to there; with a mask, mask holds n flags and s is null (unread, as are
+    // thresholds and cuts);
+    // coef holds p values a candidate up to first + count; p <= MAX_P; blocks * chunk >= n;
+    // partial holds count * blocks * entries(p) values.
+    unsafe { launch.launch(cfg) }.map_err(|e| driver_error("launching rg_gram_f64", e))?;
+
+    let f = dev.function(&REGRESSION, "rg_reduce_f64")?;
+    let (blocks64, e32) = (blocks as u64, e as u32);
+    let mut launch = dev.stream().launch_builder(&f);
+    launch.arg(&partial).arg(&blocks64).arg(&e32).arg(&mut out);
+    // SAFETY: rg_reduce_f64(const double* partial, u64 blocks, u32 entries, double* out) with
+    // one block a candidate: partial holds count * blocks * entries values, out count * entries.
+    unsafe { launch.launch(config(count, 128)) }
+        .map_err(|e| driver_error("launching rg_reduce_f64", e))?;
+    let values = dev
+        .stream()
+        .clone_dtoh(&out)
+        .map_err(|e| driver_error("reading the C-step sums", e))?;
+    Ok(Sums {
+        values,
+        partial,
+        blocks,
+        chunk,
+    })
+}
+
+/// For each of the `count` rows of `sorted` (rows of `n` ascending values), the ends of its
+/// first shortest window of `h` consecutive values: `[lo_0, hi_0, lo_1, hi_1, ...]`, NaN where
+/// no width is a number.
+pub(super) fn shortest_windows(
+    dev: &CudaDevice,
+    sorted: &CudaSlice<f64>,
+    n: usize,
+    h: usize,
+    count: usize,
+) -> Result<Vec<f64>> {
+    let mut out = dev.alloc::<f64>(2 * count, "the shortest windows")?;
+    let f = dev.function(&REGRESSION, "rg_shortest_window_f64")?;
+    let (n64, h64) = (n as u64, h as u64);
+    let mut launch = dev.stream().launch_builder(&f);
+    launch.arg(sorted).arg(&n64).arg(&h64).arg(&mut out);
+    // SAFETY: rg_shortest_window_f64(const double* sorted, u64 n, u64 h, double* out) with one
+    // block a row: sorted holds count * n values, out 2 * count; 1 <= h <= n.
+    unsafe { launch.launch(config(count, THREADS)) }
+        .map_err(|e| driver_error("launching rg_shortest_window_f64", e))?;
+    dev.stream()
+        .clone_dtoh(&out)
+        .map_err(|e| driver_error("reading the shortest windows", e))
+}
+
+/// A copy of `values` on the device.
+pub(super) fn upload<W: cudarc::driver::DeviceRepr>(
+    dev: &CudaDevice,
+    values: &[W],
+    what: &str,
+) -> Result<CudaSlice<W>> {
+    let mut slice = dev.alloc::<W>(values.len(), what)?;
+    if !values.is_empty() {
+        dev.stream()
+            .memcpy_htod(values, &mut slice)
+            .map_err(|e| driver_error(&format!("copying {what} to the device"), e))?;
+    }
+    Ok(slice)
+}

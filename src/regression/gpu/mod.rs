@@ -1,0 +1,155 @@
+//! The GPU engine of the regressions ([`GpuEngine`]): the design on the device, the candidates'
+//! residuals by cuBLAS, their thresholds by batched selection, their C-step sums by
+//! `kernels/regression.cu` (the [module documentation](super) of `regression` describes the
+//! steps).
+//!
+//! - [`blas`]: the product `X B` of the design and the candidates' coefficients;
+//! - [`kernels`]: the launches of `kernels/regression.cu`;
+//! - [`csteps`]: batched C-steps of LTS and the least squares of the reweighting;
+//! - [`lms`]: the scores of LMS's elemental fits.
+
+mod blas;
+mod csteps;
+mod kernels;
+mod lms;
+#[cfg(test)]
+mod tests;
+
+use cudarc::driver::CudaSlice;
+
+use crate::device::{CudaDevice, Device, DeviceBuffer};
+use crate::error::Result;
+use crate::regression::csteps::Candidate;
+use crate::regression::design::Design;
+use crate::regression::engine::Engine;
+use crate::select::{NanPolicy, Selector};
+use kernels::{DesignOnDevice, Residual};
+
+/// Values in one batch of LTS candidates' residuals (at least one candidate a batch).
+const LTS_BATCH_VALUES: usize = 1 << 27;
+/// Values in one batch of LMS candidates' residuals (their sort takes several times as many).
+const LMS_BATCH_VALUES: usize = 1 << 24;
+/// The most candidates of a batch (the kernels' grids hold one candidate a row of blocks).
+const MAX_BATCH: usize = 4096;
+
+/// The engine of a CUDA device for one fit: the design uploaded once, a buffer of the
+/// candidates' residuals (grown as needed), the device's cuBLAS handle and a selector there.
+pub(crate) struct GpuEngine<'a> {
+    design: &'a Design,
+    dev: CudaDevice,
+    blas: blas::Handle,
+    selector: Selector,
+    x: DeviceBuffer<f64>,
+    y: DeviceBuffer<f64>,
+    /// The coefficients of the candidates of the last batch, `p` each.
+    coef: CudaSlice<f64>,
+    /// Rows of `n` values, one a candidate: the products `x_i b`, then the residuals.
+    rows: DeviceBuffer<f64>,
+    /// The rows `rows` holds.
+    capacity: usize,
+}
+
+impl<'a> GpuEngine<'a> {
+    /// Whether the GPU kernels handle the model: at most [`kernels::MAX_P`] coefficients and
+    /// a row count cuBLAS takes.
+    pub fn supports(design: &Design) -> bool {
+        design.p <= kernels::MAX_P && design.n <= i32::MAX as usize
+    }
+
+    /// The engine of `design` on `dev`: copies the design to the device.
+    pub fn new(dev: &CudaDevice, design: &'a Design) -> Result<Self> {
+        let blas = blas::handle(dev)?;
+        let x = DeviceBuffer::from_host_on(dev, &design.x)?;
+        let y = DeviceBuffer::from_host_on(dev, &design.y)?;
+        let coef = dev.alloc::<f64>(design.p, "the candidates' coefficients")?;
+        let rows = DeviceBuffer::from_slice(dev, dev.alloc::<f64>(design.n, "the residuals")?);
+        Ok(GpuEngine {
+            design,
+            dev: dev.clone(),
+            blas,
+            selector: Selector::on(Device::Cuda(dev.clone())).nan_policy(NanPolicy::Last),
+            x,
+            y,
+            coef,
+            rows,
+            capacity: 1,
+        })
+    }
+
+    /// Candidates a batch of LTS (`lms = false`) or LMS scores holds.
+    fn batch(&self, lms: bool) -> usize {
+        let values = if lms {
+            LMS_BATCH_VALUES
+        } else {
+            LTS_BATCH_VALUES
+        };
+        (values / self.design.n).clamp(1, MAX_BATCH)
+    }
+
+    /// The design on the device, for the kernels.
+    fn on_device(&self) -> DesignOnDevice<'_> {
+        DesignOnDevice {
+            x: self.x.as_slice(),
+            y: self.y.as_slice(),
+            n: self.design.n,
+            p: self.design.p,
+        }
+    }
+
+    /// Copies the coefficients `bs` (`p` each) to the device.
+    fn upload_coefficients(&mut self, bs: &[Vec<f64>]) -> Result<()> {
+        let flat: Vec<f64> = bs.iter().flatten().copied().collect();
+        self.coef = kernels::upload(&self.dev, &flat, "the candidates' coefficients")?;
+        Ok(())
+    }
+
+    /// Rows `0..bs.len()` of the residual buffer become `op` of the residuals of `bs`.
+    fn residuals(&mut self, bs: &[Vec<f64>], op: Residual) -> Result<()> {
+        let (n, p, c) = (self.design.n, self.design.p, bs.len());
+        if c > self.capacity {
+            let rows = self.dev.alloc::<f64>(c * n, "the candidates' residuals")?;
+            self.rows = DeviceBuffer::from_slice(&self.dev, rows);
+            self.capacity = c;
+        }
+        self.upload_coefficients(bs)?;
+        let rows = self.rows.as_slice_mut();
+        blas::product(
+            &self.blas,
+            &self.dev,
+            self.x.as_slice(),
+            &self.coef,
+            rows,
+            n,
+            p,
+            c,
+        )?;
+        kernels::residuals(&self.dev, rows, self.y.as_slice(), n, c, op)
+    }
+}
+
+impl Engine for GpuEngine<'_> {
+    fn step_all(
+        &mut self,
+        h: usize,
+        candidates: Vec<Candidate>,
+        steps: usize,
+    ) -> Result<Vec<Candidate>> {
+        csteps::step_all(self, h, candidates, steps)
+    }
+
+    /// C-steps on the GPU ([`Engine::step_all`]): their refits are already corrections
+    /// computed from the residuals, as accurate as a QR.
+    fn polish(&mut self, h: usize, best: Candidate) -> Result<Vec<f64>> {
+        let fallback = best.b.clone();
+        let polished = csteps::step_all(self, h, vec![best], crate::regression::engine::MAX_STEPS)?;
+        Ok(polished.into_iter().next().map_or(fallback, |c| c.b))
+    }
+
+    fn fit_rows(&mut self, idx: &[usize], start: &[f64]) -> Result<Option<Vec<f64>>> {
+        csteps::fit_rows(self, idx, start)
+    }
+
+    fn score_lms(&mut self, h: usize, fits: Vec<Vec<f64>>) -> Result<Vec<Option<Candidate>>> {
+        lms::score(self, h, fits)
+    }
+}

@@ -1,0 +1,213 @@
+//! The GPU engine against the CPU's: evaluations (ties at the threshold included), C-steps,
+//! least squares on row subsets and LMS scores. They skip without a GPU and fail when
+//! `KSELECT_REQUIRE_GPU=1`.
+
+use super::csteps::evaluate;
+use super::*;
+use crate::device::cuda::tests::gpu;
+use crate::regression::csteps::{squared_residuals, subset_rows, trim, Work};
+use crate::regression::design::{dot, Design};
+use crate::regression::engine::{least_squares_on, CpuEngine};
+
+/// A small deterministic generator of uniforms in `[-1, 1)`.
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self) -> f64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+    }
+}
+
+/// `n` rows of `k` predictors, `y` a plane with noise and a fifth of the rows far off it.
+fn noisy(n: usize, k: usize, seed: u64) -> Design {
+    let mut g = Lcg(seed);
+    let x: Vec<f64> = (0..n * k).map(|_| 3.0 * g.next()).collect();
+    let y: Vec<f64> = (0..n)
+        .map(|i| {
+            let plane: f64 = x[i * k..(i + 1) * k].iter().sum::<f64>() + 1.0;
+            plane + 0.1 * g.next() + if i % 5 == 0 { 40.0 } else { 0.0 }
+        })
+        .collect();
+    Design::new(&x, n, k, &y, true).unwrap()
+}
+
+fn rel(a: f64, b: f64) -> f64 {
+    (a - b).abs() / b.abs().max(1e-300)
+}
+
+/// The CPU's objective, `X_H'X_H` (upper triangle) and `X_H'r_H` of `b`'s `h`-subset.
+fn cpu_sums(design: &Design, b: &[f64], h: usize) -> (f64, Vec<f64>, Vec<f64>) {
+    let (rows, p) = (design.rows(), design.p);
+    let mut work = Work::new(p);
+    squared_residuals(rows, b, &mut work.r2);
+    let t = trim(&work, h).unwrap();
+    let mut idx = Vec::new();
+    subset_rows(&work.r2, &t, h, &mut idx);
+    let mut xtx = vec![0.0; p * p];
+    let mut xtr = vec![0.0; p];
+    for &i in &idx {
+        let x = rows.row(i);
+        let r = rows.y[i] - dot(x, b);
+        for a in 0..p {
+            xtr[a] += x[a] * r;
+            for c in a..p {
+                xtx[a * p + c] += x[a] * x[c];
+            }
+        }
+    }
+    (t.objective, xtx, xtr)
+}
+
+fn assert_sums_match(design: &Design, gpu: &mut GpuEngine<'_>, bs: &[Vec<f64>], h: usize) {
+    let evals = evaluate(gpu, h, bs).unwrap();
+    for (b, eval) in bs.iter().zip(evals) {
+        let eval = eval.expect("finite residuals");
+        let (objective, xtx, xtr) = cpu_sums(design, b, h);
+        assert!(
+            rel(eval.objective, objective) < 1e-11,
+            "{} vs {objective}",
+            eval.objective
+        );
+        let scale = xtx.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+        for (g, c) in eval.xtx.iter().zip(&xtx) {
+            assert!((g - c).abs() <= 1e-11 * scale, "X'X {g} vs {c}");
+        }
+        let scale = xtr.iter().fold(1e-300f64, |a, v| a.max(v.abs()));
+        for (g, c) in eval.xtr.iter().zip(&xtr) {
+            assert!((g - c).abs() <= 1e-9 * scale, "X'r {g} vs {c}");
+        }
+    }
+}
+
+#[test]
+fn evaluations_match_the_cpu() {
+    let Some(dev) = gpu() else { return };
+    let design = noisy(20_000, 4, 1);
+    let mut engine = GpuEngine::new(&dev, &design).unwrap();
+    let mut g = Lcg(2);
+    let bs: Vec<Vec<f64>> = (0..7)
+        .map(|_| (0..design.p).map(|_| g.next()).collect())
+        .collect();
+    assert_sums_match(&design, &mut engine, &bs, 10_003);
+}
+
+#[test]
+fn ties_at_the_threshold_are_taken_in_index_order() {
+    let Some(dev) = gpu() else { return };
+    // Seven groups of identical rows: their residuals tie exactly, and h ends inside a group.
+    let n = 700;
+    let x: Vec<f64> = (0..n).map(|i| (i % 7) as f64).collect();
+    let y: Vec<f64> = (0..n)
+        .map(|i| {
+            if i % 3 == 0 {
+                100.0 + i as f64
+            } else {
+                3.0 + 2.0 * (i % 7) as f64
+            }
+        })
+        .collect();
+    let design = Design::new(&x, n, 1, &y, true).unwrap();
+    // x has mean 3 and standard deviation 2: the line y = 3 + 2 x is 9 + 4 z in standardized
+    // coordinates. Moved a little, it leaves the groups residuals -0.003 - 0.01 z of distinct
+    // sizes; with 67 clean rows a group, h = 351 ends inside the sixth.
+    let b = vec![9.003, 4.01];
+    let h = 351;
+    let mut engine = GpuEngine::new(&dev, &design).unwrap();
+    assert_sums_match(&design, &mut engine, std::slice::from_ref(&b), h);
+    let eval = evaluate(&mut engine, h, &[b])
+        .unwrap()
+        .pop()
+        .unwrap()
+        .unwrap();
+    assert_eq!(eval.xtx[0], h as f64, "the subset holds exactly h rows");
+}
+
+#[test]
+fn c_steps_match_the_cpu() {
+    let Some(dev) = gpu() else { return };
+    let design = noisy(30_000, 3, 3);
+    let h = (design.n + design.p).div_ceil(2);
+    let mut g = Lcg(4);
+    let start: Vec<Candidate> = (0..5)
+        .map(|_| Candidate {
+            b: (0..design.p).map(|_| g.next()).collect(),
+            objective: f64::INFINITY,
+        })
+        .collect();
+    let cpu = CpuEngine::new(&design)
+        .step_all(h, start.clone(), 20)
+        .unwrap();
+    let gpu = GpuEngine::new(&dev, &design)
+        .unwrap()
+        .step_all(h, start, 20)
+        .unwrap();
+    assert_eq!(cpu.len(), gpu.len());
+    for (c, g) in cpu.iter().zip(&gpu) {
+        assert!(
+            rel(g.objective, c.objective) < 1e-9,
+            "{} vs {}",
+            g.objective,
+            c.objective
+        );
+    }
+}
+
+#[test]
+fn least_squares_on_rows_match_the_cpu() {
+    let Some(dev) = gpu() else { return };
+    let design = noisy(5_000, 5, 5);
+    let idx: Vec<usize> = (0..design.n).filter(|i| i % 5 != 0 && i % 7 != 3).collect();
+    let want = least_squares_on(&design, &idx).unwrap();
+    let mut engine = GpuEngine::new(&dev, &design).unwrap();
+    for start in [vec![0.0; design.p], want.iter().map(|v| v * 1.01).collect()] {
+        let got = engine.fit_rows(&idx, &start).unwrap().unwrap();
+        for (g, w) in got.iter().zip(&want) {
+            assert!(
+                (g - w).abs() <= 1e-10 * w.abs().max(1.0),
+                "{got:?} vs {want:?}"
+            );
+        }
+    }
+    assert!(engine.fit_rows(&[1, 2], &want).unwrap().is_none());
+}
+
+#[test]
+fn lms_scores_match_the_cpu() {
+    let Some(dev) = gpu() else { return };
+    for intercept in [true, false] {
+        let mut g = Lcg(6);
+        let (n, k) = (3_000, 2);
+        let x: Vec<f64> = (0..n * k).map(|_| g.next()).collect();
+        let y: Vec<f64> = (0..n)
+            .map(|i| x[2 * i] - x[2 * i + 1] + 0.2 * g.next())
+            .collect();
+        let design = Design::new(&x, n, k, &y, intercept).unwrap();
+        let h = n / 2 + design.p.div_ceil(2);
+        let fits: Vec<Vec<f64>> = (0..50)
+            .map(|_| (0..design.p).map(|_| g.next()).collect())
+            .collect();
+        let cpu = CpuEngine::new(&design).score_lms(h, fits.clone()).unwrap();
+        let gpu = GpuEngine::new(&dev, &design)
+            .unwrap()
+            .score_lms(h, fits)
+            .unwrap();
+        for (c, g) in cpu.iter().zip(&gpu) {
+            let (c, g) = (c.as_ref().unwrap(), g.as_ref().unwrap());
+            assert!(
+                rel(g.objective, c.objective) < 1e-9,
+                "{} vs {}",
+                g.objective,
+                c.objective
+            );
+            assert!(
+                (g.b[0] - c.b[0]).abs() < 1e-9,
+                "intercept {} vs {}",
+                g.b[0],
+                c.b[0]
+            );
+        }
+    }
+}
