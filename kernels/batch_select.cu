@@ -777,26 +777,6 @@ __device__ void bt_sample_bounds_impl(const K* __restrict__ samples, u64 nspans,
 // region[s]..region[s + 1] (keys, and indices when cidx is given) through each warp's stage in
 // shared memory, a place reserved per stage (no block barrier); the region's count (counts[2s + 1]) goes on past its end when it overflows,
 // the copy stops. Also each span's NaNs.
-// A warp's staged offsets (inside span_x) written to its span's region: the keys (re-read
-// from the data, still in cache) and the offsets; places from `cap` on are counted only.
-template <typename T>
-__device__ __forceinline__ void bt_window_flush(const u32* stage, u32 staged, const T* span_x, u32 mode, u64 cap,
-                                                u64* count, typename KeyOf<T>::type* ckeys, u32* cidx) {
-    __syncwarp();
-    const u32 lane = threadIdx.x & 31;
-    u64 base = 0;
-    if (lane == 0 && staged) base = atomicAdd(count, (u64)staged);
-    base = __shfl_sync(FULL_MASK, base, 0);
-    for (u32 i = lane; i < staged; i += WARP_SIZE) {
-        if (base + i < cap) {
-            const u32 off = stage[i];
-            ckeys[base + i] = order_key(span_x[off], mode);
-            if (cidx) cidx[base + i] = off;
-        }
-    }
-    __syncwarp();
-}
-
 template <typename T>
 __device__ void bt_window_impl(const T* __restrict__ x, const u64* offsets, u64 cols, u64 stride, u64 nspans,
                                const u64* __restrict__ tile_first, u32 mode,
@@ -819,9 +799,16 @@ __device__ void bt_window_impl(const T* __restrict__ x, const u64* offsets, u64 
         const u32 n = (u32)(hi - lo);
         const bool aligned = ((size_t)q & 15) == 0;
         u32 below = 0, nans = 0, staged = 0;
+        // A stage goes to the span's region: the keys (re-read from the data, still in cache)
+        // and their offsets in the span; places from `cap` on are counted only.
         const auto flush = [&](u32 count) {
-            bt_window_flush<T>(stage, count, x + start, mode, cap, &counts[2 * s + 1], ckeys + r0,
-                               cidx ? cidx + r0 : cidx);
+            warp_flush_with(count, &counts[2 * s + 1], [&](u32 i, u64 at) {
+                if (at < cap) {
+                    const u32 off = stage[i];
+                    ckeys[r0 + at] = order_key(x[start + off], mode);
+                    if (cidx) cidx[r0 + at] = off;
+                }
+            });
         };
         for (u32 b0 = 0; b0 < n; b0 += (u32)(G * V) * blockDim.x) {
             T v[BT_WINDOW_VECS][16 / sizeof(T)];
@@ -1018,6 +1005,13 @@ __device__ void bt_scatter_impl(const T* values, const u64* idx, u64 total, T* x
 #define BT_SEG_TILE_GROUPS 4
 #define BT_SEG_TILE (BT_SEG_THREADS * BT_SEG_TILE_GROUPS)
 
+// The sum of the digit counts below `digit`: where the digit's run starts.
+__device__ __forceinline__ u32 bt_count_before(const u32* counts, u32 digit) {
+    u32 start = 0;
+    for (u32 d = 0; d < digit; ++d) start += counts[d];
+    return start;
+}
+
 // Shared memory of a span's sort: per-warp digit counts, the tile's digit counts and starts, the
 // span's next place per digit, the tile's keys and places in digit order.
 template <typename K> struct SegShared {
@@ -1068,11 +1062,7 @@ __device__ __forceinline__ void bt_seg_pass(const K* keys_in, const u32* places_
     }
     __syncthreads();
     if (sh.skip) return;
-    if (threadIdx.x < 256) {
-        u32 start = 0;
-        for (u32 d = 0; d < threadIdx.x; ++d) start += sh.tile_count[d];
-        sh.next[threadIdx.x] = start;
-    }
+    if (threadIdx.x < 256) sh.next[threadIdx.x] = bt_count_before(sh.tile_count, threadIdx.x);
     for (u64 t0 = 0; t0 < len; t0 += BT_SEG_TILE) {
         const u32 n = (u32)min((u64)BT_SEG_TILE, len - t0);
         for (u32 i = threadIdx.x; i < BT_SEG_WARPS * 256; i += BT_SEG_THREADS) sh.hist[i / 256][i % 256] = 0;
@@ -1106,11 +1096,7 @@ __device__ __forceinline__ void bt_seg_pass(const K* keys_in, const u32* places_
             sh.tile_count[threadIdx.x] = run;
         }
         __syncthreads();
-        if (threadIdx.x < 256) {
-            u32 start = 0;
-            for (u32 d = 0; d < threadIdx.x; ++d) start += sh.tile_count[d];
-            sh.tile_start[threadIdx.x] = start;
-        }
+        if (threadIdx.x < 256) sh.tile_start[threadIdx.x] = bt_count_before(sh.tile_count, threadIdx.x);
         __syncthreads();
 #pragma unroll
         for (int g = 0; g < BT_SEG_TILE_GROUPS; ++g) {

@@ -178,18 +178,26 @@ __device__ __forceinline__ void st_shared(u32 at, u64 v) {
     asm volatile("st.shared.u64 [%0], %1;" ::"r"(at), "l"(v) : "memory");
 }
 
-// Writes a warp's staged items out (see warp_stage_append).
-template <typename E>
-__device__ __forceinline__ void warp_flush(E* stage, u32 staged, E* out, u64 cap, u64* out_count) {
+// Reserves `staged` places on `out_count` with one atomic for the warp and calls
+// `write(i, place)` for each staged item i (lanes striding over them). Collective over the warp.
+template <typename Write>
+__device__ __forceinline__ void warp_flush_with(u32 staged, u64* out_count, Write write) {
     __syncwarp();
     const u32 lane = threadIdx.x & 31;
     u64 base = 0;
     if (lane == 0 && staged) base = atomicAdd(out_count, (u64)staged);
     base = __shfl_sync(FULL_MASK, base, 0);
-    for (u32 i = lane; i < staged; i += WARP_SIZE) {
-        if (base + i < cap) out[base + i] = stage[i];
-    }
+    for (u32 i = lane; i < staged; i += WARP_SIZE) write(i, base + i);
     __syncwarp();
+}
+
+// Writes a warp's staged items out (see warp_stage_append); places from `cap` on are counted
+// only.
+template <typename E>
+__device__ __forceinline__ void warp_flush(E* stage, u32 staged, E* out, u64 cap, u64* out_count) {
+    warp_flush_with(staged, out_count, [&](u32 i, u64 at) {
+        if (at < cap) out[at] = stage[i];
+    });
 }
 
 // Stages the marked items of a warp (up to V a lane) in its shared `stage` (STAGE slots,

@@ -49,6 +49,11 @@ pub(crate) fn short_limit<T: Element>() -> usize {
     }
 }
 
+/// Blocks for a grid-stride pass over `items` items (a thread each per trip).
+fn grid_blocks(dev: &CudaDevice, items: usize) -> usize {
+    stride_blocks(items, THREADS, dev.multiprocessors(), TILE_BLOCKS_PER_SM)
+}
+
 /// The kernel's order mode (`BT_*`).
 fn mode_of(order: KeyOrder) -> u32 {
     match order {
@@ -212,12 +217,7 @@ fn nan_counts<T: Element>(
     launch.arg(x);
     ds.push(&mut launch, &null);
     launch.arg(&tile_first).arg(&mut nans);
-    let blocks = stride_blocks(
-        tiles * THREADS as usize,
-        THREADS,
-        dev.multiprocessors(),
-        TILE_BLOCKS_PER_SM,
-    );
+    let blocks = grid_blocks(dev, tiles * THREADS as usize);
     // SAFETY: bt_nan_counts_T(const T* x, const u64* offsets, u64 cols, u64 stride, u64 nspans,
     // const u64* tile_first, u64* nan_counts): the spans lie in x, tile_first has nspans + 1
     // entries, nan_counts nspans words.
@@ -381,12 +381,7 @@ impl LongPasses {
 
     /// Blocks for a pass over every tile.
     fn tile_blocks(&self, dev: &CudaDevice) -> usize {
-        stride_blocks(
-            self.tiles * THREADS as usize,
-            THREADS,
-            dev.multiprocessors(),
-            TILE_BLOCKS_PER_SM,
-        )
+        grid_blocks(dev, self.tiles * THREADS as usize)
     }
 
     /// The shift of digit `digit` (0 = the most significant) of keys of type `K`.
@@ -874,13 +869,8 @@ fn top_k_candidates<T: Element, K: Element>(
     // u64 total, const u64* cand_first, const u32* cidx, const u64* positions,
     // T* out_values, u64* out_idx): positions are places inside each span's candidates, whose
     // indices lie inside the span; total = nspans * k entries.
-    unsafe {
-        launch.launch(config(
-            stride_blocks(total, THREADS, dev.multiprocessors(), TILE_BLOCKS_PER_SM),
-            THREADS,
-        ))
-    }
-    .map_err(|e| driver_error("launching bt_map_results", e))?;
+    unsafe { launch.launch(config(grid_blocks(dev, total), THREADS)) }
+        .map_err(|e| driver_error("launching bt_map_results", e))?;
     let nans = std::mem::replace(&mut passes.nans, dev.alloc::<u64>(1, "a placeholder")?);
     Ok(Some(DeviceTopK {
         values,
@@ -944,12 +934,7 @@ fn compact_long<T: Element>(
     let scan_fn = dev.function(&BATCH_SELECT, "bt_tile_scan")?;
     let compact_fn = dev.function(&BATCH_SELECT, &kernel_name("bt_compact_long", T::DTYPE))?;
     let mut tile_counts = dev.alloc::<u64>(passes.tiles.max(1), "the tiles' counts")?;
-    let blocks = stride_blocks(
-        passes.tiles * THREADS as usize,
-        THREADS,
-        dev.multiprocessors(),
-        TILE_BLOCKS_PER_SM,
-    );
+    let blocks = grid_blocks(dev, passes.tiles * THREADS as usize);
     let null = 0u64;
     let mut launch = stream.launch_builder(&counts_fn);
     launch.arg(x);
@@ -1029,7 +1014,7 @@ fn sort_many<T: Element>(
 ) -> Result<DeviceTopK<T>> {
     let stream = dev.stream();
     let keys_fn = dev.function(&BATCH_SELECT, &kernel_name("bt_result_keys", T::DTYPE))?;
-    let blocks = stride_blocks(total, THREADS, dev.multiprocessors(), TILE_BLOCKS_PER_SM);
+    let blocks = grid_blocks(dev, total);
     let narrow = std::mem::size_of::<T::Key>() == 4;
     let mut key64 = dev.alloc::<u64>(total, "the results' keys")?;
     let (total64, k64, with_span) = (total as u64, k as u64, u32::from(narrow));

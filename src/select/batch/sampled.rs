@@ -21,9 +21,9 @@ use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::{
-    compact_long, config, download, driver_error, finish_top_k, kernel_name, select_spans_on,
-    stride_blocks, tile_starts, upload, DeviceSpans, DeviceTopK, LongPasses, BATCH_SELECT, THREADS,
-    TILE_BLOCKS_PER_SM,
+    compact_long, config, download, driver_error, finish_top_k, grid_blocks, kernel_name,
+    select_spans_on, tile_starts, upload, DeviceSpans, DeviceTopK, LongPasses, BATCH_SELECT,
+    THREADS,
 };
 use crate::device::cuda::CudaDevice;
 use crate::element::{Element, RadixKey};
@@ -181,12 +181,7 @@ fn window_pass<T: Element, K: cudarc::driver::DeviceRepr + cudarc::driver::Valid
     launch.arg(x);
     ds.push(&mut launch, &null);
     launch.arg(&m).arg(&mode).arg(&mut samples);
-    let blocks = stride_blocks(
-        count * plan.m,
-        THREADS,
-        dev.multiprocessors(),
-        TILE_BLOCKS_PER_SM,
-    );
+    let blocks = grid_blocks(dev, count * plan.m);
     // SAFETY: bt_sample_T(const T* x, const u64* offsets, u64 cols, u64 stride, u64 nspans,
     // u32 m, u32 mode, K* samples): every span holds at least 8 m values (Plan::new), m is a
     // multiple of 8, samples holds nspans * m keys.
@@ -238,12 +233,7 @@ fn window_pass<T: Element, K: cudarc::driver::DeviceRepr + cudarc::driver::Valid
         Some(idx) => launch.arg(idx),
         None => launch.arg(&null),
     };
-    let blocks = stride_blocks(
-        tiles * THREADS as usize,
-        THREADS,
-        dev.multiprocessors(),
-        TILE_BLOCKS_PER_SM,
-    );
+    let blocks = grid_blocks(dev, tiles * THREADS as usize);
     // SAFETY: bt_window_T(const T* x, ..., const u64* tile_first, u32 mode, const K* bounds,
     // const u64* region, u64* counts, u64* nan_counts, K* ckeys, u32* cidx): tile_first has
     // nspans + 1 entries, bounds and counts two a span, region nspans + 1 offsets into ckeys
@@ -276,14 +266,6 @@ struct Packed<K: cudarc::driver::DeviceRepr> {
     keys: CudaSlice<K>,
     starts: Vec<usize>,
     first: CudaSlice<u64>,
-}
-
-/// Blocks for a grid-stride pass over `total` packed keys.
-fn packed_blocks(dev: &CudaDevice, total: usize) -> LaunchConfig {
-    config(
-        stride_blocks(total, THREADS, dev.multiprocessors(), TILE_BLOCKS_PER_SM),
-        THREADS,
-    )
 }
 
 /// One block a span with `shared` bytes of dynamic shared memory.
@@ -320,7 +302,7 @@ fn gather<K: Element>(dev: &CudaDevice, window: &Window<K>, count: usize) -> Res
     // SAFETY: bt_gather_window_K(const K* ckeys, const u64* region, const u64* first,
     // u64 nspans, K* out): first[s + 1] - first[s] <= region[s + 1] - region[s] (checked), out
     // holds first[nspans] keys.
-    unsafe { launch.launch(packed_blocks(dev, total)) }
+    unsafe { launch.launch(config(grid_blocks(dev, total), THREADS)) }
         .map_err(|e| driver_error("launching bt_gather_window", e))?;
     Ok(Packed {
         keys,
@@ -532,7 +514,7 @@ fn count_below<K: Element>(dev: &CudaDevice, packed: &Packed<K>, kth: &[u64]) ->
         .arg(&mut below);
     // SAFETY: bt_count_below_K(const K* keys, const u64* first, u64 nspans, const u64* kth,
     // u64* below): first[nspans] keys, one k-th key and one count a span.
-    unsafe { launch.launch(packed_blocks(dev, packed.starts[count])) }
+    unsafe { launch.launch(config(grid_blocks(dev, packed.starts[count]), THREADS)) }
         .map_err(|e| driver_error("launching bt_count_below", e))?;
     download(dev, &below, count, "the counts below")
 }

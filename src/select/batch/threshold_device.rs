@@ -5,8 +5,8 @@
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use super::{
-    check_span_lengths, config, download, driver_error, kernel_name, mode_of, on_device,
-    stride_blocks, top_k_on_device, DeviceTopK, BATCH_SELECT, THREADS, TILE_BLOCKS_PER_SM,
+    check_span_lengths, config, download, driver_error, grid_blocks, kernel_name, mode_of,
+    on_device, top_k_on_device, DeviceTopK, BATCH_SELECT, THREADS,
 };
 use crate::device::cuda::CudaDevice;
 use crate::device::DeviceBuffer;
@@ -138,10 +138,7 @@ fn last_taken<T: Element>(
 ) -> Result<usize> {
     let function = dev.function(&BATCH_SELECT, &kernel_name("bt_last_taken", T::DTYPE))?;
     let mut out = dev.alloc_zeros::<u64>(2, "the threshold's key and place")?;
-    let cfg = config(
-        stride_blocks(k, THREADS, dev.multiprocessors(), TILE_BLOCKS_PER_SM),
-        THREADS,
-    );
+    let cfg = config(grid_blocks(dev, k), THREADS);
     let k64 = k as u64;
     for pass in 0u32..2 {
         let mut launch = dev.stream().launch_builder(&function);
@@ -175,13 +172,8 @@ pub(crate) fn support_to_host(support: &DeviceBuffer<u64>) -> Result<Vec<usize>>
     launch.arg(indices).arg(&k64).arg(&mut narrow);
     // SAFETY: bt_narrow(const u64* in, u64 total, u32* out): k words each; the indices lie in
     // a span shorter than 2^32 (check_span_lengths).
-    unsafe {
-        launch.launch(config(
-            stride_blocks(k, THREADS, dev.multiprocessors(), TILE_BLOCKS_PER_SM),
-            THREADS,
-        ))
-    }
-    .map_err(|e| driver_error("launching bt_narrow", e))?;
+    unsafe { launch.launch(config(grid_blocks(dev, k), THREADS)) }
+        .map_err(|e| driver_error("launching bt_narrow", e))?;
     let words = download(dev, &narrow, k, "the support")?;
     Ok(words.into_iter().map(|i| i as usize).collect())
 }
