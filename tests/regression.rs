@@ -8,7 +8,7 @@
 
 mod robust;
 
-use kselect::regression::{Lms, Lts, RegressionFit};
+use kselect::regression::{Lms, LmsCoverage, Lts, RegressionFit};
 use kselect::Error;
 use robust::*;
 
@@ -35,6 +35,91 @@ fn lms_reaches_lqs_on_the_classic_data_sets() {
             &Lms::new().fit(&case.x, case.n, case.k, &case.y).unwrap(),
         );
     }
+}
+
+#[test]
+fn lms_reaches_lqs_lms_with_its_coverage_on_the_classic_data_sets() {
+    // MASS lqs(method = "lms") minimizes the floor((n + 1) / 2)-th absolute residual.
+    for case in cases() {
+        let fit = Lms::new()
+            .coverage(LmsCoverage::Median)
+            .fit(&case.x, case.n, case.k, &case.y)
+            .unwrap();
+        let r = &case.reference;
+        assert_eq!(fit.h, r["lqs_lms_h"].as_u64().unwrap() as usize);
+        assert_eq!(fit.h, case.n.div_ceil(2));
+        let want = r["lqs_lms_objective_abs_residual"].as_f64().unwrap();
+        assert!(
+            fit.objective <= want * (1.0 + 1e-9),
+            "{}: LMS objective {} above lqs(method = \"lms\")'s {want}",
+            case.name,
+            fit.objective
+        );
+    }
+}
+
+#[test]
+fn lms_accepts_every_coverage_from_p_plus_one_to_n() {
+    let case = cases().into_iter().find(|c| c.name == "stackloss").unwrap();
+    let p = case.k + 1;
+    for h in p + 1..=case.n {
+        let fit = Lms::new()
+            .h(h)
+            .fit(&case.x, case.n, case.k, &case.y)
+            .unwrap_or_else(|e| panic!("h = {h}: {e}"));
+        assert_eq!(fit.h, h);
+        assert!(
+            fit.objective.is_finite() && fit.raw_scale.is_finite(),
+            "h = {h}"
+        );
+        let mut abs: Vec<f64> = fit.raw_residuals.iter().map(|v| v.abs()).collect();
+        abs.sort_by(f64::total_cmp);
+        assert!((abs[h - 1] - fit.objective).abs() <= 1e-12, "h = {h}");
+    }
+    // h = n: the minimax fit of every row, whose largest residual is the objective; it has a
+    // positive scale, so not every row is flagged.
+    let all = Lms::new()
+        .h(case.n)
+        .fit(&case.x, case.n, case.k, &case.y)
+        .unwrap();
+    assert!(all.raw_scale > 0.0 && all.outliers.len() < case.n);
+    for (h, want) in [(p, "h = 4"), (case.n + 1, "h = 22")] {
+        let err = Lms::new()
+            .h(h)
+            .fit(&case.x, case.n, case.k, &case.y)
+            .unwrap_err();
+        assert!(err.to_string().contains(want), "{err}");
+    }
+}
+
+#[test]
+fn lms_coverage_of_the_largest_integer_is_a_clear_error() {
+    let case = cases().into_iter().find(|c| c.name == "stackloss").unwrap();
+    match Lms::new()
+        .h(usize::MAX)
+        .fit(&case.x, case.n, case.k, &case.y)
+    {
+        Err(Error::InvalidArgument(message)) => {
+            assert!(
+                message.contains(&format!("h = {}", usize::MAX)),
+                "{message}"
+            );
+        }
+        other => panic!("expected InvalidArgument, got {other:?}"),
+    }
+}
+
+#[test]
+fn lms_with_fewer_rows_than_coefficients_says_so() {
+    // 3 rows, 3 predictors and the intercept: p = 4 needs at least 5 rows.
+    let x = [1.0, 2.0, 3.0, 2.0, 1.0, 0.0, 5.0, 1.0, 4.0];
+    let y = [1.0, 2.0, 3.0];
+    let message = Lms::new().fit(&x, 3, 3, &y).unwrap_err().to_string();
+    assert!(!message.contains(" is not in ["), "{message}");
+    assert!(
+        message.contains("3 rows") || message.contains("have 3"),
+        "{message}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -202,8 +287,8 @@ fn bad_input_is_an_error() {
     assert!(invalid(lts.clone().h(3).fit(&x, 6, 1, &y)).contains("h = 3"));
     assert!(invalid(lts.clone().h(7).fit(&x, 6, 1, &y)).contains("h = 7"));
     assert!(invalid(lts.clone().nsamp(0).fit(&x, 6, 1, &y)).contains("nsamp"));
-    assert!(invalid(lms.clone().h(6).fit(&x, 6, 1, &y)).contains("h = 6"));
-    assert!(invalid(lms.clone().h(1).fit(&x, 6, 1, &y)).contains("h = 1"));
+    assert!(invalid(lms.clone().h(7).fit(&x, 6, 1, &y)).contains("h = 7"));
+    assert!(invalid(lms.clone().h(2).fit(&x, 6, 1, &y)).contains("h = 2"));
     assert!(invalid(lms.clone().nsamp(0).fit(&x, 6, 1, &y)).contains("nsamp"));
     // No predictors and no intercept.
     assert!(invalid(lts.clone().intercept(false).fit(&[], 6, 0, &y)).contains("no coefficient"));

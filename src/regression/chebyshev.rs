@@ -19,7 +19,7 @@
 //! of their rows.
 
 use crate::regression::design::{dot, Rows};
-use crate::regression::linalg::solve_square;
+use crate::regression::linalg::{invert_square, solve_square};
 
 /// Relative size below which a component of the Gram–Schmidt remainder counts as zero.
 const INDEPENDENCE_TOL: f64 = 1e-8;
@@ -76,34 +76,43 @@ pub(crate) fn minimax(rows: Rows<'_>, idx: &[usize], hint: &[f64]) -> Option<Vec
     }
     lambda.push(-1.0);
     basis_rows.push(extra);
-    let mut signs: Vec<f64> = lambda
+    let signs: Vec<f64> = lambda
         .iter()
         .map(|&l| if l < 0.0 { -1.0 } else { 1.0 })
         .collect();
 
     let y_scale = idx.iter().map(|&i| rows.y[i].abs()).fold(0.0, f64::max);
     let tol = 1e-13 * y_scale.max(f64::MIN_POSITIVE);
-    let mut mat = vec![0.0; q * q];
+    let mut basis = Basis {
+        rows: basis_rows,
+        signs,
+        inverse: Vec::new(),
+        updates: 0,
+    };
     let mut b = hint.to_vec();
+    let mut rhs = vec![0.0; q];
+    let mut multipliers = vec![0.0; q];
+    let mut w = vec![0.0; q];
+    let mut column = vec![0.0; q];
     let mut best_t = f64::NEG_INFINITY;
     let mut stalled = 0usize;
     let max_iter = 50 * q + 2 * m;
     for _ in 0..max_iter {
-        // Multipliers: s_k (x_k b) + t = s_k y_k on the basis rows.
-        let mut rhs = vec![0.0; q];
-        for (k, &i) in basis_rows.iter().enumerate() {
-            let s = signs[k];
-            for (j, v) in rows.row(i).iter().enumerate() {
-                mat[k * q + j] = s * v;
+        if basis.updates >= REFACTOR_EVERY || basis.inverse.is_empty() {
+            if !basis.refactor(rows) {
+                return Some(b);
             }
-            mat[k * q + p] = 1.0;
-            rhs[k] = s * rows.y[i];
         }
-        if !solve_square(&mut mat, &mut rhs, q) {
+        // Multipliers: s_k (x_k b) + t = s_k y_k on the basis rows, i.e. B' (b, t) = rhs.
+        for (k, &i) in basis.rows.iter().enumerate() {
+            rhs[k] = basis.signs[k] * rows.y[i];
+        }
+        basis.solve_transposed(&rhs, &mut multipliers);
+        if multipliers.iter().any(|v| !v.is_finite()) {
             return Some(b);
         }
-        let t = rhs[p];
-        b.copy_from_slice(&rhs[..p]);
+        let t = multipliers[p];
+        b.copy_from_slice(&multipliers[..p]);
         if t > best_t * (1.0 + 1e-15) + tol {
             best_t = t;
             stalled = 0;
@@ -128,34 +137,20 @@ pub(crate) fn minimax(rows: Rows<'_>, idx: &[usize], hint: &[f64]) -> Option<Vec
         let Some((j, sj)) = enter else {
             return Some(b);
         };
-        // Current basic solution x_B (B x_B = e_q) and direction w (B w = a_j), where the
-        // columns of B are (s_k x_k, 1).
-        let fill = |mat: &mut [f64]| {
-            for (k, &i) in basis_rows.iter().enumerate() {
-                for (r, v) in rows.row(i).iter().enumerate() {
-                    mat[r * q + k] = signs[k] * v;
-                }
-                mat[p * q + k] = 1.0;
-            }
-        };
-        fill(&mut mat);
-        let mut xb = vec![0.0; q];
-        xb[p] = 1.0;
-        if !solve_square(&mut mat, &mut xb, q) {
-            return Some(b);
+        // The current basic solution x_B = B^-1 e_q (the last column of the inverse) and the
+        // direction w = B^-1 a_j of the entering column a_j = (s_j x_j, 1).
+        for (c, v) in column.iter_mut().zip(rows.row(j)) {
+            *c = sj * v;
         }
-        fill(&mut mat);
-        let mut w: Vec<f64> = rows.row(j).iter().map(|v| sj * v).collect();
-        w.push(1.0);
-        if !solve_square(&mut mat, &mut w, q) {
-            return Some(b);
-        }
+        column[p] = 1.0;
+        basis.solve(&column, &mut w);
         let w_scale = w.iter().fold(0.0f64, |a, v| a.max(v.abs()));
         let mut leave = None;
         let mut ratio = f64::INFINITY;
         for k in 0..q {
             if w[k] > 1e-12 * w_scale {
-                let r = xb[k].max(0.0) / w[k];
+                let xb = basis.inverse[k * q + p];
+                let r = xb.max(0.0) / w[k];
                 if r < ratio {
                     ratio = r;
                     leave = Some(k);
@@ -165,10 +160,91 @@ pub(crate) fn minimax(rows: Rows<'_>, idx: &[usize], hint: &[f64]) -> Option<Vec
         let Some(k) = leave else {
             return Some(b);
         };
-        basis_rows[k] = j;
-        signs[k] = sj;
+        basis.replace(k, j, sj, &w);
     }
     Some(b)
+}
+
+/// Pivots after which the basis inverse is computed afresh rather than updated (bounds the
+/// growth of rounding errors in the updates).
+const REFACTOR_EVERY: usize = 32;
+
+/// The simplex basis: its rows `x_k` with signs `s_k`, the columns `(s_k x_k, 1)` of the
+/// `q x q` matrix `B`, and `B^-1` (row-major), updated in `O(q^2)` a pivot.
+struct Basis {
+    rows: Vec<usize>,
+    signs: Vec<f64>,
+    inverse: Vec<f64>,
+    /// Pivots since `inverse` was computed from `B`.
+    updates: usize,
+}
+
+impl Basis {
+    /// Computes `B^-1` from the basis rows; false when `B` is singular.
+    fn refactor(&mut self, rows: Rows<'_>) -> bool {
+        let q = self.rows.len();
+        let p = q - 1;
+        let mut mat = vec![0.0; q * q];
+        for (k, &i) in self.rows.iter().enumerate() {
+            for (r, v) in rows.row(i).iter().enumerate() {
+                mat[r * q + k] = self.signs[k] * v;
+            }
+            mat[p * q + k] = 1.0;
+        }
+        match invert_square(&mut mat, q) {
+            Some(inverse) => {
+                self.inverse = inverse;
+                self.updates = 0;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// `out = B^-1 v`.
+    fn solve(&self, v: &[f64], out: &mut [f64]) {
+        let q = v.len();
+        for (k, o) in out.iter_mut().enumerate() {
+            *o = dot(&self.inverse[k * q..(k + 1) * q], v);
+        }
+    }
+
+    /// `out = B^-T v`.
+    fn solve_transposed(&self, v: &[f64], out: &mut [f64]) {
+        let q = v.len();
+        out.fill(0.0);
+        for (k, &vk) in v.iter().enumerate() {
+            for (o, a) in out.iter_mut().zip(&self.inverse[k * q..(k + 1) * q]) {
+                *o += a * vk;
+            }
+        }
+    }
+
+    /// Column `k` becomes row `j` with sign `sj`, whose direction is `w = B^-1 a_j`: the
+    /// product-form update of the inverse (row `k` divided by `w_k`, eliminated from the
+    /// others).
+    fn replace(&mut self, k: usize, j: usize, sj: f64, w: &[f64]) {
+        let q = w.len();
+        let pivot = w[k];
+        let (before, rest) = self.inverse.split_at_mut(k * q);
+        let (row_k, after) = rest.split_at_mut(q);
+        row_k.iter_mut().for_each(|v| *v /= pivot);
+        for (i, row) in before
+            .chunks_exact_mut(q)
+            .chain(after.chunks_exact_mut(q))
+            .enumerate()
+        {
+            let wi = w[if i < k { i } else { i + 1 }];
+            if wi != 0.0 {
+                row.iter_mut()
+                    .zip(row_k.iter())
+                    .for_each(|(v, r)| *v -= wi * r);
+            }
+        }
+        self.rows[k] = j;
+        self.signs[k] = sj;
+        self.updates += 1;
+    }
 }
 
 #[cfg(test)]

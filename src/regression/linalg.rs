@@ -19,7 +19,25 @@ const QR_TOL: f64 = 1e-9;
 /// Solves the `p x p` system `a x = b` by Gaussian elimination with partial pivoting, in place
 /// (`b` becomes `x`, `a` is destroyed). False when the system is singular.
 pub(crate) fn solve_square(a: &mut [f64], b: &mut [f64], p: usize) -> bool {
+    solve_square_columns(a, b, p, 1)
+}
+
+/// The inverse of the `p x p` matrix `a` (row-major), by [`solve_square_columns`] with the
+/// identity; `a` is destroyed. `None` when `a` is singular.
+pub(crate) fn invert_square(a: &mut [f64], p: usize) -> Option<Vec<f64>> {
+    let mut inv = vec![0.0; p * p];
+    for i in 0..p {
+        inv[i * p + i] = 1.0;
+    }
+    solve_square_columns(a, &mut inv, p, p).then_some(inv)
+}
+
+/// Solves `a x = b` for the `r` right-hand sides of `b` (`p x r`, row-major) by Gaussian
+/// elimination with partial pivoting, in place (`b` becomes `x`, `a` is destroyed). False when
+/// the system is singular.
+fn solve_square_columns(a: &mut [f64], b: &mut [f64], p: usize, r: usize) -> bool {
     debug_assert_eq!(a.len(), p * p);
+    debug_assert_eq!(b.len(), p * r);
     for col in 0..p {
         let mut col_scale = 0.0f64;
         let mut pivot_row = col;
@@ -42,7 +60,9 @@ pub(crate) fn solve_square(a: &mut [f64], b: &mut [f64], p: usize) -> bool {
             for j in 0..p {
                 a.swap(col * p + j, pivot_row * p + j);
             }
-            b.swap(col, pivot_row);
+            for j in 0..r {
+                b.swap(col * r + j, pivot_row * r + j);
+            }
         }
         let pivot = a[col * p + col];
         for row in col + 1..p {
@@ -51,16 +71,20 @@ pub(crate) fn solve_square(a: &mut [f64], b: &mut [f64], p: usize) -> bool {
                 for j in col + 1..p {
                     a[row * p + j] -= factor * a[col * p + j];
                 }
-                b[row] -= factor * b[col];
+                for j in 0..r {
+                    b[row * r + j] -= factor * b[col * r + j];
+                }
             }
         }
     }
     for col in (0..p).rev() {
-        let mut s = b[col];
-        for j in col + 1..p {
-            s -= a[col * p + j] * b[j];
+        for k in 0..r {
+            let mut s = b[col * r + k];
+            for j in col + 1..p {
+                s -= a[col * p + j] * b[j * r + k];
+            }
+            b[col * r + k] = s / a[col * p + col];
         }
-        b[col] = s / a[col * p + col];
     }
     b.iter().all(|v| v.is_finite())
 }

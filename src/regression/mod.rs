@@ -100,4 +100,7 @@ mod scale;
 mod subsets;
 
 pub use fit::{Method, RegressionFit};
-pub use options::{h_alpha, Lms, Lts, DEFAULT_EXHAUSTIVE_LIMIT, DEFAULT_SEED, LTS_DEFAULT_NSAMP};
+pub use options::{
+    h_alpha, lms_breakdown, Lms, LmsCoverage, Lts, DEFAULT_EXHAUSTIVE_LIMIT, DEFAULT_SEED,
+    LTS_DEFAULT_NSAMP,
+};

@@ -386,6 +386,84 @@ impl Lts {
     }
 }
 
+/// How the coverage `h` of [`Lms`] is chosen: the rank (1-based) of the absolute residual that
+/// LMS minimizes, for `n` rows and `p` coefficients (counting the intercept). Every `h` from
+/// `p + 1` to `n` can be asked for; its breakdown point (the smallest fraction of rows that,
+/// moved anywhere, can carry the fit away) is [`lms_breakdown`]`(h, n, p)`,
+/// `min(n - h + 1, h - p + 1) / n` for data in general position.
+///
+/// | rule | `h` | breakdown point |
+/// | --- | --- | --- |
+/// | [`HighestBreakdown`](LmsCoverage::HighestBreakdown) (default) | `floor(n / 2) + floor((p + 1) / 2)` | `(floor((n - p) / 2) + 1) / n`, the highest |
+/// | [`Median`](LmsCoverage::Median) (MASS `lqs(method = "lms")`) | `floor((n + 1) / 2)` | `(floor((n + 1) / 2) - p + 1) / n` |
+/// | [`Lqs`](LmsCoverage::Lqs) (MASS `lqs(method = "lqs")`'s default) | `floor((n + p + 1) / 2)` | `(n - floor((n + p + 1) / 2) + 1) / n` |
+/// | [`Rows(h)`](LmsCoverage::Rows) | `h` | `min(n - h + 1, h - p + 1) / n` |
+///
+/// `h = n` minimizes the largest absolute residual of every row (the minimax, or Chebyshev,
+/// fit): one row can carry it away.
+///
+/// ```
+/// use kselect::regression::{lms_breakdown, Lms, LmsCoverage};
+///
+/// // 21 rows, 3 predictors and the intercept: p = 4.
+/// assert_eq!(LmsCoverage::HighestBreakdown.rows(21, 4), 12);
+/// assert_eq!(LmsCoverage::Median.rows(21, 4), 11);
+/// assert_eq!(LmsCoverage::Lqs.rows(21, 4), 13);
+/// assert_eq!(lms_breakdown(12, 21, 4), 9.0 / 21.0);
+/// let fit = Lms::new().coverage(LmsCoverage::Median);
+/// assert_eq!(fit.coverage_for(21, 3)?, 11);
+/// # Ok::<(), kselect::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LmsCoverage {
+    /// `floor(n / 2) + floor((p + 1) / 2)`: Rousseeuw's least median of squares, with the
+    /// highest breakdown point (the default).
+    HighestBreakdown,
+    /// `floor((n + 1) / 2)`: the median absolute residual, MASS `lqs(method = "lms")`.
+    Median,
+    /// `floor((n + p + 1) / 2)`: MASS `lqs(method = "lqs")`'s default quantile.
+    Lqs,
+    /// `h` rows, from `p + 1` to `n`.
+    Rows(usize),
+}
+
+impl LmsCoverage {
+    /// The `h` of the rule for `n` rows and `p` coefficients (counting the intercept); not
+    /// checked against the range `[p + 1, n]` (a fit checks it).
+    ///
+    /// ```
+    /// use kselect::regression::LmsCoverage;
+    /// assert_eq!(LmsCoverage::Median.rows(38, 11), 19);
+    /// assert_eq!(LmsCoverage::Rows(30).rows(38, 11), 30);
+    /// ```
+    pub fn rows(self, n: usize, p: usize) -> usize {
+        match self {
+            LmsCoverage::HighestBreakdown => n / 2 + p.div_ceil(2),
+            LmsCoverage::Median => n.div_ceil(2),
+            LmsCoverage::Lqs => lts_min_h(n, p),
+            LmsCoverage::Rows(h) => h,
+        }
+    }
+}
+
+/// The breakdown point of LMS with coverage `h` on `n` rows and `p` coefficients (counting the
+/// intercept), for data in general position: `min(n - h + 1, h - p + 1) / n` (Rousseeuw and
+/// Leroy 1987); 0 when `h` is outside `[p + 1, n]`.
+///
+/// ```
+/// use kselect::regression::lms_breakdown;
+/// assert_eq!(lms_breakdown(11, 21, 4), 8.0 / 21.0);  // floor((n + 1) / 2), lqs "lms"
+/// assert_eq!(lms_breakdown(21, 21, 4), 1.0 / 21.0);  // h = n: one row breaks it
+/// assert_eq!(lms_breakdown(4, 21, 4), 0.0);          // below p + 1: not a fit
+/// ```
+pub fn lms_breakdown(h: usize, n: usize, p: usize) -> f64 {
+    if h <= p || h > n {
+        return 0.0;
+    }
+    (n - h + 1).min(h - p + 1) as f64 / n as f64
+}
+
 /// Least median of squares regression, generalized to the `h`-th smallest absolute residual
 /// (MASS `lqs`'s "lqs" criterion), with reweighted least squares on the rows it does not flag
 /// (see [`RegressionFit`] for the outputs and the [module documentation](super) for the
@@ -394,7 +472,7 @@ impl Lts {
 /// | setting | default | range |
 /// | --- | --- | --- |
 /// | [`intercept`](Lms::intercept) | `true` | |
-/// | [`h`](Lms::h) | `floor(n / 2) + floor((p + 1) / 2)` | `[floor(n / 2) + floor((p + 1) / 2), n - 1]` |
+/// | [`coverage`](Lms::coverage) or [`h`](Lms::h) | [`LmsCoverage::HighestBreakdown`]: `h = floor(n / 2) + floor((p + 1) / 2)` | `h` in `[p + 1, n]` |
 /// | [`nsamp`](Lms::nsamp) | `min(500 p, 3000)` (`lqs`) | `>= 1` |
 /// | [`seed`](Lms::seed) | 42 | any |
 /// | [`exhaustive_limit`](Lms::exhaustive_limit) | 5000 | any |
@@ -415,7 +493,7 @@ impl Lts {
 #[derive(Clone, Debug)]
 pub struct Lms {
     shared: Shared,
-    h: Option<usize>,
+    coverage: LmsCoverage,
     nsamp: Option<usize>,
 }
 
@@ -435,23 +513,40 @@ impl Lms {
     pub fn new() -> Self {
         Lms {
             shared: Shared::new(),
-            h: None,
+            coverage: LmsCoverage::HighestBreakdown,
             nsamp: None,
         }
     }
 
     shared_setters!(Lms);
 
-    /// The coverage: the rank (1-based) of the absolute residual minimized.
+    /// The coverage as a number of rows: the rank (1-based) of the absolute residual
+    /// minimized, from `p + 1` to `n` (`p` counting the intercept); the same as
+    /// [`coverage`](Lms::coverage)`(LmsCoverage::Rows(h))`. The breakdown point of each `h` is
+    /// [`lms_breakdown`].
     ///
     /// ```
     /// use kselect::regression::Lms;
     /// assert_eq!(Lms::new().h(15).coverage_for(21, 3)?, 15);
-    /// assert!(Lms::new().h(21).coverage_for(21, 3).is_err()); // at most n - 1
+    /// assert_eq!(Lms::new().h(21).coverage_for(21, 3)?, 21); // the minimax fit of every row
+    /// assert!(Lms::new().h(4).coverage_for(21, 3).is_err()); // at least p + 1 = 5
     /// # Ok::<(), kselect::Error>(())
     /// ```
-    pub fn h(mut self, h: usize) -> Self {
-        self.h = Some(h);
+    pub fn h(self, h: usize) -> Self {
+        self.coverage(LmsCoverage::Rows(h))
+    }
+
+    /// The coverage by rule (default [`LmsCoverage::HighestBreakdown`]); e.g.
+    /// [`LmsCoverage::Median`] for MASS `lqs(method = "lms")`.
+    ///
+    /// ```
+    /// use kselect::regression::{Lms, LmsCoverage};
+    /// let lqs_lms = Lms::new().coverage(LmsCoverage::Median);
+    /// assert_eq!(lqs_lms.coverage_for(21, 3)?, 11); // floor((n + 1) / 2)
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn coverage(mut self, coverage: LmsCoverage) -> Self {
+        self.coverage = coverage;
         self
     }
 
@@ -477,13 +572,20 @@ impl Lms {
     /// ```
     pub fn coverage_for(&self, n: usize, k: usize) -> Result<usize> {
         let p = k + usize::from(self.shared.intercept);
-        let lo = n / 2 + p.div_ceil(2);
-        let h = self.h.unwrap_or(lo);
-        if h < lo || h + 1 > n {
+        // p + 1 > n, said first: no coverage is possible then.
+        if n <= p {
             return Err(Error::InvalidArgument(format!(
-                "h = {h} is not in [{lo}, {}]: LMS with n = {n} rows and p = {p} coefficients \
-                 covers between floor(n / 2) + floor((p + 1) / 2) and n - 1 rows",
-                n.saturating_sub(1)
+                "LMS with p = {p} coefficients needs at least p + 1 = {} rows, and the data \
+                 have {n}",
+                p.saturating_add(1)
+            )));
+        }
+        let h = self.coverage.rows(n, p);
+        if h <= p || h > n {
+            return Err(Error::InvalidArgument(format!(
+                "h = {h} is not in [{}, {n}]: LMS with n = {n} rows and p = {p} coefficients \
+                 covers between p + 1 and n rows",
+                p + 1
             )));
         }
         Ok(h)

@@ -230,6 +230,19 @@ pub(crate) fn lts(
     Ok(parts.into_fit(design, Method::Lts, &found, h, alpha))
 }
 
+/// The probability whose standard normal quantile makes LMS's raw scale consistent: MASS
+/// `lqs`'s `(n + h) / (2 n)`, the `h / n` quantile of `|N(0, 1)|`. For `h = n` (which `lqs`
+/// refuses) that quantile is infinite; the `(n - 1/2) / n` quantile, `(4 n - 1) / (4 n)`, is
+/// taken there.
+fn lms_consistency_prob(n: usize, h: usize) -> f64 {
+    let (n, h) = (n as f64, h as f64);
+    if h < n {
+        (n + h) / (2.0 * n)
+    } else {
+        (4.0 * n - 1.0) / (4.0 * n)
+    }
+}
+
 /// The LMS fit from the coefficients found; its least-squares fit runs on `engine`.
 pub(crate) fn lms(
     design: &Design,
@@ -243,7 +256,7 @@ pub(crate) fn lms(
     let abs: Vec<f64> = raw_residuals.par_iter().map(|v| v.abs()).collect();
     let (best_subset, _) = h_smallest(&abs, h);
     let objective = hth_smallest(&Selector::new(), &abs, h).unwrap_or(f64::NAN);
-    let raw_scale = objective / normal_quantile((n + h) as f64 / (2 * n) as f64);
+    let raw_scale = objective / normal_quantile(lms_consistency_prob(n, h));
     let tau = exact_tolerance(&design.y);
     let parts = if raw_scale <= tau {
         exact(raw_b, raw_residuals, objective, best_subset, tau)

@@ -524,15 +524,18 @@ pub struct RegressionArgs {
 
     /// The coverage as a fraction, in [0.5, 1]: h = floor(2 n2 - n + 2 (n - n2) alpha) with
     /// n2 = floor((n + p + 1) / 2) (robustbase's h.alpha.n; alpha = 0.5 gives n2, alpha = 1
-    /// gives n). For lms the same rule gives h, which must then be at most n - 1. Not with
-    /// --h.
+    /// gives n). For lms the same rule gives h. Not with --h.
     #[arg(long, value_name = "A", value_parser = parse_alpha, conflicts_with = "h")]
     pub alpha: Option<f64>,
 
-    /// The coverage as a number of rows: lts takes floor((n + p + 1) / 2) to n, lms
-    /// floor(n / 2) + floor((p + 1) / 2) to n - 1. Not with --alpha.
-    #[arg(long = "h", value_name = "H")]
-    pub h: Option<usize>,
+    /// The coverage: a number of rows, or for lms a rule of MASS lqs. lts takes
+    /// floor((n + p + 1) / 2) to n rows; lms takes p + 1 to n rows (default
+    /// floor(n / 2) + floor((p + 1) / 2), the highest breakdown point), `lms` for
+    /// floor((n + 1) / 2) (lqs(method = "lms"), the median absolute residual) or `lqs` for
+    /// floor((n + p + 1) / 2) (lqs(method = "lqs")'s default). LMS with h rows breaks down
+    /// at min(n - h + 1, h - p + 1) / n of the rows. Not with --alpha.
+    #[arg(long = "h", value_name = "H", value_parser = parse_h)]
+    pub h: Option<HArg>,
 
     /// The number of random starting p-subsets, at least 1. Default: 500 for lts (as
     /// robustbase), min(500 p, 3000) for lms (as MASS lqs). Every p-subset is a start instead
@@ -598,6 +601,27 @@ fn parse_whole(s: &str) -> Result<usize, String> {
     s.trim()
         .parse()
         .map_err(|_| format!("`{s}` is not a whole number"))
+}
+
+/// What `--h` gives: a number of rows or a rule of MASS `lqs`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HArg {
+    /// `h` rows.
+    Rows(usize),
+    /// `lms`: floor((n + 1) / 2), as `lqs(method = "lms")`.
+    LqsLms,
+    /// `lqs`: floor((n + p + 1) / 2), as `lqs(method = "lqs")`.
+    LqsLqs,
+}
+
+fn parse_h(s: &str) -> Result<HArg, String> {
+    match s.trim() {
+        "lms" => Ok(HArg::LqsLms),
+        "lqs" => Ok(HArg::LqsLqs),
+        t => t.parse().map(HArg::Rows).map_err(|_| {
+            format!("`{s}` is neither a number of rows nor `lms` or `lqs` (rules of MASS lqs)")
+        }),
+    }
 }
 
 fn parse_count(s: &str) -> Result<usize, String> {

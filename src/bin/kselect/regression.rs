@@ -3,10 +3,10 @@
 
 use std::time::Instant;
 
-use kselect::regression::{h_alpha, Lms, Lts, Method, RegressionFit, DEFAULT_SEED};
+use kselect::regression::{h_alpha, Lms, LmsCoverage, Lts, Method, RegressionFit, DEFAULT_SEED};
 use kselect::{Device, Error, Result};
 
-use crate::cli::{Backend, RegressionArgs};
+use crate::cli::{Backend, HArg, RegressionArgs};
 use crate::table::Table;
 
 /// The name of the intercept among the terms.
@@ -193,8 +193,8 @@ pub struct Data {
 pub enum Coverage {
     /// As a fraction (`--alpha`).
     Alpha(f64),
-    /// As a number of rows (`--h`).
-    Rows(usize),
+    /// As a number of rows or a rule (`--h`).
+    H(HArg),
 }
 
 impl Coverage {
@@ -202,7 +202,7 @@ impl Coverage {
     pub fn of(args: &RegressionArgs) -> Option<Coverage> {
         match (args.alpha, args.h) {
             (Some(alpha), _) => Some(Coverage::Alpha(alpha)),
-            (None, Some(h)) => Some(Coverage::Rows(h)),
+            (None, Some(h)) => Some(Coverage::H(h)),
             (None, None) => None,
         }
     }
@@ -243,7 +243,7 @@ impl Request {
     pub fn fit(&self, data: &Data, model: &Model) -> Result<Outcome> {
         let start = Instant::now();
         let fit = match self.method {
-            Method::Lts => self.lts().fit(&data.x, data.n, data.k, &data.y),
+            Method::Lts => self.lts()?.fit(&data.x, data.n, data.k, &data.y),
             Method::Lms => self
                 .lms(data.n, data.k)
                 .fit(&data.x, data.n, data.k, &data.y),
@@ -277,21 +277,28 @@ impl Request {
         }
     }
 
-    /// The LTS estimator of the request.
-    fn lts(&self) -> Lts {
+    /// The LTS estimator of the request, or an error for an LMS coverage rule.
+    fn lts(&self) -> Result<Lts> {
         let mut lts = Lts::new()
             .intercept(self.intercept)
             .seed(self.seed)
             .device(self.device.clone());
         lts = match self.coverage {
             Some(Coverage::Alpha(alpha)) => lts.alpha(alpha),
-            Some(Coverage::Rows(h)) => lts.h(h),
+            Some(Coverage::H(HArg::Rows(h))) => lts.h(h),
+            Some(Coverage::H(rule)) => {
+                return Err(Error::InvalidArgument(format!(
+                    "--h {} is a coverage rule of LMS (MASS lqs); lts takes a number of rows \
+                     or --alpha",
+                    if rule == HArg::LqsLms { "lms" } else { "lqs" }
+                )))
+            }
             None => lts,
         };
-        match self.nsamp {
+        Ok(match self.nsamp {
             Some(nsamp) => lts.nsamp(nsamp),
             None => lts,
-        }
+        })
     }
 
     /// The LMS estimator of the request for `n` rows and `k` predictors: `--alpha` gives `h`
@@ -303,7 +310,9 @@ impl Request {
             .device(self.device.clone());
         lms = match self.coverage {
             Some(Coverage::Alpha(alpha)) => lms.h(self.lms_h(alpha, n, k)),
-            Some(Coverage::Rows(h)) => lms.h(h),
+            Some(Coverage::H(HArg::Rows(h))) => lms.h(h),
+            Some(Coverage::H(HArg::LqsLms)) => lms.coverage(LmsCoverage::Median),
+            Some(Coverage::H(HArg::LqsLqs)) => lms.coverage(LmsCoverage::Lqs),
             None => lms,
         };
         match self.nsamp {
