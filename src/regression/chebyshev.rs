@@ -98,10 +98,9 @@ pub(crate) fn minimax(rows: Rows<'_>, idx: &[usize], hint: &[f64]) -> Option<Vec
     let mut stalled = 0usize;
     let max_iter = 50 * q + 2 * m;
     for _ in 0..max_iter {
-        if basis.updates >= REFACTOR_EVERY || basis.inverse.is_empty() {
-            if !basis.refactor(rows) {
-                return Some(b);
-            }
+        let stale = basis.updates >= REFACTOR_EVERY || basis.inverse.is_empty();
+        if stale && !basis.refactor(rows) {
+            return Some(b);
         }
         // Multipliers: s_k (x_k b) + t = s_k y_k on the basis rows, i.e. B' (b, t) = rhs.
         for (k, &i) in basis.rows.iter().enumerate() {
@@ -147,10 +146,10 @@ pub(crate) fn minimax(rows: Rows<'_>, idx: &[usize], hint: &[f64]) -> Option<Vec
         let w_scale = w.iter().fold(0.0f64, |a, v| a.max(v.abs()));
         let mut leave = None;
         let mut ratio = f64::INFINITY;
-        for k in 0..q {
-            if w[k] > 1e-12 * w_scale {
+        for (k, &wk) in w.iter().enumerate() {
+            if wk > 1e-12 * w_scale {
                 let xb = basis.inverse[k * q + p];
-                let r = xb.max(0.0) / w[k];
+                let r = xb.max(0.0) / wk;
                 if r < ratio {
                     ratio = r;
                     leave = Some(k);
