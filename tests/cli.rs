@@ -10,7 +10,8 @@ mod common;
 use std::path::Path;
 
 use common::cli::{
-    assert_bits_eq, cpu_fails, cpu_json, cpu_text, f64s, i64s, kselect, path, stderr, stdout, u64s,
+    assert_bits_eq, cpu_fails, cpu_json, cpu_json_stdin, cpu_text, f64s, i64s, kselect,
+    kselect_with_stdin, path, stderr, stdout, u64s,
 };
 use serde_json::Value;
 
@@ -609,6 +610,221 @@ fn backend_flag() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Standard input, pipes and FIFOs: every input read once
+// ---------------------------------------------------------------------------------------------
+
+/// A CSV column `a` of 0 to n - 1, one a line.
+fn counting_csv(n: usize) -> Vec<u8> {
+    let mut text = String::from("a\n");
+    for i in 0..n {
+        text.push_str(&format!("{i}\n"));
+    }
+    text.into_bytes()
+}
+
+/// `data` as a gzip stream.
+fn gzipped(data: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(data).expect("compress");
+    gz.finish().expect("compress")
+}
+
+#[cfg(unix)]
+#[test]
+fn piped_input_is_read_once() {
+    // A pipe given as a path (as `<(...)` gives /dev/fd/N): its first bytes used to be read
+    // to tell the format and then lost, giving the median of the rest with exit status 0.
+    for file in ["/dev/stdin", "-"] {
+        let args = [
+            "select",
+            file,
+            "--backend",
+            "cpu",
+            "--json",
+            "--median",
+            "--k",
+            "0",
+        ];
+        let out = kselect_with_stdin(&args, counting_csv(100_000));
+        assert!(out.status.success(), "{file}: {}", stderr(&out));
+        let json: Value = serde_json::from_str(&stdout(&out)).expect("valid JSON");
+        assert_eq!(json["n"], 100_000, "{file}");
+        assert_eq!(json["median"], 49999.5, "{file}");
+        assert_eq!(i64s(&json["values"]), vec![0], "{file}");
+        assert_eq!(json["column"], "a", "{file}");
+        // A short input is not mistaken for an empty one.
+        let out = kselect_with_stdin(&args, b"x\n7\n".to_vec());
+        assert!(out.status.success(), "{file}: {}", stderr(&out));
+        let json: Value = serde_json::from_str(&stdout(&out)).expect("valid JSON");
+        assert_eq!(
+            (json["n"].as_u64(), json["median"].as_f64()),
+            (Some(1), Some(7.0))
+        );
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn fifo_with_a_pausing_writer_is_read_once() {
+    use std::io::Write;
+    use std::time::Duration;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let fifo = path(&dir, "values.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success(), "mkfifo failed");
+    // The header split in two, then the rows in chunks, a pause after each: more than a
+    // second in all, so that the read's progress is due (and hidden: stderr is not a
+    // terminal).
+    let mut chunks = vec![b"b,".to_vec(), b"a\n".to_vec()];
+    let rows: Vec<String> = (0..3000)
+        .map(|i| format!("{},{}\n", i * 3, 2999 - i))
+        .collect();
+    chunks.extend(rows.chunks(1000).map(|c| c.concat().into_bytes()));
+    let writer_path = fifo.clone();
+    let writer = std::thread::spawn(move || {
+        // Opening blocks until kselect opens the FIFO for reading.
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&writer_path)
+            .expect("open the FIFO for writing");
+        for chunk in chunks {
+            if file.write_all(&chunk).and_then(|()| file.flush()).is_err() {
+                return; // the reader went away: the test below says why
+            }
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    });
+    let fifo_arg = fifo.display().to_string();
+    let child = common::cli::spawn_kselect(&[
+        "select",
+        &fifo_arg,
+        "--backend",
+        "cpu",
+        "--json",
+        "--column",
+        "a",
+        "--k",
+        "0,2999",
+        "--median",
+    ]);
+    let out = common::cli::finished(child, Duration::from_secs(60));
+    writer.join().expect("the writer thread");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        out.stderr.is_empty(),
+        "no progress on a stderr that is not a terminal"
+    );
+    let json: Value = serde_json::from_str(&stdout(&out)).expect("one JSON object");
+    assert_eq!(json["column"], "a");
+    assert_eq!(json["n"], 3000);
+    assert_eq!(i64s(&json["values"]), vec![0, 2999]);
+    assert_eq!(json["median"], 1499.5);
+}
+
+#[test]
+fn dash_reads_standard_input() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // CSV, plain and gzip-compressed, against the same file read from disk.
+    let csv = b"t,v\n1,2.5\n2,-1\n3,NA\n4,8\n".to_vec();
+    let file = csv_file(&dir, "t.csv", std::str::from_utf8(&csv).expect("UTF-8"));
+    let args = ["-c", "v", "--k", "0,2", "--median", "--nan", "omit"];
+    let from_file = select_json(&file, &args);
+    for input in [csv.clone(), gzipped(&csv)] {
+        let json = cpu_json_stdin("select", &args, input);
+        assert_eq!(json["file"], "<stdin>");
+        assert_eq!(
+            common::cli::without_file_and_time(&json),
+            common::cli::without_file_and_time(&from_file)
+        );
+    }
+    // .npy, told by its content.
+    let npy = std::fs::read(fixture("u64.npy")).expect("fixture");
+    let json = cpu_json_stdin("select", &["--k", "0"], npy.clone());
+    assert_eq!(json["format"], "npy");
+    assert_eq!(
+        json["values"],
+        select_json(&fixture("u64.npy"), &["--k", "0"])["values"]
+    );
+    let json = cpu_json_stdin("select", &["--k", "0"], gzipped(&npy));
+    assert_eq!(json["format"], "npy");
+    // quantiles.
+    let json = cpu_json_stdin(
+        "quantiles",
+        &["-c", "v", "--probs", "0,1", "--nan", "omit"],
+        csv.clone(),
+    );
+    assert_eq!(json["file"], "<stdin>");
+    assert_eq!(f64s(&json["values"]), vec![-1.0, 8.0]);
+    let text = stdout(&kselect_with_stdin(
+        &[
+            "quantiles",
+            "-",
+            "--backend",
+            "cpu",
+            "-c",
+            "v",
+            "--count",
+            "2",
+            "--nan",
+            "omit",
+        ],
+        csv.clone(),
+    ));
+    assert!(text.contains("<stdin> (csv, column v)"), "{text}");
+    // Errors name standard input.
+    let err = common::cli::cpu_fails_stdin("select", &["-c", "w", "--k", "0"], csv.clone());
+    assert!(err.contains("<stdin>: no column named `w`"), "{err}");
+    let err = common::cli::cpu_fails_stdin("select", &["--k", "0"], Vec::new());
+    assert!(err.contains("<stdin>") && err.contains("empty"), "{err}");
+    let err = common::cli::cpu_fails_stdin("quantiles", &["--count", "3"], npy[..70].to_vec());
+    assert!(err.contains("<stdin>: truncated"), "{err}");
+}
+
+#[test]
+fn npy_gz_with_a_bad_checksum_is_an_error() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut npy = Vec::new();
+    kselect::io::npy::write_npy_to(&mut npy, &[1.0f64, 2.0, 3.0]).expect("npy");
+    // Stored deflate blocks: a changed byte still decodes, to another value.
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::none());
+    gz.write_all(&npy).expect("compress");
+    let mut bytes = gz.finish().expect("compress");
+    let last_value_byte = bytes.len() - 8 - 1;
+    bytes[last_value_byte] ^= 0x40;
+    let file = path(&dir, "x.npy.gz");
+    std::fs::write(&file, &bytes).expect("write");
+    let err = select_fails(&file.display().to_string(), &["--k", "2"], 1);
+    assert!(
+        err.contains("x.npy.gz") && err.contains("checksum"),
+        "{err}"
+    );
+    let err = common::cli::cpu_fails_stdin("select", &["--k", "2"], bytes);
+    assert!(err.contains("<stdin>") && err.contains("checksum"), "{err}");
+}
+
+#[test]
+fn csv_negative_zero_is_read_as_negative_zero() {
+    // numpy.loadtxt reads -0 as -0.0; -0.0 orders just below +0.0.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = csv_file(&dir, "z.csv", "x\n0\n-0\n5\n");
+    let json = select_json(&file, &["--k", "0,1"]);
+    assert_eq!(json["dtype"], "f64");
+    assert_bits_eq(&f64s(&json["values"]), &[-0.0, 0.0]);
+    // numpy.median([-0.0, -0.0]) and numpy.quantile(x, 0.5, method="lower") are -0.0.
+    let file = csv_file(&dir, "zeros.csv", "x\n-0\n-0\n");
+    let json = select_json(&file, &["--median"]);
+    assert_bits_eq(&[json["median"].as_f64().expect("a number")], &[-0.0]);
+    let file = csv_file(&dir, "lower.csv", "x\n1\n-0\n-0\n");
+    let json = select_json(&file, &["--quantile", "0.5", "--method", "lower"]);
+    assert_bits_eq(&f64s(&json["quantiles"]["values"]), &[-0.0]);
+}
+
+// ---------------------------------------------------------------------------------------------
 // kselect quantiles
 // ---------------------------------------------------------------------------------------------
 
@@ -868,6 +1084,7 @@ fn help_explains_every_option() {
     for policy in ["error", "omit", "last"] {
         assert!(text.contains(policy));
     }
+    assert!(text.contains("- reads standard input"), "{text}");
 
     let out = kselect(&["--help"]);
     assert!(stdout(&out).contains("quantiles"));

@@ -9,7 +9,10 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::cli::{cpu_fails, cpu_json, cpu_text, f64s, kselect, path, stderr, stdout, u64s};
+use common::cli::{
+    cpu_fails, cpu_fails_stdin, cpu_json, cpu_json_stdin, cpu_text, f64s, kselect,
+    kselect_with_stdin, path, stderr, stdout, u64s, without_file_and_time,
+};
 use kselect::io::npy::write_npy_matrix;
 use kselect::regression::{Lms, Lts, RegressionFit};
 use serde_json::Value;
@@ -335,6 +338,67 @@ fn npy_columns_are_named_by_index() {
     }
     let err = cpu_fails("lts", &npy, &["--response", "4"], 1);
     assert!(err.contains("`4`") && err.contains("0 to 3"), "{err}");
+}
+
+#[test]
+fn dash_reads_standard_input() {
+    let csv = std::fs::read(robust("stackloss.csv")).unwrap();
+    for command in ["lts", "lms"] {
+        let args = ["--response", "stack.loss"];
+        let from_stdin = cpu_json_stdin(command, &args, csv.clone());
+        let (_, from_file) = cpu_json(command, robust("stackloss.csv"), &args);
+        assert_eq!(from_stdin["file"], "<stdin>", "{command}");
+        assert_eq!(
+            without_file_and_time(&from_stdin),
+            without_file_and_time(&from_file),
+            "{command}"
+        );
+        let err = cpu_fails_stdin(command, &["--response", "nope"], csv.clone());
+        assert!(err.contains("<stdin>: no column named `nope`"), "{err}");
+    }
+    let text = stdout(&kselect_with_stdin(
+        &["lms", "-", "--backend", "cpu", "--response", "stack.loss"],
+        csv,
+    ));
+    assert!(text.starts_with("file:       <stdin> (csv"), "{text}");
+}
+
+/// A `.npy` file of the header `header` and no data.
+fn npy_with_header(header: &str) -> Vec<u8> {
+    let mut header = header.to_string();
+    header.push_str(&" ".repeat((64 - (10 + header.len() + 1) % 64) % 64));
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    bytes
+}
+
+#[test]
+fn npy_shape_zero_rows_huge_cols_is_refused() {
+    // One empty column a claimed column used to be allocated: 24 PB, and the process aborted.
+    let header = "{'descr': '<f8', 'fortran_order': False, 'shape': (0, 1000000000000000), }";
+    let bytes = npy_with_header(header);
+    let dir = tempfile::tempdir().unwrap();
+    let file = path(&dir, "huge.npy");
+    std::fs::write(&file, &bytes).unwrap();
+    for command in ["lts", "lms"] {
+        let err = cpu_fails(command, &file, &["--response", "0"], 1);
+        assert!(
+            err.contains("huge.npy") && err.contains("0 x 1000000000000000"),
+            "{err}"
+        );
+        let err = cpu_fails_stdin(command, &["--response", "0"], bytes.clone());
+        assert!(err.contains("<stdin>: a 0 x 1000000000000000"), "{err}");
+    }
+    // A few columns of no rows read, and fail as an empty CSV table does.
+    let header = "{'descr': '<f8', 'fortran_order': False, 'shape': (0, 3), }";
+    let err = cpu_fails_stdin("lts", &["--response", "0"], npy_with_header(header));
+    assert!(err.contains("no observations"), "{err}");
+    // No columns at all.
+    let header = "{'descr': '<i4', 'fortran_order': False, 'shape': (1000000000000000, 0), }";
+    let err = cpu_fails_stdin("lts", &["--response", "0"], npy_with_header(header));
+    assert!(err.contains("no columns at all"), "{err}");
 }
 
 #[test]

@@ -8,7 +8,8 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::cli::{
-    assert_bits_eq, cpu_fails, cpu_json, cpu_text, f64s, i64s, kselect, path, rows, stdout, u64s,
+    assert_bits_eq, cpu_fails, cpu_fails_stdin, cpu_json, cpu_json_stdin, cpu_text, f64s, i64s,
+    kselect, kselect_with_stdin, path, rows, stdout, u64s, without_file_and_time,
 };
 use kselect::io::npy::write_npy_matrix;
 use kselect::io::{read_npy, write_npy, Column};
@@ -350,6 +351,67 @@ fn threshold_summary_and_errors() {
     let err = threshold_fails(&file, &bad_dir, &["--k", "1"], 1);
     assert!(err.contains("o.npy"), "{err}");
     cpu_fails("threshold", &file, &["--k", "1"], 2); // no --out
+}
+
+#[test]
+fn dash_reads_standard_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = [4i32, -7, 9, 1, 8, 0];
+    let m = matrix(&dir, "m.npy", &data, 2, 3);
+    let bytes = std::fs::read(&m).unwrap();
+    let args = ["--k", "2", "--sorted"];
+    let from_stdin = cpu_json_stdin("topk", &args, bytes.clone());
+    let (_, from_file) = cpu_json("topk", &m, &args);
+    assert_eq!(
+        without_file_and_time(&from_stdin),
+        without_file_and_time(&from_file)
+    );
+    assert_eq!(
+        indices(&from_stdin["indices"]),
+        vec![vec![2, 0], vec![1, 0]]
+    );
+    let text = stdout(&kselect_with_stdin(
+        &["topk", "-", "--backend", "cpu", "--k", "1"],
+        bytes.clone(),
+    ));
+    assert!(text.starts_with("file:      <stdin> (2 row(s)"), "{text}");
+
+    let x = vector(&dir, "x.npy.gz", &[0.5f64, -3.0, 2.0]);
+    let out = path(&dir, "out.npy");
+    let gz = std::fs::read(&x).unwrap();
+    let v = cpu_json_stdin("threshold", &with_out(&["--k", "1"], &out), gz);
+    assert_eq!(v["support"], serde_json::json!([1]));
+    assert_eq!(read_npy(&out).unwrap(), Column::F64(vec![0.0, -3.0, 0.0]));
+    let err = cpu_fails_stdin(
+        "threshold",
+        &with_out(&["--k", "1"], &out),
+        bytes[..50].to_vec(),
+    );
+    assert!(err.contains("<stdin>: truncated"), "{err}");
+}
+
+#[test]
+fn npy_shape_zero_rows_huge_cols_allocates_nothing() {
+    // A header that claims 10^15 columns of no rows: no data back them, and nothing is
+    // allocated for them. topk has no row to take from.
+    let header = "{'descr': '<f8', 'fortran_order': False, 'shape': (0, 1000000000000000), }";
+    let bytes = npy_with_header(header);
+    let v = cpu_json_stdin("topk", &["--k", "3"], bytes);
+    assert_eq!(
+        (v["rows"].as_u64(), v["indices"].as_array().map(Vec::len)),
+        (Some(0), Some(0))
+    );
+}
+
+/// A `.npy` file of the header `header` and no data.
+fn npy_with_header(header: &str) -> Vec<u8> {
+    let mut header = header.to_string();
+    header.push_str(&" ".repeat((64 - (10 + header.len() + 1) % 64) % 64));
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    bytes
 }
 
 #[test]

@@ -3,7 +3,8 @@
 //!
 //! The file has a header row naming its columns (leading and trailing spaces of names and
 //! fields are ignored; a UTF-8 byte-order mark is skipped). Every record must have as many
-//! fields as the header. Blank lines are skipped. The file may be gzip-compressed.
+//! fields as the header. Blank lines are skipped. The file may be gzip-compressed, and may be
+//! read from any reader ([`read_csv_column_from`], [`read_csv_table_from`]).
 //!
 //! **Missing values**: an empty field, `NA` or `NaN` (any case) is missing.
 //!
@@ -14,15 +15,20 @@
 //! applies to them; such integers are exact up to 2^53 in magnitude and rounded to the nearest
 //! `f64` above.
 //!
+//! **Negative zero**: a field `-0` (or `-00`, ...) is read as `-0.0`, as `numpy.loadtxt` and
+//! `numpy.genfromtxt` read it: an integer cannot carry the sign, so a column of integers with
+//! such a field is read as `f64`, every value as numpy reads it. The sign matters: `-0.0`
+//! orders just below `+0.0`, so selections and quantiles return it where numpy does.
+//!
 //! **Rows** are numbered as in [`Error::Csv`]: the header is row 0 and the first data row is
 //! row 1. Blank lines are not counted, so row `r` is line `r + 1` of a file without blank lines
 //! or line breaks inside quoted fields.
 
-use std::io::BufRead;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::io::{open, Column};
+use crate::io::{Column, Source};
 
 /// The values of one CSV column.
 ///
@@ -77,8 +83,32 @@ pub struct CsvColumn {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn read_csv_column(path: impl AsRef<Path>, column: Option<&str>) -> Result<CsvColumn> {
-    let path = path.as_ref();
-    let (mut csv, names) = open_csv(path)?;
+    Source::open(path)?.read_csv_column(column)
+}
+
+/// Reads the column named `column` of CSV data from `reader`, as [`read_csv_column`] reads a
+/// file (gzip-compressed data included); `name` is what error messages name (e.g. `<stdin>`).
+///
+/// ```
+/// use kselect::io::{read_csv_column_from, Column};
+///
+/// let col = read_csv_column_from(&b"a,b\n1,2\n3,4\n"[..], "<stdin>", Some("b"))?;
+/// assert_eq!(col.values, Column::I64(vec![2, 4]));
+/// let err = read_csv_column_from(&b"a\n1\n"[..], "<stdin>", Some("z")).unwrap_err();
+/// assert!(err.to_string().starts_with("<stdin>: no column named `z`"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn read_csv_column_from(
+    reader: impl Read,
+    name: impl Into<PathBuf>,
+    column: Option<&str>,
+) -> Result<CsvColumn> {
+    Source::from_reader(reader, name)?.read_csv_column(column)
+}
+
+/// The column `column` of the CSV data of `reader` (already decompressed); `path` names it.
+pub(crate) fn column_of(reader: impl Read, path: &Path, column: Option<&str>) -> Result<CsvColumn> {
+    let (mut csv, names) = records(reader, path)?;
     let index = match column {
         Some(wanted) => position(path, &names, wanted)?,
         None if names.len() == 1 => 0,
@@ -189,8 +219,27 @@ impl CsvTable {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn read_csv_table(path: impl AsRef<Path>) -> Result<CsvTable> {
-    let path = path.as_ref();
-    let (mut csv, names) = open_csv(path)?;
+    Source::open(path)?.read_csv_table()
+}
+
+/// Reads every column of CSV data from `reader` in one pass, as [`read_csv_table`] reads a
+/// file (gzip-compressed data included); `name` is what error messages name (e.g. `<stdin>`).
+///
+/// ```
+/// use kselect::io::{read_csv_table_from, Column};
+///
+/// let table = read_csv_table_from(&b"x,y\n1,a\n2,b\n"[..], "<stdin>")?;
+/// assert_eq!(table.column("x")?.values, Column::I64(vec![1, 2]));
+/// assert!(table.column("y").unwrap_err().to_string().starts_with("<stdin>: row 1"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn read_csv_table_from(reader: impl Read, name: impl Into<PathBuf>) -> Result<CsvTable> {
+    Source::from_reader(reader, name)?.read_csv_table()
+}
+
+/// Every column of the CSV data of `reader` (already decompressed); `path` names it.
+pub(crate) fn table_of(reader: impl Read, path: &Path) -> Result<CsvTable> {
+    let (mut csv, names) = records(reader, path)?;
     let mut parsers: Vec<ColumnParser> = names.iter().map(|_| ColumnParser::default()).collect();
     let mut record = ::csv::ByteRecord::new();
     let mut row: u64 = 0;
@@ -217,12 +266,9 @@ pub fn read_csv_table(path: impl AsRef<Path>) -> Result<CsvTable> {
     })
 }
 
-/// A reader of the records of a CSV file.
-type Records = ::csv::Reader<Box<dyn BufRead>>;
-
-/// A CSV reader of `path` past its header row, and the column names the header gives.
-fn open_csv(path: &Path) -> Result<(Records, Vec<String>)> {
-    let reader = open(path)?;
+/// A CSV reader of `reader` past its header row, and the column names the header gives;
+/// `path` names the input in errors.
+fn records<R: Read>(reader: R, path: &Path) -> Result<(::csv::Reader<R>, Vec<String>)> {
     let mut csv = ::csv::ReaderBuilder::new()
         .has_headers(true)
         .flexible(false)
@@ -408,7 +454,13 @@ impl Values {
         match self {
             Values::I64(v) => {
                 if let Ok(x) = field.parse::<i64>() {
-                    v.push(x);
+                    if x == 0 && field.starts_with('-') {
+                        // `-0`: numpy reads -0.0, which no integer holds.
+                        self.promote_to_floats();
+                        self.push_float(-0.0);
+                    } else {
+                        v.push(x);
+                    }
                     return true;
                 }
                 if let Ok(x) = field.parse::<u64>() {
@@ -547,6 +599,66 @@ mod tests {
         // u64 then a float
         let text = format!("x\n{}\n0.5\n", u64::MAX);
         assert_eq!(floats(values(&text, None)), vec![u64::MAX as f64, 0.5]);
+    }
+
+    /// The bits of a column of floats, for comparisons that tell -0.0 from +0.0.
+    fn float_bits(column: Column) -> Vec<u64> {
+        floats(column).iter().map(|x| x.to_bits()).collect()
+    }
+
+    fn bits(values: &[f64]) -> Vec<u64> {
+        values.iter().map(|x| x.to_bits()).collect()
+    }
+
+    #[test]
+    fn csv_negative_zero_is_read_as_negative_zero() {
+        // As numpy.loadtxt reads them: -0 is -0.0, and the column is read as floats.
+        assert_eq!(
+            float_bits(values("x\n3\n-0\n0\n-2\n", None)),
+            bits(&[3.0, -0.0, 0.0, -2.0])
+        );
+        assert_eq!(float_bits(values("x\n-0\n1\n", None)), bits(&[-0.0, 1.0]));
+        assert_eq!(
+            float_bits(values("x\n-000\n+0\n", None)),
+            bits(&[-0.0, 0.0])
+        );
+        let text = format!("x\n{}\n-0\n", u64::MAX);
+        assert_eq!(
+            float_bits(values(&text, None)),
+            bits(&[u64::MAX as f64, -0.0])
+        );
+        assert_eq!(
+            float_bits(values("x\n1.5\n-0\n-0.0\n", None)),
+            bits(&[1.5, -0.0, -0.0])
+        );
+        assert_eq!(
+            float_bits(values("x\n-0\nNA\n", None))[0],
+            (-0.0f64).to_bits()
+        );
+        // Zeros without a minus sign keep the column exact integers.
+        assert_eq!(values("x\n0\n+0\n00\n", None), Column::I64(vec![0, 0, 0]));
+        let (_dir, path) = file("a,b\n-0,1\n2,3\n");
+        let table = read_csv_table(&path).unwrap();
+        assert_eq!(
+            float_bits(table.column("a").unwrap().values.clone()),
+            bits(&[-0.0, 2.0])
+        );
+        assert_eq!(table.column("b").unwrap().values, Column::I64(vec![1, 3]));
+    }
+
+    #[test]
+    fn columns_read_from_any_reader() {
+        let text = "a,b\n1,2\n3,x\n";
+        let col = read_csv_column_from(text.as_bytes(), "<stdin>", Some("a")).unwrap();
+        assert_eq!(col.values, Column::I64(vec![1, 3]));
+        let err = read_csv_column_from(text.as_bytes(), "<stdin>", Some("b")).unwrap_err();
+        assert!(matches!(&err, Error::Csv { row: 2, path, .. } if path.as_os_str() == "<stdin>"));
+        let table = read_csv_table_from(text.as_bytes(), "<stdin>").unwrap();
+        assert_eq!(table.rows(), 2);
+        assert!(read_csv_table_from(&b""[..], "<stdin>")
+            .unwrap_err()
+            .to_string()
+            .starts_with("<stdin>: "));
     }
 
     #[test]

@@ -8,8 +8,16 @@
 //!   [`read_csv_column`].
 //! - [`read_column`]: either of the two, chosen by the file's extension or content.
 //!
-//! Files whose name ends in `.gz`, or that start with the gzip magic bytes, are decompressed
-//! on the fly, for both formats. Every error names the file.
+//! Each reader of a path has a twin that reads any [`Read`](std::io::Read) — standard input,
+//! a pipe, bytes in memory — named for error messages: [`read_npy_from`],
+//! [`npy::read_npy_array_from`], [`read_csv_column_from`], [`read_csv_table_from`],
+//! [`read_column_from`]. Both open the input once as a [`Source`], which tells the format and
+//! the compression from the first bytes and keeps them in the stream: every input is read
+//! once, so a pipe or a FIFO reads like a file with the same bytes.
+//!
+//! Inputs whose name ends in `.gz`, or that start with the gzip magic bytes, are decompressed
+//! on the fly, for both formats, and read to the end of the gzip stream, so that its checksum
+//! is checked. Every error names the file (or the name given for a reader, e.g. `<stdin>`).
 //!
 //! A [`Column`] holds the values with the element type of the file; [`Column::visit`] hands
 //! them to code that is generic over [`Element`]:
@@ -32,16 +40,19 @@
 
 pub mod csv;
 pub mod npy;
+mod source;
 
-pub use self::csv::{read_csv_column, read_csv_table, CsvColumn, CsvTable};
-pub use self::npy::{read_npy, write_npy};
+pub use self::csv::{
+    read_csv_column, read_csv_column_from, read_csv_table, read_csv_table_from, CsvColumn, CsvTable,
+};
+pub use self::npy::{read_npy, read_npy_from, write_npy};
+pub use self::source::{open_file, Source};
 
-use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
-use std::path::Path;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 
 use crate::element::{DType, Element};
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// The values of one column or array, with the element type they were stored with.
 ///
@@ -208,7 +219,9 @@ impl FileFormat {
 }
 
 /// The format of a file: `.npy` when its name ends in `.npy` or `.npy.gz` or when its
-/// (decompressed) content starts with the NumPy magic string, CSV otherwise.
+/// (decompressed) content starts with the NumPy magic string, CSV otherwise (see
+/// [`Source::format`]). The file is opened and its first bytes are read; to read its values
+/// too, open it once as a [`Source`] instead, which tells the format the same way.
 ///
 /// ```
 /// use kselect::io::{file_format, write_npy, FileFormat};
@@ -222,24 +235,13 @@ impl FileFormat {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn file_format(path: impl AsRef<Path>) -> Result<FileFormat> {
-    let path = path.as_ref();
-    if has_npy_extension(path) {
-        return Ok(FileFormat::Npy);
-    }
-    let mut reader = open(path)?;
-    let mut prefix = [0u8; 6];
-    let got = read_up_to(&mut reader, &mut prefix).map_err(|e| Error::io(path, e))?;
-    if &prefix[..got] == npy::MAGIC {
-        Ok(FileFormat::Npy)
-    } else {
-        Ok(FileFormat::Csv)
-    }
+    Ok(Source::open(path)?.format())
 }
 
 /// Reads the values of a data file: a `.npy` array, or one column of a CSV file (see
 /// [`file_format`] for how the format is told, [`read_npy`] and [`read_csv_column`] for the
 /// formats). `column` names the CSV column; it may be `None` for a CSV file of one column, and
-/// must be `None` for a `.npy` file.
+/// must be `None` for a `.npy` file. The file is opened once and read once.
 ///
 /// ```
 /// use kselect::io::{read_column, Column};
@@ -254,62 +256,28 @@ pub fn file_format(path: impl AsRef<Path>) -> Result<FileFormat> {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn read_column(path: impl AsRef<Path>, column: Option<&str>) -> Result<Column> {
-    let path = path.as_ref();
-    match file_format(path)? {
-        FileFormat::Npy => {
-            if let Some(name) = column {
-                return Err(Error::InvalidArgument(format!(
-                    "{}: a .npy file holds one array without column names, \
-                     so no column `{name}` can be chosen in it",
-                    path.display()
-                )));
-            }
-            read_npy(path)
-        }
-        FileFormat::Csv => Ok(read_csv_column(path, column)?.values),
-    }
+    Source::open(path)?.read_column(column)
 }
 
-/// Whether the file name ends in `.npy` or `.npy.gz` (any case).
-fn has_npy_extension(path: &Path) -> bool {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_ascii_lowercase())
-        .unwrap_or_default();
-    name.ends_with(".npy") || name.ends_with(".npy.gz")
-}
-
-/// Opens `path` for buffered reading, decompressing it when it is gzip-compressed (its name
-/// ends in `.gz`, or it starts with the gzip magic bytes `1f 8b`).
-pub(crate) fn open(path: &Path) -> Result<Box<dyn BufRead>> {
-    Ok(open_sized(path)?.0)
-}
-
-/// [`open`], with the size of the (uncompressed) content when it is known: `None` for
-/// gzip-compressed files.
-pub(crate) fn open_sized(path: &Path) -> Result<(Box<dyn BufRead>, Option<u64>)> {
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    let metadata = file.metadata().map_err(|e| Error::io(path, e))?;
-    if metadata.is_dir() {
-        return Err(Error::format(path, "is a directory, not a data file"));
-    }
-    let mut reader = BufReader::with_capacity(1 << 16, file);
-    let head = reader.fill_buf().map_err(|e| Error::io(path, e))?;
-    let gz_name = path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("gz"));
-    if gz_name || head.starts_with(&[0x1f, 0x8b]) {
-        if head.is_empty() {
-            return Err(Error::format(
-                path,
-                "the file is empty: it is not a gzip-compressed file",
-            ));
-        }
-        let decoder = flate2::bufread::MultiGzDecoder::new(reader);
-        Ok((Box::new(BufReader::with_capacity(1 << 16, decoder)), None))
-    } else {
-        Ok((Box::new(reader), Some(metadata.len())))
-    }
+/// Reads the values of a data file from `reader` (standard input, a pipe, bytes in memory):
+/// as [`read_column`] reads a file, format and gzip compression told from `name` and the
+/// content. `name` is what error messages name (e.g. `<stdin>`).
+///
+/// ```
+/// use kselect::io::{read_column_from, Column};
+///
+/// let values = read_column_from(&b"t,v\n1,0.5\n2,-1\n"[..], "<stdin>", Some("v"))?;
+/// assert_eq!(values, Column::F64(vec![0.5, -1.0]));
+/// let err = read_column_from(&b"t,v\n1,x\n"[..], "<stdin>", Some("v")).unwrap_err();
+/// assert!(err.to_string().starts_with("<stdin>: row 1, column v"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn read_column_from(
+    reader: impl Read,
+    name: impl Into<PathBuf>,
+    column: Option<&str>,
+) -> Result<Column> {
+    Source::from_reader(reader, name)?.read_column(column)
 }
 
 /// Reads until `buf` is full or the input ends; returns how many bytes were read.
@@ -329,6 +297,7 @@ pub(crate) fn read_up_to(reader: &mut impl Read, buf: &mut [u8]) -> std::io::Res
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
     use std::io::Write;
 
     #[test]

@@ -8,11 +8,18 @@
 //!   as `numpy.dtype` reads them);
 //! - shape `(n,)` ([`read_npy`]; `fortran_order` may be either value, which is the same for
 //!   1-D), or also `(rows, cols)` in C order ([`read_npy_array`]);
-//! - gzip-compressed files (a name ending in `.gz`, or the gzip magic bytes).
+//! - gzip-compressed files (a name ending in `.gz`, or the gzip magic bytes), read to the end
+//!   of the gzip stream so that its checksum is checked;
+//! - any reader, standard input or a pipe included ([`read_npy_from`],
+//!   [`read_npy_array_from`]), read once.
 //!
 //! Bytes after the `n` values are ignored (as `numpy.load` does: several arrays may be saved
 //! one after another into one file). Anything else (another dtype, another shape, a structured
-//! dtype, a truncated file) is an [`Error::Format`] that names the file and what is wrong.
+//! dtype, a header that gives a key twice, a truncated file, a corrupt gzip stream) is an
+//! error that names the file and what is wrong.
+//!
+//! Nothing is allocated on a header's word alone: the values are allocated at once only when
+//! the file's length shows that they are there, and otherwise as they arrive.
 //!
 //! The writers write format 1.0, little endian, shape `(n,)` ([`write_npy`]) or `(rows, cols)`
 //! in C order ([`write_npy_matrix`]): files that `numpy.load` reads.
@@ -20,11 +27,11 @@
 use std::any::Any;
 use std::fs::File;
 use std::io::{BufWriter, Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::element::{DType, Element};
 use crate::error::{Error, Result};
-use crate::io::{open_sized, read_up_to, Column};
+use crate::io::{read_up_to, Column, Source};
 
 /// The magic string every `.npy` file starts with.
 pub(crate) const MAGIC: &[u8; 6] = b"\x93NUMPY";
@@ -53,9 +60,25 @@ const SUPPORTED: &str = "f4 (f32), f8 (f64), i4 (i32), i8 (i64), u4 (u32), u8 (u
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn read_npy(path: impl AsRef<Path>) -> Result<Column> {
-    let path = path.as_ref();
-    let (mut reader, size) = open_sized(path)?;
-    read_npy_from(&mut reader, path, size)
+    Source::open(path)?.read_npy()
+}
+
+/// Reads a 1-D `.npy` array (optionally gzip-compressed) from `reader`, as [`read_npy`]
+/// reads a file; `name` is what error messages name (e.g. `<stdin>`).
+///
+/// ```
+/// use kselect::io::npy::write_npy_to;
+/// use kselect::io::{read_npy_from, Column};
+///
+/// let mut bytes = Vec::new();
+/// write_npy_to(&mut bytes, &[2.5f64, -1.0])?;
+/// assert_eq!(read_npy_from(&bytes[..], "<stdin>")?, Column::F64(vec![2.5, -1.0]));
+/// let err = read_npy_from(&bytes[..20], "<stdin>").unwrap_err().to_string();
+/// assert!(err.starts_with("<stdin>: truncated"), "{err}");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn read_npy_from(reader: impl Read, name: impl Into<PathBuf>) -> Result<Column> {
+    Source::from_reader(reader, name)?.read_npy()
 }
 
 /// The values of a 1-D or 2-D `.npy` array in C (row-major) order, and its shape.
@@ -97,9 +120,22 @@ pub struct NpyArray {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn read_npy_array(path: impl AsRef<Path>) -> Result<NpyArray> {
-    let path = path.as_ref();
-    let (mut reader, size) = open_sized(path)?;
-    read_npy_array_from(&mut reader, path, size)
+    Source::open(path)?.read_npy_array()
+}
+
+/// Reads a 1-D or 2-D `.npy` array (optionally gzip-compressed) with its shape from `reader`,
+/// as [`read_npy_array`] reads a file; `name` is what error messages name (e.g. `<stdin>`).
+///
+/// ```
+/// use kselect::io::npy::{read_npy_array_from, write_npy_to};
+///
+/// let mut bytes = Vec::new();
+/// write_npy_to(&mut bytes, &[1u64, 2, 3])?;
+/// assert_eq!(read_npy_array_from(&bytes[..], "<stdin>")?.shape, vec![3]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn read_npy_array_from(reader: impl Read, name: impl Into<PathBuf>) -> Result<NpyArray> {
+    Source::from_reader(reader, name)?.read_npy_array()
 }
 
 /// Writes `data` as a 2-D little-endian `.npy` array of `rows` rows and `cols` columns in C
@@ -285,9 +321,9 @@ struct Header {
     data_bytes: Option<u64>,
 }
 
-/// Reads a `.npy` array from `reader`; `path` is for error messages, `size` the number of
+/// Reads a 1-D `.npy` array from `reader`; `path` is for error messages, `size` the number of
 /// bytes of the whole file when known.
-pub(crate) fn read_npy_from(
+pub(crate) fn read_vector(
     reader: &mut impl Read,
     path: &Path,
     size: Option<u64>,
@@ -307,7 +343,7 @@ pub(crate) fn read_npy_from(
 }
 
 /// Reads a 1-D or 2-D `.npy` array (2-D in C order) from `reader`, with its shape.
-pub(crate) fn read_npy_array_from(
+pub(crate) fn read_matrix(
     reader: &mut impl Read,
     path: &Path,
     size: Option<u64>,
@@ -417,15 +453,25 @@ fn read_values<T>(
             ),
         )
     };
+    let mut buf = vec![0u8; 1 << 16];
     let capacity = match header.data_bytes {
         // The file's size is known: check it, then allocate once.
         Some(available) if available < total as u64 => return Err(truncated(available)),
         Some(_) => header.len,
-        // Compressed: grow as data arrives rather than trust the header with a huge allocation.
-        None => header.len.min(1 << 22),
+        // Unknown (compressed, a pipe): one buffer's worth, then grow as the values arrive,
+        // rather than allocate what the header claims before the data show it.
+        None => header.len.min(buf.len() / size),
     };
-    let mut out = Vec::with_capacity(capacity);
-    let mut buf = vec![0u8; 1 << 16];
+    let mut out = Vec::new();
+    out.try_reserve_exact(capacity).map_err(|_| {
+        Error::format(
+            path,
+            format!(
+                "not enough memory for the {} values of the array",
+                header.len
+            ),
+        )
+    })?;
     let mut done = 0usize;
     while done < total {
         let want = buf.len().min(total - done);
@@ -488,8 +534,13 @@ fn read_header(reader: &mut impl Read, path: &Path, size: Option<u64>) -> Result
             format!("the .npy header is {header_len} bytes long: not a plausible header"),
         ));
     }
-    let mut raw = vec![0u8; header_len];
-    if read_up_to(reader, &mut raw).map_err(|e| Error::io(path, e))? < header_len {
+    // Read before it is kept, not allocated at the length the file claims.
+    let mut raw = Vec::new();
+    reader
+        .take(header_len as u64)
+        .read_to_end(&mut raw)
+        .map_err(|e| Error::io(path, e))?;
+    if raw.len() < header_len {
         return Err(Error::format(
             path,
             format!("truncated .npy header (it announces {header_len} bytes)"),
@@ -524,6 +575,18 @@ fn parse_header(text: &str) -> std::result::Result<Header, String> {
     if !parser.at_end() {
         return Err(format!(
             "unreadable .npy header (text after the dictionary): {}",
+            text.trim()
+        ));
+    }
+    // numpy's header parser builds a Python dict, which keeps the last of repeated keys; a
+    // header that gives a key twice is refused rather than read either way.
+    if let Some((key, _)) = dict
+        .iter()
+        .enumerate()
+        .find_map(|(i, (key, _))| dict[..i].iter().find(|(k, _)| k == key))
+    {
+        return Err(format!(
+            "the .npy header gives the key {key} more than once: {}",
             text.trim()
         ));
     }
@@ -861,8 +924,8 @@ mod tests {
 
     fn parse(bytes: &[u8]) -> Result<Column> {
         let path = PathBuf::from("mem.npy");
-        let unsized_result = read_npy_from(&mut &bytes[..], &path, None);
-        let sized_result = read_npy_from(&mut &bytes[..], &path, Some(bytes.len() as u64));
+        let unsized_result = read_vector(&mut &bytes[..], &path, None);
+        let sized_result = read_vector(&mut &bytes[..], &path, Some(bytes.len() as u64));
         assert_eq!(
             format!("{unsized_result:?}"),
             format!("{sized_result:?}"),
@@ -1071,8 +1134,8 @@ mod tests {
 
     fn parse_array(bytes: &[u8]) -> Result<NpyArray> {
         let path = PathBuf::from("mem.npy");
-        let unsized_result = read_npy_array_from(&mut &bytes[..], &path, None);
-        let sized_result = read_npy_array_from(&mut &bytes[..], &path, Some(bytes.len() as u64));
+        let unsized_result = read_matrix(&mut &bytes[..], &path, None);
+        let sized_result = read_matrix(&mut &bytes[..], &path, Some(bytes.len() as u64));
         assert_eq!(format!("{unsized_result:?}"), format!("{sized_result:?}"));
         sized_result
     }
@@ -1155,6 +1218,90 @@ mod tests {
             header.trim_end(),
             "{'descr': '<i4', 'fortran_order': False, 'shape': (3, 2), }"
         );
+    }
+
+    #[test]
+    fn npy_header_with_duplicate_keys_is_an_error() {
+        let data: Vec<u8> = [1.0f64, 2.0].iter().flat_map(|x| x.to_le_bytes()).collect();
+        // numpy reads the last 'shape', (2,); the first would give one value.
+        let e = err(&npy_bytes(
+            1,
+            "{'descr': '<f8', 'fortran_order': False, 'shape': (1,), 'shape': (2,), }",
+            &data,
+        ));
+        assert!(e.contains("'shape' more than once"), "{e}");
+        let e = err(&npy_bytes(
+            1,
+            "{'descr': '<f8', 'fortran_order': False, 'descr': '<i8', 'shape': (2,)}",
+            &data,
+        ));
+        assert!(e.contains("'descr' more than once"), "{e}");
+    }
+
+    /// `npy` compressed by gzip at `level`.
+    fn gzipped(npy: &[u8], level: flate2::Compression) -> Vec<u8> {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), level);
+        gz.write_all(npy).unwrap();
+        gz.finish().unwrap()
+    }
+
+    fn read_gz(bytes: &[u8]) -> Result<Column> {
+        read_npy_from(bytes, "mem.npy.gz")
+    }
+
+    #[test]
+    fn npy_gz_with_a_bad_checksum_is_an_error() {
+        let mut npy = Vec::new();
+        write_npy_to(&mut npy, &[1.0f64, 2.0, 3.0]).unwrap();
+        // Stored (uncompressed) deflate blocks: a changed value byte still decodes, to another
+        // value; only the checksum tells.
+        let good = gzipped(&npy, flate2::Compression::none());
+        assert_eq!(read_gz(&good).unwrap(), Column::F64(vec![1.0, 2.0, 3.0]));
+        let mut bad = good.clone();
+        let last_value_byte = bad.len() - 8 - 1;
+        bad[last_value_byte] ^= 0x40;
+        let e = read_gz(&bad).unwrap_err().to_string();
+        assert!(
+            e.starts_with("mem.npy.gz: ") && e.contains("corrupt") && e.contains("checksum"),
+            "{e}"
+        );
+        // The checksum itself altered.
+        let mut bad = gzipped(&npy, flate2::Compression::default());
+        let crc = bad.len() - 8;
+        bad[crc] ^= 1;
+        assert!(read_gz(&bad).unwrap_err().to_string().contains("checksum"));
+        // The trailer cut off, and the stream cut inside the values.
+        let e = read_gz(&good[..good.len() - 4]).unwrap_err().to_string();
+        assert!(e.contains("gzip"), "{e}");
+        assert!(read_gz(&good[..good.len() - 12]).is_err());
+        // Bytes after the values inside a whole gzip stream are still allowed.
+        let mut more = npy.clone();
+        more.extend_from_slice(b"another array");
+        let extra = gzipped(&more, flate2::Compression::fast());
+        assert_eq!(read_gz(&extra).unwrap(), Column::F64(vec![1.0, 2.0, 3.0]));
+        let array = read_npy_array_from(&extra[..], "mem.npy.gz").unwrap();
+        assert_eq!(array.shape, vec![3]);
+    }
+
+    #[test]
+    fn values_a_header_claims_are_allocated_as_they_arrive() {
+        // 10^15 values announced, 16 bytes there: truncated, with no allocation of 8 PB,
+        // whether the length is known or not.
+        let header = "{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000000,), }";
+        let e = err(&npy_bytes(1, header, &[0; 16]));
+        assert!(
+            e.contains("truncated data") && e.contains("16 bytes"),
+            "{e}"
+        );
+        let bytes = npy_bytes(1, header, &[0; 16]);
+        let e = read_npy_from(&bytes[..], "<stdin>")
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("<stdin>: truncated data"), "{e}");
+        let header = "{'descr': '<i4', 'fortran_order': False, 'shape': (0, 1000000000000000), }";
+        let array = parse_array(&npy_bytes(1, header, &[])).unwrap();
+        assert_eq!(array.shape, vec![0, 1_000_000_000_000_000]);
+        assert!(array.values.is_empty());
     }
 
     #[test]

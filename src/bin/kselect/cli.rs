@@ -19,12 +19,15 @@ use kselect::{Algorithm, NanPolicy, QuantileMethod};
                   them.\n\n\
                   Input files are NumPy .npy arrays (1-D; topk, lts and lms also read 2-D) or \
                   CSV files with a header row (select, quantiles, lts and lms), either possibly \
-                  gzip-compressed. Every algorithm and backend returns exactly the value a full \
-                  sort would put at the rank asked for.",
+                  gzip-compressed; FILE - reads standard input. Every input is read once, so a \
+                  pipe or a FIFO reads like a file; long reads show their progress on standard \
+                  error when it is a terminal. Every algorithm and backend returns exactly the \
+                  value a full sort would put at the rank asked for.",
     after_help = "Examples:\n  \
         kselect select data.npy --k 0 --k 999\n  \
         kselect select flights.csv.gz --column dep_delay --nan omit --median --quantile 0.99\n  \
         kselect select values.npy --largest --k 0,1,2 --json\n  \
+        (echo x; seq 1000) | kselect select - --median\n  \
         kselect quantiles flights.csv.gz --column dep_delay --nan omit --count 101 --plot pdf.png\n  \
         kselect topk scores.npy --k 10 --sorted --json\n  \
         kselect topk values.npy --cols 100 --k 5 --smallest\n  \
@@ -189,7 +192,7 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct TopkArgs {
     /// The data file: a 1-D or 2-D NumPy .npy array (2-D in C order) of dtype f4, f8, i4, i8,
-    /// u4 or u8, possibly gzip-compressed (.gz).
+    /// u4 or u8, possibly gzip-compressed (.gz); - reads standard input.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
 
@@ -230,7 +233,7 @@ pub struct TopkArgs {
 #[derive(Debug, Args)]
 pub struct ThresholdArgs {
     /// The data file: a 1-D NumPy .npy array of dtype f4, f8, i4, i8, u4 or u8, possibly
-    /// gzip-compressed (.gz).
+    /// gzip-compressed (.gz); - reads standard input.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
 
@@ -262,8 +265,8 @@ pub struct ThresholdArgs {
 #[derive(Debug, Args)]
 pub struct QuantilesArgs {
     /// The data file: a 1-D NumPy .npy array of dtype f4, f8, i4, i8, u4 or u8, or otherwise a
-    /// CSV file with a header row; either may be gzip-compressed (.gz). Read as by `kselect
-    /// select` (see its --help).
+    /// CSV file with a header row; either may be gzip-compressed (.gz); - reads standard input.
+    /// Read as by `kselect select` (see its --help).
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
 
@@ -410,9 +413,10 @@ impl QuantilesArgs {
 pub struct SelectArgs {
     /// The data file: a 1-D NumPy .npy array of dtype f4, f8, i4, i8, u4 or u8 (recognised by
     /// the .npy extension or by its content), or otherwise a CSV file with a header row. Either
-    /// may be gzip-compressed (.gz). In CSV files, empty fields, NA and NaN are missing values,
-    /// read as NaN; a column of integers is read exactly as i64 (u64 above i64::MAX), unless it
-    /// has missing values or non-integers, when it is read as f64.
+    /// may be gzip-compressed (.gz, or recognised by its content); - reads standard input (a
+    /// pipe). In CSV files, empty fields, NA and NaN are missing values, read as NaN; a column
+    /// of integers is read exactly as i64 (u64 above i64::MAX), unless it has missing values,
+    /// non-integers or -0 (read as -0.0, as numpy reads it), when it is read as f64.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
 
@@ -498,8 +502,8 @@ pub struct SelectArgs {
 pub struct RegressionArgs {
     /// The data file: a CSV file with a header row naming its columns, or a 2-D NumPy .npy
     /// array (rows x columns, any numeric dtype) whose columns are named by their 0-based
-    /// index (0, 1, ...); either may be gzip-compressed (.gz). Empty fields, NA and NaN are
-    /// missing values, which a fit refuses in the columns it uses.
+    /// index (0, 1, ...); either may be gzip-compressed (.gz); - reads standard input. Empty
+    /// fields, NA and NaN are missing values, which a fit refuses in the columns it uses.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
 

@@ -18,11 +18,17 @@
 //!                [--alpha A | --h H] [--nsamp N] [--seed S] [--backend auto|cpu|cuda] [--json]
 //! ```
 //!
+//! `FILE` is `-` for standard input, in every command. Every input is opened once and read
+//! once (a pipe or a FIFO reads like a file); long reads show their progress on stderr when it
+//! is a terminal.
+//!
 //! Errors are printed as `error: <message>` on stderr; the exit status is 0 on success, 1 when
 //! the input or the selection fails, and 2 for a usage error.
 
 mod cli;
+mod open;
 mod output;
+mod progress;
 mod quantiles;
 mod quantiles_output;
 mod regression;
@@ -34,11 +40,11 @@ mod threshold;
 mod topk;
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser};
-use kselect::io::npy::read_npy_array;
-use kselect::io::{file_format, read_column, read_csv_column, read_npy, Column, FileFormat};
+use kselect::io::{Column, FileFormat};
 use kselect::regression::Method;
 use kselect::{Device, Error, Result, Selector, TopKOptions, TopKOrder};
 
@@ -107,26 +113,45 @@ fn device(backend: Backend) -> Result<Device> {
     })
 }
 
-/// The values of `file` (of its `column` for a CSV file), its format and the column's name.
-fn read_input(
-    file: &std::path::Path,
-    column: Option<&str>,
-) -> Result<(Column, FileFormat, Option<String>)> {
-    let format = file_format(file)?;
-    Ok(match format {
+/// The values a command read, and where they came from.
+struct Values {
+    values: Column,
+    /// The file, or `<stdin>`.
+    name: PathBuf,
+    format: FileFormat,
+    /// The CSV column read (none for a `.npy` array).
+    column: Option<String>,
+}
+
+/// The values of `file` (`-`: standard input; of its `column` for a CSV file).
+fn read_input(file: &Path, column: Option<&str>) -> Result<Values> {
+    let source = open::open(file)?;
+    let (name, format) = (source.name().to_path_buf(), source.format());
+    let (values, column) = match format {
         FileFormat::Csv => {
-            let column = read_csv_column(file, column)?;
-            (column.values, format, Some(column.name))
+            let column = source.read_csv_column(column)?;
+            (column.values, Some(column.name))
         }
         // An error when a column is named: a .npy array has none.
-        FileFormat::Npy => (read_column(file, column)?, format, None),
+        FileFormat::Npy => (source.read_column(column)?, None),
+    };
+    Ok(Values {
+        values,
+        name,
+        format,
+        column,
     })
 }
 
 /// Runs `kselect select` and returns what it prints.
 fn run_select(args: &SelectArgs) -> Result<String> {
     let device = device(args.backend)?;
-    let (values, format, column_name) = read_input(&args.file, args.column.as_deref())?;
+    let Values {
+        values,
+        name,
+        format,
+        column: column_name,
+    } = read_input(&args.file, args.column.as_deref())?;
 
     let selector = Selector::on(device)
         .algorithm(args.algorithm)
@@ -142,7 +167,7 @@ fn run_select(args: &SelectArgs) -> Result<String> {
     })?;
 
     let ctx = Context {
-        input: Input::new(&args.file, format, column_name, args.nan, selector.device()),
+        input: Input::new(&name, format, column_name, args.nan, selector.device()),
         largest: args.largest,
         k: &args.k,
         quantiles: &args.quantile,
@@ -158,17 +183,20 @@ fn run_select(args: &SelectArgs) -> Result<String> {
 /// Runs `kselect quantiles` and returns what it prints.
 fn run_quantiles(args: &QuantilesArgs) -> Result<String> {
     let device = device(args.backend)?;
-    let (values, format, column_name) = read_input(&args.file, args.column.as_deref())?;
+    let Values {
+        values,
+        name,
+        format,
+        column: column_name,
+    } = read_input(&args.file, args.column.as_deref())?;
     let probs = args.probabilities();
     let selector = Selector::on(device)
         .algorithm(args.algorithm)
         .nan_policy(args.nan);
-    let file = args.file.display().to_string();
-    let file_name = args
-        .file
+    let file_name = name
         .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_else(|| file.clone());
+        .map(|file_name| file_name.to_string_lossy().into_owned())
+        .unwrap_or_else(|| name.display().to_string());
     let label = column_name.as_deref().unwrap_or(&file_name);
     let outcome = values.visit(quantiles::Request {
         selector: &selector,
@@ -186,7 +214,7 @@ fn run_quantiles(args: &QuantilesArgs) -> Result<String> {
     })?;
 
     let ctx = quantiles_output::Context {
-        input: Input::new(&args.file, format, column_name, args.nan, selector.device()),
+        input: Input::new(&name, format, column_name, args.nan, selector.device()),
         probs: &probs,
         method: args.method.name(),
         plot: args.plot.as_ref(),
@@ -202,7 +230,9 @@ fn run_quantiles(args: &QuantilesArgs) -> Result<String> {
 /// Runs `kselect topk` and returns what it prints.
 fn run_topk(args: &TopkArgs) -> Result<String> {
     let device = device(args.backend)?;
-    let array = read_npy_array(&args.file)?;
+    let source = open::open(&args.file)?;
+    let name = source.name().to_path_buf();
+    let array = source.read_npy_array()?;
     let rows = topk::rows_of(&array, args.cols)?;
     let selector = Selector::on(device).nan_policy(args.nan);
     let order = if args.smallest {
@@ -221,14 +251,16 @@ fn run_topk(args: &TopkArgs) -> Result<String> {
         &selector,
         args.json,
         |backend| topk::json(&outcome, backend),
-        |device| topk::table(&args.file, &outcome, options, device),
+        |device| topk::table(&name, &outcome, options, device),
     ))
 }
 
 /// Runs `kselect threshold` and returns what it prints.
 fn run_threshold(args: &ThresholdArgs) -> Result<String> {
     let device = device(args.backend)?;
-    let values = read_npy(&args.file)?;
+    let source = open::open(&args.file)?;
+    let name = source.name().to_path_buf();
+    let values = source.read_npy()?;
     let selector = Selector::on(device).nan_policy(args.nan);
     let outcome = values.visit(threshold::Request {
         selector: &selector,
@@ -239,20 +271,20 @@ fn run_threshold(args: &ThresholdArgs) -> Result<String> {
         &selector,
         args.json,
         |backend| threshold::json(&outcome, backend),
-        |device| threshold::summary(&args.file, &args.out, &outcome, device),
+        |device| threshold::summary(&name, &args.out, &outcome, device),
     ))
 }
 
 /// Runs `kselect lts` or `kselect lms` and returns what it prints.
 fn run_regression(method: Method, args: &RegressionArgs) -> Result<String> {
     let device = regression::device(args.backend)?;
-    let table = table::Table::read(&args.file)?;
+    let table = table::Table::read(open::open(&args.file)?)?;
     let model = regression::Model::of(&table, args)?;
     let data = model.data(&table)?;
     let request = regression::Request::new(method, args, device);
     let outcome = request.fit(&data, &model)?;
     let ctx = regression_output::Context {
-        file: args.file.display().to_string(),
+        file: table.name().display().to_string(),
         format: table.format().name(),
         model: &model,
         seed: request.seed,

@@ -3,20 +3,26 @@
 
 use std::path::{Path, PathBuf};
 
-use kselect::io::csv::{read_csv_table, CsvTable};
-use kselect::io::npy::read_npy_array;
-use kselect::io::{file_format, ColumnVisitor, FileFormat};
+use kselect::io::csv::CsvTable;
+use kselect::io::{ColumnVisitor, FileFormat, Source};
 use kselect::{Element, Error, Result};
+
+/// The most columns an array of no rows may have. Its values cannot back its column count
+/// (there are none), so a larger count is refused rather than taken at the header's word, which
+/// could claim more columns than memory holds; a fit needs more rows than coefficients, so no
+/// fit of such an array could succeed anyway. Arrays with rows have as many columns as their
+/// values back.
+const MAX_COLUMNS_WITHOUT_ROWS: usize = 1 << 16;
 
 /// The columns of a data file.
 pub struct Table {
     path: PathBuf,
     format: FileFormat,
-    source: Source,
+    content: Content,
 }
 
 /// Where the columns come from.
-enum Source {
+enum Content {
     /// Every column of a CSV file, numbers or text.
     Csv(CsvTable),
     /// The columns of a `.npy` array, each as `f64`.
@@ -55,27 +61,43 @@ impl ColumnVisitor for Columns {
 }
 
 impl Table {
-    /// Reads `path`: a `.npy` array (1-D: one column; 2-D: rows x columns) or a CSV file with
-    /// a header row (see [`kselect::io::file_format`] for how the format is told).
-    pub fn read(path: &Path) -> Result<Table> {
-        let format = file_format(path)?;
-        let source = match format {
-            FileFormat::Csv => Source::Csv(read_csv_table(path)?),
+    /// Reads `source`: a `.npy` array (1-D: one column; 2-D: rows x columns) or a CSV file
+    /// with a header row (see [`Source::format`] for how the format is told).
+    pub fn read(source: Source<'_>) -> Result<Table> {
+        let path = source.name().to_path_buf();
+        let format = source.format();
+        let content = match format {
+            FileFormat::Csv => Content::Csv(source.read_csv_table()?),
             FileFormat::Npy => {
-                let array = read_npy_array(path)?;
+                let array = source.read_npy_array()?;
                 // The reader returns 1-D and 2-D arrays only; a 1-D one is one column.
                 let (rows, cols) = match array.shape[..] {
                     [rows, cols] => (rows, cols),
                     _ => (array.values.len(), 1),
                 };
-                Source::Npy(array.values.visit(Columns { rows, cols }))
+                if rows == 0 && cols > MAX_COLUMNS_WITHOUT_ROWS {
+                    return Err(Error::Format {
+                        path,
+                        message: format!(
+                            "a 0 x {cols} array has no rows, and no values back its {cols} \
+                             columns (an array without rows is read with at most \
+                             {MAX_COLUMNS_WITHOUT_ROWS})"
+                        ),
+                    });
+                }
+                Content::Npy(array.values.visit(Columns { rows, cols }))
             }
         };
         Ok(Table {
-            path: path.to_path_buf(),
+            path,
             format,
-            source,
+            content,
         })
+    }
+
+    /// The file's name (`<stdin>` for standard input).
+    pub fn name(&self) -> &Path {
+        &self.path
     }
 
     /// The file's format.
@@ -85,18 +107,18 @@ impl Table {
 
     /// The names of the columns of numbers, in order.
     pub fn numeric_names(&self) -> Vec<String> {
-        match &self.source {
-            Source::Csv(table) => table.numeric().map(|c| c.name.clone()).collect(),
-            Source::Npy(columns) => (0..columns.len()).map(|j| j.to_string()).collect(),
+        match &self.content {
+            Content::Csv(table) => table.numeric().map(|c| c.name.clone()).collect(),
+            Content::Npy(columns) => (0..columns.len()).map(|j| j.to_string()).collect(),
         }
     }
 
     /// The values of the column `name`, or a clear error: no such column (naming those there
     /// are), or a column of text (naming the row and the field).
     pub fn column(&self, name: &str) -> Result<Vec<f64>> {
-        match &self.source {
-            Source::Csv(table) => Ok(table.column(name)?.values.visit(ToF64)),
-            Source::Npy(columns) => name
+        match &self.content {
+            Content::Csv(table) => Ok(table.column(name)?.values.visit(ToF64)),
+            Content::Npy(columns) => name
                 .trim()
                 .parse::<usize>()
                 .ok()
@@ -105,10 +127,13 @@ impl Table {
                 .ok_or_else(|| Error::MissingColumn {
                     path: self.path.clone(),
                     column: name.to_string(),
-                    available: format!(
-                        "0 to {} (the columns of a .npy array are named by their index)",
-                        columns.len().saturating_sub(1)
-                    ),
+                    available: match columns.len() {
+                        0 => "no columns at all".to_string(),
+                        n => format!(
+                            "0 to {} (the columns of a .npy array are named by their index)",
+                            n - 1
+                        ),
+                    },
                 }),
         }
     }
