@@ -19,12 +19,14 @@ fn main() -> kselect::Result<()> {
     let smallest_tenth = kselect::select(&data, 9)?;
     let largest = kselect::select_largest(&data, 0)?;
     let median = kselect::median(&data)?;
+    let numpy_median = kselect::median_mean(&data)?;
     let deciles: Vec<usize> = (1..10).map(|d| d * data.len() / 10).collect();
     let values = kselect::multiselect(&data, &deciles)?;
 
     println!("10th smallest: {smallest_tenth}");
     println!("largest:       {largest}");
     println!("lower median:  {median}");
+    println!("numpy median:  {numpy_median}");
     for (rank, value) in deciles.iter().zip(&values) {
         println!("rank {rank:>7}: {value}");
     }

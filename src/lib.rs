@@ -9,7 +9,8 @@
 //!
 //! let data: Vec<f32> = (0..1000).map(|i| ((i * 7919) % 1000) as f32).collect();
 //! assert_eq!(kselect::select(&data, 10).unwrap(), 10.0);
-//! assert_eq!(kselect::median(&data).unwrap(), 499.0);
+//! assert_eq!(kselect::median(&data).unwrap(), 499.0); // the lower median
+//! assert_eq!(kselect::median_mean(&data).unwrap(), 499.5); // numpy.median
 //! assert_eq!(kselect::quantile(&data, 0.5).unwrap(), 499.5);
 //!
 //! // Choose the device (CUDA device 0 when present) and the algorithm.
@@ -56,7 +57,7 @@ pub use element::{key_cmp, DType, Element, RadixKey};
 pub use error::{Error, Result};
 pub use regression::{Lms, Lts, RegressionFit};
 pub use select::{
-    median, multiselect, quantile, quantiles, select, select_largest, Algorithm, Approximate,
-    ApproximateQuantile, BatchRank, DeviceThreshold, DeviceTopK, NanPolicy, QuantileMethod, Rows,
-    Segments, Selector, Threshold, TopK, TopKOptions, TopKOrder,
+    median, median_mean, multiselect, quantile, quantiles, select, select_largest, Algorithm,
+    Approximate, ApproximateQuantile, BatchRank, DeviceThreshold, DeviceTopK, NanPolicy,
+    QuantileMethod, Rows, Segments, Selector, Threshold, TopK, TopKOptions, TopKOrder,
 };

@@ -288,8 +288,10 @@ fn quantiles_and_median_by_numpy_method() {
     assert_eq!(json["median"], 2.5);
     assert_eq!(f64s(&json["values"]), vec![10.0]);
     assert!(json.get("quantiles").is_none());
+    // --method applies to --quantile only: --median is numpy.median whatever the method.
     let json = select_json(&file, &["--median", "--method", "lower"]);
-    assert_eq!(json["median"], 2.0);
+    assert_eq!(json["median"], 2.5);
+    assert_eq!(json["method"], "lower");
 
     let err = select_fails(&file, &["-q", "1.5"], 2);
     assert!(err.contains("1.5") && err.contains("[0, 1]"), "{err}");
@@ -298,6 +300,77 @@ fn quantiles_and_median_by_numpy_method() {
         err.contains("type7") && err.contains("median_unbiased"),
         "{err}"
     );
+}
+
+/// A temporary 1-D `.npy` file of `data`.
+fn npy_file<T: kselect::Element>(dir: &tempfile::TempDir, name: &str, data: &[T]) -> String {
+    let path = path(dir, name);
+    kselect::io::write_npy(&path, data).expect("write the .npy fixture");
+    path.display().to_string()
+}
+
+/// `--median` read the quantile 0.5, which interpolates next to an infinity: NaN for
+/// numpy.median([inf, -10, 4]) == 4 and numpy.nanmedian([inf, nan, nan, nan]) == inf.
+#[test]
+fn median_option_is_numpys_median_with_infinities() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = npy_file(&dir, "inf.npy", &[f32::INFINITY, -10.0, 4.0]);
+    for method in ["linear", "lower", "hazen"] {
+        let json = select_json(&file, &["--median", "--method", method]);
+        assert_eq!(json["dtype"], "f32");
+        assert_eq!(json["median"], 4.0, "--method {method}");
+    }
+    let text = cpu_text("select", &file, &["--median"]);
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert!(rows.contains(&vec!["median", "4.0"]), "{text}");
+
+    let file = npy_file(
+        &dir,
+        "nan.npy",
+        &[f32::INFINITY, f32::NAN, f32::NAN, f32::NAN],
+    );
+    let json = select_json(&file, &["--median", "--nan", "omit"]);
+    assert_eq!(json["nan_count"], 3);
+    assert_eq!(json["median"], "inf");
+    // numpy.median: NaN when any value is NaN.
+    let json = select_json(&file, &["--median", "--nan", "last"]);
+    assert_eq!(json["median"], "nan");
+    let err = select_fails(&file, &["--median"], 1);
+    assert!(err.contains("3 NaN"), "{err}");
+    let err = select_fails(
+        &npy_file(&dir, "all_nan.npy", &[f64::NAN; 2]),
+        &["--median", "--nan", "omit"],
+        1,
+    );
+    assert!(err.contains("empty"), "{err}");
+}
+
+/// The mean of the two middle values as numpy computes it: in float32 for f4 data (numpy:
+/// float32(0.15), printed as the f64 of that float32), in float64 for integers; the finite
+/// mean where numpy's sum overflows to inf.
+#[test]
+fn median_option_is_the_mean_of_the_two_middle_values_like_numpy() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = npy_file(&dir, "f32.npy", &[0.2f32, 0.9, 0.1, -1.0]);
+    let (text, _) = cpu_json("select", &file, &["--median"]);
+    let want = format!("\"median\": {:?},", f64::from(0.15f32));
+    assert!(text.contains(&want), "{want} missing from {text}");
+    let file = npy_file(
+        &dir,
+        "i64.npy",
+        &[(1i64 << 53) + 1, (1 << 53) + 2, -1, 1 << 62],
+    );
+    assert_eq!(
+        select_json(&file, &["--median"])["median"],
+        9007199254740992.0
+    );
+    let file = npy_file(&dir, "big.npy", &[1e308, 1.5e308]);
+    assert_eq!(select_json(&file, &["--median"])["median"], 1.25e308);
+    let file = npy_file(&dir, "inf2.npy", &[f64::INFINITY, f64::NEG_INFINITY]);
+    assert_eq!(select_json(&file, &["--median"])["median"], "nan");
 }
 
 // ---------------------------------------------------------------------------------------------

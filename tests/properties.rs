@@ -14,7 +14,7 @@
 mod common;
 
 use common::*;
-use kselect::{Error, NanPolicy, Selector};
+use kselect::{DType, Error, NanPolicy, Selector};
 use proptest::collection::vec;
 use proptest::prelude::*;
 use proptest::sample::Index;
@@ -88,9 +88,40 @@ fn mismatch<T: TestElement>(
     })
 }
 
+/// numpy.median of the reference's values: NaN when `any_nan`, else the middle value or the
+/// mean of the two middle values as numpy computes it for the type (an `f32` sum in `f32`),
+/// except the finite mean `a / 2 + b / 2` where numpy's sum overflows.
+fn numpy_median<T: TestElement>(reference: &Reference<T>, any_nan: bool) -> f64 {
+    if any_nan {
+        return f64::NAN;
+    }
+    let m = reference.len();
+    let (a, b) = (reference.value((m - 1) / 2), reference.value(m / 2));
+    let (a, b) = (a.to_f64(), b.to_f64());
+    if T::DTYPE == DType::F32 {
+        let (a, b) = (a as f32, b as f32);
+        let sum = a + b;
+        let overflows = sum.is_infinite() && a.is_finite() && b.is_finite();
+        f64::from(if overflows {
+            a / 2.0 + b / 2.0
+        } else {
+            sum / 2.0
+        })
+    } else {
+        let sum = a + b;
+        let overflows = sum.is_infinite() && a.is_finite() && b.is_finite();
+        if overflows {
+            a / 2.0 + b / 2.0
+        } else {
+            sum / 2.0
+        }
+    }
+}
+
 /// Checks one input against the reference with every algorithm of the selector's backend:
 /// `multiselect` at the ranks (as drawn, repeats added), and the errors (NaN under `Error`,
-/// empty input, rank out of range); unless `big`, also `select` at the first rank and the median.
+/// empty input, rank out of range); unless `big`, also `select` at the first rank, the lower
+/// median and numpy's median.
 fn check<T: TestElement>(
     selector: &Selector,
     data: &[T],
@@ -161,6 +192,13 @@ fn check<T: TestElement>(
         if let Some(m) = mismatch(&reference, &[got], &[(m - 1) / 2]) {
             return Err(TestCaseError::fail(format!("{what}: median: {m}")));
         }
+        let got = sel.median_mean(data);
+        let got = got.map_err(|e| TestCaseError::fail(format!("{what}: median_mean: {e}")))?;
+        let want = numpy_median(&reference, policy == NanPolicy::Last && nans > 0);
+        prop_assert!(
+            got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+            "{what}: median_mean gave {got:e}, numpy.median {want:e}"
+        );
     }
     Ok(())
 }

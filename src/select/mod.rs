@@ -1,5 +1,5 @@
-//! Selection primitives: select, k-th largest, median, multiselect and quantiles; batched
-//! selection, top-k and hard thresholding ([`batch`]).
+//! Selection primitives: select, k-th largest, medians ([`mod@median`]), multiselect and
+//! quantiles; batched selection, top-k and hard thresholding ([`batch`]).
 //!
 //! Rank `k` is 0-based in ascending order: `select(x, k) == sorted(x)[k]`, where values are
 //! ordered by their [`Element`](crate::Element) key (NaN last, `-0.0` just below `+0.0`). Every
@@ -12,6 +12,7 @@ pub mod algorithm;
 pub mod approximate;
 pub mod approximate_quantile;
 pub mod batch;
+pub mod median;
 pub mod nan;
 pub mod quantile;
 mod selector;
@@ -67,16 +68,31 @@ pub fn select_largest<T: Element>(data: &[T], k: usize) -> Result<T> {
     Selector::new().select_largest(data, k)
 }
 
-/// The lower median, the element of rank `(n - 1) / 2`, on the CPU.
+/// The lower median, the element of rank `(n - 1) / 2` (a value of the data), on the CPU.
 ///
-/// For numpy's `median` (the mean of the two middle values when `n` is even) use
-/// [`quantile`] with `q = 0.5`.
+/// For `numpy.median` (the mean of the two middle values when `n` is even) use
+/// [`median_mean`]. (`quantile(data, 0.5)` is not numpy's median: it interpolates, which
+/// differs at infinities and in `f32` rounding.)
 ///
 /// ```
 /// assert_eq!(kselect::median(&[4.0, 1.0, 3.0, 2.0]).unwrap(), 2.0);
 /// ```
 pub fn median<T: Element>(data: &[T]) -> Result<T> {
     Selector::new().median(data)
+}
+
+/// The median as `numpy.median` defines it, on the CPU: the middle value when `n` is odd, the
+/// mean of the two middle values when it is even, equal to numpy's bit for bit (see
+/// [`Selector::median_mean`] for the NaN policies and the one difference, at overflow, and
+/// [`mod@median`] for the arithmetic).
+///
+/// ```
+/// assert_eq!(kselect::median_mean(&[4.0, 1.0, 3.0, 2.0]).unwrap(), 2.5);
+/// assert_eq!(kselect::median_mean(&[f32::INFINITY, -10.0, 4.0]).unwrap(), 4.0);
+/// assert_eq!(kselect::median_mean(&[7u64, 2, 9]).unwrap(), 7.0);
+/// ```
+pub fn median_mean<T: Element>(data: &[T]) -> Result<f64> {
+    Selector::new().median_mean(data)
 }
 
 /// The elements of many ranks in one call, in the order the ranks are given (any order,

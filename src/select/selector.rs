@@ -5,8 +5,8 @@ use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::select::nan::{self, NanScan, RankSpace};
 use crate::select::{
-    bucket, cpu, cuda, quantile, sample, Algorithm, Approximate, ApproximateQuantile, NanPolicy,
-    QuantileMethod,
+    bucket, cpu, cuda, median, quantile, sample, Algorithm, Approximate, ApproximateQuantile,
+    NanPolicy, QuantileMethod,
 };
 
 /// Where the values are.
@@ -226,7 +226,10 @@ impl Selector {
         Ok(self.run(&Source::Host(data), ranks_of)?[0])
     }
 
-    /// The lower median: the element of rank `(n - 1) / 2`.
+    /// The lower median: the element of rank `(n - 1) / 2`, a value of the data.
+    ///
+    /// For `numpy.median` (the mean of the two middle values when `n` is even) use
+    /// [`median_mean`](Selector::median_mean).
     ///
     /// ```
     /// assert_eq!(kselect::Selector::new().median(&[5, 3, 1, 4]).unwrap(), 3);
@@ -234,6 +237,35 @@ impl Selector {
     pub fn median<T: Element>(&self, data: &[T]) -> Result<T> {
         let ranks_of = |len: usize| Ok(vec![(len - 1) / 2]);
         Ok(self.run(&Source::Host(data), ranks_of)?[0])
+    }
+
+    /// The median as `numpy.median` defines it: the middle value when `n` is odd, the mean of
+    /// the two middle values when it is even, as an `f64`.
+    ///
+    /// The two middle values are selected together (one multiselection on the selector's
+    /// device, by its algorithm) and their mean is computed as numpy computes it for their
+    /// type (in `f32` for `f32` data, in `f64` after conversion for integers), so the result
+    /// equals numpy's bit for bit. Under the NaN policies `Omit` it is `numpy.nanmedian`
+    /// (all-NaN data: [`Error::EmptyInput`]), under `Last` `numpy.median` (NaN when any value
+    /// is NaN), under `Error` an error for data holding NaN.
+    ///
+    /// Infinities follow IEEE arithmetic as in numpy: `[x, inf]` gives `inf`, `[-inf, inf]`
+    /// NaN. The one difference from numpy: where the two middle values are finite and their
+    /// sum overflows, numpy returns `±inf`, kselect the finite mean `a / 2 + b / 2`. The
+    /// [`median`](mod@crate::select::median) module has the details.
+    ///
+    /// ```
+    /// use kselect::{NanPolicy, Selector};
+    /// let sel = Selector::new();
+    /// assert_eq!(sel.median_mean(&[5, 3, 1, 4]).unwrap(), 3.5);
+    /// assert_eq!(sel.median_mean(&[f32::INFINITY, -10.0, 4.0]).unwrap(), 4.0);
+    /// assert!(sel.median_mean(&[f64::NEG_INFINITY, f64::INFINITY]).unwrap().is_nan());
+    /// assert_eq!(sel.median_mean(&[1e308, 1.5e308]).unwrap(), 1.25e308); // numpy: inf
+    /// let omit = sel.clone().nan_policy(NanPolicy::Omit);
+    /// assert_eq!(omit.median_mean(&[f32::INFINITY, f32::NAN, f32::NAN]).unwrap(), f64::INFINITY);
+    /// ```
+    pub fn median_mean<T: Element>(&self, data: &[T]) -> Result<f64> {
+        self.median_mean_of(&Source::Host(data))
     }
 
     /// The elements of `ranks`, in the order given (any order, repeats allowed).
@@ -436,6 +468,38 @@ impl Selector {
         self.quantiles_of(&Source::Device(buf), qs, method)
     }
 
+    /// [`median_mean`](Selector::median_mean) of a device-resident buffer.
+    ///
+    /// ```no_run
+    /// use kselect::{Device, DeviceBuffer, Selector};
+    /// let device = Device::cuda(0)?;
+    /// let buf = DeviceBuffer::from_host(&device, &[4.0f32, 1.0, 3.0, 2.0])?;
+    /// assert_eq!(Selector::on(device).median_mean_device(&buf)?, 2.5);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn median_mean_device<T: Element>(&self, buf: &DeviceBuffer<T>) -> Result<f64> {
+        self.median_mean_of(&Source::Device(buf))
+    }
+
+    /// The two middle values by [`Selector::run`], then their mean; under `Last` NaN when the
+    /// input holds a NaN (known from the selection's own count where it made one, else from a
+    /// scan), as `numpy.median` checks for one.
+    fn median_mean_of<T: Element>(&self, source: &Source<'_, T>) -> Result<f64> {
+        let ranks_of = |len: usize| Ok(median::middle_ranks(len).to_vec());
+        let (values, counted) = self.run_counting_nans(source, ranks_of)?;
+        let (lower, upper) = (values[0], values[1]);
+        if T::DTYPE.is_float() && self.nan_policy == NanPolicy::Last && !upper.is_nan() {
+            let nans = match counted {
+                Some(count) => count,
+                None => self.scan(source)?.count,
+            };
+            if nans > 0 {
+                return Ok(f64::NAN);
+            }
+        }
+        Ok(median::middle_mean(lower, upper))
+    }
+
     fn quantiles_of<T: Element>(
         &self,
         source: &Source<'_, T>,
@@ -468,12 +532,22 @@ impl Selector {
         source: &Source<'_, T>,
         ranks_of: impl FnOnce(usize) -> Result<Vec<usize>>,
     ) -> Result<Vec<T>> {
+        Ok(self.run_counting_nans(source, ranks_of)?.0)
+    }
+
+    /// [`Selector::run`], and the number of NaNs in the input when the algorithm counted them
+    /// on the way (as [`Selector::execute`] reports it).
+    fn run_counting_nans<T: Element>(
+        &self,
+        source: &Source<'_, T>,
+        ranks_of: impl FnOnce(usize) -> Result<Vec<usize>>,
+    ) -> Result<(Vec<T>, Option<usize>)> {
         let n = source.len();
         let floats = T::DTYPE.is_float();
         if floats && self.nan_policy == NanPolicy::Omit {
             let space = RankSpace::new(n, self.scan(source)?, NanPolicy::Omit)?;
             let ranks = ranks_of(space.len)?;
-            return Ok(self.execute(source, &ranks)?.0);
+            return self.execute(source, &ranks);
         }
         if n == 0 {
             return Err(Error::EmptyInput);
@@ -483,7 +557,7 @@ impl Selector {
         if floats && self.nan_policy == NanPolicy::Error && counted != Some(0) {
             RankSpace::new(n, self.scan(source)?, NanPolicy::Error)?;
         }
-        Ok(values)
+        Ok((values, counted))
     }
 
     /// Approximate selection with the NaN policy applied as in [`Selector::run`]: ranks refer

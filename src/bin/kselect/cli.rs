@@ -431,9 +431,14 @@ pub struct SelectArgs {
     #[arg(long)]
     pub largest: bool,
 
-    /// Also compute the median: the quantile 0.5 by --method. With the default method (linear)
-    /// it is numpy.median: the mean of the two middle values when their number is even;
-    /// --method lower gives the lower median, a value of the data.
+    /// Also compute the median as numpy.median does: the middle value of an odd number of
+    /// values, the mean of the two middle values of an even number, computed in the data's
+    /// type as numpy computes it (float32 for f4 data, float64 otherwise) and printed as f64.
+    /// --method does not apply. NaN: --nan omit gives numpy.nanmedian, --nan last gives NaN
+    /// when any value is NaN (as numpy.median). Infinities count as values: [x, inf] gives inf,
+    /// [-inf, inf] nan. Where the two middle values are finite but their sum overflows, the
+    /// result is their finite mean (numpy's is inf). --k (N-1)/2 selects the lower median, a
+    /// value of the data.
     #[arg(long)]
     pub median: bool,
 
@@ -449,10 +454,10 @@ pub struct SelectArgs {
     )]
     pub quantile: Vec<f64>,
 
-    /// The quantile definition for --quantile and --median, by numpy's names: inverted_cdf,
-    /// averaged_inverted_cdf, closest_observation, interpolated_inverted_cdf, hazen, weibull,
-    /// linear (numpy's default), median_unbiased, normal_unbiased (Hyndman-Fan types 1 to 9),
-    /// lower, higher, midpoint, nearest.
+    /// The quantile definition for --quantile (not --median, which is numpy.median), by numpy's
+    /// names: inverted_cdf, averaged_inverted_cdf, closest_observation,
+    /// interpolated_inverted_cdf, hazen, weibull, linear (numpy's default), median_unbiased,
+    /// normal_unbiased (Hyndman-Fan types 1 to 9), lower, higher, midpoint, nearest.
     #[arg(long, value_name = "NAME", default_value = "linear", value_parser = parse_method)]
     pub method: QuantileMethod,
 
@@ -488,11 +493,12 @@ pub struct SelectArgs {
     /// Print one JSON object instead of a table, with the keys: file, format, column (CSV
     /// only), dtype, n (the number of values in the file, NaNs included), nan_count,
     /// nan_policy, largest, k (as given), ranks (the ascending ranks selected: equal to k
-    /// without --largest), values, method (the quantile method, with --quantile or
-    /// --median), quantiles ({"q": [...], "values": [...]}, with --quantile), median (with
-    /// --median), backend ("cpu" or "cuda"), device, algorithm (the one that
-    /// ran), seconds (wall time of the selection alone, on cuda including the copy to the GPU;
-    /// not of reading the file).
+    /// without --largest), values, method (the --method given, with --quantile or --median; it
+    /// applies to the quantiles only), quantiles ({"q": [...], "values": [...]}, with
+    /// --quantile), median (numpy.median, with --median), backend ("cpu" or "cuda"), device,
+    /// algorithm (the one that ran: of the ranks, else of the quantiles, else of the median),
+    /// seconds (wall time of the selection alone, on cuda including the copy to the GPU; not
+    /// of reading the file).
     #[arg(long)]
     pub json: bool,
 }

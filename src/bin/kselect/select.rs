@@ -16,7 +16,9 @@ pub struct Request<'a> {
     pub k: &'a [usize],
     pub largest: bool,
     pub quantiles: &'a [f64],
+    /// numpy.median (`Selector::median_mean`), whatever `method`.
     pub median: bool,
+    /// The definition of the quantiles.
     pub method: QuantileMethod,
 }
 
@@ -29,6 +31,7 @@ pub struct Outcome {
     pub values: Vec<Num>,
     /// One per quantile asked for.
     pub quantile_values: Vec<Num>,
+    /// numpy.median, when asked for.
     pub median: Option<Num>,
 }
 
@@ -71,15 +74,15 @@ impl ColumnVisitor for Request<'_> {
         } else {
             self.k.to_vec()
         };
-        let mut qs = self.quantiles.to_vec();
-        if self.median {
-            qs.push(0.5);
-        }
-        // The algorithm of the rank selection (of the quantiles when there is none).
-        let rank_count = if ranks.is_empty() {
+        let qs = self.quantiles;
+        // The algorithm of the rank selection (of the quantiles when there is none, of the
+        // median's two middle values when there is neither).
+        let rank_count = if !ranks.is_empty() {
+            ranks.len()
+        } else if !qs.is_empty() {
             2 * qs.len()
         } else {
-            ranks.len()
+            2
         };
         let algorithm = if ranks.is_empty() {
             self.selector.resolved_algorithm::<T>(n, rank_count)?
@@ -95,18 +98,18 @@ impl ColumnVisitor for Request<'_> {
         } else {
             self.selector.multiselect(data, &ranks)?
         };
-        let mut quantile_values = if qs.is_empty() {
+        let quantile_values = if qs.is_empty() {
             Vec::new()
         } else {
-            self.selector.quantiles(data, &qs, self.method)?
+            self.selector.quantiles(data, qs, self.method)?
         };
-        let seconds = start.elapsed().as_secs_f64();
-
         let median = if self.median {
-            quantile_values.pop().map(Num::of_f64)
+            Some(self.selector.median_mean(data)?)
         } else {
             None
         };
+        let seconds = start.elapsed().as_secs_f64();
+
         Ok(Outcome {
             measured: Measured {
                 contents,
@@ -116,7 +119,7 @@ impl ColumnVisitor for Request<'_> {
             ranks,
             values: values.into_iter().map(Num::of).collect(),
             quantile_values: quantile_values.into_iter().map(Num::of_f64).collect(),
-            median,
+            median: median.map(Num::of_f64),
         })
     }
 }
