@@ -14,14 +14,18 @@
 //! 4. **Drop moves** (up to 1000 rows): from the refined fit, each row at the largest of the `h`
 //!    smallest absolute residuals (the rows that hold the minimax fit) is dropped in turn, the
 //!    other `h - 1` refitted by minimax and refined again; the best result replaces the fit when
-//!    it is better, until none is. Up to 200 rows the moves search two levels deep (the drop
-//!    moves of each result too). This escapes local optima of step 3 (on hbk it reaches the
-//!    optimum of the exhaustive search from 2000 random starts).
+//!    it is better, until none is. Up to 200 rows, where one level finds nothing better, the
+//!    moves search two levels deep (the drop moves of each result too). A subset of rows met
+//!    again on another path is not refitted, and starts that step 3 takes to the same fit are
+//!    improved once. This escapes local optima of step 3 (on hbk it reaches the optimum of the
+//!    exhaustive search from 2000 random starts).
 //!
 //! The objective is found by selection (never a sort); the intercept adjustment sorts the
 //! residuals (the exact algorithm for that one-dimensional problem). Steps 1 and 2 score the
 //! starts on the fit's [`Engine`]: the CPU, or a GPU that scores thousands at once (a batched
 //! sort and a batched selection of their residuals); steps 3 and 4 run on the CPU.
+
+use std::collections::HashMap;
 
 use rayon::prelude::*;
 
@@ -182,6 +186,10 @@ fn descend(
     c
 }
 
+/// The candidates reached from minimax fits of row subsets, by subset (its rows in increasing
+/// order): a subset met again on another path of the drop moves is not fitted again.
+type Reached = HashMap<Vec<usize>, Option<Candidate>>;
+
 /// The best of the drop moves from `c`: for each row at the largest residual of the `h` best
 /// (the rows that hold the minimax fit), the minimax fit of the other `h - 1`, followed by
 /// [`descend`]; with `depth > 1`, the drop moves of each of those too.
@@ -192,6 +200,7 @@ fn drop_moves(
     c: &Candidate,
     depth: usize,
     work: &mut Work,
+    reached: &mut Reached,
 ) -> Option<Candidate> {
     let mut idx = Vec::with_capacity(h);
     let t = h_rows(rows, &c.b, h, work, &mut idx)?;
@@ -209,15 +218,21 @@ fn drop_moves(
     };
     for &drop in &active {
         let rest: Vec<usize> = idx.iter().copied().filter(|&i| i != drop).collect();
-        let Some(b) = minimax(rows, &rest, &c.b) else {
+        let next = match reached.get(&rest) {
+            Some(known) => known.clone(),
+            None => {
+                let next = minimax(rows, &rest, &c.b)
+                    .and_then(|b| score(rows, b, h, intercept, work))
+                    .map(|next| descend(rows, h, intercept, next, work));
+                reached.insert(rest, next.clone());
+                next
+            }
+        };
+        let Some(next) = next else {
             continue;
         };
-        let Some(next) = score(rows, b, h, intercept, work) else {
-            continue;
-        };
-        let next = descend(rows, h, intercept, next, work);
         if depth > 1 {
-            if let Some(deeper) = drop_moves(rows, h, intercept, &next, depth - 1, work) {
+            if let Some(deeper) = drop_moves(rows, h, intercept, &next, depth - 1, work, reached) {
                 offer(deeper, &mut best);
             }
         }
@@ -226,17 +241,28 @@ fn drop_moves(
     best
 }
 
-/// [`descend`], then the best drop moves while they improve (two levels deep up to 200 rows,
-/// one level up to 1000, none above).
-fn refine(rows: Rows<'_>, h: usize, intercept: bool, c: Candidate, work: &mut Work) -> Candidate {
-    let mut c = descend(rows, h, intercept, c, work);
+/// The best drop moves from a descended `c` while they improve: one level deep, and where that
+/// finds nothing better, two levels (up to 200 rows); none above 1000 rows.
+fn improve_by_drops(
+    rows: Rows<'_>,
+    h: usize,
+    intercept: bool,
+    mut c: Candidate,
+    work: &mut Work,
+) -> Candidate {
     if rows.n > DROPS_MAX_N {
         return c;
     }
-    let depth = if rows.n <= DEEP_DROPS_MAX_N { 2 } else { 1 };
+    let deepest = if rows.n <= DEEP_DROPS_MAX_N { 2 } else { 1 };
+    let mut reached = Reached::new();
+    let mut depth = 1;
     for _ in 0..MAX_ROUNDS {
-        match drop_moves(rows, h, intercept, &c, depth, work) {
-            Some(next) if next.objective < c.objective => c = next,
+        match drop_moves(rows, h, intercept, &c, depth, work, &mut reached) {
+            Some(next) if next.objective < c.objective => {
+                c = next;
+                depth = 1;
+            }
+            _ if depth < deepest => depth += 1,
             _ => break,
         }
     }
@@ -330,12 +356,26 @@ pub(crate) fn search(design: &Design, s: &Search, engine: &mut dyn Engine) -> Re
              degenerate (e.g. mostly repeated rows)"
         )));
     }
-    let refined: Vec<Candidate> = best
+    let descended: Vec<Candidate> = best
         .into_candidates()
         .into_par_iter()
         .map_init(
             || Work::new(p),
-            |work, c| refine(rows, h, intercept, c, work),
+            |work, c| descend(rows, h, intercept, c, work),
+        )
+        .collect();
+    // Starts that descend to the same fit are improved once.
+    let mut distinct: Vec<Candidate> = Vec::with_capacity(descended.len());
+    for c in descended {
+        if !distinct.iter().any(|d| d.objective == c.objective && d.b == c.b) {
+            distinct.push(c);
+        }
+    }
+    let refined: Vec<Candidate> = distinct
+        .into_par_iter()
+        .map_init(
+            || Work::new(p),
+            |work, c| improve_by_drops(rows, h, intercept, c, work),
         )
         .collect();
     let best = refined
