@@ -3,21 +3,24 @@
 //! the JSON output (parsed back and checked value for value), the NaN policies, and every
 //! user error (a clear message on stderr and exit status 1, or 2 for usage errors).
 //!
-//! Every selection runs with `--backend cpu`, except the test of the backend flag itself.
+//! Every selection runs with `--backend cpu`, except the test of the backend flag itself and
+//! the `--backend cuda` cases, which compare with `--backend cpu` and skip (with a note)
+//! without a GPU unless `KSELECT_REQUIRE_GPU=1`. The binary is the one in `KSELECT_BIN`, or
+//! cargo's (see `common::cli::binary`).
 
 mod common;
 
 use std::path::Path;
 
 use common::cli::{
-    assert_bits_eq, cpu_fails, cpu_json, cpu_text, f64s, i64s, kselect, path, stderr, stdout, u64s,
+    assert_bits_eq, assert_cuda_matches_cpu, binary_from, cpu_fails, cpu_json, cpu_text, f64s,
+    i64s, kselect, path, repository_file, stderr, stdout, u64s,
 };
 use serde_json::Value;
 
 /// A fixture of `tests/data/cli/`.
 fn fixture(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/cli")
+    repository_file("tests/data/cli")
         .join(name)
         .display()
         .to_string()
@@ -407,8 +410,7 @@ fn gzip_csv() {
 #[test]
 fn real_dataset_flights_dep_delay() {
     // datasets/flights.csv.gz: 336,776 flights, 8,255 without a departure delay.
-    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("datasets/flights.csv.gz")
+    let file = repository_file("datasets/flights.csv.gz")
         .display()
         .to_string();
     let json = select_json(
@@ -572,7 +574,8 @@ fn backend_flag() {
         "--json",
     ]);
     match kselect::Device::cuda(0) {
-        Err(_) => {
+        Err(e) => {
+            assert!(!common::require_gpu(), "KSELECT_REQUIRE_GPU=1: {e}");
             assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
             let err = stderr(&out);
             assert!(err.starts_with("error: ") && err.contains("CUDA"), "{err}");
@@ -633,8 +636,7 @@ fn png_size(path: &Path) -> (u32, u32) {
 
 #[test]
 fn quantiles_of_the_flights_with_plots() {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("datasets/flights.csv.gz")
+    let file = repository_file("datasets/flights.csv.gz")
         .display()
         .to_string();
     let dir = tempfile::tempdir().expect("temp dir");
@@ -1168,4 +1170,131 @@ fn options_of_other_commands_are_clear_errors() {
     // An option no command has: clap's own message and its suggestions.
     let err = select_fails(&file, &["--k", "0", "--frobnicate"], 2);
     assert!(err.contains("unexpected argument '--frobnicate'"), "{err}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Where the binary is, and --backend cuda against --backend cpu
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn cli_tests_find_the_binary_through_kselect_bin() {
+    let cargo = std::path::PathBuf::from(env!("CARGO_BIN_EXE_kselect"));
+    assert_eq!(binary_from(None), cargo);
+    assert_eq!(binary_from(Some("".into())), cargo);
+    assert_eq!(
+        binary_from(Some("/opt/gpu-bin/kselect".into())),
+        Path::new("/opt/gpu-bin/kselect")
+    );
+    // End to end on unix: this test binary run again, for one test, with KSELECT_BIN naming a
+    // script that logs its calls and runs the real binary.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if std::env::var_os("KSELECT_BIN_LOG").is_some() {
+            return; // the run below: nothing to nest
+        }
+        let dir = tempfile::tempdir().expect("temp dir");
+        let log = path(&dir, "calls.log");
+        let script = path(&dir, "kselect");
+        std::fs::write(
+            &script,
+            format!(
+                "#!/bin/sh\necho \"$@\" >> \"$KSELECT_BIN_LOG\"\nexec '{}' \"$@\"\n",
+                common::cli::binary().display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let this = std::env::current_exe().expect("the test binary");
+        let run = |kselect_bin: &Path| {
+            std::process::Command::new(&this)
+                .args(["--exact", "rank_out_of_range", "--test-threads=1"])
+                .env("KSELECT_BIN", kselect_bin)
+                .env("KSELECT_BIN_LOG", &log)
+                .output()
+                .expect("the test binary runs")
+        };
+        let out = run(&script);
+        assert!(out.status.success(), "{}", stdout(&out));
+        let calls = std::fs::read_to_string(&log).expect("the script ran");
+        assert!(calls.contains("select"), "{calls}");
+        // A KSELECT_BIN that is not there fails the tests, saying so.
+        let out = run(&path(&dir, "missing"));
+        assert!(!out.status.success());
+        assert!(stdout(&out).contains("KSELECT_BIN"), "{}", stdout(&out));
+    }
+}
+
+/// A data file of `n` f64 values with ties and negatives, and one of the same values as i64.
+fn varied_data(dir: &tempfile::TempDir, n: usize) -> (std::path::PathBuf, std::path::PathBuf) {
+    let floats: Vec<f64> = (0..n)
+        .map(|i| ((i * 7919) % 1009) as f64 / 8.0 - 40.0)
+        .collect();
+    let ints: Vec<i64> = floats.iter().map(|&x| (x * 8.0) as i64).collect();
+    let (f, i) = (path(dir, "floats.npy"), path(dir, "ints.npy"));
+    kselect::io::write_npy(&f, &floats).expect("write the .npy file");
+    kselect::io::write_npy(&i, &ints).expect("write the .npy file");
+    (f, i)
+}
+
+#[test]
+fn cuda_backend_matches_cpu_for_select() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (floats, ints) = varied_data(&dir, 5000);
+    let fixtures = [fixture("f64.npy"), fixture("f32.npy"), fixture("u64.npy")];
+    let cases: Vec<(String, Vec<&str>)> = vec![
+        (fixtures[0].clone(), vec!["--k", "0,1,2,3,4,5,6"]),
+        (fixtures[1].clone(), vec!["--k", "0,7", "--largest"]),
+        (fixtures[2].clone(), vec!["--k", "1", "--median"]),
+        (fixture("nan_f64.npy"), vec!["--k", "0", "--nan", "omit"]),
+        (
+            floats.display().to_string(),
+            vec![
+                "--k",
+                "0,17,2500,4999",
+                "--median",
+                "--quantile",
+                "0.1,0.99",
+            ],
+        ),
+        (
+            floats.display().to_string(),
+            vec!["--k", "4000", "--algorithm", "radix"],
+        ),
+        (
+            ints.display().to_string(),
+            vec![
+                "--k",
+                "3",
+                "--largest",
+                "--quantile",
+                "0.5",
+                "--method",
+                "lower",
+            ],
+        ),
+    ];
+    for (file, args) in cases {
+        if assert_cuda_matches_cpu("select", &file, &args).is_none() {
+            return;
+        }
+    }
+}
+
+#[test]
+fn cuda_backend_matches_cpu_for_quantiles() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (floats, ints) = varied_data(&dir, 5000);
+    let csv = csv_file(&dir, "d.csv", "a,b\n1,x\n3,y\n2,z\n2,w\n9,v\n");
+    let cases: [(&Path, &[&str]); 4] = [
+        (&floats, &["--count", "11"]),
+        (&floats, &["--probs", "0.05,0.5,0.95", "--method", "hazen"]),
+        (&ints, &["--count", "101", "--method", "median_unbiased"]),
+        (Path::new(&csv), &["--count", "5", "--column", "a"]),
+    ];
+    for (file, args) in cases {
+        if assert_cuda_matches_cpu("quantiles", file, args).is_none() {
+            return;
+        }
+    }
 }

@@ -3,21 +3,23 @@
 //! compared with the library's fit bit for bit, the model options (`--predictors`, `--log`,
 //! `--no-intercept`, `--alpha`, `--h`, `--nsamp`, `--seed`), `.npy` input, the readable
 //! output, and every user error (a clear message on stderr and exit status 1, or 2 for usage
-//! errors). Everything runs with `--backend cpu` unless it says otherwise.
+//! errors). Everything runs with `--backend cpu` unless it says otherwise; the `--backend
+//! cuda` cases skip without a GPU unless `KSELECT_REQUIRE_GPU=1`.
 
 mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::cli::{cpu_fails, cpu_json, cpu_text, f64s, kselect, path, stderr, stdout, u64s};
+use common::cli::{
+    cpu_fails, cpu_json, cpu_text, cuda_json, f64s, kselect, path, repository_file, stderr, stdout,
+    u64s,
+};
 use kselect::io::npy::write_npy_matrix;
 use kselect::regression::{Lms, Lts, RegressionFit};
 use serde_json::Value;
 
 fn robust(file: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("datasets/robust")
-        .join(file)
+    repository_file("datasets/robust").join(file)
 }
 
 /// `references.json`: R's results for each data set.
@@ -484,6 +486,7 @@ fn cuda_backend_fits_or_says_why_not() {
         assert!(v["objective"].as_f64().unwrap() <= 2.932_391_246_119_97 * (1.0 + 1e-9));
     } else {
         let err = stderr(&out);
+        assert!(!common::require_gpu(), "KSELECT_REQUIRE_GPU=1: {err}");
         assert_eq!(out.status.code(), Some(1), "{err}");
         assert!(
             err.starts_with("error: ") && !err.contains("panicked"),
@@ -503,4 +506,66 @@ fn cuda_backend_fits_or_says_why_not() {
     };
     assert_eq!(v["backend"], expected);
     assert!(v["objective"].as_f64().unwrap() <= 2.932_391_246_119_97 * (1.0 + 1e-9));
+}
+
+/// The CUDA fit's JSON agrees with the CPU's as `tests/regression_gpu.rs` has the library's
+/// fits agree: the same model and starts; for LTS the objective within rounding (relative
+/// 1e-9: the GPU sums in another order), the same outliers, and the coefficients and scales
+/// close; for LMS, whose race may end on another candidate within rounding, an objective not
+/// above the CPU's.
+fn assert_fits_agree(method: &str, what: &str, cuda: &Value, cpu: &Value) {
+    for key in ["n", "p", "h", "terms", "starts", "seed"] {
+        assert_eq!(cuda[key], cpu[key], "{what}: {key}");
+    }
+    let (a, b) = (
+        cuda["objective"].as_f64().unwrap(),
+        cpu["objective"].as_f64().unwrap(),
+    );
+    if method == "lms" {
+        assert!(
+            a <= b * (1.0 + 1e-6),
+            "{what}: objective {a} on CUDA, above {b} on the CPU"
+        );
+        return;
+    }
+    assert!(
+        rel(a, b) < 1e-9,
+        "{what}: objective {a} on CUDA, {b} on the CPU"
+    );
+    for key in ["outliers", "weights"] {
+        assert_eq!(cuda[key], cpu[key], "{what}: {key}");
+    }
+    for key in ["coefficients", "raw_coefficients"] {
+        for (a, b) in f64s(&cuda[key]).into_iter().zip(f64s(&cpu[key])) {
+            assert!(
+                (a - b).abs() <= 1e-6 * b.abs().max(1.0),
+                "{what}: {key} {a} on CUDA, {b} on the CPU"
+            );
+        }
+    }
+    for key in ["raw_scale", "scale"] {
+        let (a, b) = (cuda[key].as_f64().unwrap(), cpu[key].as_f64().unwrap());
+        assert!(
+            rel(a, b) < 1e-6,
+            "{what}: {key} {a} on CUDA, {b} on the CPU"
+        );
+    }
+}
+
+#[test]
+fn cuda_backend_matches_cpu_for_lts_and_lms() {
+    let refs = references();
+    for method in ["lts", "lms"] {
+        for name in ["stackloss", "Animals2"] {
+            let r = &refs[name];
+            let file = robust(r["file"].as_str().unwrap());
+            let args = model_args(r);
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let Some(cuda) = cuda_json(method, &file, &args) else {
+                return;
+            };
+            let (_, cpu) = cpu_json(method, &file, &args);
+            assert_fits_agree(method, &format!("{method} {name}"), &cuda, &cpu);
+        }
+    }
 }

@@ -1,14 +1,16 @@
 //! `kselect topk` and `kselect threshold` end to end: `.npy` files written here (1-D and 2-D,
 //! every dtype), the JSON output parsed back and checked value for value, the thresholded file
 //! read back, the NaN policies, and every user error (a clear message on stderr and exit status
-//! 1, or 2 for usage errors). Everything runs with `--backend cpu`.
+//! 1, or 2 for usage errors). Everything runs with `--backend cpu`, except the `--backend cuda`
+//! cases, which compare with it (skipped without a GPU unless `KSELECT_REQUIRE_GPU=1`).
 
 mod common;
 
 use std::path::{Path, PathBuf};
 
 use common::cli::{
-    assert_bits_eq, cpu_fails, cpu_json, cpu_text, f64s, i64s, kselect, path, rows, stdout, u64s,
+    assert_bits_eq, assert_cuda_matches_cpu, cpu_fails, cpu_json, cpu_text, cuda_json, f64s, i64s,
+    kselect, path, results_only, rows, stdout, u64s,
 };
 use kselect::io::npy::write_npy_matrix;
 use kselect::io::{read_npy, write_npy, Column};
@@ -506,5 +508,42 @@ fn algorithm_on_topk_is_a_clear_error() {
             "{command} {args:?}: {err}"
         );
         assert!(!err.contains("tip:"), "{err}");
+    }
+}
+
+#[test]
+fn cuda_backend_matches_cpu_for_topk_and_threshold() {
+    let dir = tempfile::tempdir().unwrap();
+    let values: Vec<f64> = (0..3000)
+        .map(|i| ((i * 7919) % 997) as f64 / 4.0 - 100.0)
+        .collect();
+    let ints: Vec<i32> = values.iter().map(|&x| (x * 4.0) as i32).collect();
+    let m = matrix(&dir, "m.npy", &values, 30, 100);
+    let v = vector(&dir, "v.npy", &values);
+    let i = vector(&dir, "i.npy", &ints);
+    let topk: [(&Path, &[&str]); 5] = [
+        (&m, &["--k", "5"]),
+        (&m, &["--k", "7", "--sorted", "--smallest"]),
+        (&v, &["--k", "25", "--sorted"]),
+        (&v, &["--k", "3", "--cols", "50"]),
+        (&i, &["--k", "10", "--smallest"]),
+    ];
+    for (file, args) in topk {
+        if assert_cuda_matches_cpu("topk", file, args).is_none() {
+            return;
+        }
+    }
+    for (file, k) in [(&v, "40"), (&i, "1"), (&i, "3000")] {
+        let cpu_out = path(&dir, "cpu.npy");
+        let cuda_out = path(&dir, "cuda.npy");
+        let cuda = cuda_json("threshold", file, &with_out(&["--k", k], &cuda_out))
+            .expect("a GPU, since topk ran on one");
+        let (_, cpu) = threshold_json(file, &cpu_out, &["--k", k]);
+        assert_eq!(results_only(&cuda), results_only(&cpu), "threshold --k {k}");
+        assert_eq!(
+            std::fs::read(&cuda_out).unwrap(),
+            std::fs::read(&cpu_out).unwrap(),
+            "threshold --k {k}: the written arrays"
+        );
     }
 }
