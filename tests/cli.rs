@@ -1092,7 +1092,12 @@ fn plot_of_subnormal_values_prints_compact_numbers() {
 #[test]
 fn negative_rank_is_a_clear_usage_error() {
     let file = fixture("f64.npy");
-    let cases: [(&str, &[&str], &str); 9] = [
+    let cases: [(&str, &[&str], &str); 10] = [
+        (
+            "select",
+            &["--k", "--median"],
+            "the value is missing: --median is an option",
+        ),
         (
             "select",
             &["--k", "-1"],

@@ -648,10 +648,7 @@ pub enum Backend {
 }
 
 fn parse_probability(s: &str) -> Result<f64, String> {
-    let q: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{s}` is not a number"))?;
+    let q: f64 = s.trim().parse().map_err(|_| not_a_number(s, "a number"))?;
     if (0.0..=1.0).contains(&q) {
         Ok(q)
     } else {
@@ -663,7 +660,17 @@ fn parse_probability(s: &str) -> Result<f64, String> {
 fn parse_integer(s: &str) -> Result<i128, String> {
     s.trim()
         .parse()
-        .map_err(|_| format!("`{s}` is not a whole number"))
+        .map_err(|_| not_a_number(s, "a whole number"))
+}
+
+/// Why `s` is not `what` (a number): an option where a value was due (options whose values
+/// may start with a hyphen take the next argument whatever it is), or not a number at all.
+fn not_a_number(s: &str, what: &str) -> String {
+    if s.starts_with("--") {
+        format!("the value is missing: {s} is an option, not {what}")
+    } else {
+        format!("`{s}` is not {what}")
+    }
 }
 
 /// A whole number that is not negative; a negative one is refused with `why`.

@@ -110,21 +110,39 @@ impl FileKind {
 /// directory, whose name ends in `target`'s name (so that its extensions, `.png` or `.npy.gz`,
 /// choose the format as `target`'s would). The temporary file replaces `target` (taking its
 /// permissions, where it exists) once `write` succeeded, and is removed otherwise; errors name
-/// `target`.
+/// `target`. An existing `target` must be writable, as if it were overwritten in place, and a
+/// symbolic link is followed: the file it points to is replaced.
 pub fn write_replacing(
     target: &Path,
     kind: FileKind,
     write: impl FnOnce(&Path) -> Result<()>,
 ) -> Result<()> {
-    let temporary = TemporaryFile::beside(target).map_err(|e| kind.error(target, e))?;
+    let error = |e| kind.error(target, e);
+    let destination = existing_destination(target).map_err(error)?;
+    let destination = destination.as_deref().unwrap_or(target);
+    let temporary = TemporaryFile::beside(destination).map_err(error)?;
     write(&temporary.path).map_err(|e| naming(e, &temporary.path, target))?;
-    if let Ok(metadata) = std::fs::metadata(target) {
+    if let Ok(metadata) = std::fs::metadata(destination) {
         // Best effort: the new file keeps the old one's permissions.
         let _ = std::fs::set_permissions(&temporary.path, metadata.permissions());
     }
-    temporary
-        .rename_to(target)
-        .map_err(|e| kind.error(target, e))
+    temporary.rename_to(destination).map_err(error)
+}
+
+/// The file an existing `target` is (itself, or where its symbolic links lead), checked to be
+/// writable; `None` when there is none.
+fn existing_destination(target: &Path) -> std::io::Result<Option<PathBuf>> {
+    if std::fs::metadata(target).is_err() {
+        return Ok(None);
+    }
+    // Opened for writing but neither created nor truncated: only the permission is checked.
+    OpenOptions::new().write(true).open(target)?;
+    let is_link = std::fs::symlink_metadata(target)?.file_type().is_symlink();
+    Ok(Some(if is_link {
+        target.canonicalize()?
+    } else {
+        target.to_path_buf()
+    }))
 }
 
 /// `e` with `target` instead of `temporary` as the file it names.
@@ -222,6 +240,37 @@ mod tests {
         // A missing directory is no clash: writing there fails later, with its own message.
         let missing = dir.path().join("missing/a.png");
         assert_eq!(clash(&input, &[("--plot", &missing)]), None);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn links_are_followed_and_read_only_files_kept() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real.npy");
+        let link = dir.path().join("link.npy");
+        std::fs::write(&real, "old").unwrap();
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let write_new = |path: &Path| {
+            std::fs::write(path, "new").map_err(|source| Error::Io {
+                path: path.to_path_buf(),
+                source,
+            })
+        };
+        write_replacing(&link, FileKind::Array, write_new).unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "new");
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o444)).unwrap();
+        if OpenOptions::new().write(true).open(&real).is_ok() {
+            return; // run as root: every file is writable
+        }
+        let refused = write_replacing(&real, FileKind::Plot, |_| unreachable!());
+        let message = refused.unwrap_err().to_string();
+        assert!(message.starts_with("cannot write the plot "), "{message}");
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "new");
     }
 
     #[test]
