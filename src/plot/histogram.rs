@@ -326,8 +326,9 @@ impl Histogram {
 }
 
 /// The bin of a value of `[lo, hi]`: `(x·c - lo·c) · bins / (hi·c - lo·c)`, where `c` is a
-/// power of two that keeps the width and the factor finite: 1 unless the width exceeds
-/// `f64::MAX` (then 1/2) or is so small that `bins / width` overflows (then 2^1022).
+/// power of two that keeps the width and the factor finite and normal: 1 unless the width
+/// exceeds `f64::MAX` (then 2^-1024, which brings it to between 1 and 4) or is so small that
+/// `bins / width` overflows (then 2^1022).
 #[derive(Clone, Copy, Debug)]
 struct Binning {
     c: f64,
@@ -340,7 +341,7 @@ impl Binning {
     fn new(lo: f64, hi: f64, bins: usize) -> Binning {
         let width = hi - lo;
         let c = if !width.is_finite() {
-            0.5
+            pow2(-1022) / 4.0
         } else if !(bins as f64 / width).is_finite() {
             pow2(1022)
         } else {
