@@ -7,7 +7,7 @@
 #   lib            the library's unit tests
 #   <name>         every integration test of tests/<name>.rs (selection, properties, nan_policy, ...)
 #   bin-<name>     the unit tests of a binary target, if it has any
-#   kselect        the release CLI
+#   kselect        the release CLI (the CLI tests run it: run-tests.sh sets KSELECT_BIN to it)
 #   gpu_select     the GPU bench binary, when the crate has one
 #   cutting_plane  the cutting-plane comparison bench (`--backend cuda`), when the crate has one
 #   run-tests.sh   runs every test binary with KSELECT_REQUIRE_GPU=1 (see there)
@@ -19,13 +19,14 @@
 # except what the notes below say.
 #
 # Notes:
-# - The cli tests are built and copied but NOT run by run-tests.sh: they start the binary at
-#   env!("CARGO_BIN_EXE_kselect"), a path on the build machine fixed at compile time. Run them
-#   with `cargo test --test cli` where the toolchain is.
-# - Tests that read files through env!("CARGO_MANIFEST_DIR") (tests/data/...) find them only if
-#   the repository sits at the same path as on the build machine; run-tests.sh warns when it
-#   does not. Run run-tests.sh from gpu-bin/ inside a copy of the repository: it runs the tests
-#   from the repository root, as cargo does.
+# - The CLI tests (cli, cli_topk, cli_regression) start the binary named by KSELECT_BIN, or
+#   else the one cargo built (a path on the build machine); run-tests.sh sets KSELECT_BIN to
+#   the kselect copied beside it, so they run on the GPU machine too, their --backend cuda
+#   cases included.
+# - Tests read the repository's files (tests/data/..., datasets/...) by their path from the
+#   working directory, falling back to the build machine's repository. Keep gpu-bin/ inside a
+#   copy of the repository: run-tests.sh then runs the tests from its root, as cargo does, and
+#   warns when it is not in one.
 # - Debug info is stripped from the copies (symbols stay) to keep gpu-bin/ small; set
 #   KSELECT_KEEP_DEBUG=1 to keep it (line numbers in backtraces).
 # - Requires cargo and python3 (for reading cargo's JSON messages) on the build machine.
@@ -144,40 +145,36 @@ fi
     echo "tests:         ${test_names[*]}"
 } >"$out/BUILD-INFO"
 
-# The runner. Test binaries that cannot run away from the build machine are skipped.
-skipped=(cli)
-run_list=()
-for name in "${test_names[@]}"; do
-    skip=0
-    for s in "${skipped[@]}"; do [ "$name" = "$s" ] && skip=1; done
-    [ $skip -eq 1 ] || run_list+=("$name")
-done
+# The runner: every test binary, the CLI tests with the copied CLI.
+run_list=("${test_names[@]}")
 
 cat >"$out/run-tests.sh" <<EOF
 #!/usr/bin/env bash
 # Runs every kselect test binary of this folder with KSELECT_REQUIRE_GPU=1, so that the CUDA
-# tests fail instead of skipping when no GPU is usable. Written by scripts/build-gpu-tests.sh.
+# tests (the CLI's --backend cuda cases among them) fail instead of skipping when no GPU is
+# usable. Written by scripts/build-gpu-tests.sh.
 #
 #   run-tests.sh [test-harness args...]     e.g. run-tests.sh cuda --test-threads=4
 #
 # Extra arguments go to every test binary. Prints pass/fail per binary; exits non-zero when
-# any failed. Skipped: ${skipped[*]} (the cli tests start the CLI at a path of the build machine,
-# fixed at compile time; run them with cargo where the toolchain is).
+# any failed. The CLI tests run the kselect beside this script (KSELECT_BIN).
 
 set -u
 here=\$(cd "\$(dirname "\${BASH_SOURCE[0]}")" && pwd)
 tests=(${run_list[*]})
 export KSELECT_REQUIRE_GPU=1
+export KSELECT_BIN="\$here/kselect"
 
-# Run from the repository root, as cargo does, when this folder sits in one.
+# Run from the repository root, as cargo does, when this folder sits in one: the tests find
+# the repository's files (tests/data/..., datasets/...) from there.
 if [ -f "\$here/../Cargo.toml" ]; then
     cd "\$here/.."
+elif [ ! -d "$root/tests" ]; then
+    echo "warning: \$here is not inside a copy of the repository, nor is $root (the build" >&2
+    echo "         machine's) here: tests that read the repository's files will fail." >&2
 fi
-manifest_dir="$root"
-if [ ! -d "\$manifest_dir/tests" ]; then
-    echo "warning: \$manifest_dir (the build machine's repository) is not here: tests that read" >&2
-    echo "         files through env!(\"CARGO_MANIFEST_DIR\") will fail; a link from it to a copy" >&2
-    echo "         of the repository fixes that." >&2
+if [ ! -x "\$KSELECT_BIN" ]; then
+    echo "warning: \$KSELECT_BIN is missing: the CLI tests will fail." >&2
 fi
 
 passed=()
@@ -194,7 +191,6 @@ done
 echo "=================== summary"
 for t in "\${passed[@]}"; do echo "PASS  \$t"; done
 for t in "\${failed[@]}"; do echo "FAIL  \$t"; done
-echo "skipped: ${skipped[*]}"
 [ \${#failed[@]} -eq 0 ]
 EOF
 chmod +x "$out/run-tests.sh"

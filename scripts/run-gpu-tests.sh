@@ -5,7 +5,8 @@
 #   scripts/run-gpu-tests.sh [test-harness args...]     e.g. scripts/run-gpu-tests.sh cuda
 #
 # Every binary runs with KSELECT_REQUIRE_GPU=1, so CUDA tests fail instead of skipping when the
-# GPU is not usable. Exits non-zero when any binary fails.
+# GPU is not usable; the CLI tests run gpu-bin/kselect (KSELECT_BIN), their --backend cuda
+# cases against --backend cpu. Exits non-zero when any binary fails.
 
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

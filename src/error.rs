@@ -145,7 +145,7 @@ pub enum Error {
     },
 
     /// A plot that could not be drawn or written.
-    #[error("cannot draw the plot {path}: {message}")]
+    #[error("cannot write the plot {path}: {message}")]
     Plot {
         /// The image file.
         path: PathBuf,

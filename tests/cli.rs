@@ -3,22 +3,24 @@
 //! the JSON output (parsed back and checked value for value), the NaN policies, and every
 //! user error (a clear message on stderr and exit status 1, or 2 for usage errors).
 //!
-//! Every selection runs with `--backend cpu`, except the test of the backend flag itself.
+//! Every selection runs with `--backend cpu`, except the test of the backend flag itself and
+//! the `--backend cuda` cases, which compare with `--backend cpu` and skip (with a note)
+//! without a GPU unless `KSELECT_REQUIRE_GPU=1`. The binary is the one in `KSELECT_BIN`, or
+//! cargo's (see `common::cli::binary`).
 
 mod common;
 
 use std::path::Path;
 
 use common::cli::{
-    assert_bits_eq, cpu_fails, cpu_json, cpu_json_stdin, cpu_text, f64s, i64s, kselect,
-    kselect_with_stdin, path, stderr, stdout, u64s,
+    assert_bits_eq, assert_cuda_matches_cpu, binary_from, cpu_fails, cpu_json, cpu_json_stdin,
+    cpu_text, f64s, i64s, kselect, kselect_with_stdin, path, repository_file, stderr, stdout, u64s,
 };
 use serde_json::Value;
 
 /// A fixture of `tests/data/cli/`.
 fn fixture(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/cli")
+    repository_file("tests/data/cli")
         .join(name)
         .display()
         .to_string()
@@ -481,8 +483,7 @@ fn gzip_csv() {
 #[test]
 fn real_dataset_flights_dep_delay() {
     // datasets/flights.csv.gz: 336,776 flights, 8,255 without a departure delay.
-    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("datasets/flights.csv.gz")
+    let file = repository_file("datasets/flights.csv.gz")
         .display()
         .to_string();
     let json = select_json(
@@ -646,7 +647,8 @@ fn backend_flag() {
         "--json",
     ]);
     match kselect::Device::cuda(0) {
-        Err(_) => {
+        Err(e) => {
+            assert!(!common::require_gpu(), "KSELECT_REQUIRE_GPU=1: {e}");
             assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
             let err = stderr(&out);
             assert!(err.starts_with("error: ") && err.contains("CUDA"), "{err}");
@@ -922,8 +924,7 @@ fn png_size(path: &Path) -> (u32, u32) {
 
 #[test]
 fn quantiles_of_the_flights_with_plots() {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("datasets/flights.csv.gz")
+    let file = repository_file("datasets/flights.csv.gz")
         .display()
         .to_string();
     let dir = tempfile::tempdir().expect("temp dir");
@@ -1093,7 +1094,7 @@ fn quantiles_plot_errors_and_integer_bins() {
         1,
     );
     assert!(
-        err.contains("cannot draw the plot") && err.contains("missing"),
+        err.contains("cannot write the plot") && err.contains("missing"),
         "{err}"
     );
     // Integers: bins aligned to them (11 integers, 11 bins) unless a range is given.
@@ -1193,5 +1194,401 @@ fn help_explains_every_option() {
     }
     for key in ["ks_distance", "probs", "values", "seconds", "cdf_plot"] {
         assert!(text.contains(key), "{key}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Output files, numbers at the ends of f64, messages of usage errors
+// ---------------------------------------------------------------------------------------------
+
+/// The names in `dir`, sorted.
+fn names_in(dir: &tempfile::TempDir) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn plot_onto_the_input_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    // A CSV file whose name a plot could have.
+    let data = csv_file(&dir, "data.svg", "d\n1\n2\n3\n4\n");
+    let plot = path(&dir, "pdf.png");
+    let same_plot = format!("{}/./pdf.png", dir.path().display());
+    let plot = plot.to_str().unwrap();
+    let cases: [(&[&str], &str); 3] = [
+        (&["--cdf-plot", &data], "--cdf-plot"),
+        (&["--plot", plot, "--cdf-plot", &data], "--cdf-plot"),
+        (&["--plot", &data], "--plot"),
+    ];
+    for (plots, option) in cases {
+        let mut args = vec!["--count", "3"];
+        args.extend_from_slice(plots);
+        let err = quantiles_fails(&data, &args, 2);
+        assert!(
+            err.starts_with(&format!("error: {option} {data} is the input file {data}")),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(&data).unwrap(), "d\n1\n2\n3\n4\n");
+    }
+    let err = quantiles_fails(
+        &data,
+        &["--count", "3", "--plot", plot, "--cdf-plot", &same_plot],
+        2,
+    );
+    assert!(
+        err.starts_with(&format!(
+            "error: --plot {plot} and --cdf-plot {same_plot} are the same file"
+        )),
+        "{err}"
+    );
+    assert_eq!(names_in(&dir), ["data.svg"]);
+}
+
+#[test]
+fn failed_plot_leaves_the_existing_file_alone() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let data = csv_file(&dir, "d.csv", "d\n0\n0.5\n1e300\n");
+    let plot = path(&dir, "pdf.svg");
+    std::fs::write(&plot, "an earlier plot").unwrap();
+    // A range too narrow to draw an order statistic at 1e300: the drawing fails.
+    let err = quantiles_fails(
+        &data,
+        &[
+            "--count",
+            "3",
+            "--plot",
+            plot.to_str().unwrap(),
+            "--plot-range=0,1e-250",
+        ],
+        1,
+    );
+    assert!(err.contains("too narrow"), "{err}");
+    assert_eq!(std::fs::read_to_string(&plot).unwrap(), "an earlier plot");
+    assert_eq!(names_in(&dir), ["d.csv", "pdf.svg"]);
+    // A successful run replaces it.
+    quantiles_json(&data, &["--count", "3", "--plot", plot.to_str().unwrap()]);
+    assert!(std::fs::read_to_string(&plot).unwrap().contains("<svg"));
+    assert_eq!(names_in(&dir), ["d.csv", "pdf.svg"]);
+}
+
+#[test]
+fn plot_io_error_is_one_sentence() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let data = csv_file(&dir, "d.csv", "d\n1\n2\n3\n");
+    for name in ["/nonexistent/x.png", "/nonexistent/x.svg"] {
+        for option in ["--plot", "--cdf-plot"] {
+            let err = quantiles_fails(&data, &["--count", "3", option, name], 1);
+            assert_eq!(err.lines().count(), 1, "{err}");
+            assert!(
+                err.starts_with(&format!("error: cannot write the plot {name}: ")),
+                "{err}"
+            );
+            assert!(!err.contains("Error(") && !err.contains("Os {"), "{err}");
+            #[cfg(unix)]
+            assert!(
+                err.ends_with("No such file or directory (os error 2)\n"),
+                "{err}"
+            );
+        }
+    }
+}
+
+/// The longest run of digits in `text`.
+fn longest_digit_run(text: &str) -> usize {
+    text.split(|c: char| !c.is_ascii_digit())
+        .map(str::len)
+        .max()
+        .unwrap_or(0)
+}
+
+/// Runs `kselect quantiles` with both plots (SVG, so that their text can be read) on `values`
+/// and checks that the output and the plots print no number with more than 20 digits; returns
+/// the text of both plots.
+fn plots_of(values: &[f64], args: &[&str]) -> String {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = path(&dir, "x.npy");
+    kselect::io::write_npy(&file, values).expect("write the .npy file");
+    let (pdf, cdf) = (path(&dir, "pdf.svg"), path(&dir, "cdf.svg"));
+    let mut all = vec![
+        "--plot",
+        pdf.to_str().unwrap(),
+        "--cdf-plot",
+        cdf.to_str().unwrap(),
+    ];
+    all.extend_from_slice(args);
+    let table = cpu_text("quantiles", &file, &all);
+    assert!(longest_digit_run(&table) < 20, "{table}");
+    let (text, json) = cpu_json("quantiles", &file, &all);
+    assert!(longest_digit_run(&text) < 20, "{text}");
+    assert!(json["ks_distance"].as_f64().is_some(), "{text}");
+    let svg = std::fs::read_to_string(pdf).unwrap() + &std::fs::read_to_string(cdf).unwrap();
+    // The labels only (path data holds long coordinates).
+    let labels: String = svg
+        .split("<text")
+        .skip(1)
+        .filter_map(|t| Some(t.split_once('>')?.1.split_once("</text>")?.0))
+        .collect::<Vec<_>>()
+        .join(" | ");
+    assert!(longest_digit_run(&labels) < 20, "{labels}");
+    labels
+}
+
+#[test]
+fn plot_of_huge_values_prints_compact_numbers() {
+    let huge = [-1.7e308, 0.0, 1.7e308];
+    for args in [
+        &["--count", "3"][..],
+        &["--count", "5", "--bins", "1"],
+        &["--probs", "0,0.5,1", "--bandwidth", "1e300"],
+        &["--count", "3", "--plot-range=-1.7e308,1.7e308"],
+    ] {
+        let labels = plots_of(&huge, args);
+        assert!(labels.contains("e308"), "{args:?}: {labels}");
+        // Densities of about 1e-308.
+        assert!(labels.contains("e-30"), "{args:?}: {labels}");
+    }
+    let extremes = [-f64::MAX, f64::MAX];
+    let labels = plots_of(&extremes, &["--count", "2", "--method", "inverted_cdf"]);
+    assert!(labels.contains("1.80e308"), "{labels}");
+    // numpy's linear interpolation across a difference beyond f64::MAX is NaN.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = path(&dir, "x.npy");
+    kselect::io::write_npy(&file, &extremes).expect("write the .npy file");
+    let err = cpu_fails("quantiles", &file, &["--count", "2"], 1);
+    assert!(err.contains("more than f64::MAX apart"), "{err}");
+    assert!(longest_digit_run(&err) < 20, "{err}");
+}
+
+#[test]
+fn plot_of_subnormal_values_prints_compact_numbers() {
+    let tiny = [5e-324, 1e-323, 2e-323, 3e-323, 5e-323, 1e-322];
+    for args in [
+        &["--count", "3"][..],
+        &["--count", "5", "--bins", "7"],
+        &["--count", "4", "--bandwidth", "1e-323"],
+    ] {
+        let labels = plots_of(&tiny, args);
+        assert!(labels.contains("e-324"), "{args:?}: {labels}");
+        // Densities beyond f64::MAX, printed all the same.
+        assert!(labels.contains("e32"), "{args:?}: {labels}");
+    }
+}
+
+#[test]
+fn negative_rank_is_a_clear_usage_error() {
+    let file = fixture("f64.npy");
+    let cases: [(&str, &[&str], &str); 10] = [
+        (
+            "select",
+            &["--k", "--median"],
+            "the value is missing: --median is an option",
+        ),
+        (
+            "select",
+            &["--k", "-1"],
+            "--k <K>': a rank is a non-negative integer",
+        ),
+        (
+            "select",
+            &["--k", "1,-2"],
+            "--k <K>': a rank is a non-negative integer",
+        ),
+        (
+            "select",
+            &["-k", "-1"],
+            "--k <K>': a rank is a non-negative integer",
+        ),
+        (
+            "select",
+            &["--quantile", "-0.1"],
+            "quantile probability -0.1 is not in [0, 1]",
+        ),
+        (
+            "quantiles",
+            &["--probs", "-0.1,0.5"],
+            "quantile probability -0.1 is not in [0, 1]",
+        ),
+        (
+            "quantiles",
+            &["--count", "-3"],
+            "--count is the number of probabilities, 2 to 10000000, not -3",
+        ),
+        (
+            "quantiles",
+            &["--count", "3", "--bins", "-1"],
+            "the number of bins is 1 to 100000, not -1",
+        ),
+        (
+            "lts",
+            &["--response", "0", "--nsamp", "-5"],
+            "--nsamp is the number of starting subsets",
+        ),
+        (
+            "lts",
+            &["--response", "0", "--seed", "-1"],
+            "the seed is an integer from 0",
+        ),
+    ];
+    for (command, args, want) in cases {
+        let err = cpu_fails(command, &file, args, 2);
+        assert!(err.contains(want), "{command} {args:?}: {err}");
+        assert!(
+            !err.contains("unexpected argument") && !err.contains("tip:"),
+            "{command} {args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn options_of_other_commands_are_clear_errors() {
+    let file = fixture("f64.npy");
+    let err = select_fails(&file, &["--k", "0", "--out", "o.npy"], 2);
+    assert!(
+        err.starts_with(
+            "error: `kselect select` has no --out option; it is an option of `threshold`"
+        ),
+        "{err}"
+    );
+    let err = quantiles_fails(&file, &["--count", "3", "--k", "2"], 2);
+    assert!(
+        err.starts_with(
+            "error: `kselect quantiles` has no --k option; it is an option of `select`, `topk` \
+             and `threshold`"
+        ),
+        "{err}"
+    );
+    // An option no command has: clap's own message and its suggestions.
+    let err = select_fails(&file, &["--k", "0", "--frobnicate"], 2);
+    assert!(err.contains("unexpected argument '--frobnicate'"), "{err}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Where the binary is, and --backend cuda against --backend cpu
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn cli_tests_find_the_binary_through_kselect_bin() {
+    let cargo = std::path::PathBuf::from(env!("CARGO_BIN_EXE_kselect"));
+    assert_eq!(binary_from(None), cargo);
+    assert_eq!(binary_from(Some("".into())), cargo);
+    assert_eq!(
+        binary_from(Some("/opt/gpu-bin/kselect".into())),
+        Path::new("/opt/gpu-bin/kselect")
+    );
+    // End to end on unix: this test binary run again, for one test, with KSELECT_BIN naming a
+    // script that logs its calls and runs the real binary.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        if std::env::var_os("KSELECT_BIN_LOG").is_some() {
+            return; // the run below: nothing to nest
+        }
+        let dir = tempfile::tempdir().expect("temp dir");
+        let log = path(&dir, "calls.log");
+        let script = path(&dir, "kselect");
+        std::fs::write(
+            &script,
+            format!(
+                "#!/bin/sh\necho \"$@\" >> \"$KSELECT_BIN_LOG\"\nexec '{}' \"$@\"\n",
+                common::cli::binary().display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let this = std::env::current_exe().expect("the test binary");
+        let run = |kselect_bin: &Path| {
+            std::process::Command::new(&this)
+                .args(["--exact", "rank_out_of_range", "--test-threads=1"])
+                .env("KSELECT_BIN", kselect_bin)
+                .env("KSELECT_BIN_LOG", &log)
+                .output()
+                .expect("the test binary runs")
+        };
+        let out = run(&script);
+        assert!(out.status.success(), "{}", stdout(&out));
+        let calls = std::fs::read_to_string(&log).expect("the script ran");
+        assert!(calls.contains("select"), "{calls}");
+        // A KSELECT_BIN that is not there fails the tests, saying so.
+        let out = run(&path(&dir, "missing"));
+        assert!(!out.status.success());
+        assert!(stdout(&out).contains("KSELECT_BIN"), "{}", stdout(&out));
+    }
+}
+
+/// A data file of `n` f64 values with ties and negatives, and one of the same values as i64.
+fn varied_data(dir: &tempfile::TempDir, n: usize) -> (std::path::PathBuf, std::path::PathBuf) {
+    let floats: Vec<f64> = (0..n)
+        .map(|i| ((i * 7919) % 1009) as f64 / 8.0 - 40.0)
+        .collect();
+    let ints: Vec<i64> = floats.iter().map(|&x| (x * 8.0) as i64).collect();
+    let (f, i) = (path(dir, "floats.npy"), path(dir, "ints.npy"));
+    kselect::io::write_npy(&f, &floats).expect("write the .npy file");
+    kselect::io::write_npy(&i, &ints).expect("write the .npy file");
+    (f, i)
+}
+
+#[test]
+fn cuda_backend_matches_cpu_for_select() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (floats, ints) = varied_data(&dir, 5000);
+    let fixtures = [fixture("f64.npy"), fixture("f32.npy"), fixture("u64.npy")];
+    let cases: Vec<(String, Vec<&str>)> = vec![
+        (fixtures[0].clone(), vec!["--k", "0,1,2,3,4,5,6"]),
+        (fixtures[1].clone(), vec!["--k", "0,7", "--largest"]),
+        (fixtures[2].clone(), vec!["--k", "1", "--median"]),
+        (fixture("nan_f64.npy"), vec!["--k", "0", "--nan", "omit"]),
+        (
+            floats.display().to_string(),
+            vec![
+                "--k",
+                "0,17,2500,4999",
+                "--median",
+                "--quantile",
+                "0.1,0.99",
+            ],
+        ),
+        (
+            floats.display().to_string(),
+            vec!["--k", "4000", "--algorithm", "radix"],
+        ),
+        (
+            ints.display().to_string(),
+            vec![
+                "--k",
+                "3",
+                "--largest",
+                "--quantile",
+                "0.5",
+                "--method",
+                "lower",
+            ],
+        ),
+    ];
+    for (file, args) in cases {
+        if assert_cuda_matches_cpu("select", &file, &args).is_none() {
+            return;
+        }
+    }
+}
+
+#[test]
+fn cuda_backend_matches_cpu_for_quantiles() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (floats, ints) = varied_data(&dir, 5000);
+    let csv = csv_file(&dir, "d.csv", "a,b\n1,x\n3,y\n2,z\n2,w\n9,v\n");
+    let cases: [(&Path, &[&str]); 4] = [
+        (&floats, &["--count", "11"]),
+        (&floats, &["--probs", "0.05,0.5,0.95", "--method", "hazen"]),
+        (&ints, &["--count", "101", "--method", "median_unbiased"]),
+        (Path::new(&csv), &["--count", "5", "--column", "a"]),
+    ];
+    for (file, args) in cases {
+        if assert_cuda_matches_cpu("quantiles", file, args).is_none() {
+            return;
+        }
     }
 }

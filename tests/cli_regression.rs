@@ -3,24 +3,23 @@
 //! compared with the library's fit bit for bit, the model options (`--predictors`, `--log`,
 //! `--no-intercept`, `--alpha`, `--h`, `--nsamp`, `--seed`), `.npy` input, the readable
 //! output, and every user error (a clear message on stderr and exit status 1, or 2 for usage
-//! errors). Everything runs with `--backend cpu` unless it says otherwise.
+//! errors). Everything runs with `--backend cpu` unless it says otherwise; the `--backend
+//! cuda` cases skip without a GPU unless `KSELECT_REQUIRE_GPU=1`.
 
 mod common;
 
 use std::path::{Path, PathBuf};
 
 use common::cli::{
-    cpu_fails, cpu_fails_stdin, cpu_json, cpu_json_stdin, cpu_text, f64s, kselect,
-    kselect_with_stdin, path, stderr, stdout, u64s, without_file_and_time,
+    cpu_fails, cpu_fails_stdin, cpu_json, cpu_json_stdin, cpu_text, cuda_json, f64s, kselect,
+    kselect_with_stdin, path, repository_file, stderr, stdout, u64s, without_file_and_time,
 };
 use kselect::io::npy::write_npy_matrix;
 use kselect::regression::{Lms, Lts, RegressionFit};
 use serde_json::Value;
 
 fn robust(file: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("datasets/robust")
-        .join(file)
+    repository_file("datasets/robust").join(file)
 }
 
 /// `references.json`: R's results for each data set.
@@ -465,8 +464,9 @@ fn bad_models_and_data_are_errors() {
     assert!(err.contains("--log names `X2`"), "{err}");
     let err = fails(&["--response", "Y", "--h", "20"]);
     assert!(err.contains("h = 20"), "{err}");
-    let err = cpu_fails("lms", &hbk, &["--response", "Y", "--alpha", "1"], 1);
-    assert!(err.contains("--alpha 1 gives h = 75"), "{err}");
+    // --alpha 1 gives h = n = 75: the minimax fit of every row, a valid LMS coverage.
+    let (_, json) = cpu_json("lms", &hbk, &["--response", "Y", "--alpha", "1"]);
+    assert_eq!(json["h"], 75);
 
     let animals = robust("Animals2.csv");
     let err = cpu_fails("lms", &animals, &["--response", "species"], 1);
@@ -548,6 +548,7 @@ fn cuda_backend_fits_or_says_why_not() {
         assert!(v["objective"].as_f64().unwrap() <= 2.932_391_246_119_97 * (1.0 + 1e-9));
     } else {
         let err = stderr(&out);
+        assert!(!common::require_gpu(), "KSELECT_REQUIRE_GPU=1: {err}");
         assert_eq!(out.status.code(), Some(1), "{err}");
         assert!(
             err.starts_with("error: ") && !err.contains("panicked"),
@@ -567,4 +568,115 @@ fn cuda_backend_fits_or_says_why_not() {
     };
     assert_eq!(v["backend"], expected);
     assert!(v["objective"].as_f64().unwrap() <= 2.932_391_246_119_97 * (1.0 + 1e-9));
+}
+
+/// The CUDA fit's JSON agrees with the CPU's as `tests/regression_gpu.rs` has the library's
+/// fits agree: the same model and starts; for LTS the objective within rounding (relative
+/// 1e-9: the GPU sums in another order), the same outliers, and the coefficients and scales
+/// close; for LMS, whose race may end on another candidate within rounding, an objective not
+/// above the CPU's.
+fn assert_fits_agree(method: &str, what: &str, cuda: &Value, cpu: &Value) {
+    for key in ["n", "p", "h", "terms", "starts", "seed"] {
+        assert_eq!(cuda[key], cpu[key], "{what}: {key}");
+    }
+    let (a, b) = (
+        cuda["objective"].as_f64().unwrap(),
+        cpu["objective"].as_f64().unwrap(),
+    );
+    if method == "lms" {
+        assert!(
+            a <= b * (1.0 + 1e-6),
+            "{what}: objective {a} on CUDA, above {b} on the CPU"
+        );
+        return;
+    }
+    assert!(
+        rel(a, b) < 1e-9,
+        "{what}: objective {a} on CUDA, {b} on the CPU"
+    );
+    for key in ["outliers", "weights"] {
+        assert_eq!(cuda[key], cpu[key], "{what}: {key}");
+    }
+    for key in ["coefficients", "raw_coefficients"] {
+        for (a, b) in f64s(&cuda[key]).into_iter().zip(f64s(&cpu[key])) {
+            assert!(
+                (a - b).abs() <= 1e-6 * b.abs().max(1.0),
+                "{what}: {key} {a} on CUDA, {b} on the CPU"
+            );
+        }
+    }
+    for key in ["raw_scale", "scale"] {
+        let (a, b) = (cuda[key].as_f64().unwrap(), cpu[key].as_f64().unwrap());
+        assert!(
+            rel(a, b) < 1e-6,
+            "{what}: {key} {a} on CUDA, {b} on the CPU"
+        );
+    }
+}
+
+#[test]
+fn cuda_backend_matches_cpu_for_lts_and_lms() {
+    let refs = references();
+    for method in ["lts", "lms"] {
+        for name in ["stackloss", "Animals2"] {
+            let r = &refs[name];
+            let file = robust(r["file"].as_str().unwrap());
+            let args = model_args(r);
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let Some(cuda) = cuda_json(method, &file, &args) else {
+                return;
+            };
+            let (_, cpu) = cpu_json(method, &file, &args);
+            assert_fits_agree(method, &format!("{method} {name}"), &cuda, &cpu);
+        }
+    }
+}
+
+#[test]
+fn lms_coverage_of_the_largest_integer_is_a_clear_error() {
+    let stackloss = robust("stackloss.csv");
+    let err = cpu_fails(
+        "lms",
+        &stackloss,
+        &["--response", "stack.loss", "--h", "18446744073709551615"],
+        1,
+    );
+    assert!(err.contains("h = 18446744073709551615 is not in [5, 21]"), "{err}");
+    let err = cpu_fails("lms", &stackloss, &["--response", "stack.loss", "--h", "-1"], 2);
+    assert!(err.contains("a number of rows"), "{err}");
+}
+
+#[test]
+fn lms_takes_the_coverage_of_mass_lqs() {
+    let refs = references();
+    for set in SETS {
+        let r = &refs[set];
+        let file = robust(r["file"].as_str().unwrap());
+        let mut args = model_args(r);
+        args.extend(["--h".to_string(), "lms".to_string()]);
+        let json = fit_json("lms", &file, &args);
+        assert_eq!(json["h"], r["lqs_lms_h"], "{set}");
+        let want = r["lqs_lms_objective_abs_residual"].as_f64().unwrap();
+        let objective = json["objective"].as_f64().unwrap();
+        assert!(objective <= want * (1.0 + 1e-9), "{set}: {objective} > {want}");
+    }
+    // Every h from p + 1 to n, and lqs(method = "lqs")'s floor((n + p + 1) / 2).
+    let stackloss = robust("stackloss.csv");
+    for h in ["5", "21", "lqs"] {
+        let (_, json) = cpu_json("lms", &stackloss, &["--response", "stack.loss", "--h", h]);
+        let want = if h == "lqs" { 13 } else { h.parse().unwrap() };
+        assert_eq!(json["h"], want);
+    }
+    let err = cpu_fails("lts", &stackloss, &["--response", "stack.loss", "--h", "lms"], 1);
+    assert!(err.contains("coverage rule of LMS"), "{err}");
+}
+
+#[test]
+fn lms_with_too_few_rows_names_the_rows_needed() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("few.csv");
+    std::fs::write(&file, "y,a,b\n1,2,3\n2,1,5\n3,0,2\n").unwrap();
+    let err = cpu_fails("lms", &file, &["--response", "y"], 1);
+    assert!(!err.contains("is not in ["), "{err}");
+    assert!(err.contains("n = 3 rows are too few for p = 3"), "{err}");
 }

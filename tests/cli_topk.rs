@@ -1,15 +1,17 @@
 //! `kselect topk` and `kselect threshold` end to end: `.npy` files written here (1-D and 2-D,
 //! every dtype), the JSON output parsed back and checked value for value, the thresholded file
 //! read back, the NaN policies, and every user error (a clear message on stderr and exit status
-//! 1, or 2 for usage errors). Everything runs with `--backend cpu`.
+//! 1, or 2 for usage errors). Everything runs with `--backend cpu`, except the `--backend cuda`
+//! cases, which compare with it (skipped without a GPU unless `KSELECT_REQUIRE_GPU=1`).
 
 mod common;
 
 use std::path::{Path, PathBuf};
 
 use common::cli::{
-    assert_bits_eq, cpu_fails, cpu_fails_stdin, cpu_json, cpu_json_stdin, cpu_text, f64s, i64s,
-    kselect, kselect_with_stdin, path, rows, stdout, u64s, without_file_and_time,
+    assert_bits_eq, assert_cuda_matches_cpu, cpu_fails, cpu_fails_stdin, cpu_json, cpu_json_stdin,
+    cpu_text, cuda_json, f64s, i64s, kselect, kselect_with_stdin, path, results_only, rows, stdout,
+    u64s, without_file_and_time,
 };
 use kselect::io::npy::write_npy_matrix;
 use kselect::io::{read_npy, write_npy, Column};
@@ -424,4 +426,186 @@ fn help_mentions_both_commands() {
     );
     let out = kselect(&["threshold", "--help"]);
     assert!(stdout(&out).contains("threshold_index"));
+}
+
+/// The names in `dir`, sorted.
+fn names_in(dir: &tempfile::TempDir) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn output_onto_the_input_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = vector(&dir, "x.npy", &[1.0f64, -9.0, 4.0]);
+    let before = std::fs::read(&file).unwrap();
+    let sub = path(&dir, "sub");
+    std::fs::create_dir(&sub).unwrap();
+    let mut spellings = vec![file.clone(), sub.join("../x.npy")];
+    #[cfg(unix)]
+    {
+        let link = path(&dir, "link.npy");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        spellings.push(link);
+        let hard = path(&dir, "hard.npy");
+        std::fs::hard_link(&file, &hard).unwrap();
+        spellings.push(hard);
+    }
+    for out in &spellings {
+        let err = threshold_fails(&file, out, &["--k", "2"], 2);
+        assert!(
+            err.starts_with(&format!(
+                "error: --out {} is the input file {}",
+                out.display(),
+                file.display()
+            )),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(&file).unwrap(), before, "{}", out.display());
+    }
+}
+
+#[test]
+fn threshold_output_is_replaced_only_when_complete() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = vector(&dir, "x.npy", &[1.0f64, -9.0, 4.0]);
+    let out = path(&dir, "o.npy.gz");
+    std::fs::write(&out, b"an earlier result").unwrap();
+    // A failed run leaves the existing output as it was, and no temporary file.
+    threshold_fails(&file, &out, &["--k", "7"], 1);
+    assert_eq!(std::fs::read(&out).unwrap(), b"an earlier result");
+    assert_eq!(names_in(&dir), ["o.npy.gz", "x.npy"]);
+    // A successful one replaces it (gzip-compressed, as its name asks).
+    threshold_json(&file, &out, &["--k", "1"]);
+    assert_eq!(read_npy(&out).unwrap(), Column::F64(vec![0.0, -9.0, 0.0]));
+    assert_eq!(names_in(&dir), ["o.npy.gz", "x.npy"]);
+    // An output in a missing directory: one sentence that names it.
+    let missing = path(&dir, "missing/o.npy");
+    let err = threshold_fails(&file, &missing, &["--k", "1"], 1);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(&missing.display().to_string()), "{err}");
+}
+
+#[test]
+fn negative_k_is_a_clear_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = vector(&dir, "x.npy", &[1.0f64, -9.0, 4.0, 2.0]);
+    let out = path(&dir, "o.npy");
+    let cases: [(&str, &[&str], &str); 4] = [
+        (
+            "topk",
+            &["--k", "-1"],
+            "k is the number of values to take from each row",
+        ),
+        (
+            "topk",
+            &["--k", "1", "--cols", "-2"],
+            "--cols is the number",
+        ),
+        (
+            "threshold",
+            &["--k", "-3", "--out", out.to_str().unwrap()],
+            "k is the number of entries to keep",
+        ),
+        (
+            "threshold",
+            &["-k", "-3", "--out", out.to_str().unwrap()],
+            "k is the number of entries to keep",
+        ),
+    ];
+    for (command, args, want) in cases {
+        let err = cpu_fails(command, &file, args, 2);
+        assert!(err.contains(want), "{command} {args:?}: {err}");
+        assert!(
+            !err.contains("unexpected argument") && !err.contains("tip:"),
+            "{err}"
+        );
+    }
+    assert!(!out.exists());
+}
+
+#[test]
+fn algorithm_on_topk_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = vector(&dir, "x.npy", &[1.0f64, -9.0, 4.0, 2.0]);
+    let out = path(&dir, "o.npy");
+    let out = out.to_str().unwrap();
+    let cases: [(&str, &[&str], &str); 5] = [
+        (
+            "topk",
+            &["--k", "2", "--algorithm", "radix"],
+            "`kselect topk` has no --algorithm option; it is an option of `select` and \
+             `quantiles`",
+        ),
+        (
+            "topk",
+            &["--k", "2", "--algorithm=radix"],
+            "`kselect topk` has no --algorithm option",
+        ),
+        (
+            "topk",
+            &["--k", "2", "--method", "linear"],
+            "`kselect topk` has no --method option; it is an option of `select` and `quantiles`",
+        ),
+        (
+            "threshold",
+            &["--k", "2", "--out", out, "--column", "a"],
+            "`kselect threshold` has no --column option; it is an option of `select` and \
+             `quantiles`",
+        ),
+        (
+            "topk",
+            &["--k", "2", "--out", out],
+            "`kselect topk` has no --out option; it is an option of `threshold`",
+        ),
+    ];
+    for (command, args, want) in cases {
+        let err = cpu_fails(command, &file, args, 2);
+        assert!(
+            err.starts_with(&format!("error: {want}")),
+            "{command} {args:?}: {err}"
+        );
+        assert!(!err.contains("tip:"), "{err}");
+    }
+}
+
+#[test]
+fn cuda_backend_matches_cpu_for_topk_and_threshold() {
+    let dir = tempfile::tempdir().unwrap();
+    let values: Vec<f64> = (0..3000)
+        .map(|i| ((i * 7919) % 997) as f64 / 4.0 - 100.0)
+        .collect();
+    let ints: Vec<i32> = values.iter().map(|&x| (x * 4.0) as i32).collect();
+    let m = matrix(&dir, "m.npy", &values, 30, 100);
+    let v = vector(&dir, "v.npy", &values);
+    let i = vector(&dir, "i.npy", &ints);
+    let topk: [(&Path, &[&str]); 5] = [
+        (&m, &["--k", "5"]),
+        (&m, &["--k", "7", "--sorted", "--smallest"]),
+        (&v, &["--k", "25", "--sorted"]),
+        (&v, &["--k", "3", "--cols", "50"]),
+        (&i, &["--k", "10", "--smallest"]),
+    ];
+    for (file, args) in topk {
+        if assert_cuda_matches_cpu("topk", file, args).is_none() {
+            return;
+        }
+    }
+    for (file, k) in [(&v, "40"), (&i, "1"), (&i, "3000")] {
+        let cpu_out = path(&dir, "cpu.npy");
+        let cuda_out = path(&dir, "cuda.npy");
+        let cuda = cuda_json("threshold", file, &with_out(&["--k", k], &cuda_out))
+            .expect("a GPU, since topk ran on one");
+        let (_, cpu) = threshold_json(file, &cpu_out, &["--k", k]);
+        assert_eq!(results_only(&cuda), results_only(&cpu), "threshold --k {k}");
+        assert_eq!(
+            std::fs::read(&cuda_out).unwrap(),
+            std::fs::read(&cpu_out).unwrap(),
+            "threshold --k {k}: the written arrays"
+        );
+    }
 }

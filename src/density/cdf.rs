@@ -282,7 +282,7 @@ fn validate(probs: &[f64], values: &[f64]) -> Result<()> {
     }
     if let Some(i) = (1..values.len()).find(|&i| values[i] < values[i - 1]) {
         return Err(Error::InvalidArgument(format!(
-            "the order statistics must not decrease: {} at p = {} follows {} at p = {}",
+            "the order statistics must not decrease: {:?} at p = {} follows {:?} at p = {}",
             values[i],
             probs[i],
             values[i - 1],

@@ -88,7 +88,7 @@ impl DensityEstimate {
         let (Bandwidth::Fixed(value) | Bandwidth::Local(value)) = bandwidth;
         if !(value.is_finite() && value > 0.0) {
             return Err(Error::InvalidArgument(format!(
-                "the bandwidth of the smoothing kernels must be finite and positive, got {value}"
+                "the bandwidth of the smoothing kernels must be finite and positive, got {value:?}"
             )));
         }
         let widths = match bandwidth {

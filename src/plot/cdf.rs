@@ -12,6 +12,7 @@ use super::chart::{curve, frame, histogram, legend, line, ESTIMATE, SMOOTHED};
 use super::histogram::Histogram;
 use super::labels::kernels;
 use super::render::{plot, Drawn, Figure};
+use super::scale::Scale;
 use super::sources::Sources;
 use super::PlotOptions;
 
@@ -52,9 +53,9 @@ struct CdfFigure;
 
 impl Figure for CdfFigure {
     fn draw<DB: DrawingBackend>(sources: &Sources, root: &DrawingArea<DB, Shift>) -> Drawn<DB> {
-        let hist = sources.histogram;
+        let hist = &*sources.histogram;
         let (lo, hi) = hist.range();
-        let mut chart = frame(root, sources, 1.04, "cumulative probability")?;
+        let mut chart = frame(root, sources, 1.04, "cumulative probability", Scale::ONE)?;
         histogram(
             &mut chart,
             hist,
@@ -62,11 +63,11 @@ impl Figure for CdfFigure {
             "cumulative histogram of the data",
         )?;
         let order_statistics = sources.estimate.order_statistics();
-        let estimate = cdf_line(sources.estimate, lo, hi);
+        let estimate = cdf_line(&sources.estimate, lo, hi);
         let label = format!("CDF from {order_statistics} order statistics (piecewise linear)");
         line(&mut chart, estimate, ESTIMATE, label)?;
         if let Some(s) = &sources.smoothed {
-            let label = format!("smoothed CDF ({})", kernels(s));
+            let label = format!("smoothed CDF ({})", kernels(sources.options.bandwidth));
             line(&mut chart, curve(lo, hi, |x| s.cdf(x)), SMOOTHED, label)?;
         }
         legend(&mut chart, SeriesLabelPosition::LowerRight)

@@ -7,8 +7,9 @@ use plotters::prelude::*;
 
 use super::font::FAMILY;
 use super::histogram::Histogram;
-use super::labels::{count, tick};
+use super::labels::count;
 use super::render::Drawn;
+use super::scale::Scale;
 use super::sources::Sources;
 
 /// The histogram bars.
@@ -27,12 +28,14 @@ const CURVE_POINTS: usize = 1500;
 pub(super) type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
 
 /// The white background, the title, the axes with their descriptions and a light grid: x over
-/// the histogram's range, y from 0 to `top`, described as `y_desc`.
+/// the histogram's range, y from 0 to `top`, described as `y_desc`. The tick labels show the
+/// data's values: x coordinates scaled by the sources' scale, y coordinates by `y_scale`.
 pub(super) fn frame<'a, DB: DrawingBackend>(
     root: &'a DrawingArea<DB, Shift>,
     sources: &Sources,
     top: f64,
     y_desc: &str,
+    y_scale: Scale,
 ) -> Drawn<DB, Chart<'a, DB>> {
     let options = sources.options;
     let x = sources.histogram.range();
@@ -46,8 +49,9 @@ pub(super) fn frame<'a, DB: DrawingBackend>(
         .build_cartesian_2d(x.0..x.1, y.0..y.1)?;
     let x_step = (x.1 - x.0) / 12.0;
     let y_step = (y.1 - y.0) / 10.0;
-    let x_format = move |v: &f64| tick(*v, x_step);
-    let y_format = move |v: &f64| tick(*v, y_step);
+    let x_scale = sources.scale;
+    let x_format = move |v: &f64| x_scale.label(*v, x_step);
+    let y_format = move |v: &f64| y_scale.label(*v, y_step);
     chart
         .configure_mesh()
         .x_desc(&options.x_label)

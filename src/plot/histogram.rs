@@ -7,6 +7,8 @@ use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::select::NanPolicy;
 
+use super::scale::{pow2, Scale};
+
 /// The most bins a histogram may have.
 ///
 /// ```
@@ -45,14 +47,17 @@ impl Histogram {
     /// NaN follows `nan_policy`: `Error` refuses it (`Error::NanInInput`), `Omit` leaves it out
     /// of everything, `Last` counts it in the total (above every bin), as
     /// [`DensityEstimate::ks_distance`] does. Errors (`Error::InvalidArgument`) unless
-    /// `lo < hi` are finite with a finite positive bin width and `1 <= bins <=`
-    /// [`MAX_BINS`]; `Error::EmptyInput` when no value is left.
+    /// `lo < hi` are finite and `1 <= bins <=` [`MAX_BINS`]; `Error::EmptyInput` when no value
+    /// is left. Any finite range will do, even one wider than `f64::MAX` or with bins narrower
+    /// than the spacing of subnormal numbers: values are counted without overflow.
     ///
     /// ```
     /// use kselect::{plot::Histogram, NanPolicy};
     /// let h = Histogram::new(&[1u32, 2, 2, 3], 0.5, 3.5, 3, NanPolicy::Error).unwrap();
     /// assert_eq!(h.counts(), &[1, 2, 1]);
     /// assert!(Histogram::new(&[1.0], 1.0, 1.0, 3, NanPolicy::Error).is_err());
+    /// let wide = Histogram::new(&[-1.7e308, 0.0, 1.7e308], -1.7e308, 1.7e308, 2, NanPolicy::Error).unwrap();
+    /// assert_eq!(wide.counts(), &[1, 2]);
     /// ```
     pub fn new<T: Element>(
         data: &[T],
@@ -61,9 +66,9 @@ impl Histogram {
         bins: usize,
         nan_policy: NanPolicy,
     ) -> Result<Self> {
-        if !(lo.is_finite() && hi.is_finite() && lo < hi && (hi - lo).is_finite()) {
+        if !(lo.is_finite() && hi.is_finite() && lo < hi) {
             return Err(Error::InvalidArgument(format!(
-                "a histogram's range must be finite and not empty, got [{lo}, {hi}]"
+                "a histogram's range needs finite lo < hi, not [{lo:?}, {hi:?}]"
             )));
         }
         if !(1..=MAX_BINS).contains(&bins) {
@@ -71,12 +76,7 @@ impl Histogram {
                 "a histogram has 1 to {MAX_BINS} bins, not {bins}"
             )));
         }
-        if (hi - lo) / bins as f64 == 0.0 {
-            return Err(Error::InvalidArgument(format!(
-                "[{lo}, {hi}] is too narrow for {bins} bins"
-            )));
-        }
-        let scale = bins as f64 / (hi - lo);
+        let binning = Binning::new(lo, hi, bins);
         let tally = data
             .par_chunks(1 << 16)
             .map(|chunk| {
@@ -93,8 +93,7 @@ impl Histogram {
                     } else if x > hi {
                         t.above += 1;
                     } else {
-                        let bin = ((x - lo) * scale) as usize;
-                        t.counts[bin.min(bins - 1)] += 1;
+                        t.counts[binning.bin(x)] += 1;
                     }
                 }
                 t
@@ -171,7 +170,7 @@ impl Histogram {
             (lo, hi)
         } else {
             let pad = (lo.abs() * 0.05).max(0.5);
-            (lo - pad, hi + pad)
+            ((lo - pad).max(f64::MIN), (hi + pad).min(f64::MAX))
         };
         Histogram::new(data, lo, hi, bins, nan_policy)
     }
@@ -196,14 +195,34 @@ impl Histogram {
         self.counts.len()
     }
 
-    /// The width of a bin.
+    /// The width of a bin, without overflow where it is a finite number (infinite when it
+    /// exceeds `f64::MAX`, zero when below the smallest subnormal).
     ///
     /// ```
-    /// let h = kselect::plot::Histogram::new(&[1.0], 0.0, 2.0, 4, kselect::NanPolicy::Error).unwrap();
+    /// use kselect::{plot::Histogram, NanPolicy};
+    /// let h = Histogram::new(&[1.0], 0.0, 2.0, 4, NanPolicy::Error).unwrap();
     /// assert_eq!(h.bin_width(), 0.5);
+    /// let wide = Histogram::new(&[1.0], -1.5e308, 1.5e308, 4, NanPolicy::Error).unwrap();
+    /// assert_eq!(wide.bin_width(), 7.5e307);
     /// ```
     pub fn bin_width(&self) -> f64 {
-        (self.hi - self.lo) / self.bins() as f64
+        let bins = self.bins() as f64;
+        let width = (self.hi - self.lo) / bins;
+        if width.is_finite() {
+            width
+        } else {
+            self.hi / bins - self.lo / bins
+        }
+    }
+
+    /// The same counts over the range multiplied by `scale` (chosen for this range, so that
+    /// the result is finite).
+    pub(super) fn scaled(&self, scale: Scale) -> Histogram {
+        Histogram {
+            lo: scale.apply(self.lo),
+            hi: scale.apply(self.hi),
+            ..self.clone()
+        }
     }
 
     /// The edges `(left, right)` of bin `i` (`i < bins`).
@@ -214,13 +233,23 @@ impl Histogram {
     /// assert_eq!(h.edges(3), (1.5, 2.0));
     /// ```
     pub fn edges(&self, i: usize) -> (f64, f64) {
-        let w = self.bin_width();
         let right = if i + 1 >= self.bins() {
             self.hi
         } else {
-            self.lo + w * (i + 1) as f64
+            self.edge(i + 1)
         };
-        (self.lo + w * i as f64, right)
+        (self.edge(i), right)
+    }
+
+    /// The left edge of bin `j`, `lo + j · width`, without overflow.
+    fn edge(&self, j: usize) -> f64 {
+        let offset = self.bin_width() * j as f64;
+        if offset.is_finite() {
+            self.lo + offset
+        } else {
+            let t = j as f64 / self.bins() as f64;
+            self.lo * (1.0 - t) + self.hi * t
+        }
     }
 
     /// The number of values in each bin.
@@ -296,6 +325,42 @@ impl Histogram {
     }
 }
 
+/// The bin of a value of `[lo, hi]`: `(x·c - lo·c) · bins / (hi·c - lo·c)`, where `c` is a
+/// power of two that keeps the width and the factor finite and normal: 1 unless the width
+/// exceeds `f64::MAX` (then 2^-1024, which brings it to between 1 and 4) or is so small that
+/// `bins / width` overflows (then 2^1022).
+#[derive(Clone, Copy, Debug)]
+struct Binning {
+    c: f64,
+    lo: f64,
+    factor: f64,
+    bins: usize,
+}
+
+impl Binning {
+    fn new(lo: f64, hi: f64, bins: usize) -> Binning {
+        let width = hi - lo;
+        let c = if !width.is_finite() {
+            pow2(-1022) / 4.0
+        } else if !(bins as f64 / width).is_finite() {
+            pow2(1022)
+        } else {
+            1.0
+        };
+        Binning {
+            c,
+            lo: lo * c,
+            factor: bins as f64 / (hi * c - lo * c),
+            bins,
+        }
+    }
+
+    /// The bin of `x`, `lo <= x <= hi` (the last bin includes `hi`).
+    fn bin(&self, x: f64) -> usize {
+        (((x * self.c - self.lo) * self.factor) as usize).min(self.bins - 1)
+    }
+}
+
 /// Counts of one chunk of the data.
 struct Tally {
     counts: Vec<u64>,
@@ -365,7 +430,6 @@ mod tests {
             (1.0, 0.0, 3),
             (f64::NAN, 1.0, 3),
             (0.0, f64::INFINITY, 3),
-            (-f64::MAX, f64::MAX, 3),
             (0.0, 1.0, 0),
             (0.0, 1.0, MAX_BINS + 1),
         ] {
@@ -381,6 +445,30 @@ mod tests {
             Histogram::new(&[f64::NAN], 0.0, 1.0, 1, NanPolicy::Omit),
             Err(Error::EmptyInput)
         ));
+    }
+
+    #[test]
+    fn ranges_wider_than_f64_max_and_bins_narrower_than_subnormal_spacing() {
+        let huge = [-1.7e308, -1e308, 0.0, 1e308, 1.7e308];
+        let h = Histogram::new(&huge, -1.7e308, 1.7e308, 4, NanPolicy::Error).unwrap();
+        assert_eq!(h.counts(), &[2, 0, 1, 2]);
+        assert_eq!(h.bin_width(), 8.5e307);
+        let (left, right) = h.edges(2);
+        assert_eq!(left, 0.0);
+        assert!((right / 8.5e307 - 1.0).abs() < 1e-15, "{right:?}");
+        assert_eq!(h.edges(3).1, 1.7e308);
+        let h = Histogram::new(&huge, -f64::MAX, f64::MAX, 1, NanPolicy::Error).unwrap();
+        assert_eq!(h.counts(), &[5]);
+        // 1 to 4 times the smallest subnormal, in bins of half its spacing.
+        let tiny: Vec<f64> = (1..=4).map(f64::from_bits).collect();
+        let h = Histogram::new(&tiny, tiny[0], tiny[3], 6, NanPolicy::Error).unwrap();
+        assert_eq!(h.counts(), &[1, 0, 1, 0, 1, 1]);
+        let h = Histogram::new(&tiny, tiny[0], tiny[3], 3, NanPolicy::Error).unwrap();
+        assert_eq!(h.counts(), &[1, 1, 2]);
+        let message = Histogram::new(&tiny, 1e300, 1e300, 3, NanPolicy::Error)
+            .unwrap_err()
+            .to_string();
+        assert!(message.contains("[1e300, 1e300]"), "{message}");
     }
 
     #[test]

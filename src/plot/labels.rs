@@ -1,10 +1,10 @@
 //! Numbers as short, readable text for axes and legends.
 
-use crate::density::{Bandwidth, SmoothedDensity};
+use crate::density::Bandwidth;
 
-/// How the kernels of `smoothed` were chosen, for a legend.
-pub(super) fn kernels(smoothed: &SmoothedDensity) -> String {
-    match smoothed.bandwidth() {
+/// How the kernels of the smoothed estimate are chosen by `bandwidth`, for a legend.
+pub(super) fn kernels(bandwidth: Bandwidth) -> String {
+    match bandwidth {
         Bandwidth::Fixed(h) => format!("biweight kernel, half-width {}", short(h)),
         Bandwidth::Local(factor) => format!(
             "biweight kernels, half-width {} × local spacing",

@@ -5,7 +5,10 @@
 //! [`plot_cdf`] draw the same figures for a [`DensityEstimate`]
 //! and a [`Histogram`], into a `.png` or `.svg` file (chosen by the extension). All text is
 //! drawn with the font bundled in the library (DejaVu Sans, see [`font`]), so plotting needs
-//! no fonts on the machine.
+//! no fonts on the machine. Data at the ends of the `f64` range (near ±1.7e308, whose range is
+//! wider than `f64::MAX`, or subnormal numbers, whose densities exceed it) are drawn in
+//! coordinates scaled by a power of two, with tick labels that show the data's own values.
+//! Failures to write the file are `Error::Plot`, one sentence that names the file.
 //!
 //! ```
 //! use kselect::density::DensityEstimate;
@@ -36,6 +39,7 @@ mod histogram;
 mod labels;
 mod pdf;
 mod render;
+mod scale;
 mod sources;
 
 pub use cdf::plot_cdf;
@@ -43,7 +47,7 @@ pub use format::ImageFormat;
 pub use histogram::{Histogram, MAX_BINS};
 pub use pdf::plot_pdf;
 
-use crate::density::{Bandwidth, DensityEstimate, SmoothedDensity};
+use crate::density::Bandwidth;
 use crate::error::{Error, Result};
 
 /// What a plot shows besides the data and the estimate: title, axis label, size and the
@@ -108,13 +112,5 @@ impl PlotOptions {
             )));
         }
         Ok(())
-    }
-
-    /// The smoothed estimate these options ask for, if any.
-    fn smoothed_estimate(&self, estimate: &DensityEstimate) -> Result<Option<SmoothedDensity>> {
-        if !self.smoothed {
-            return Ok(None);
-        }
-        estimate.smoothed(self.bandwidth).map(Some)
     }
 }

@@ -56,10 +56,10 @@ struct PdfFigure;
 
 impl Figure for PdfFigure {
     fn draw<DB: DrawingBackend>(sources: &Sources, root: &DrawingArea<DB, Shift>) -> Drawn<DB> {
-        let hist = sources.histogram;
+        let hist = &*sources.histogram;
         let (lo, hi) = hist.range();
         let densities = hist.densities();
-        let steps = pdf_steps(sources.estimate, lo, hi);
+        let steps = pdf_steps(&sources.estimate, lo, hi);
         let width = hist.bin_width();
         let masses: Vec<(f64, f64)> = sources
             .estimate
@@ -83,7 +83,8 @@ impl Figure for PdfFigure {
             .fold(0.0, f64::max);
         let top = if top > 0.0 { top * 1.12 } else { 1.0 };
 
-        let mut chart = frame(root, sources, top, "probability density")?;
+        let y_scale = sources.scale.of_density();
+        let mut chart = frame(root, sources, top, "probability density", y_scale)?;
         histogram(
             &mut chart,
             hist,
@@ -96,8 +97,8 @@ impl Figure for PdfFigure {
         if !masses.is_empty() {
             point_masses(&mut chart, &masses)?;
         }
-        if let (Some(points), Some(s)) = (smoothed_curve, &sources.smoothed) {
-            let label = format!("smoothed PDF ({})", kernels(s));
+        if let Some(points) = smoothed_curve {
+            let label = format!("smoothed PDF ({})", kernels(sources.options.bandwidth));
             line(&mut chart, points, SMOOTHED, label)?;
         }
         legend(&mut chart, SeriesLabelPosition::UpperRight)

@@ -4,6 +4,7 @@ use std::path::Path;
 
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters_backend::DrawingErrorKind;
 
 use crate::density::DensityEstimate;
 use crate::error::{Error, Result};
@@ -42,14 +43,45 @@ pub(super) fn plot<F: Figure>(
     match format {
         ImageFormat::Png => {
             let root = BitMapBackend::new(path, size).into_drawing_area();
-            F::draw(&sources, &root).map_err(|e| plot_error(path, e))?;
-            root.present().map_err(|e| plot_error(path, e))
+            let png = |e| plot_error(path, described(e, bitmap_message));
+            F::draw(&sources, &root).map_err(png)?;
+            root.present().map_err(png)
         }
         ImageFormat::Svg => {
             let root = SVGBackend::new(path, size).into_drawing_area();
-            F::draw(&sources, &root).map_err(|e| plot_error(path, e))?;
-            root.present().map_err(|e| plot_error(path, e))
+            let svg = |e| plot_error(path, described(e, std::io::Error::to_string));
+            F::draw(&sources, &root).map_err(svg)?;
+            root.present().map_err(svg)
         }
+    }
+}
+
+/// The error of the PNG backend.
+type BitMapError = <BitMapBackend<'static> as DrawingBackend>::ErrorType;
+
+/// A plotters error as one sentence, the backend's own error described by `backend` (plotters
+/// prints some of them in Rust's debug notation).
+fn described<E: std::error::Error + Send + Sync>(
+    e: DrawingAreaErrorKind<E>,
+    backend: impl Fn(&E) -> String,
+) -> String {
+    match e {
+        DrawingAreaErrorKind::BackendError(DrawingErrorKind::DrawingError(e)) => backend(&e),
+        DrawingAreaErrorKind::BackendError(DrawingErrorKind::FontError(e)) => {
+            format!("the font failed: {e}")
+        }
+        DrawingAreaErrorKind::SharingError => "the drawing area is in use".to_string(),
+        DrawingAreaErrorKind::LayoutError => "the chart does not fit the image".to_string(),
+    }
+}
+
+/// The PNG backend's error, without Rust's debug notation.
+fn bitmap_message(e: &BitMapError) -> String {
+    match e {
+        BitMapError::IOError(e) => e.to_string(),
+        // The image crate's text of an I/O error is the I/O error's.
+        BitMapError::ImageError(e) => e.to_string(),
+        BitMapError::InvalidBuffer => "the pixel buffer has the wrong size".to_string(),
     }
 }
 
@@ -58,5 +90,41 @@ fn plot_error(path: &Path, message: impl std::fmt::Display) -> Error {
     Error::Plot {
         path: path.to_path_buf(),
         message: message.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::density::DensityEstimate;
+    use crate::plot::{plot_cdf, plot_pdf, Histogram, PlotOptions};
+    use crate::NanPolicy;
+
+    #[test]
+    fn plot_io_error_is_one_sentence() {
+        let est = DensityEstimate::new(&[0.0, 1.0], &[0.0, 1.0]).unwrap();
+        let hist = Histogram::new(&[0.0, 0.5, 1.0], 0.0, 1.0, 4, NanPolicy::Error).unwrap();
+        let options = PlotOptions::default();
+        let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
+        for name in ["/nonexistent/x.png", "/nonexistent/x.svg"] {
+            for result in [
+                plot_pdf(name, &est, &hist, &options),
+                plot_cdf(name, &est, &hist, &options),
+            ] {
+                let message = result.unwrap_err().to_string();
+                assert!(
+                    message.starts_with(&format!("cannot write the plot {name}: ")),
+                    "{message}"
+                );
+                assert!(
+                    !message.contains("Error") && !message.contains("Os {"),
+                    "{message}"
+                );
+                #[cfg(unix)]
+                assert!(
+                    message.ends_with("(os error 2)"),
+                    "{message}: not {missing}"
+                );
+            }
+        }
     }
 }

@@ -1,22 +1,30 @@
-//! What a figure is drawn from: the estimate, the histogram of the data and the options.
+//! What a figure is drawn from: the estimate, the histogram of the data and the options, in
+//! the figure's coordinates.
 
-use crate::density::{DensityEstimate, SmoothedDensity};
-use crate::error::Result;
+use std::borrow::Cow;
+
+use crate::density::{Bandwidth, DensityEstimate, SmoothedDensity};
+use crate::error::{Error, Result};
 
 use super::histogram::Histogram;
+use super::scale::Scale;
 use super::PlotOptions;
 
 /// The estimate, the histogram of the data and the options that a figure is drawn from, with
-/// the smoothed estimate that the options ask for.
+/// the smoothed estimate that the options ask for. The estimate and the histogram are in the
+/// figure's coordinates: the data's own, or multiplied by `scale` for data at the ends of the
+/// `f64` range.
 pub(super) struct Sources<'a> {
     /// The estimate from the order statistics.
-    pub(super) estimate: &'a DensityEstimate,
+    pub(super) estimate: Cow<'a, DensityEstimate>,
     /// The histogram of the data; its range is the figure's x range.
-    pub(super) histogram: &'a Histogram,
+    pub(super) histogram: Cow<'a, Histogram>,
     /// The smoothed estimate, unless the options leave it out.
     pub(super) smoothed: Option<SmoothedDensity>,
     /// The title, the description of the x axis and the size.
     pub(super) options: &'a PlotOptions,
+    /// What the data's x coordinates are multiplied by.
+    pub(super) scale: Scale,
 }
 
 impl<'a> Sources<'a> {
@@ -27,11 +35,61 @@ impl<'a> Sources<'a> {
         histogram: &'a Histogram,
         options: &'a PlotOptions,
     ) -> Result<Self> {
+        let (lo, hi) = histogram.range();
+        let scale = Scale::for_range(lo, hi);
+        let (estimate, histogram, bandwidth) = if scale == Scale::ONE {
+            (
+                Cow::Borrowed(estimate),
+                Cow::Borrowed(histogram),
+                options.bandwidth,
+            )
+        } else {
+            (
+                Cow::Owned(scaled_estimate(estimate, scale, (lo, hi))?),
+                Cow::Owned(histogram.scaled(scale)),
+                scaled_bandwidth(options.bandwidth, scale),
+            )
+        };
+        let smoothed = if options.smoothed {
+            Some(estimate.smoothed(bandwidth)?)
+        } else {
+            None
+        };
         Ok(Sources {
             estimate,
             histogram,
-            smoothed: options.smoothed_estimate(estimate)?,
+            smoothed,
             options,
+            scale,
         })
+    }
+}
+
+/// `estimate` with its values multiplied by `scale`; an error when one of them is then beyond
+/// `f64` (data far outside a narrow `range`).
+fn scaled_estimate(
+    estimate: &DensityEstimate,
+    scale: Scale,
+    range: (f64, f64),
+) -> Result<DensityEstimate> {
+    let values: Vec<f64> = estimate.values().iter().map(|&v| scale.apply(v)).collect();
+    if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+        return Err(Error::InvalidArgument(format!(
+            "the plot range [{:?}, {:?}] is too narrow to draw with an order statistic as far \
+             out as {:?}: choose a wider range",
+            range.0,
+            range.1,
+            estimate.values()[i]
+        )));
+    }
+    DensityEstimate::new(estimate.probs(), &values)
+}
+
+/// `bandwidth` in the scaled coordinates: a fixed half-width scaled (within the finite
+/// numbers), a factor of the local spacing as it is.
+fn scaled_bandwidth(bandwidth: Bandwidth, scale: Scale) -> Bandwidth {
+    match bandwidth {
+        Bandwidth::Fixed(h) => Bandwidth::Fixed(scale.apply(h).clamp(f64::MIN_POSITIVE, f64::MAX)),
+        local => local,
     }
 }

@@ -367,7 +367,10 @@ pub(crate) fn search(design: &Design, s: &Search, engine: &mut dyn Engine) -> Re
     // Starts that descend to the same fit are improved once.
     let mut distinct: Vec<Candidate> = Vec::with_capacity(descended.len());
     for c in descended {
-        if !distinct.iter().any(|d| d.objective == c.objective && d.b == c.b) {
+        if !distinct
+            .iter()
+            .any(|d| d.objective == c.objective && d.b == c.b)
+        {
             distinct.push(c);
         }
     }

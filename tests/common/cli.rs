@@ -1,6 +1,8 @@
-//! Helpers of the tests that run the `kselect` binary: running it (on the CPU), its output,
-//! files for it to read, and the JSON it prints read back.
+//! Helpers of the tests that run the `kselect` binary: finding it and the repository's files
+//! (also where the test binaries were copied to another machine), running it on the CPU and on
+//! CUDA, its output, files for it to read, and the JSON it prints read back.
 
+use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -8,12 +10,45 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+/// The `kselect` binary: the path in `KSELECT_BIN` when it is set and not empty (the test
+/// binaries run on another machine, beside a copy of the CLI), otherwise the one cargo built
+/// with the tests.
+pub fn binary() -> PathBuf {
+    binary_from(std::env::var_os("KSELECT_BIN"))
+}
+
+/// The `kselect` binary given the value of `KSELECT_BIN` (see [`binary`]).
+pub fn binary_from(kselect_bin: Option<OsString>) -> PathBuf {
+    match kselect_bin {
+        Some(path) if !path.is_empty() => PathBuf::from(path),
+        _ => PathBuf::from(env!("CARGO_BIN_EXE_kselect")),
+    }
+}
+
+/// A file or folder of the repository, by its path from the repository's root: under the
+/// working directory when it is there (cargo runs the tests from the root, and so does
+/// `run-tests.sh` on another machine), otherwise in the source tree the tests were built from.
+pub fn repository_file(relative: &str) -> PathBuf {
+    let here = Path::new(relative);
+    if here.exists() {
+        here.to_path_buf()
+    } else {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(relative)
+    }
+}
+
 /// Runs `kselect` with `args`.
 pub fn kselect(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_kselect"))
+    let binary = binary();
+    Command::new(&binary)
         .args(args)
         .output()
-        .expect("the kselect binary runs")
+        .unwrap_or_else(|e| {
+            panic!(
+                "cannot run the kselect binary {} (KSELECT_BIN names another): {e}",
+                binary.display()
+            )
+        })
 }
 
 /// Starts `kselect` with `args`, its standard input, output and error piped.
@@ -205,4 +240,63 @@ pub fn assert_bits_eq(got: &[f64], want: &[f64]) {
     let g: Vec<u64> = got.iter().map(|x| x.to_bits()).collect();
     let w: Vec<u64> = want.iter().map(|x| x.to_bits()).collect();
     assert_eq!(g, w, "got {got:?}, want {want:?}");
+}
+
+/// The keys of a command's JSON object that say where and how fast it ran, not what it found.
+const RUN_KEYS: [&str; 4] = ["backend", "device", "algorithm", "seconds"];
+
+/// `json` without the keys that say where and how fast the command ran.
+pub fn results_only(json: &Value) -> Value {
+    let mut json = json.clone();
+    if let Some(object) = json.as_object_mut() {
+        for key in RUN_KEYS {
+            object.remove(key);
+        }
+    }
+    json
+}
+
+/// Runs `kselect COMMAND FILE --backend cuda --json ARGS` and returns its JSON (checking that
+/// it ran on CUDA), or `None` after a note on stderr when no GPU is usable: the CLI then fails
+/// with exit status 1 and "no CUDA device is available". Where `KSELECT_REQUIRE_GPU=1` (see
+/// [`super::require_gpu`]) that fails the test instead, as the library's CUDA tests do.
+pub fn cuda_json(command: &str, file: impl AsRef<Path>, args: &[&str]) -> Option<Value> {
+    let file = file.as_ref().display().to_string();
+    let mut all = vec![command, &file, "--backend", "cuda", "--json"];
+    all.extend_from_slice(args);
+    let out = kselect(&all);
+    let err = stderr(&out);
+    if out.status.code() == Some(1) && err.contains("no CUDA device is available") {
+        assert!(
+            !super::require_gpu(),
+            "KSELECT_REQUIRE_GPU=1 but kselect {all:?} found no GPU: {err}"
+        );
+        eprintln!("note: skipping a CUDA case of the CLI, no usable GPU: {err}");
+        return None;
+    }
+    assert!(out.status.success(), "kselect {all:?} failed: {err}");
+    let text = stdout(&out);
+    let json: Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("invalid JSON ({e}): {text}"));
+    assert_eq!(json["backend"], "cuda", "{text}");
+    Some(json)
+}
+
+/// Runs `kselect COMMAND FILE --json ARGS` on CUDA and on the CPU and checks that both found
+/// the same, every key but those of [`results_only`] equal; returns the CPU's JSON, or `None`
+/// where [`cuda_json`] skips.
+pub fn assert_cuda_matches_cpu(
+    command: &str,
+    file: impl AsRef<Path>,
+    args: &[&str],
+) -> Option<Value> {
+    let cuda = cuda_json(command, &file, args)?;
+    let (_, cpu) = cpu_json(command, &file, args);
+    assert_eq!(
+        results_only(&cuda),
+        results_only(&cpu),
+        "kselect {command} {} {args:?}: CUDA and CPU differ",
+        file.as_ref().display()
+    );
+    Some(cpu)
 }

@@ -197,7 +197,13 @@ pub struct TopkArgs {
     pub file: PathBuf,
 
     /// How many values to take from each row: 1 to the row's length.
-    #[arg(short = 'k', long = "k", value_name = "K")]
+    #[arg(
+        short = 'k',
+        long = "k",
+        value_name = "K",
+        allow_negative_numbers = true,
+        value_parser = parse_values_per_row
+    )]
     pub k: usize,
 
     /// Take the smallest values instead of the largest.
@@ -205,7 +211,12 @@ pub struct TopkArgs {
     pub smallest: bool,
 
     /// Read a 1-D array as rows of C values each (its length must be a multiple of C).
-    #[arg(long, value_name = "C", value_parser = parse_cols)]
+    #[arg(
+        long,
+        value_name = "C",
+        allow_negative_numbers = true,
+        value_parser = parse_cols
+    )]
     pub cols: Option<usize>,
 
     /// Sort each row's values (descending for the largest, ascending for the smallest; ties by
@@ -238,10 +249,18 @@ pub struct ThresholdArgs {
     pub file: PathBuf,
 
     /// How many entries to keep: 1 to the number of values.
-    #[arg(short = 'k', long = "k", value_name = "K")]
+    #[arg(
+        short = 'k',
+        long = "k",
+        value_name = "K",
+        allow_negative_numbers = true,
+        value_parser = parse_entries_kept
+    )]
     pub k: usize,
 
-    /// Where to write the thresholded array (.npy, gzip-compressed when the name ends in .gz).
+    /// Where to write the thresholded array (.npy, gzip-compressed when the name ends in .gz):
+    /// written to a temporary file beside it, renamed over it once complete. Not the input
+    /// file.
     #[arg(short = 'o', long, value_name = "OUT.npy")]
     pub out: PathBuf,
 
@@ -277,6 +296,7 @@ pub struct QuantilesArgs {
         long,
         value_name = "P,P,...",
         value_delimiter = ',',
+        allow_hyphen_values = true,
         value_parser = parse_probability
     )]
     pub probs: Vec<f64>,
@@ -284,7 +304,13 @@ pub struct QuantilesArgs {
     /// M evenly spaced probabilities from 0 to 1 inclusive: i / (M - 1) for i = 0 .. M-1, so
     /// the first quantile is the minimum and the last the maximum. --count 11 gives the
     /// deciles, --count 101 the percentiles. M is at least 2.
-    #[arg(short = 'm', long, value_name = "M", value_parser = parse_count)]
+    #[arg(
+        short = 'm',
+        long,
+        value_name = "M",
+        allow_negative_numbers = true,
+        value_parser = parse_count
+    )]
     pub count: Option<usize>,
 
     /// The quantile definition, by numpy's names: inverted_cdf, averaged_inverted_cdf,
@@ -326,12 +352,14 @@ pub struct QuantilesArgs {
     pub nan: NanPolicy,
 
     /// Draw the estimated PDF over a normalized histogram of the values into this file, PNG or
-    /// SVG by its extension (.png or .svg).
+    /// SVG by its extension (.png or .svg): written to a temporary file beside it, renamed over
+    /// it once complete. Not the input file.
     #[arg(long, value_name = "PDF.png|PDF.svg", value_parser = parse_plot_path)]
     pub plot: Option<PathBuf>,
 
     /// Draw the estimated CDF over the cumulative histogram of the values into this file, PNG
-    /// or SVG by its extension (.png or .svg).
+    /// or SVG by its extension (.png or .svg), as --plot is written. Not the input file nor
+    /// the --plot file.
     #[arg(long, value_name = "CDF.png|CDF.svg", value_parser = parse_plot_path)]
     pub cdf_plot: Option<PathBuf>,
 
@@ -347,7 +375,13 @@ pub struct QuantilesArgs {
     pub plot_range: Option<(f64, f64)>,
 
     /// The number of histogram bins in the plots, 1 to 100000.
-    #[arg(long, value_name = "N", default_value_t = 100, value_parser = parse_bins)]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 100,
+        allow_negative_numbers = true,
+        value_parser = parse_bins
+    )]
     pub bins: usize,
 
     /// The bandwidth H of the smoothed estimate in the plots: one half-width, in units of the
@@ -373,6 +407,14 @@ pub struct QuantilesArgs {
 }
 
 impl QuantilesArgs {
+    /// The files to write, each with its option: the plots asked for.
+    pub fn outputs(&self) -> Vec<(&'static str, &std::path::Path)> {
+        [("--plot", &self.plot), ("--cdf-plot", &self.cdf_plot)]
+            .into_iter()
+            .filter_map(|(option, path)| Some((option, path.as_deref()?)))
+            .collect()
+    }
+
     /// The probabilities asked for: --probs as given, or --count's evenly spaced ones.
     pub fn probabilities(&self) -> Vec<f64> {
         match self.count {
@@ -423,7 +465,14 @@ pub struct SelectArgs {
     /// A 0-based rank to select, in ascending order (0 = the minimum). Repeat the option or
     /// give a comma-separated list for several ranks (any order, repeats allowed); values are
     /// printed in the order given.
-    #[arg(short = 'k', long = "k", value_name = "K", value_delimiter = ',')]
+    #[arg(
+        short = 'k',
+        long = "k",
+        value_name = "K",
+        value_delimiter = ',',
+        allow_hyphen_values = true,
+        value_parser = parse_rank
+    )]
     pub k: Vec<usize>,
 
     /// Count --k from the largest value instead: --k 0 --largest is the maximum, --k 1 the
@@ -450,6 +499,7 @@ pub struct SelectArgs {
         long,
         value_name = "Q",
         value_delimiter = ',',
+        allow_hyphen_values = true,
         value_parser = parse_probability
     )]
     pub quantile: Vec<f64>,
@@ -535,7 +585,13 @@ pub struct RegressionArgs {
     /// The coverage as a fraction, in [0.5, 1]: h = floor(2 n2 - n + 2 (n - n2) alpha) with
     /// n2 = floor((n + p + 1) / 2) (robustbase's h.alpha.n; alpha = 0.5 gives n2, alpha = 1
     /// gives n). For lms the same rule gives h. Not with --h.
-    #[arg(long, value_name = "A", value_parser = parse_alpha, conflicts_with = "h")]
+    #[arg(
+        long,
+        value_name = "A",
+        allow_negative_numbers = true,
+        value_parser = parse_alpha,
+        conflicts_with = "h"
+    )]
     pub alpha: Option<f64>,
 
     /// The coverage: a number of rows, or for lms a rule of MASS lqs. lts takes
@@ -544,18 +600,33 @@ pub struct RegressionArgs {
     /// floor((n + 1) / 2) (lqs(method = "lms"), the median absolute residual) or `lqs` for
     /// floor((n + p + 1) / 2) (lqs(method = "lqs")'s default). LMS with h rows breaks down
     /// at min(n - h + 1, h - p + 1) / n of the rows. Not with --alpha.
-    #[arg(long = "h", value_name = "H", value_parser = parse_h)]
+    #[arg(
+        long = "h",
+        value_name = "H",
+        allow_negative_numbers = true,
+        value_parser = parse_h
+    )]
     pub h: Option<HArg>,
 
     /// The number of random starting p-subsets, at least 1. Default: 500 for lts (as
     /// robustbase), min(500 p, 3000) for lms (as MASS lqs). Every p-subset is a start instead
     /// when there are at most max(nsamp, 5000) of them.
-    #[arg(long, value_name = "N", value_parser = parse_nsamp)]
+    #[arg(
+        long,
+        value_name = "N",
+        allow_negative_numbers = true,
+        value_parser = parse_nsamp
+    )]
     pub nsamp: Option<usize>,
 
     /// The seed of the random starts: the same seed gives the same fit, bit for bit, on any
     /// number of threads. Default: 42.
-    #[arg(long, value_name = "S")]
+    #[arg(
+        long,
+        value_name = "S",
+        allow_negative_numbers = true,
+        value_parser = parse_seed
+    )]
     pub seed: Option<u64>,
 
     /// Where the fit runs: auto (the default: CUDA device 0 when a GPU and its driver are
@@ -595,10 +666,7 @@ pub enum Backend {
 }
 
 fn parse_probability(s: &str) -> Result<f64, String> {
-    let q: f64 = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{s}` is not a number"))?;
+    let q: f64 = s.trim().parse().map_err(|_| not_a_number(s, "a number"))?;
     if (0.0..=1.0).contains(&q) {
         Ok(q)
     } else {
@@ -606,11 +674,56 @@ fn parse_probability(s: &str) -> Result<f64, String> {
     }
 }
 
-/// A whole number, before the checks of the option it is given to.
-fn parse_whole(s: &str) -> Result<usize, String> {
+/// A whole number, possibly negative, before the checks of the option it is given to.
+fn parse_integer(s: &str) -> Result<i128, String> {
     s.trim()
         .parse()
-        .map_err(|_| format!("`{s}` is not a whole number"))
+        .map_err(|_| not_a_number(s, "a whole number"))
+}
+
+/// Why `s` is not `what` (a number): an option where a value was due (options whose values
+/// may start with a hyphen take the next argument whatever it is), or not a number at all.
+fn not_a_number(s: &str, what: &str) -> String {
+    if s.starts_with("--") {
+        format!("the value is missing: {s} is an option, not {what}")
+    } else {
+        format!("`{s}` is not {what}")
+    }
+}
+
+/// A whole number that is not negative; a negative one is refused with `why`.
+fn parse_whole(s: &str, why: &str) -> Result<usize, String> {
+    let n = parse_integer(s)?;
+    if n < 0 {
+        return Err(why.to_string());
+    }
+    usize::try_from(n).map_err(|_| format!("{n} is too large"))
+}
+
+/// A rank of `kselect select --k`.
+fn parse_rank(s: &str) -> Result<usize, String> {
+    parse_whole(
+        s,
+        "a rank is a non-negative integer (0 is the smallest value)",
+    )
+}
+
+/// `kselect topk --k`.
+fn parse_values_per_row(s: &str) -> Result<usize, String> {
+    parse_whole(
+        s,
+        "k is the number of values to take from each row: 1 or more",
+    )
+}
+
+/// `kselect threshold --k`.
+fn parse_entries_kept(s: &str) -> Result<usize, String> {
+    parse_whole(s, "k is the number of entries to keep: 1 or more")
+}
+
+fn parse_seed(s: &str) -> Result<u64, String> {
+    u64::try_from(parse_integer(s)?)
+        .map_err(|_| format!("the seed is an integer from 0 to {}", u64::MAX))
 }
 
 /// What `--h` gives: a number of rows or a rule of MASS `lqs`.
@@ -629,15 +742,18 @@ fn parse_h(s: &str) -> Result<HArg, String> {
         "lms" => Ok(HArg::LqsLms),
         "lqs" => Ok(HArg::LqsLqs),
         t => t.parse().map(HArg::Rows).map_err(|_| {
-            format!("`{s}` is neither a number of rows nor `lms` or `lqs` (rules of MASS lqs)")
+            format!(
+                "the coverage is a number of rows (a positive integer), `lms` or `lqs` (rules of \
+                 MASS lqs), not `{s}`"
+            )
         }),
     }
 }
 
 fn parse_count(s: &str) -> Result<usize, String> {
-    let m = parse_whole(s)?;
+    let m = parse_integer(s)?;
     if (2..=10_000_000).contains(&m) {
-        Ok(m)
+        Ok(m as usize)
     } else {
         Err(format!(
             "--count is the number of probabilities, 2 to 10000000, not {m}"
@@ -660,27 +776,25 @@ fn parse_alpha(s: &str) -> Result<f64, String> {
 }
 
 fn parse_nsamp(s: &str) -> Result<usize, String> {
-    let nsamp = parse_whole(s)?;
-    if nsamp >= 1 {
-        Ok(nsamp)
-    } else {
-        Err("--nsamp is the number of starting subsets: at least 1".to_string())
+    let why = "--nsamp is the number of starting subsets: at least 1";
+    match parse_whole(s, why)? {
+        0 => Err(why.to_string()),
+        nsamp => Ok(nsamp),
     }
 }
 
 fn parse_cols(s: &str) -> Result<usize, String> {
-    let cols = parse_whole(s)?;
-    if cols >= 1 {
-        Ok(cols)
-    } else {
-        Err("--cols is the number of values of a row: at least 1".to_string())
+    let why = "--cols is the number of values of a row: at least 1";
+    match parse_whole(s, why)? {
+        0 => Err(why.to_string()),
+        cols => Ok(cols),
     }
 }
 
 fn parse_bins(s: &str) -> Result<usize, String> {
-    let bins = parse_whole(s)?;
-    if (1..=kselect::plot::MAX_BINS).contains(&bins) {
-        Ok(bins)
+    let bins = parse_integer(s)?;
+    if (1..=kselect::plot::MAX_BINS as i128).contains(&bins) {
+        Ok(bins as usize)
     } else {
         Err(format!(
             "the number of bins is 1 to {}, not {bins}",

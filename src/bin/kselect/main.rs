@@ -28,6 +28,7 @@
 mod cli;
 mod open;
 mod output;
+mod output_files;
 mod progress;
 mod quantiles;
 mod quantiles_output;
@@ -38,39 +39,43 @@ mod summary;
 mod table;
 mod threshold;
 mod topk;
+mod usage;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{CommandFactory, Parser};
+use clap::error::ErrorKind;
 use kselect::io::{Column, FileFormat};
 use kselect::regression::Method;
 use kselect::{Device, Error, Result, Selector, TopKOptions, TopKOrder};
 
-use cli::{
-    Backend, Cli, Command, QuantilesArgs, RegressionArgs, SelectArgs, ThresholdArgs, TopkArgs,
-};
+use cli::{Backend, Command, QuantilesArgs, RegressionArgs, SelectArgs, ThresholdArgs, TopkArgs};
 use output::Context;
 use select::Request;
 use summary::Input;
 
 fn main() -> ExitCode {
     // Usage errors exit with status 2, --help and --version with 0.
-    let cli = Cli::parse();
+    let cli = usage::parse();
     let result = match &cli.command {
         Command::Select(args) => run_select(args),
         Command::Quantiles(args) => {
             if let Some(problem) = args.probabilities_problem() {
-                // A usage error: clap prints it and exits with status 2.
-                Cli::command()
-                    .error(clap::error::ErrorKind::ValueValidation, problem)
-                    .exit();
+                usage::refuse("quantiles", ErrorKind::ValueValidation, problem);
+            }
+            if let Some(problem) = output_files::clash(&args.file, &args.outputs()) {
+                usage::refuse("quantiles", ErrorKind::ArgumentConflict, problem);
             }
             run_quantiles(args)
         }
         Command::Topk(args) => run_topk(args),
-        Command::Threshold(args) => run_threshold(args),
+        Command::Threshold(args) => {
+            if let Some(problem) = output_files::clash(&args.file, &[("--out", &args.out)]) {
+                usage::refuse("threshold", ErrorKind::ArgumentConflict, problem);
+            }
+            run_threshold(args)
+        }
         Command::Lts(args) => run_regression(Method::Lts, args),
         Command::Lms(args) => run_regression(Method::Lms, args),
     };

@@ -10,6 +10,7 @@ use kselect::plot::{plot_cdf, plot_pdf, Histogram, PlotOptions};
 use kselect::{Element, Error, NanPolicy, QuantileMethod, Result, Selector};
 
 use crate::output::Num;
+use crate::output_files::{write_replacing, FileKind};
 use crate::summary::{Contents, Measured};
 
 /// What to compute.
@@ -63,8 +64,9 @@ impl ColumnVisitor for Request<'_> {
             let why = if q.is_nan() && nan_count > 0 && self.nan_policy == NanPolicy::Last {
                 "NaN values are ordered last under --nan last; --nan omit leaves them out"
             } else if q.is_nan() {
-                "it interpolates next to an infinite value, as numpy.quantile does; a discrete \
-                 --method (lower, higher, nearest, inverted_cdf) or other --probs avoid that"
+                "it interpolates next to an infinite value, or between values more than \
+                 f64::MAX apart, as numpy.quantile does; a discrete --method (lower, higher, \
+                 nearest, inverted_cdf) or other --probs avoid that"
             } else {
                 "the data holds infinite values; choose --probs whose quantiles are finite"
             };
@@ -120,7 +122,9 @@ impl Plots<'_> {
                 title: format!("{}: PDF estimated from {m} quantiles", self.label),
                 ..options.clone()
             };
-            plot_pdf(path, estimate, &histogram, &options)?;
+            write_replacing(path, FileKind::Plot, |path| {
+                plot_pdf(path, estimate, &histogram, &options)
+            })?;
         }
         if let Some(path) = self.cdf {
             let options = PlotOptions {
@@ -130,7 +134,9 @@ impl Plots<'_> {
                 ),
                 ..options
             };
-            plot_cdf(path, estimate, &histogram, &options)?;
+            write_replacing(path, FileKind::Plot, |path| {
+                plot_cdf(path, estimate, &histogram, &options)
+            })?;
         }
         Ok(())
     }

@@ -122,7 +122,7 @@ impl Model {
                         "leave it out of --predictors and fit with an intercept instead"
                     };
                     return Err(Error::InvalidArgument(format!(
-                        "predictor `{}` is constant ({first}): {remedy}",
+                        "predictor `{}` is constant ({first:?}): {remedy}",
                         self.label(name)
                     )));
                 }
@@ -150,7 +150,7 @@ impl Model {
             if logged {
                 if *v <= 0.0 {
                     return Err(Error::InvalidArgument(format!(
-                        "--log {name}: data row {row} (0-based) holds {v}, and the logarithm \
+                        "--log {name}: data row {row} (0-based) holds {v:?}, and the logarithm \
                          needs positive values"
                     )));
                 }

@@ -9,6 +9,7 @@ use kselect::io::{write_npy, ColumnVisitor};
 use kselect::{DType, Element, Result, Selector};
 
 use crate::output::{json_list, json_object, json_string, Num};
+use crate::output_files::{write_replacing, FileKind};
 
 /// What to do.
 pub struct Request<'a> {
@@ -40,7 +41,7 @@ impl ColumnVisitor for Request<'_> {
         let start = Instant::now();
         let threshold = self.selector.hard_threshold(&mut x, self.k)?;
         let seconds = start.elapsed().as_secs_f64();
-        write_npy(self.out, &x)?;
+        write_replacing(self.out, FileKind::Array, |path| write_npy(path, &x))?;
         Ok(Outcome {
             dtype: T::DTYPE,
             n: x.len(),
