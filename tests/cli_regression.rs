@@ -641,8 +641,16 @@ fn lms_coverage_of_the_largest_integer_is_a_clear_error() {
         &["--response", "stack.loss", "--h", "18446744073709551615"],
         1,
     );
-    assert!(err.contains("h = 18446744073709551615 is not in [5, 21]"), "{err}");
-    let err = cpu_fails("lms", &stackloss, &["--response", "stack.loss", "--h", "-1"], 2);
+    assert!(
+        err.contains("h = 18446744073709551615 is not in [5, 21]"),
+        "{err}"
+    );
+    let err = cpu_fails(
+        "lms",
+        &stackloss,
+        &["--response", "stack.loss", "--h", "-1"],
+        2,
+    );
     assert!(err.contains("a number of rows"), "{err}");
 }
 
@@ -658,7 +666,10 @@ fn lms_takes_the_coverage_of_mass_lqs() {
         assert_eq!(json["h"], r["lqs_lms_h"], "{set}");
         let want = r["lqs_lms_objective_abs_residual"].as_f64().unwrap();
         let objective = json["objective"].as_f64().unwrap();
-        assert!(objective <= want * (1.0 + 1e-9), "{set}: {objective} > {want}");
+        assert!(
+            objective <= want * (1.0 + 1e-9),
+            "{set}: {objective} > {want}"
+        );
     }
     // Every h from p + 1 to n, and lqs(method = "lqs")'s floor((n + p + 1) / 2).
     let stackloss = robust("stackloss.csv");
@@ -667,7 +678,12 @@ fn lms_takes_the_coverage_of_mass_lqs() {
         let want = if h == "lqs" { 13 } else { h.parse().unwrap() };
         assert_eq!(json["h"], want);
     }
-    let err = cpu_fails("lts", &stackloss, &["--response", "stack.loss", "--h", "lms"], 1);
+    let err = cpu_fails(
+        "lts",
+        &stackloss,
+        &["--response", "stack.loss", "--h", "lms"],
+        1,
+    );
     assert!(err.contains("coverage rule of LMS"), "{err}");
 }
 
@@ -679,4 +695,20 @@ fn lms_with_too_few_rows_names_the_rows_needed() {
     let err = cpu_fails("lms", &file, &["--response", "y"], 1);
     assert!(!err.contains("is not in ["), "{err}");
     assert!(err.contains("n = 3 rows are too few for p = 3"), "{err}");
+}
+
+#[test]
+fn nsamp_of_a_trillion_is_refused_at_once() {
+    let hbk = robust("hbk.csv");
+    let started = std::time::Instant::now();
+    for command in ["lts", "lms"] {
+        let err = cpu_fails(
+            command,
+            &hbk,
+            &["--response", "Y", "--nsamp", "1000000000000"],
+            1,
+        );
+        assert!(err.contains("nsamp = 1000000000000 is more than"), "{err}");
+    }
+    assert!(started.elapsed().as_secs() < 10);
 }

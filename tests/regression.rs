@@ -367,3 +367,66 @@ mod no_panic {
         }
     }
 }
+
+#[test]
+fn nsamp_beyond_the_bound_is_refused_at_once() {
+    let case = cases().into_iter().find(|c| c.name == "hbk").unwrap();
+    let (x, y, n, k) = (&case.x, &case.y, case.n, case.k);
+    let too_many = kselect::regression::MAX_NSAMP + 1;
+    let started = std::time::Instant::now();
+    let lts = Lts::new().nsamp(1_000_000_000_000).fit(x, n, k, y);
+    assert!(format!("{:?}", lts.unwrap_err()).contains("nsamp = 1000000000000"));
+    let lms = Lms::new().nsamp(too_many).fit(x, n, k, y);
+    assert!(lms
+        .unwrap_err()
+        .to_string()
+        .contains("more than the 10000000"));
+    let rows = 200_000;
+    let xs: Vec<f64> = (0..rows).map(|i| (i % 977) as f64).collect();
+    let ys: Vec<f64> = xs.iter().map(|v| 2.0 * v + 1.0).collect();
+    // Every pair of rows as a start, when that is more than the bound.
+    let all = Lts::new().exhaustive_limit(u64::MAX).fit(&xs, rows, 1, &ys);
+    assert!(all
+        .unwrap_err()
+        .to_string()
+        .contains("lower the exhaustive limit"));
+    // LMS: the starts times the rows.
+    let work = Lms::new().nsamp(10_000_000).fit(&xs, rows, 1, &ys);
+    assert!(work
+        .unwrap_err()
+        .to_string()
+        .contains("at most 5000000 starts"));
+    assert!(started.elapsed().as_secs() < 5, "refused before any work");
+}
+
+#[test]
+fn progress_reports_every_stage_and_leaves_the_fit_unchanged() {
+    use kselect::regression::{FitProgress, FitStage};
+    use std::sync::{Arc, Mutex};
+    let case = cases().into_iter().find(|c| c.name == "hbk").unwrap();
+    let (x, y, n, k) = (&case.x, &case.y, case.n, case.k);
+    let seen: Arc<Mutex<Vec<FitProgress>>> = Arc::default();
+    let log = Arc::clone(&seen);
+    let with = Lms::new()
+        .progress(move |r| log.lock().unwrap().push(r))
+        .fit(x, n, k, y)
+        .unwrap();
+    assert_eq!(with, Lms::new().fit(x, n, k, y).unwrap());
+    let seen = seen.lock().unwrap();
+    for stage in [FitStage::Starts, FitStage::Refinement] {
+        let last = seen.iter().rev().find(|r| r.stage == stage).unwrap();
+        assert_eq!(last.done, last.total, "{stage:?}");
+    }
+    let log: Arc<Mutex<Vec<FitProgress>>> = Arc::default();
+    let sink = Arc::clone(&log);
+    let lts = Lts::new().progress(move |r| sink.lock().unwrap().push(r));
+    assert_eq!(
+        lts.fit(x, n, k, y).unwrap(),
+        Lts::new().fit(x, n, k, y).unwrap()
+    );
+    assert!(log
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|r| r.stage == FitStage::Refinement));
+}

@@ -36,6 +36,7 @@ use crate::regression::design::{dot, Design, Rows};
 use crate::regression::engine::Engine;
 use crate::regression::fit::Found;
 use crate::regression::linalg::solve_square;
+use crate::regression::progress::{FitStage, Progress};
 use crate::regression::subsets::{binomial, next_combination, unrank_combination, Rng};
 use crate::Selector;
 
@@ -320,7 +321,12 @@ pub(crate) fn score_all(design: &Design, h: usize, fits: Vec<Vec<f64>>) -> Vec<O
 }
 
 /// Runs the LMS search on `design`, the starts scored by `engine`.
-pub(crate) fn search(design: &Design, s: &Search, engine: &mut dyn Engine) -> Result<Found> {
+pub(crate) fn search(
+    design: &Design,
+    s: &Search,
+    engine: &mut dyn Engine,
+    progress: &Progress,
+) -> Result<Found> {
     let rows = design.rows();
     let (n, p, h) = (design.n, design.p, s.h);
     let total = binomial(n, p);
@@ -330,8 +336,11 @@ pub(crate) fn search(design: &Design, s: &Search, engine: &mut dyn Engine) -> Re
     let mut best = Best::new(KEEP);
     let mut singular = 0;
     let mut first = 0;
+    let stage = progress.stage(FitStage::Starts, starts);
+    // Batches of about 2^24 residuals at least: a progress report every few seconds at most.
+    let batch = ((1u64 << 24) / n as u64).clamp(BLOCK, SCORE_BATCH);
     while first < starts {
-        let last = (first + SCORE_BATCH).min(starts);
+        let last = (first + batch).min(starts);
         let mut ids = Vec::new();
         let mut fits = Vec::new();
         for (start, fit) in (first..last).zip(elementals(rows, s, exhaustive, first, last)) {
@@ -348,6 +357,7 @@ pub(crate) fn search(design: &Design, s: &Search, engine: &mut dyn Engine) -> Re
                 best.offer(c, start);
             }
         }
+        stage.advance(last - first);
         first = last;
     }
     if best.is_empty() {
@@ -356,16 +366,23 @@ pub(crate) fn search(design: &Design, s: &Search, engine: &mut dyn Engine) -> Re
              degenerate (e.g. mostly repeated rows)"
         )));
     }
-    let descended: Vec<Candidate> = best
-        .into_candidates()
+    let candidates = best.into_candidates();
+    // Each candidate descends, and each distinct one is improved by drop moves.
+    let stage = progress.stage(FitStage::Refinement, 2 * candidates.len() as u64);
+    let descended: Vec<Candidate> = candidates
         .into_par_iter()
         .map_init(
             || Work::new(p),
-            |work, c| descend(rows, h, intercept, c, work),
+            |work, c| {
+                let c = descend(rows, h, intercept, c, work);
+                stage.advance(1);
+                c
+            },
         )
         .collect();
     // Starts that descend to the same fit are improved once.
-    let mut distinct: Vec<Candidate> = Vec::with_capacity(descended.len());
+    let descended_len = descended.len();
+    let mut distinct: Vec<Candidate> = Vec::with_capacity(descended_len);
     for c in descended {
         if !distinct
             .iter()
@@ -374,11 +391,16 @@ pub(crate) fn search(design: &Design, s: &Search, engine: &mut dyn Engine) -> Re
             distinct.push(c);
         }
     }
+    stage.advance((descended_len - distinct.len()) as u64);
     let refined: Vec<Candidate> = distinct
         .into_par_iter()
         .map_init(
             || Work::new(p),
-            |work, c| improve_by_drops(rows, h, intercept, c, work),
+            |work, c| {
+                let c = improve_by_drops(rows, h, intercept, c, work);
+                stage.advance(1);
+                c
+            },
         )
         .collect();
     let best = refined

@@ -41,6 +41,7 @@ use crate::regression::engine::{Engine, MAX_STEPS};
 use crate::regression::exchange;
 use crate::regression::fit::Found;
 use crate::regression::linalg::{least_squares, solve_square};
+use crate::regression::progress::{FitStage, Progress, StageProgress};
 use crate::regression::subsets::{binomial, next_combination, unrank_combination, Rng};
 
 /// Groups of the nested subsampling.
@@ -75,7 +76,12 @@ pub(crate) struct Search {
 
 /// Runs FAST-LTS (or the exact special cases) on `design`; the C-steps on all rows and the
 /// least squares of `h = n` run on `engine`.
-pub(crate) fn search(design: &Design, s: &Search, engine: &mut dyn Engine) -> Result<Found> {
+pub(crate) fn search(
+    design: &Design,
+    s: &Search,
+    engine: &mut dyn Engine,
+    progress: &Progress,
+) -> Result<Found> {
     let rows = design.rows();
     let (n, p, h) = (design.n, design.p, s.h);
     if h == n {
@@ -102,11 +108,13 @@ pub(crate) fn search(design: &Design, s: &Search, engine: &mut dyn Engine) -> Re
     let total = binomial(n, p);
     let exhaustive = total <= s.exhaustive_limit.max(s.nsamp as u64);
     let (kept, starts, singular) = if exhaustive {
-        enumerate_starts(rows, h, total)
+        let stage = progress.stage(FitStage::Starts, total);
+        enumerate_starts(rows, h, total, &stage)
     } else if n >= 2 * GROUP_ROWS {
-        nested_starts(rows, s)
+        nested_starts(rows, s, progress)
     } else {
-        random_starts(rows, h, s.nsamp, 0, s.seed)
+        let stage = progress.stage(FitStage::Starts, s.nsamp as u64);
+        random_starts(rows, h, s.nsamp, 0, s.seed, &stage)
     };
     if kept.is_empty() {
         return Err(Error::InvalidArgument(format!(
@@ -114,13 +122,23 @@ pub(crate) fn search(design: &Design, s: &Search, engine: &mut dyn Engine) -> Re
              singular): the design is degenerate (e.g. mostly repeated rows)"
         )));
     }
-    let refined = converge(engine, n, h, kept.into_candidates())?;
-    let refined: Vec<Candidate> = if n < EXCHANGE_MAX_N {
+    let candidates = kept.into_candidates();
+    // The candidates converge, then (small n) each is refined by exchanges.
+    let exchanges = n < EXCHANGE_MAX_N;
+    let units = candidates.len() as u64 * (1 + u64::from(exchanges));
+    let stage = progress.stage(FitStage::Refinement, units);
+    let refined = converge(engine, n, h, candidates)?;
+    stage.advance(refined.len() as u64);
+    let refined: Vec<Candidate> = if exchanges {
         refined
             .into_par_iter()
             .map_init(
                 || Work::new(p),
-                |work, c| exchange::refine(rows, h, c, work),
+                |work, c| {
+                    let c = exchange::refine(rows, h, c, work);
+                    stage.advance(1);
+                    c
+                },
             )
             .collect()
     } else {
@@ -211,6 +229,7 @@ fn random_starts(
     nsamp: usize,
     first: u64,
     seed: u64,
+    stage: &StageProgress<'_>,
 ) -> (Best, usize, usize) {
     let p = pool.p;
     let (best, singular) = (0..nsamp as u64)
@@ -228,6 +247,7 @@ fn random_starts(
                     }
                     None => singular += 1,
                 }
+                stage.advance(1);
                 (best, singular, work)
             },
         )
@@ -240,7 +260,12 @@ fn random_starts(
 }
 
 /// Every `p`-subset of the rows as a start, each with two C-steps.
-fn enumerate_starts(rows: Rows<'_>, h: usize, total: u64) -> (Best, usize, usize) {
+fn enumerate_starts(
+    rows: Rows<'_>,
+    h: usize,
+    total: u64,
+    stage: &StageProgress<'_>,
+) -> (Best, usize, usize) {
     let (n, p) = (rows.n, rows.p);
     let blocks = total.div_ceil(ENUM_BLOCK);
     let (best, singular) = (0..blocks)
@@ -264,6 +289,7 @@ fn enumerate_starts(rows: Rows<'_>, h: usize, total: u64) -> (Best, usize, usize
                     }
                     next_combination(&mut comb, n);
                 }
+                stage.advance(last - first);
                 (best, singular, work)
             },
         )
@@ -276,7 +302,7 @@ fn enumerate_starts(rows: Rows<'_>, h: usize, total: u64) -> (Best, usize, usize
 }
 
 /// The nested subsampling of large `n` (module documentation, step 2).
-fn nested_starts(rows: Rows<'_>, s: &Search) -> (Best, usize, usize) {
+fn nested_starts(rows: Rows<'_>, s: &Search, progress: &Progress) -> (Best, usize, usize) {
     let n = rows.n;
     let groups = GROUPS.min(n / GROUP_ROWS);
     let merged_len = n.min(GROUPS * GROUP_ROWS);
@@ -289,6 +315,7 @@ fn nested_starts(rows: Rows<'_>, s: &Search) -> (Best, usize, usize) {
     let mut starts = 0;
     let mut singular = 0;
     let mut group_best = Vec::with_capacity(groups);
+    let stage = progress.stage(FitStage::Starts, (groups * per_group) as u64);
     for g in 0..groups {
         let lo = g * merged_len / groups;
         let hi = (g + 1) * merged_len / groups;
@@ -300,6 +327,7 @@ fn nested_starts(rows: Rows<'_>, s: &Search) -> (Best, usize, usize) {
             per_group,
             (g * per_group) as u64,
             s.seed,
+            &stage,
         );
         starts += st;
         singular += si;
@@ -391,6 +419,7 @@ mod tests {
                 exhaustive_limit: 0,
             },
             &mut CpuEngine::new(&d),
+            &Progress::default(),
         )
         .unwrap();
         let r: Vec<f64> = d.residuals(&found.b);

@@ -95,6 +95,7 @@ mod lms;
 mod lts;
 pub mod normal;
 mod options;
+mod progress;
 mod reweight;
 mod scale;
 mod subsets;
@@ -102,5 +103,6 @@ mod subsets;
 pub use fit::{Method, RegressionFit};
 pub use options::{
     h_alpha, lms_breakdown, Lms, LmsCoverage, Lts, DEFAULT_EXHAUSTIVE_LIMIT, DEFAULT_SEED,
-    LTS_DEFAULT_NSAMP,
+    LTS_DEFAULT_NSAMP, MAX_LMS_WORK, MAX_NSAMP,
 };
+pub use progress::{FitProgress, FitStage};

@@ -7,6 +7,8 @@ use crate::error::{Error, Result};
 use crate::regression::design::Design;
 use crate::regression::engine::{CpuEngine, Engine};
 use crate::regression::fit::RegressionFit;
+use crate::regression::progress::{FitProgress, Progress};
+use crate::regression::subsets::binomial;
 use crate::regression::{gpu, lms, lts, reweight};
 
 /// The default number of random starting subsets of LTS (robustbase's `nsamp`).
@@ -40,6 +42,44 @@ fn lts_min_h(n: usize, p: usize) -> usize {
     (n + p).div_ceil(2)
 }
 
+/// The most random starts a fit takes ([`Lts::nsamp`], [`Lms::nsamp`]): `10^7`, hours of work
+/// on the CPU for LTS, far beyond the defaults (500 for LTS, at most 3000 for LMS).
+pub const MAX_NSAMP: usize = 10_000_000;
+
+/// The most residuals an LMS search evaluates in its starts, `starts x n`: `10^12`, about an
+/// hour of work on the CPU. More is refused, with the number of starts that fits.
+pub const MAX_LMS_WORK: u64 = 1_000_000_000_000;
+
+/// The number of starts of a search with `nsamp` random starts on `n` rows and `p`
+/// coefficients: every `p`-subset when there are at most `max(nsamp, exhaustive_limit)`, else
+/// `nsamp`. An error when `nsamp` is 0 or the starts are more than [`MAX_NSAMP`].
+fn planned_starts(nsamp: usize, n: usize, p: usize, exhaustive_limit: u64) -> Result<u64> {
+    if nsamp == 0 {
+        return Err(Error::InvalidArgument(
+            "nsamp = 0: at least one starting subset is needed".into(),
+        ));
+    }
+    if nsamp > MAX_NSAMP {
+        return Err(Error::InvalidArgument(format!(
+            "nsamp = {nsamp} is more than the {MAX_NSAMP} random starts a fit takes (hours of \
+             work; the defaults are 500 for LTS and at most 3000 for LMS)"
+        )));
+    }
+    let total = binomial(n, p);
+    let limit = exhaustive_limit.max(nsamp as u64);
+    if total > limit {
+        return Ok(nsamp as u64);
+    }
+    if total > MAX_NSAMP as u64 {
+        return Err(Error::InvalidArgument(format!(
+            "every {p}-subset of the {n} rows would be a start (C({n}, {p}) = {total} is at most \
+             the exhaustive limit {limit}), more than the {MAX_NSAMP} starts a fit takes: lower \
+             the exhaustive limit"
+        )));
+    }
+    Ok(total)
+}
+
 /// How the coverage was given.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Coverage {
@@ -54,6 +94,7 @@ struct Shared {
     seed: u64,
     exhaustive_limit: u64,
     device: Device,
+    progress: Progress,
 }
 
 impl Shared {
@@ -63,6 +104,7 @@ impl Shared {
             seed: DEFAULT_SEED,
             exhaustive_limit: DEFAULT_EXHAUSTIVE_LIMIT,
             device: Device::Cpu,
+            progress: Progress::default(),
         }
     }
 
@@ -161,6 +203,31 @@ macro_rules! shared_setters {
             self.shared.device = device;
             self
         }
+
+        #[doc = concat!(
+            "Reports the fit's progress to `callback` as it runs: each stage (the starts, ",
+            "then the refinement of the best) with the work done out of its total, at most ",
+            "about a thousand times a stage, from the fit's threads. The results do not ",
+            "depend on it.\n\n",
+            "```\n",
+            "use kselect::regression::{", stringify!($ty), ", FitProgress};\n",
+            "use std::sync::atomic::{AtomicU64, Ordering};\n",
+            "use std::sync::Arc;\n",
+            "let reports = Arc::new(AtomicU64::new(0));\n",
+            "let count = Arc::clone(&reports);\n",
+            "let x: Vec<f64> = (0..50).map(|i| (i as f64).sqrt()).collect();\n",
+            "let y: Vec<f64> = x.iter().map(|v| 1.0 + v).collect();\n",
+            "let fit = ", stringify!($ty), "::new()\n",
+            "    .progress(move |_: FitProgress| { count.fetch_add(1, Ordering::Relaxed); })\n",
+            "    .fit(&x, 50, 1, &y)?;\n",
+            "assert!(reports.load(Ordering::Relaxed) >= 2);\n",
+            "# Ok::<(), kselect::Error>(())\n",
+            "```"
+        )]
+        pub fn progress(mut self, callback: impl Fn(FitProgress) + Send + Sync + 'static) -> Self {
+            self.shared.progress = Progress::to(callback);
+            self
+        }
     };
 }
 
@@ -189,7 +256,7 @@ fn array_parts(
 /// | --- | --- | --- |
 /// | [`intercept`](Lts::intercept) | `true` | |
 /// | [`alpha`](Lts::alpha) or [`h`](Lts::h) | `alpha = 0.5`: `h = floor((n + p + 1) / 2)` | `alpha` in `[0.5, 1]`; `h` in `[floor((n + p + 1) / 2), n]` |
-/// | [`nsamp`](Lts::nsamp) | 500 | `>= 1` |
+/// | [`nsamp`](Lts::nsamp) | 500 | 1 to [`MAX_NSAMP`] |
 /// | [`seed`](Lts::seed) | 42 | any |
 /// | [`exhaustive_limit`](Lts::exhaustive_limit) | 5000 | any |
 /// | [`device`](Lts::device) | `Device::Cpu` | the CPU or a CUDA GPU |
@@ -347,13 +414,9 @@ impl Lts {
     /// # Ok::<(), kselect::Error>(())
     /// ```
     pub fn fit(&self, x: &[f64], n: usize, k: usize, y: &[f64]) -> Result<RegressionFit> {
-        if self.nsamp == 0 {
-            return Err(Error::InvalidArgument(
-                "nsamp = 0: at least one starting subset is needed".into(),
-            ));
-        }
         let design = Design::new(x, n, k, y, self.shared.intercept)?;
         let (h, alpha) = self.coverage_for(n, k)?;
+        planned_starts(self.nsamp, n, design.p, self.shared.exhaustive_limit)?;
         let search = lts::Search {
             h,
             nsamp: self.nsamp,
@@ -361,7 +424,7 @@ impl Lts {
             exhaustive_limit: self.shared.exhaustive_limit,
         };
         self.shared.with_engine(&design, |engine| {
-            let found = lts::search(&design, &search, engine)?;
+            let found = lts::search(&design, &search, engine, &self.shared.progress)?;
             reweight::lts(&design, found, h, alpha, engine)
         })
     }
@@ -473,7 +536,7 @@ pub fn lms_breakdown(h: usize, n: usize, p: usize) -> f64 {
 /// | --- | --- | --- |
 /// | [`intercept`](Lms::intercept) | `true` | |
 /// | [`coverage`](Lms::coverage) or [`h`](Lms::h) | [`LmsCoverage::HighestBreakdown`]: `h = floor(n / 2) + floor((p + 1) / 2)` | `h` in `[p + 1, n]` |
-/// | [`nsamp`](Lms::nsamp) | `min(500 p, 3000)` (`lqs`) | `>= 1` |
+/// | [`nsamp`](Lms::nsamp) | `min(500 p, 3000)` (`lqs`) | 1 to [`MAX_NSAMP`], at most [`MAX_LMS_WORK`]` / n` |
 /// | [`seed`](Lms::seed) | 42 | any |
 /// | [`exhaustive_limit`](Lms::exhaustive_limit) | 5000 | any |
 /// | [`device`](Lms::device) | `Device::Cpu` | the CPU or a CUDA GPU |
@@ -605,14 +668,19 @@ impl Lms {
     /// # Ok::<(), kselect::Error>(())
     /// ```
     pub fn fit(&self, x: &[f64], n: usize, k: usize, y: &[f64]) -> Result<RegressionFit> {
-        if self.nsamp == Some(0) {
-            return Err(Error::InvalidArgument(
-                "nsamp = 0: at least one starting subset is needed".into(),
-            ));
-        }
         let design = Design::new(x, n, k, y, self.shared.intercept)?;
         let h = self.coverage_for(n, k)?;
         let nsamp = self.nsamp.unwrap_or((500 * design.p).min(3000));
+        let starts = planned_starts(nsamp, n, design.p, self.shared.exhaustive_limit)?;
+        if starts.saturating_mul(n as u64) > MAX_LMS_WORK {
+            return Err(Error::InvalidArgument(format!(
+                "{starts} starts on n = {n} rows evaluate {} residuals, more than the 10^12 \
+                 (about an hour of work on the CPU) an LMS search takes: at most {} starts fit \
+                 (nsamp)",
+                starts as u128 * n as u128,
+                MAX_LMS_WORK / n as u64
+            )));
+        }
         let search = lms::Search {
             h,
             nsamp,
@@ -620,7 +688,7 @@ impl Lms {
             exhaustive_limit: self.shared.exhaustive_limit,
         };
         self.shared.with_engine(&design, |engine| {
-            let found = lms::search(&design, &search, engine)?;
+            let found = lms::search(&design, &search, engine, &self.shared.progress)?;
             reweight::lms(&design, found, h, engine)
         })
     }

@@ -1,4 +1,8 @@
-//! Progress of long reads, drawn on standard error.
+//! Progress of long reads and long fits, drawn on standard error.
+//!
+//! [`FitBar`] shows the stages of an LTS or LMS fit (the starts, then the refinement), with the
+//! work done out of each stage's total, from the fit's progress reports; like the bar of a
+//! read, it appears only once the fit has run for a second, and is cleared when it ends.
 //!
 //! [`reading`] wraps the bytes of an input in a reader that counts them into an indicatif
 //! progress bar. The bar stays hidden for a second: most inputs are read before then, and
@@ -14,9 +18,12 @@
 //! results are the same with and without it.
 
 use std::io::Read;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressBarIter, ProgressDrawTarget, ProgressFinish, ProgressStyle};
+use kselect::regression::FitProgress;
 
 /// Inputs known to be shorter than this are read without progress: a fraction of a second.
 const LARGE: u64 = 64 << 20;
@@ -77,6 +84,60 @@ impl<R: Read> Read for ReadProgress<R> {
     }
 }
 
+/// The progress bar of a fit (see the [module documentation](self)): hidden until the fit has
+/// run for a second, then on standard error (if it is a terminal); cleared when dropped.
+pub struct FitBar {
+    bar: ProgressBar,
+    show_at: Instant,
+    shown: Arc<AtomicBool>,
+}
+
+impl FitBar {
+    /// The bar of a fit named `what` (e.g. `"LTS fit"`), starting now.
+    pub fn new(what: &str) -> FitBar {
+        FitBar {
+            bar: ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden())
+                .with_prefix(what.to_string()),
+            show_at: Instant::now() + SHOW_AFTER,
+            shown: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// The callback that moves the bar, for `Lts::progress` or `Lms::progress`.
+    pub fn callback(&self) -> impl Fn(FitProgress) + Send + Sync + 'static {
+        let (bar, show_at, shown) = (self.bar.clone(), self.show_at, Arc::clone(&self.shown));
+        move |report: FitProgress| {
+            if !shown.load(Ordering::Relaxed)
+                && Instant::now() >= show_at
+                && !shown.swap(true, Ordering::Relaxed)
+            {
+                bar.set_draw_target(ProgressDrawTarget::stderr());
+                bar.set_style(
+                    ProgressStyle::with_template(FIT_TEMPLATE)
+                        .map(|style| style.progress_chars("=> "))
+                        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                );
+                bar.enable_steady_tick(TICK);
+            }
+            if bar.message() != report.stage.name() {
+                bar.set_message(report.stage.name());
+                bar.reset_eta();
+            }
+            bar.set_length(report.total);
+            bar.set_position(report.done);
+        }
+    }
+}
+
+impl Drop for FitBar {
+    fn drop(&mut self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+/// A fit's bar: the stage, the units done out of the total, and the time left.
+const FIT_TEMPLATE: &str = "{prefix}: {msg} [{bar:30}] {pos}/{len} ({eta} left)";
+
 /// The look of the bar: see [`template`].
 fn style(known_length: bool) -> ProgressStyle {
     ProgressStyle::with_template(template(known_length))
@@ -135,5 +196,24 @@ mod tests {
         for known_length in [true, false] {
             assert!(ProgressStyle::with_template(template(known_length)).is_ok());
         }
+        assert!(ProgressStyle::with_template(FIT_TEMPLATE).is_ok());
+    }
+
+    #[test]
+    fn a_fit_bar_follows_the_reports() {
+        let bar = FitBar::new("LMS fit");
+        let callback = bar.callback();
+        callback(FitProgress {
+            stage: kselect::regression::FitStage::Starts,
+            done: 30,
+            total: 3000,
+        });
+        assert_eq!(bar.bar.position(), 30);
+        assert_eq!(bar.bar.length(), Some(3000));
+        assert_eq!(bar.bar.message(), "starts");
+        assert!(
+            !bar.shown.load(Ordering::Relaxed),
+            "hidden during the first second"
+        );
     }
 }

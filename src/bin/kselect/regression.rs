@@ -7,6 +7,7 @@ use kselect::regression::{h_alpha, Lms, LmsCoverage, Lts, Method, RegressionFit,
 use kselect::{Device, Error, Result};
 
 use crate::cli::{Backend, HArg, RegressionArgs};
+use crate::progress::FitBar;
 use crate::table::Table;
 
 /// The name of the intercept among the terms.
@@ -243,10 +244,18 @@ impl Request {
     pub fn fit(&self, data: &Data, model: &Model) -> Result<Outcome> {
         let start = Instant::now();
         let fit = match self.method {
-            Method::Lts => self.lts()?.fit(&data.x, data.n, data.k, &data.y),
-            Method::Lms => self
-                .lms(data.n, data.k)
-                .fit(&data.x, data.n, data.k, &data.y),
+            Method::Lts => {
+                let bar = FitBar::new("LTS fit");
+                self.lts()?
+                    .progress(bar.callback())
+                    .fit(&data.x, data.n, data.k, &data.y)
+            }
+            Method::Lms => {
+                let bar = FitBar::new("LMS fit");
+                self.lms(data.n, data.k)
+                    .progress(bar.callback())
+                    .fit(&data.x, data.n, data.k, &data.y)
+            }
         };
         let seconds = start.elapsed().as_secs_f64();
         let message = match fit {
