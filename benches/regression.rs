@@ -1,16 +1,17 @@
-//! Robust regression benchmark: LTS (`kselect::regression::Lts`, FAST-LTS) on simulated data
-//! with 20 % outliers, for R's robustbase `ltsReg` (`benches/peer_ltsreg.R`) to fit the same
-//! data.
+//! Robust regression benchmark: LTS (`kselect::regression::Lts`, FAST-LTS) or LMS
+//! (`kselect::regression::Lms`, `--method lms`) on simulated data with 20 % outliers, for R's
+//! robustbase `ltsReg` (`benches/peer_ltsreg.R`) to fit the same data.
 //!
 //! ```text
 //! cargo bench --bench regression -- --sizes 1e4,1e5,1e6 --reps 3 --write-data /tmp/lts --json cpu.json
 //! Rscript benches/peer_ltsreg.R /tmp/lts > r.json
 //! ```
 //!
-//! Options: `--sizes` (the numbers of rows, comma separated, `1e6` or `1000000`; default
-//! `1e4,1e5,1e6,1e7`), `--device cpu|cuda` (default cpu; without a GPU, `cuda` prints a note and
+//! Options: `--method lts|lms` (default lts), `--sizes` (the numbers of rows, comma separated,
+//! `1e6` or `1000000`; default `1e4,1e5,1e6,1e7`), `--device cpu|cuda` (default cpu; without a GPU, `cuda` prints a note and
 //! exits 0, unless `KSELECT_REQUIRE_GPU=1`), `--reps` (timed fits a size; the median is
-//! reported; default 3), `--nsamp` (random starts, default 500 as `ltsReg`), `--seed` (of the
+//! reported; default 3), `--nsamp` (random starts, default 500 as `ltsReg`; LMS: default
+//! `min(500 p, 3000)` as MASS `lqs`), `--seed` (of the
 //! data, default 1), `--fit-seed` (of the fit's random starts, default 42), `--json PATH`,
 //! `--write-data DIR` (the data sets, for the R peer).
 //!
@@ -27,7 +28,9 @@
 //! time is one whole fit (standardization, the nested-subsample search, the reweighting), wall
 //! clock, from host slices. Reported: the median time, the objective (the sum of the `h`
 //! smallest squared residuals of the raw fit), `h`, the largest error of the reweighted
-//! coefficients against `b`, and how many of the planted outliers the fit flags.
+//! coefficients against `b`, and how many of the planted outliers the fit flags. With
+//! `--method lms`: `Lms::new().seed(fit_seed).device(device)` (its default coverage
+//! `floor(n / 2) + floor((p + 1) / 2)`), the objective its `h`-th smallest absolute residual.
 //!
 //! **`--write-data DIR`** writes each data set as `DIR/regression-n{n}.f64`: the columns
 //! `x_1 .. x_10, y` one after the other (column-major), as little-endian `f64` — what R's
@@ -36,7 +39,7 @@
 use std::io::Write;
 use std::time::Instant;
 
-use kselect::regression::Lts;
+use kselect::regression::{Lms, Lts, Method, LTS_DEFAULT_NSAMP};
 use kselect::Device;
 use rayon::prelude::*;
 
@@ -58,10 +61,11 @@ const BLOCK: usize = 1 << 14;
 
 /// Command-line options.
 struct Options {
+    method: Method,
     sizes: Vec<usize>,
     device: String,
     reps: usize,
-    nsamp: usize,
+    nsamp: Option<usize>,
     seed: u64,
     fit_seed: u64,
     json: Option<String>,
@@ -71,10 +75,11 @@ struct Options {
 /// The options of the command line, with the defaults for those it does not give.
 fn parse_options() -> Options {
     let mut opts = Options {
+        method: Method::Lts,
         sizes: vec![10_000, 100_000, 1_000_000, 10_000_000],
         device: "cpu".into(),
         reps: 3,
-        nsamp: 500,
+        nsamp: None,
         seed: 1,
         fit_seed: 42,
         json: None,
@@ -92,7 +97,13 @@ fn parse_options() -> Options {
             }
             "--device" => opts.device = value,
             "--reps" => opts.reps = value.parse().unwrap_or(opts.reps).max(1),
-            "--nsamp" => opts.nsamp = value.parse().unwrap_or(opts.nsamp).max(1),
+            "--nsamp" => opts.nsamp = value.parse().ok().map(|n: usize| n.max(1)),
+            "--method" => {
+                opts.method = match value.as_str() {
+                    "lms" => Method::Lms,
+                    _ => Method::Lts,
+                }
+            }
             "--seed" => opts.seed = value.parse().unwrap_or(opts.seed),
             "--fit-seed" => opts.fit_seed = value.parse().unwrap_or(opts.fit_seed),
             "--json" => opts.json = Some(value),
@@ -225,14 +236,22 @@ fn run_size(opts: &Options, device: &Device, n: usize) -> Result<Row, String> {
         println!("wrote {dir}/{name}");
     }
     let lts = Lts::new()
-        .nsamp(opts.nsamp)
+        .nsamp(opts.nsamp.unwrap_or(LTS_DEFAULT_NSAMP))
         .seed(opts.fit_seed)
         .device(device.clone());
+    let mut lms = Lms::new().seed(opts.fit_seed).device(device.clone());
+    if let Some(nsamp) = opts.nsamp {
+        lms = lms.nsamp(nsamp);
+    }
     let mut times = Vec::with_capacity(opts.reps);
     let mut last = None;
     for _ in 0..opts.reps {
         let start = Instant::now();
-        let fit = lts.fit(&x, n, P, &y).map_err(|e| e.to_string())?;
+        let fit = match opts.method {
+            Method::Lms => lms.fit(&x, n, P, &y),
+            _ => lts.fit(&x, n, P, &y),
+        }
+        .map_err(|e| e.to_string())?;
         times.push(start.elapsed().as_secs_f64());
         last = Some(fit);
     }
@@ -346,10 +365,16 @@ fn main() {
         let fields = serde_json::json!({
             "device": device_name,
             "backend": device.backend_name(),
-            "estimator": format!("kselect::regression::Lts::new().nsamp({}).seed({}) (alpha 0.5, intercept)", opts.nsamp, opts.fit_seed),
+            "estimator": match opts.method {
+                Method::Lms => format!("kselect::regression::Lms::new(){}.seed({}) (default coverage, intercept)", opts.nsamp.map(|k| format!(".nsamp({k})")).unwrap_or_default(), opts.fit_seed),
+                _ => format!("kselect::regression::Lts::new().nsamp({}).seed({}) (alpha 0.5, intercept)", opts.nsamp.unwrap_or(LTS_DEFAULT_NSAMP), opts.fit_seed),
+            },
             "data": format!("x ~ N(0,1) n x {P}, y = 1 + sum_j (-1)^j j/2 x_j + N(0,1); rows i % 10 == 0 vertical outliers (y + 50 + 5 N(0,1)), i % 10 == 5 bad leverage points (x = 10 + 0.5 N(0,1), y = -20 + N(0,1)); data seed {}", opts.seed),
             "timing": format!("wall clock of one whole fit from host slices, median of {} runs, no warm-up", opts.reps),
-            "objective": "sum of the h smallest squared residuals of the raw fit",
+            "objective": match opts.method {
+                Method::Lms => "h-th smallest absolute residual of the raw fit",
+                _ => "sum of the h smallest squared residuals of the raw fit",
+            },
             "coefficient_error": "max_j |reweighted coefficient_j - true b_j|",
         });
         (fields, results)

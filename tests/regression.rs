@@ -430,3 +430,20 @@ fn progress_reports_every_stage_and_leaves_the_fit_unchanged() {
         .iter()
         .any(|r| r.stage == FitStage::Refinement));
 }
+
+#[test]
+fn lms_on_large_data_recovers_the_truth() {
+    // Above 8192 rows the starts are scored on a subsample, the best refined on all rows.
+    let beta = [1.0, 2.0, -1.0, 0.5];
+    let (n, k) = (30_000, 3);
+    let (x, y) = contaminated(n, &beta, 0.4, 3);
+    let fit = Lms::new().seed(9).fit(&x, n, k, &y).unwrap();
+    for (b, t) in fit.coefficients.iter().zip(&beta) {
+        assert!((b - t).abs() < 0.1, "LMS {:?}", fit.coefficients);
+    }
+    assert_eq!(fit, Lms::new().seed(9).fit(&x, n, k, &y).unwrap(), "the same bits");
+    // The objective is the h-th smallest absolute residual of the raw fit.
+    let mut abs: Vec<f64> = fit.raw_residuals.iter().map(|v| v.abs()).collect();
+    abs.sort_by(f64::total_cmp);
+    assert_eq!(abs[fit.h - 1], fit.objective);
+}

@@ -220,3 +220,28 @@ fn wide_models_fit_on_the_cpu() {
     let [gpu, cpu] = lts_both(lts, &device, &x, n, k, &y);
     assert_eq!(gpu, cpu);
 }
+
+#[test]
+fn lms_on_the_gpu_fits_large_data_as_the_cpu_does() {
+    let Some(device) = common::cuda_device() else {
+        return;
+    };
+    // Above 8192 rows the starts are scored on a subsample and the best refined on all rows,
+    // their scores on the GPU.
+    let beta = [1.0, 2.0, -1.0, 0.5, 3.0, -2.0];
+    let (n, k) = (100_000, 5);
+    let (x, y) = contaminated(n, &beta, 0.3, 7);
+    let gpu = Lms::new().device(device).fit(&x, n, k, &y).unwrap();
+    let cpu = Lms::new().fit(&x, n, k, &y).unwrap();
+    for (b, t) in gpu.coefficients.iter().zip(&beta) {
+        assert!((b - t).abs() < 0.1, "LMS {:?}", gpu.coefficients);
+    }
+    // The same search: rounding alone tells the scores apart (a descent may stop a step
+    // sooner or later).
+    assert!(
+        (gpu.objective - cpu.objective).abs() <= 1e-2 * cpu.objective,
+        "GPU {} and CPU {}",
+        gpu.objective,
+        cpu.objective
+    );
+}

@@ -18,15 +18,80 @@
 //! largest residuals of a given fit, plus the next largest, with the signs of the null vector
 //! of their rows.
 
-use crate::regression::design::{dot, Rows};
+use rayon::prelude::*;
+
+use crate::regression::design::{dot, Rows, CHUNK};
 use crate::regression::linalg::{invert_square, solve_square};
 
 /// Relative size below which a component of the Gram–Schmidt remainder counts as zero.
 const INDEPENDENCE_TOL: f64 = 1e-8;
 
+/// Up to this many rows the simplex prices every row at each step; above, the rows enter a
+/// working set as their constraints are violated ([`minimax`]).
+const DIRECT_MAX_ROWS: usize = 4096;
+
+/// Rows of the first working set, and at most this many violated rows added a round.
+const WORKING_ROWS: usize = 1024;
+
+/// The most rounds of constraint generation (each adds violated rows; far fewer are needed).
+const MAX_ROUNDS: usize = 100;
+
 /// The minimax fit on the rows `idx` of `rows`, started from the largest residuals of `hint`.
 /// `None` when the rows do not contain `p` independent ones (or fewer than `p + 1` rows).
+///
+/// Above [`DIRECT_MAX_ROWS`] rows, by constraint generation: the minimax fit of a working set
+/// (first the rows of the largest residuals of `hint`), then one pass over all rows for those
+/// whose residual exceeds the working set's maximum; the largest of them join the set, until
+/// none does. The fit of the last set is then the minimax fit of all rows (its maximum is
+/// reached by no row outside), at the cost of a pass over the rows a round.
 pub(crate) fn minimax(rows: Rows<'_>, idx: &[usize], hint: &[f64]) -> Option<Vec<f64>> {
+    if idx.len() <= DIRECT_MAX_ROWS {
+        return minimax_direct(rows, idx, hint);
+    }
+    let resid = |b: &[f64], i: usize| rows.y[i] - dot(rows.row(i), b);
+    let y_scale = idx.iter().map(|&i| rows.y[i].abs()).fold(0.0, f64::max);
+    let tol = 1e-13 * y_scale.max(f64::MIN_POSITIVE);
+    let mut set = largest_residuals(idx, WORKING_ROWS, |i| resid(hint, i).abs());
+    let mut b = minimax_direct(rows, &set, hint)?;
+    for _ in 0..MAX_ROUNDS {
+        let t = set.iter().fold(0.0f64, |m, &i| m.max(resid(&b, i).abs()));
+        let violated: Vec<usize> = idx
+            .par_chunks(CHUNK)
+            .flat_map_iter(|chunk| {
+                chunk
+                    .iter()
+                    .copied()
+                    .filter(|&i| resid(&b, i).abs() > t + tol)
+                    .collect::<Vec<usize>>()
+            })
+            .collect();
+        if violated.is_empty() {
+            return Some(b);
+        }
+        let entering = largest_residuals(&violated, WORKING_ROWS, |i| resid(&b, i).abs());
+        set.extend(entering);
+        set.sort_unstable();
+        set.dedup();
+        b = minimax_direct(rows, &set, &b)?;
+    }
+    Some(b)
+}
+
+/// The `k` rows of `idx` with the largest `size`, in increasing order (ties by position).
+fn largest_residuals(idx: &[usize], k: usize, size: impl Fn(usize) -> f64) -> Vec<usize> {
+    let mut by_size: Vec<(f64, usize)> = idx.iter().map(|&i| (size(i), i)).collect();
+    if by_size.len() > k {
+        by_size.select_nth_unstable_by(k, |a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        by_size.truncate(k);
+    }
+    let mut rows: Vec<usize> = by_size.into_iter().map(|(_, i)| i).collect();
+    rows.sort_unstable();
+    rows
+}
+
+/// The minimax fit on the rows `idx`, by the simplex method pricing every row (module
+/// documentation).
+fn minimax_direct(rows: Rows<'_>, idx: &[usize], hint: &[f64]) -> Option<Vec<f64>> {
     let p = rows.p;
     let q = p + 1;
     let m = idx.len();
@@ -323,5 +388,41 @@ mod tests {
                 assert!(m2 >= max - 1e-12);
             }
         }
+    }
+
+    #[test]
+    fn constraint_generation_reaches_the_minimax_of_every_row() {
+        // 6000 rows, more than DIRECT_MAX_ROWS: the working sets give the fit the simplex
+        // gives on all rows at once.
+        let mut s = 11u64;
+        let mut next = || {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((s >> 11) as f64 / (1u64 << 53) as f64) - 0.5
+        };
+        let n = 6000;
+        let (mut x, mut y) = (Vec::new(), Vec::new());
+        for _ in 0..n {
+            let (a, b) = (next(), next());
+            x.extend_from_slice(&[1.0, a, b]);
+            y.push(0.5 + a - 2.0 * b + next());
+        }
+        let rows = Rows {
+            x: &x,
+            y: &y,
+            n,
+            p: 3,
+        };
+        let idx: Vec<usize> = (0..n).collect();
+        let largest = |b: &[f64]| {
+            (0..n)
+                .map(|i| (y[i] - dot(rows.row(i), b)).abs())
+                .fold(0.0, f64::max)
+        };
+        let generated = minimax(rows, &idx, &[0.0; 3]).unwrap();
+        let direct = minimax_direct(rows, &idx, &[0.0; 3]).unwrap();
+        let (g, d) = (largest(&generated), largest(&direct));
+        assert!((g - d).abs() <= 1e-12 * d, "{g} vs {d}");
     }
 }

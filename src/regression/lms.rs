@@ -20,10 +20,17 @@
 //!    improved once. This escapes local optima of step 3 (on hbk it reaches the optimum of the
 //!    exhaustive search from 2000 random starts).
 //!
+//! **Large data** (more than 8192 rows, random starts): steps 1 and 2 score the starts on a
+//! random subsample of 8192 rows, at the same fraction `h / n` of its rows; the 20 best are
+//! scored on all rows, and the 2 best of those refined by step 3 on all rows (no drop moves),
+//! the minimax fits of their `h` rows by constraint generation (see
+//! [`chebyshev`](super::chebyshev)). The fit's objective is always that of all rows.
+//!
 //! The objective is found by selection (never a sort); the intercept adjustment sorts the
 //! residuals (the exact algorithm for that one-dimensional problem). Steps 1 and 2 score the
 //! starts on the fit's [`Engine`]: the CPU, or a GPU that scores thousands at once (a batched
-//! sort and a batched selection of their residuals); steps 3 and 4 run on the CPU.
+//! sort and a batched selection of their residuals); steps 3 and 4 run on the CPU, except, on
+//! large data, the scores of step 3's fits on all rows, by the engine.
 
 use std::collections::HashMap;
 
@@ -32,7 +39,7 @@ use rayon::prelude::*;
 use crate::error::{Error, Result};
 use crate::regression::chebyshev::minimax;
 use crate::regression::csteps::{hth_smallest, Best, Candidate};
-use crate::regression::design::{dot, Design, Rows};
+use crate::regression::design::{dot, Design, Rows, Sample, PARALLEL_ROWS};
 use crate::regression::engine::Engine;
 use crate::regression::fit::Found;
 use crate::regression::linalg::solve_square;
@@ -56,6 +63,13 @@ const BLOCK: u64 = 64;
 const SCORE_BATCH: u64 = 1 << 14;
 /// The random stream of the starts.
 const STAGE_STARTS: u64 = 11;
+/// The random stream of the subsample of large data.
+const STAGE_SUBSAMPLE: u64 = 12;
+/// Above this many rows, random starts are scored on a random subsample of this many rows;
+/// the best are then scored on all rows.
+const SUBSAMPLE_ROWS: usize = 8192;
+/// Above [`SUBSAMPLE_ROWS`] rows, the candidates descended on all rows.
+const LARGE_REFINED: usize = 2;
 
 /// The settings LMS runs with.
 #[derive(Clone, Copy, Debug)]
@@ -87,19 +101,34 @@ impl Work {
 
 /// The LMS objective of `b`: the `h`-th smallest absolute residual.
 fn objective(rows: Rows<'_>, b: &[f64], h: usize, work: &mut Work) -> Option<f64> {
-    work.abs.clear();
-    work.abs
-        .extend((0..rows.n).map(|i| (rows.y[i] - dot(rows.row(i), b)).abs()));
-    hth_smallest(&work.selector, &work.abs, h)
+    residuals_into(rows, b, &mut work.abs, f64::abs);
+    if rows.n >= PARALLEL_ROWS {
+        hth_smallest(&Selector::new(), &work.abs, h)
+    } else {
+        hth_smallest(&work.selector, &work.abs, h)
+    }
+}
+
+/// `out` becomes `op` of the residuals of `b`, on several threads for many rows.
+fn residuals_into(rows: Rows<'_>, b: &[f64], out: &mut Vec<f64>, op: fn(f64) -> f64) {
+    let residual = |i: usize| op(rows.y[i] - dot(rows.row(i), b));
+    out.clear();
+    if rows.n >= PARALLEL_ROWS {
+        out.par_extend((0..rows.n).into_par_iter().map(residual));
+    } else {
+        out.extend((0..rows.n).map(residual));
+    }
 }
 
 /// Moves the intercept of `b` (column 0) to the midpoint of the shortest window of `h` sorted
 /// residuals.
 fn adjust_intercept(rows: Rows<'_>, b: &mut [f64], h: usize, work: &mut Work) {
-    work.sorted.clear();
-    work.sorted
-        .extend((0..rows.n).map(|i| rows.y[i] - dot(rows.row(i), b)));
-    work.sorted.sort_unstable_by(f64::total_cmp);
+    residuals_into(rows, b, &mut work.sorted, |r| r);
+    if rows.n >= PARALLEL_ROWS {
+        work.sorted.par_sort_unstable_by(f64::total_cmp);
+    } else {
+        work.sorted.sort_unstable_by(f64::total_cmp);
+    }
     let s = &work.sorted;
     let mut best = 0;
     let mut width = f64::INFINITY;
@@ -311,16 +340,65 @@ fn elementals(
 
 /// Each exact fit of `fits` scored on the CPU ([`Engine::score_lms`]).
 pub(crate) fn score_all(design: &Design, h: usize, fits: Vec<Vec<f64>>) -> Vec<Option<Candidate>> {
-    let rows = design.rows();
+    score_rows(design.rows(), h, design.intercept, fits)
+}
+
+/// Each exact fit of `fits` scored on `rows` at coverage `h`, in parallel.
+fn score_rows(
+    rows: Rows<'_>,
+    h: usize,
+    intercept: bool,
+    fits: Vec<Vec<f64>>,
+) -> Vec<Option<Candidate>> {
     fits.into_par_iter()
         .map_init(
             || Work::new(rows.p),
-            |work, b| score(rows, b, h, design.intercept, work),
+            |work, b| score(rows, b, h, intercept, work),
         )
         .collect()
 }
 
-/// Runs the LMS search on `design`, the starts scored by `engine`.
+/// Where the starts of a search are scored: all rows on the engine, or a subsample of large
+/// data on the CPU.
+enum Scoring {
+    AllRows,
+    Subsample { sample: Sample, h: usize },
+}
+
+impl Scoring {
+    /// A subsample of [`SUBSAMPLE_ROWS`] rows when there are more (random starts only), its
+    /// coverage the same fraction of its rows.
+    fn of(rows: Rows<'_>, s: &Search, exhaustive: bool) -> Scoring {
+        if exhaustive || rows.n <= SUBSAMPLE_ROWS {
+            return Scoring::AllRows;
+        }
+        let mut pick = Rng::stream(s.seed, STAGE_SUBSAMPLE, 0).permutation_prefix(rows.n, SUBSAMPLE_ROWS);
+        pick.sort_unstable();
+        let sample = Sample::gather(rows, &pick);
+        let h = (s.h as u128 * SUBSAMPLE_ROWS as u128 / rows.n as u128) as usize;
+        Scoring::Subsample {
+            sample,
+            h: h.clamp(rows.p + 1, SUBSAMPLE_ROWS),
+        }
+    }
+
+    /// The scores of `fits`.
+    fn score(
+        &self,
+        engine: &mut dyn Engine,
+        h: usize,
+        intercept: bool,
+        fits: Vec<Vec<f64>>,
+    ) -> Result<Vec<Option<Candidate>>> {
+        match self {
+            Scoring::AllRows => engine.score_lms(h, fits),
+            Scoring::Subsample { sample, h } => Ok(score_rows(sample.rows(), *h, intercept, fits)),
+        }
+    }
+}
+
+/// Runs the LMS search on `design`, the starts scored by `engine` (or on a subsample of large
+/// data), the best refined on the CPU, their scores on all rows of large data by `engine`.
 pub(crate) fn search(
     design: &Design,
     s: &Search,
@@ -333,6 +411,7 @@ pub(crate) fn search(
     let exhaustive = total <= s.exhaustive_limit.max(s.nsamp as u64);
     let starts = if exhaustive { total } else { s.nsamp as u64 };
     let intercept = design.intercept;
+    let scoring = Scoring::of(rows, s, exhaustive);
     let mut best = Best::new(KEEP);
     let mut singular = 0;
     let mut first = 0;
@@ -352,7 +431,7 @@ pub(crate) fn search(
                 None => singular += 1,
             }
         }
-        for (start, c) in ids.into_iter().zip(engine.score_lms(h, fits)?) {
+        for (start, c) in ids.into_iter().zip(scoring.score(engine, h, intercept, fits)?) {
             if let Some(c) = c {
                 best.offer(c, start);
             }
@@ -366,13 +445,33 @@ pub(crate) fn search(
              degenerate (e.g. mostly repeated rows)"
         )));
     }
-    let candidates = best.into_candidates();
-    // Each candidate descends, and each distinct one is improved by drop moves.
+    let best = match scoring {
+        Scoring::AllRows => refine_all(rows, h, intercept, best.into_candidates(), progress),
+        Scoring::Subsample { .. } => refine_large(rows, h, engine, best, progress)?,
+    }
+    .ok_or_else(|| Error::InvalidArgument("no LMS candidate".into()))?;
+    Ok(Found {
+        b: best.b,
+        starts: starts as usize,
+        singular,
+        exhaustive,
+    })
+}
+
+/// The best of `candidates` after each descends and each distinct one is improved by drop
+/// moves, in parallel on the CPU.
+fn refine_all(
+    rows: Rows<'_>,
+    h: usize,
+    intercept: bool,
+    candidates: Vec<Candidate>,
+    progress: &Progress,
+) -> Option<Candidate> {
     let stage = progress.stage(FitStage::Refinement, 2 * candidates.len() as u64);
     let descended: Vec<Candidate> = candidates
         .into_par_iter()
         .map_init(
-            || Work::new(p),
+            || Work::new(rows.p),
             |work, c| {
                 let c = descend(rows, h, intercept, c, work);
                 stage.advance(1);
@@ -392,25 +491,72 @@ pub(crate) fn search(
         }
     }
     stage.advance((descended_len - distinct.len()) as u64);
-    let refined: Vec<Candidate> = distinct
+    distinct
         .into_par_iter()
         .map_init(
-            || Work::new(p),
+            || Work::new(rows.p),
             |work, c| {
                 let c = improve_by_drops(rows, h, intercept, c, work);
                 stage.advance(1);
                 c
             },
         )
-        .collect();
-    let best = refined
+        .collect::<Vec<Candidate>>()
         .into_iter()
         .reduce(|a, b| if b.objective < a.objective { b } else { a })
-        .ok_or_else(|| Error::InvalidArgument("no LMS candidate".into()))?;
-    Ok(Found {
-        b: best.b,
-        starts: starts as usize,
-        singular,
-        exhaustive,
-    })
+}
+
+/// Large data: the starts kept from the subsample scored on all rows by `engine`, and the
+/// [`LARGE_REFINED`] best of them descended, their minimax fits on the CPU, their scores by
+/// `engine`.
+fn refine_large(
+    rows: Rows<'_>,
+    h: usize,
+    engine: &mut dyn Engine,
+    kept: Best,
+    progress: &Progress,
+) -> Result<Option<Candidate>> {
+    let fits: Vec<Vec<f64>> = kept.into_candidates().into_iter().map(|c| c.b).collect();
+    let stage = progress.stage(FitStage::Refinement, (fits.len() + LARGE_REFINED) as u64);
+    let mut best = Best::new(LARGE_REFINED);
+    for (i, c) in engine.score_lms(h, fits)?.into_iter().enumerate() {
+        if let Some(c) = c {
+            best.offer(c, i as u64);
+        }
+        stage.advance(1);
+    }
+    let mut work = Work::new(rows.p);
+    let mut found: Option<Candidate> = None;
+    for c in best.into_candidates() {
+        let c = descend_scored_by(engine, rows, h, c, &mut work)?;
+        if found.as_ref().is_none_or(|f| c.objective < f.objective) {
+            found = Some(c);
+        }
+        stage.advance(1);
+    }
+    Ok(found)
+}
+
+/// [`descend`] with each minimax fit scored by `engine` (on all rows of large data).
+fn descend_scored_by(
+    engine: &mut dyn Engine,
+    rows: Rows<'_>,
+    h: usize,
+    mut c: Candidate,
+    work: &mut Work,
+) -> Result<Candidate> {
+    let mut idx = Vec::with_capacity(h);
+    for _ in 0..MAX_STEPS {
+        if h_rows(rows, &c.b, h, work, &mut idx).is_none() {
+            break;
+        }
+        let Some(b) = minimax(rows, &idx, &c.b) else {
+            break;
+        };
+        match engine.score_lms(h, vec![b])?.pop().flatten() {
+            Some(next) if next.objective < c.objective => c = next,
+            _ => break,
+        }
+    }
+    Ok(c)
 }

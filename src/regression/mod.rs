@@ -54,7 +54,10 @@
 //! Elemental fits of random (or all) `p`-subsets with MASS `lqs`'s intercept adjustment, then
 //! the 20 best refined by minimax fits of their `h` best rows (an LMS analogue of the C-step)
 //! and, up to 1000 rows, by dropping in turn the rows that hold the minimax fit. The objective
-//! can therefore be below `lqs`'s, which only visits elemental fits. Details: [`Lms`].
+//! can therefore be below `lqs`'s, which only visits elemental fits. Above 8192 rows the random
+//! starts are scored on a subsample of 8192 rows, and the best of them on all rows. The
+//! coverage `h` can be any number of rows from `p + 1` to `n` ([`LmsCoverage`], with MASS
+//! `lqs`'s rules). Details: [`Lms`].
 //!
 //! # Devices
 //!
@@ -76,7 +79,9 @@
 //! - **Least squares of the reweighting.** The same sums over a row mask, refined twice.
 //! - **LMS starts.** The residuals of many elemental fits at once (the same product), each
 //!   row of them sorted on the device to adjust the intercept (the shortest window of `h`
-//!   sorted residuals), and the `h`-th smallest absolute residual by batched selection.
+//!   sorted residuals), and the `h`-th smallest absolute residual by batched selection. On
+//!   large data (scored on a subsample on the CPU), the best starts and each step of their
+//!   refinement are scored on all rows this way.
 //!
 //! On one device a seed gives the same bits on every run; the GPU's results differ from the
 //! CPU's by rounding (sums in another order), so that a race of candidates with nearly equal
