@@ -28,7 +28,9 @@
 //! time is one whole fit (standardization, the nested-subsample search, the reweighting), wall
 //! clock, from host slices. Reported: the median time, the objective (the sum of the `h`
 //! smallest squared residuals of the raw fit), `h`, the largest error of the reweighted
-//! coefficients against `b`, and how many of the planted outliers the fit flags. With
+//! coefficients against `b`, how many of the planted outliers the fit flags, and the median
+//! time of each stage (the starts, the refinement, the rest: reweighting), from the fit's
+//! progress reports. With
 //! `--method lms`: `Lms::new().seed(fit_seed).device(device)` (its default coverage
 //! `floor(n / 2) + floor((p + 1) / 2)`), the objective its `h`-th smallest absolute residual.
 //!
@@ -37,9 +39,10 @@
 //! `readBin` reads into a matrix unchanged — and `DIR/manifest.csv` (`n,p,file`) listing them.
 
 use std::io::Write;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use kselect::regression::{Lms, Lts, Method, LTS_DEFAULT_NSAMP};
+use kselect::regression::{FitProgress, FitStage, Lms, Lts, Method, LTS_DEFAULT_NSAMP};
 use kselect::Device;
 use rayon::prelude::*;
 
@@ -219,6 +222,9 @@ struct Row {
     n: usize,
     h: usize,
     times: Vec<f64>,
+    /// Per run: seconds to the end of the starts, of the refinement, and of the rest (the
+    /// reweighting), from the fit's progress reports.
+    stages: Vec<[f64; 3]>,
     objective: f64,
     raw_scale: f64,
     scale: f64,
@@ -244,14 +250,25 @@ fn run_size(opts: &Options, device: &Device, n: usize) -> Result<Row, String> {
         lms = lms.nsamp(nsamp);
     }
     let mut times = Vec::with_capacity(opts.reps);
+    let mut stages = Vec::with_capacity(opts.reps);
     let mut last = None;
     for _ in 0..opts.reps {
         let start = Instant::now();
+        // When each stage last reported, from the start of the fit.
+        let ends: Arc<Mutex<[f64; 2]>> = Arc::default();
+        let record = Arc::clone(&ends);
+        let stage_end = move |r: FitProgress| {
+            let slot = usize::from(r.stage != FitStage::Starts);
+            record.lock().expect("stage times")[slot] = start.elapsed().as_secs_f64();
+        };
         let fit = match opts.method {
-            Method::Lms => lms.fit(&x, n, P, &y),
-            _ => lts.fit(&x, n, P, &y),
+            Method::Lms => lms.clone().progress(stage_end).fit(&x, n, P, &y),
+            _ => lts.clone().progress(stage_end).fit(&x, n, P, &y),
         }
         .map_err(|e| e.to_string())?;
+        let total = start.elapsed().as_secs_f64();
+        let [starts_end, refined_end] = *ends.lock().expect("stage times");
+        stages.push([starts_end, refined_end - starts_end, total - refined_end]);
         times.push(start.elapsed().as_secs_f64());
         last = Some(fit);
     }
@@ -267,6 +284,7 @@ fn run_size(opts: &Options, device: &Device, n: usize) -> Result<Row, String> {
         n,
         h: fit.h,
         times,
+        stages,
         objective: fit.objective,
         raw_scale: fit.raw_scale,
         scale: fit.scale,
@@ -275,6 +293,11 @@ fn run_size(opts: &Options, device: &Device, n: usize) -> Result<Row, String> {
         planted_flagged: fit.outliers.iter().filter(|&&i| planted(i)).count(),
         coefficient_error,
     })
+}
+
+/// The median of each stage's seconds over the runs.
+fn stage_medians(stages: &[[f64; 3]]) -> [f64; 3] {
+    std::array::from_fn(|j| median(stages.iter().map(|s| s[j]).collect()))
 }
 
 /// The CPU's model name (from `/proc/cpuinfo` where there is one) and its threads.
@@ -327,6 +350,11 @@ fn main() {
                     row.flagged,
                     row.coefficient_error
                 );
+                let [s, r, w] = stage_medians(&row.stages);
+                println!(
+                    "{:>10} stages: starts {s:.3} s, refinement {r:.3} s, rest {w:.3} s",
+                    ""
+                );
                 rows.push(row);
             }
             Err(e) => {
@@ -354,7 +382,8 @@ fn main() {
             .map(|r| {
                 serde_json::json!({
                     "n": r.n, "p": P + 1, "h": r.h, "seconds": median(r.times.clone()),
-                    "times": r.times, "objective": r.objective, "raw_scale": r.raw_scale,
+                    "times": r.times, "stage_seconds": stage_medians(&r.stages),
+                    "objective": r.objective, "raw_scale": r.raw_scale,
                     "scale": r.scale, "starts": r.starts, "flagged": r.flagged,
                     "planted_outliers": (0..r.n).filter(|&i| planted(i)).count(),
                     "planted_flagged": r.planted_flagged,

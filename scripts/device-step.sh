@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # One GPU-machine call: tests, then benches and a per-kernel profile. Writes logs under $OUT.
-#   scripts/device-step.sh [tests|huge|bench|profile|cutting|peers]...   (default: tests bench)
-# Arguments of each step come from BENCH_ARGS, PROFILE_ARGS, CUTTING_ARGS, PEERS_ARGS.
+#   scripts/device-step.sh [tests|huge|bench|profile|cutting|peers|regression]...
+#                                                                    (default: tests bench)
+# Arguments of each step come from BENCH_ARGS, PROFILE_ARGS, CUTTING_ARGS, PEERS_ARGS,
+# REGRESSION_ARGS; the regression step needs gpu-bin/regression_bench (the bench binary of
+# benches/regression.rs, copied there by hand: gpu-bin/regression is the test binary).
 set -u
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
@@ -26,6 +29,9 @@ for step in "${steps[@]}"; do
     cutting)
         KSELECT_REQUIRE_GPU=1 timeout 120 gpu-bin/cutting_plane --backend cuda ${CUTTING_ARGS:---sizes 20,24,26} --json "$out/cutting.json" >"$out/cutting.log" 2>&1
         echo "cutting exit $?"; cat "$out/cutting.log" ;;
+    regression)
+        KSELECT_REQUIRE_GPU=1 timeout ${REGRESSION_TIMEOUT:-200} gpu-bin/regression_bench --device cuda ${REGRESSION_ARGS:---method lms --sizes 1e5,1e6 --reps 5} --json "$out/regression.json" >"$out/regression.log" 2>&1
+        echo "regression exit $?"; cat "$out/regression.log" ;;
     peers)
         timeout ${PEERS_TIMEOUT:-200} python3 benches/peers.py ${PEERS_ARGS:---sizes 28 --types f32,f64} --json "$out/peers.json" >"$out/peers.log" 2>&1
         echo "peers exit $?"; cat "$out/peers.log" ;;

@@ -33,6 +33,7 @@
 //! large data, the scores of step 3's fits on all rows, by the engine.
 
 use std::collections::HashMap;
+use std::convert::Infallible;
 
 use rayon::prelude::*;
 
@@ -197,9 +198,24 @@ fn descend(
     rows: Rows<'_>,
     h: usize,
     intercept: bool,
-    mut c: Candidate,
+    c: Candidate,
     work: &mut Work,
 ) -> Candidate {
+    let scored = |b, work: &mut Work| Ok::<_, Infallible>(score(rows, b, h, intercept, work));
+    match descend_with(rows, h, c, work, scored) {
+        Ok(c) => c,
+        Err(never) => match never {},
+    }
+}
+
+/// Minimax steps from `c` while the objective decreases, each fit scored by `scored`.
+fn descend_with<E>(
+    rows: Rows<'_>,
+    h: usize,
+    mut c: Candidate,
+    work: &mut Work,
+    mut scored: impl FnMut(Vec<f64>, &mut Work) -> std::result::Result<Option<Candidate>, E>,
+) -> std::result::Result<Candidate, E> {
     let mut idx = Vec::with_capacity(h);
     for _ in 0..MAX_STEPS {
         if h_rows(rows, &c.b, h, work, &mut idx).is_none() {
@@ -208,12 +224,12 @@ fn descend(
         let Some(b) = minimax(rows, &idx, &c.b) else {
             break;
         };
-        match score(rows, b, h, intercept, work) {
+        match scored(b, work)? {
             Some(next) if next.objective < c.objective => c = next,
             _ => break,
         }
     }
-    c
+    Ok(c)
 }
 
 /// The candidates reached from minimax fits of row subsets, by subset (its rows in increasing
@@ -528,7 +544,9 @@ fn refine_large(
     let mut work = Work::new(rows.p);
     let mut found: Option<Candidate> = None;
     for c in best.into_candidates() {
-        let c = descend_scored_by(engine, rows, h, c, &mut work)?;
+        let c = descend_with(rows, h, c, &mut work, |b, _: &mut Work| {
+            Ok::<_, Error>(engine.score_lms(h, vec![b])?.pop().flatten())
+        })?;
         if found.as_ref().is_none_or(|f| c.objective < f.objective) {
             found = Some(c);
         }
@@ -537,26 +555,3 @@ fn refine_large(
     Ok(found)
 }
 
-/// [`descend`] with each minimax fit scored by `engine` (on all rows of large data).
-fn descend_scored_by(
-    engine: &mut dyn Engine,
-    rows: Rows<'_>,
-    h: usize,
-    mut c: Candidate,
-    work: &mut Work,
-) -> Result<Candidate> {
-    let mut idx = Vec::with_capacity(h);
-    for _ in 0..MAX_STEPS {
-        if h_rows(rows, &c.b, h, work, &mut idx).is_none() {
-            break;
-        }
-        let Some(b) = minimax(rows, &idx, &c.b) else {
-            break;
-        };
-        match engine.score_lms(h, vec![b])?.pop().flatten() {
-            Some(next) if next.objective < c.objective => c = next,
-            _ => break,
-        }
-    }
-    Ok(c)
-}

@@ -53,7 +53,7 @@ pub fn kselect(args: &[&str]) -> Output {
 
 /// Starts `kselect` with `args`, its standard input, output and error piped.
 pub fn spawn_kselect(args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_kselect"))
+    Command::new(binary())
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
