@@ -18,14 +18,14 @@
 //! min(500 p, 3000)` random starts, or every `p`-subset when there are fewer than 5000, as
 //! `lqs`). Each time is one whole fit (starts, refinement, reweighting), wall clock, on all
 //! threads. Reported: the median time and the objective, the `h`-th smallest absolute
-//! residual of the raw fit.
+//! residual of the raw fit, and the median time of each stage (the starts, the refinement, the
+//! rest: reweighting), from the fit's progress reports.
 //!
 //! **The simulated set** (`simulated-38x10`): 38 rows of 10 predictors `x_ij ~ N(0, 1)` and
 //! `y = 1 + sum_j x_ij + e_i`, `e_i ~ N(0, 1)`, with rows `i % 5 == 0` raised by 20: a
 //! small data set with many coefficients, where the search has the most to do per row.
 
 use std::io::Write;
-use std::time::Instant;
 
 use kselect::regression::{Lms, LmsCoverage};
 
@@ -37,8 +37,11 @@ mod report;
 mod robust;
 #[path = "common/splitmix.rs"]
 mod splitmix;
+#[path = "common/stages.rs"]
+mod stages;
 
 use report::median;
+use stages::StageClock;
 
 /// Command-line options.
 struct Options {
@@ -148,8 +151,8 @@ fn main() {
         }
     }
     println!(
-        "{:<16} {:>4} {:>3} {:>4} {:<17} {:>12} {:>16}",
-        "set", "n", "p", "h", "coverage", "median ms", "objective"
+        "{:<16} {:>4} {:>3} {:>4} {:<17} {:>9} {:>16}   {}",
+        "set", "n", "p", "h", "coverage", "median ms", "objective", "starts / refinement / rest ms"
     );
     let mut results = Vec::new();
     let mut failed = false;
@@ -165,11 +168,17 @@ fn main() {
         ] {
             let lms = Lms::new().coverage(coverage);
             let mut times = Vec::with_capacity(opts.reps);
+            let mut stage_times = Vec::with_capacity(opts.reps);
             let mut last = None;
             for _ in 0..opts.reps {
-                let start = Instant::now();
-                let fit = lms.fit(&set.x, set.n, set.k, &set.y);
-                times.push(start.elapsed().as_secs_f64());
+                let clock = StageClock::start();
+                let fit = lms
+                    .clone()
+                    .progress(clock.callback())
+                    .fit(&set.x, set.n, set.k, &set.y);
+                let (total, stage_seconds) = clock.stop();
+                times.push(total);
+                stage_times.push(stage_seconds);
                 last = Some(fit);
             }
             let fit = match last.expect("at least one rep") {
@@ -181,9 +190,19 @@ fn main() {
                 }
             };
             let ms = median(times) * 1e3;
+            let stage_ms = stages::medians(&stage_times).map(|s| s * 1e3);
             println!(
-                "{:<16} {:>4} {:>3} {:>4} {:<17} {:>12.3} {:>16.10}",
-                set.name, set.n, fit.p, fit.h, label, ms, fit.objective
+                "{:<16} {:>4} {:>3} {:>4} {:<17} {:>9.3} {:>16.10}   {:.3} / {:.3} / {:.3}",
+                set.name,
+                set.n,
+                fit.p,
+                fit.h,
+                label,
+                ms,
+                fit.objective,
+                stage_ms[0],
+                stage_ms[1],
+                stage_ms[2]
             );
             results.push(serde_json::json!({
                 "set": set.name,
@@ -192,6 +211,7 @@ fn main() {
                 "h": fit.h,
                 "coverage": label,
                 "median_ms": ms,
+                "stage_ms": stage_ms,
                 "objective": fit.objective,
                 "starts": fit.starts,
                 "exhaustive": fit.exhaustive,

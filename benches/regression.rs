@@ -39,10 +39,8 @@
 //! `readBin` reads into a matrix unchanged — and `DIR/manifest.csv` (`n,p,file`) listing them.
 
 use std::io::Write;
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
-use kselect::regression::{FitProgress, FitStage, Lms, Lts, Method, LTS_DEFAULT_NSAMP};
+use kselect::regression::{Lms, Lts, Method, LTS_DEFAULT_NSAMP};
 use kselect::Device;
 use rayon::prelude::*;
 
@@ -54,8 +52,11 @@ mod options;
 mod report;
 #[path = "common/splitmix.rs"]
 mod splitmix;
+#[path = "common/stages.rs"]
+mod stages;
 
 use report::median;
+use stages::StageClock;
 
 /// Predictors (without the intercept).
 const P: usize = 10;
@@ -253,23 +254,15 @@ fn run_size(opts: &Options, device: &Device, n: usize) -> Result<Row, String> {
     let mut stages = Vec::with_capacity(opts.reps);
     let mut last = None;
     for _ in 0..opts.reps {
-        let start = Instant::now();
-        // When each stage last reported, from the start of the fit.
-        let ends: Arc<Mutex<[f64; 2]>> = Arc::default();
-        let record = Arc::clone(&ends);
-        let stage_end = move |r: FitProgress| {
-            let slot = usize::from(r.stage != FitStage::Starts);
-            record.lock().expect("stage times")[slot] = start.elapsed().as_secs_f64();
-        };
+        let clock = StageClock::start();
         let fit = match opts.method {
-            Method::Lms => lms.clone().progress(stage_end).fit(&x, n, P, &y),
-            _ => lts.clone().progress(stage_end).fit(&x, n, P, &y),
+            Method::Lms => lms.clone().progress(clock.callback()).fit(&x, n, P, &y),
+            _ => lts.clone().progress(clock.callback()).fit(&x, n, P, &y),
         }
         .map_err(|e| e.to_string())?;
-        let total = start.elapsed().as_secs_f64();
-        let [starts_end, refined_end] = *ends.lock().expect("stage times");
-        stages.push([starts_end, refined_end - starts_end, total - refined_end]);
-        times.push(start.elapsed().as_secs_f64());
+        let (total, stage_seconds) = clock.stop();
+        stages.push(stage_seconds);
+        times.push(total);
         last = Some(fit);
     }
     let fit = last.ok_or("no run")?;
@@ -293,11 +286,6 @@ fn run_size(opts: &Options, device: &Device, n: usize) -> Result<Row, String> {
         planted_flagged: fit.outliers.iter().filter(|&&i| planted(i)).count(),
         coefficient_error,
     })
-}
-
-/// The median of each stage's seconds over the runs.
-fn stage_medians(stages: &[[f64; 3]]) -> [f64; 3] {
-    std::array::from_fn(|j| median(stages.iter().map(|s| s[j]).collect()))
 }
 
 /// The CPU's model name (from `/proc/cpuinfo` where there is one) and its threads.
@@ -350,7 +338,7 @@ fn main() {
                     row.flagged,
                     row.coefficient_error
                 );
-                let [s, r, w] = stage_medians(&row.stages);
+                let [s, r, w] = stages::medians(&row.stages);
                 println!(
                     "{:>10} stages: starts {s:.3} s, refinement {r:.3} s, rest {w:.3} s",
                     ""
@@ -382,7 +370,7 @@ fn main() {
             .map(|r| {
                 serde_json::json!({
                     "n": r.n, "p": P + 1, "h": r.h, "seconds": median(r.times.clone()),
-                    "times": r.times, "stage_seconds": stage_medians(&r.stages),
+                    "times": r.times, "stage_seconds": stages::medians(&r.stages),
                     "objective": r.objective, "raw_scale": r.raw_scale,
                     "scale": r.scale, "starts": r.starts, "flagged": r.flagged,
                     "planted_outliers": (0..r.n).filter(|&i| planted(i)).count(),

@@ -11,14 +11,14 @@
 //!    smallest absolute residuals (see [`chebyshev`](super::chebyshev)) never raises the
 //!    objective; it is repeated (with the intercept adjustment) while the objective decreases.
 //!    This reaches fits that no elemental subset gives, so the objective can be below `lqs`'s.
-//! 4. **Drop moves** (up to 1000 rows): from the refined fit, each row at the largest of the `h`
-//!    smallest absolute residuals (the rows that hold the minimax fit) is dropped in turn, the
-//!    other `h - 1` refitted by minimax and refined again; the best result replaces the fit when
-//!    it is better, until none is. Up to 200 rows, where one level finds nothing better, the
-//!    moves search two levels deep (the drop moves of each result too). A subset of rows met
-//!    again on another path is not refitted, and starts that step 3 takes to the same fit are
-//!    improved once. This escapes local optima of step 3 (on hbk it reaches the optimum of the
-//!    exhaustive search from 2000 random starts).
+//! 4. **Drop moves** (up to 1000 rows): from each of the 2 best distinct refined fits, each row
+//!    at the largest of the `h` smallest absolute residuals (the rows that hold the minimax fit)
+//!    is dropped in turn, the other `h - 1` refitted by minimax and refined again; the best
+//!    result replaces the fit when it is better, until none is. Up to 200 rows, where one level
+//!    finds nothing better, the moves search two levels deep (the drop moves of each result
+//!    too). A subset of rows met again on another path is not refitted. This escapes local
+//!    optima of step 3 (on hbk it reaches the optimum of the exhaustive search from 2000 random
+//!    starts).
 //!
 //! **Large data** (more than 8192 rows, random starts): steps 1 and 2 score the starts on a
 //! random subsample of 8192 rows, at the same fraction `h / n` of its rows; the 20 best are
@@ -50,6 +50,8 @@ use crate::Selector;
 
 /// Candidates refined.
 const KEEP: usize = 20;
+/// The best distinct refined candidates improved by drop moves.
+const IMPROVED: usize = 2;
 /// The most minimax steps of one descent.
 const MAX_STEPS: usize = 50;
 /// The most rounds of drop moves per candidate.
@@ -122,8 +124,9 @@ fn residuals_into(rows: Rows<'_>, b: &[f64], out: &mut Vec<f64>, op: fn(f64) -> 
 }
 
 /// Moves the intercept of `b` (column 0) to the midpoint of the shortest window of `h` sorted
-/// residuals.
-fn adjust_intercept(rows: Rows<'_>, b: &mut [f64], h: usize, work: &mut Work) {
+/// residuals; returns half the window's width, the objective of the adjusted `b` (the `h`-th
+/// smallest absolute residual about the midpoint: no `h` residuals lie closer together).
+fn adjust_intercept(rows: Rows<'_>, b: &mut [f64], h: usize, work: &mut Work) -> f64 {
     residuals_into(rows, b, &mut work.sorted, |r| r);
     if rows.n >= PARALLEL_ROWS {
         work.sorted.par_sort_unstable_by(f64::total_cmp);
@@ -141,6 +144,7 @@ fn adjust_intercept(rows: Rows<'_>, b: &mut [f64], h: usize, work: &mut Work) {
         }
     }
     b[0] += 0.5 * (s[best] + s[best + h - 1]);
+    0.5 * width
 }
 
 /// The candidate of an exact fit `b`: adjusted and scored.
@@ -151,10 +155,11 @@ fn score(
     intercept: bool,
     work: &mut Work,
 ) -> Option<Candidate> {
-    if intercept {
-        adjust_intercept(rows, &mut b, h, work);
-    }
-    let objective = objective(rows, &b, h, work)?;
+    let objective = if intercept {
+        Some(adjust_intercept(rows, &mut b, h, work)).filter(|t| !t.is_nan())?
+    } else {
+        objective(rows, &b, h, work)?
+    };
     Some(Candidate { b, objective })
 }
 
@@ -506,6 +511,9 @@ fn refine_all(
             distinct.push(c);
         }
     }
+    // The best of them go on to the drop moves.
+    distinct.sort_by(|a, b| a.objective.total_cmp(&b.objective));
+    distinct.truncate(IMPROVED);
     stage.advance((descended_len - distinct.len()) as u64);
     distinct
         .into_par_iter()

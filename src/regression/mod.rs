@@ -53,7 +53,8 @@
 //!
 //! Elemental fits of random (or all) `p`-subsets with MASS `lqs`'s intercept adjustment, then
 //! the 20 best refined by minimax fits of their `h` best rows (an LMS analogue of the C-step)
-//! and, up to 1000 rows, by dropping in turn the rows that hold the minimax fit. The objective
+//! and, up to 1000 rows, the 2 best of those by dropping in turn the rows that hold the minimax
+//! fit. The objective
 //! can therefore be below `lqs`'s, which only visits elemental fits. Above 8192 rows the random
 //! starts are scored on a subsample of 8192 rows, and the best of them on all rows. The
 //! coverage `h` can be any number of rows from `p + 1` to `n` ([`LmsCoverage`], with MASS
