@@ -151,8 +151,8 @@ fn main() {
         }
     }
     println!(
-        "{:<16} {:>4} {:>3} {:>4} {:<17} {:>9} {:>16}   {}",
-        "set", "n", "p", "h", "coverage", "median ms", "objective", "starts / refinement / rest ms"
+        "{:<16} {:>4} {:>3} {:>4} {:<17} {:>9} {:>16}   starts / refinement / rest ms",
+        "set", "n", "p", "h", "coverage", "median ms", "objective"
     );
     let mut results = Vec::new();
     let mut failed = false;

@@ -441,7 +441,11 @@ fn lms_on_large_data_recovers_the_truth() {
     for (b, t) in fit.coefficients.iter().zip(&beta) {
         assert!((b - t).abs() < 0.1, "LMS {:?}", fit.coefficients);
     }
-    assert_eq!(fit, Lms::new().seed(9).fit(&x, n, k, &y).unwrap(), "the same bits");
+    assert_eq!(
+        fit,
+        Lms::new().seed(9).fit(&x, n, k, &y).unwrap(),
+        "the same bits"
+    );
     // The objective is the h-th smallest absolute residual of the raw fit.
     let mut abs: Vec<f64> = fit.raw_residuals.iter().map(|v| v.abs()).collect();
     abs.sort_by(f64::total_cmp);

@@ -199,13 +199,7 @@ fn h_rows(
 }
 
 /// Minimax steps from `c` while the objective decreases (module documentation, step 3).
-fn descend(
-    rows: Rows<'_>,
-    h: usize,
-    intercept: bool,
-    c: Candidate,
-    work: &mut Work,
-) -> Candidate {
+fn descend(rows: Rows<'_>, h: usize, intercept: bool, c: Candidate, work: &mut Work) -> Candidate {
     let scored = |b, work: &mut Work| Ok::<_, Infallible>(score(rows, b, h, intercept, work));
     match descend_with(rows, h, c, work, scored) {
         Ok(c) => c,
@@ -393,7 +387,8 @@ impl Scoring {
         if exhaustive || rows.n <= SUBSAMPLE_ROWS {
             return Scoring::AllRows;
         }
-        let mut pick = Rng::stream(s.seed, STAGE_SUBSAMPLE, 0).permutation_prefix(rows.n, SUBSAMPLE_ROWS);
+        let mut pick =
+            Rng::stream(s.seed, STAGE_SUBSAMPLE, 0).permutation_prefix(rows.n, SUBSAMPLE_ROWS);
         pick.sort_unstable();
         let sample = Sample::gather(rows, &pick);
         let h = (s.h as u128 * SUBSAMPLE_ROWS as u128 / rows.n as u128) as usize;
@@ -452,7 +447,10 @@ pub(crate) fn search(
                 None => singular += 1,
             }
         }
-        for (start, c) in ids.into_iter().zip(scoring.score(engine, h, intercept, fits)?) {
+        for (start, c) in ids
+            .into_iter()
+            .zip(scoring.score(engine, h, intercept, fits)?)
+        {
             if let Some(c) = c {
                 best.offer(c, start);
             }
@@ -562,4 +560,3 @@ fn refine_large(
     }
     Ok(found)
 }
-
