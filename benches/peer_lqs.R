@@ -6,10 +6,10 @@
 #   Rscript benches/peer_lqs.R DIR [REPS]
 #
 # Prints one JSON object: the R and MASS versions and, for each case, n, p, h, the median
-# milliseconds of REPS (default 31) timings of 20 lqs calls each (elapsed time of the call alone; lqs's defaults:
-# nsamp = "best", every p-subset when there are fewer than 5000, else min(500 p, 3000) random
-# ones; seed = 1 before each call) and the objective, the h-th smallest absolute residual of
-# its coefficients. Run from the repository's root.
+# milliseconds a call of REPS (default 31) timings of 20 lqs calls each (elapsed time of the
+# calls alone; lqs's defaults: nsamp = "best", every p-subset when there are fewer than 5000,
+# else min(500 p, 3000) random ones; seed = 1) and the objective, the h-th smallest absolute
+# residual of its coefficients. Run from the repository's root.
 
 suppressPackageStartupMessages(library(MASS))
 
