@@ -14,7 +14,8 @@ use std::path::Path;
 
 use common::cli::{
     assert_bits_eq, assert_cuda_matches_cpu, binary_from, cpu_fails, cpu_json, cpu_json_stdin,
-    cpu_text, f64s, i64s, kselect, kselect_with_stdin, path, repository_file, stderr, stdout, u64s,
+    cpu_text, f64s, i64s, kselect, kselect_with_stdin, names_in, path, repository_file, stderr,
+    stdout, u64s,
 };
 use serde_json::Value;
 
@@ -1200,16 +1201,6 @@ fn help_explains_every_option() {
 // ---------------------------------------------------------------------------------------------
 // Output files, numbers at the ends of f64, messages of usage errors
 // ---------------------------------------------------------------------------------------------
-
-/// The names in `dir`, sorted.
-fn names_in(dir: &tempfile::TempDir) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
 
 #[test]
 fn plot_onto_the_input_is_refused() {

@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 
 use common::cli::{
     cpu_fails, cpu_fails_stdin, cpu_json, cpu_json_stdin, cpu_text, cuda_json, f64s, kselect,
-    kselect_with_stdin, path, repository_file, stderr, stdout, u64s, without_file_and_time,
+    kselect_with_stdin, npy_with_header, path, repository_file, stderr, stdout, u64s,
+    without_file_and_time,
 };
 use kselect::io::npy::write_npy_matrix;
 use kselect::regression::{Lms, Lts, RegressionFit};
@@ -360,17 +361,6 @@ fn dash_reads_standard_input() {
         csv,
     ));
     assert!(text.starts_with("file:       <stdin> (csv"), "{text}");
-}
-
-/// A `.npy` file of the header `header` and no data.
-fn npy_with_header(header: &str) -> Vec<u8> {
-    let mut header = header.to_string();
-    header.push_str(&" ".repeat((64 - (10 + header.len() + 1) % 64) % 64));
-    header.push('\n');
-    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    bytes.extend_from_slice(header.as_bytes());
-    bytes
 }
 
 #[test]

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use common::cli::{
     assert_bits_eq, assert_cuda_matches_cpu, cpu_fails, cpu_fails_stdin, cpu_json, cpu_json_stdin,
-    cpu_text, cuda_json, f64s, i64s, kselect, kselect_with_stdin, path, results_only, rows, stdout,
-    u64s, without_file_and_time,
+    cpu_text, cuda_json, f64s, i64s, kselect, kselect_with_stdin, names_in, npy_with_header, path,
+    results_only, rows, stdout, u64s, without_file_and_time,
 };
 use kselect::io::npy::write_npy_matrix;
 use kselect::io::{read_npy, write_npy, Column};
@@ -405,17 +405,6 @@ fn npy_shape_zero_rows_huge_cols_allocates_nothing() {
     );
 }
 
-/// A `.npy` file of the header `header` and no data.
-fn npy_with_header(header: &str) -> Vec<u8> {
-    let mut header = header.to_string();
-    header.push_str(&" ".repeat((64 - (10 + header.len() + 1) % 64) % 64));
-    header.push('\n');
-    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    bytes.extend_from_slice(header.as_bytes());
-    bytes
-}
-
 #[test]
 fn help_mentions_both_commands() {
     let out = kselect(&["--help"]);
@@ -426,16 +415,6 @@ fn help_mentions_both_commands() {
     );
     let out = kselect(&["threshold", "--help"]);
     assert!(stdout(&out).contains("threshold_index"));
-}
-
-/// The names in `dir`, sorted.
-fn names_in(dir: &tempfile::TempDir) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 #[test]
@@ -608,4 +587,27 @@ fn cuda_backend_matches_cpu_for_topk_and_threshold() {
             "threshold --k {k}: the written arrays"
         );
     }
+}
+
+#[cfg(unix)]
+#[test]
+fn output_onto_the_file_standard_input_reads_is_refused() {
+    // `kselect threshold - --out x.npy < x.npy`: standard input is that file.
+    let dir = tempfile::tempdir().unwrap();
+    let file = vector(&dir, "x.npy", &[1.0f64, -9.0, 4.0]);
+    let before = std::fs::read(&file).unwrap();
+    let out = std::process::Command::new(common::cli::binary())
+        .args(["threshold", "-", "--backend", "cpu", "--k", "2", "--out"])
+        .arg(&file)
+        .stdin(std::fs::File::open(&file).unwrap())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("is the input file read from standard input"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+    assert_eq!(names_in(&dir), vec!["x.npy"]);
 }

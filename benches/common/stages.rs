@@ -40,11 +40,8 @@ impl StageClock {
     }
 }
 
-/// The median of each stage's seconds over the runs (of an even number, the upper middle).
+/// The median of each stage's seconds over the runs (`report::median`, which the benchmark
+/// including this file includes too).
 pub fn medians(stages: &[[f64; 3]]) -> [f64; 3] {
-    std::array::from_fn(|j| {
-        let mut times: Vec<f64> = stages.iter().map(|s| s[j]).collect();
-        times.sort_by(f64::total_cmp);
-        times[times.len() / 2]
-    })
+    std::array::from_fn(|j| crate::report::median(stages.iter().map(|s| s[j]).collect()))
 }

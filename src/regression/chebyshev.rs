@@ -346,24 +346,30 @@ mod tests {
         assert!(max >= best - 1e-3);
     }
 
-    #[test]
-    fn minimax_plane_equioscillates() {
-        // 3 coefficients, 12 rows with pseudo-random values.
-        let mut s = 7u64;
+    /// `n` rows `(1, a, b)` of pseudo-random `a, b` in `[-0.5, 0.5)` (an LCG seeded by `seed`)
+    /// and `y = 0.5 + a - 2 b + noise u`, `u` in `[-0.5, 0.5)` too.
+    fn noisy_plane(n: usize, seed: u64, noise: f64) -> (Vec<f64>, Vec<f64>) {
+        let mut s = seed;
         let mut next = || {
             s = s
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
             ((s >> 11) as f64 / (1u64 << 53) as f64) - 0.5
         };
-        let n = 12;
-        let mut x = Vec::new();
-        let mut y = Vec::new();
+        let (mut x, mut y) = (Vec::with_capacity(3 * n), Vec::with_capacity(n));
         for _ in 0..n {
             let (a, b) = (next(), next());
             x.extend_from_slice(&[1.0, a, b]);
-            y.push(0.5 + a - 2.0 * b + 0.3 * next());
+            y.push(0.5 + a - 2.0 * b + noise * next());
         }
+        (x, y)
+    }
+
+    #[test]
+    fn minimax_plane_equioscillates() {
+        // 3 coefficients, 12 rows with pseudo-random values.
+        let n = 12;
+        let (x, y) = noisy_plane(n, 7, 0.3);
         let rows = Rows {
             x: &x,
             y: &y,
@@ -394,20 +400,8 @@ mod tests {
     fn constraint_generation_reaches_the_minimax_of_every_row() {
         // 6000 rows, more than DIRECT_MAX_ROWS: the working sets give the fit the simplex
         // gives on all rows at once.
-        let mut s = 11u64;
-        let mut next = || {
-            s = s
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((s >> 11) as f64 / (1u64 << 53) as f64) - 0.5
-        };
         let n = 6000;
-        let (mut x, mut y) = (Vec::new(), Vec::new());
-        for _ in 0..n {
-            let (a, b) = (next(), next());
-            x.extend_from_slice(&[1.0, a, b]);
-            y.push(0.5 + a - 2.0 * b + next());
-        }
+        let (x, y) = noisy_plane(n, 11, 1.0);
         let rows = Rows {
             x: &x,
             y: &y,

@@ -45,7 +45,7 @@ use crate::regression::engine::Engine;
 use crate::regression::fit::Found;
 use crate::regression::linalg::solve_square;
 use crate::regression::progress::{FitStage, Progress};
-use crate::regression::subsets::{binomial, next_combination, unrank_combination, Rng};
+use crate::regression::subsets::{next_combination, unrank_combination, Rng, Starts};
 use crate::Selector;
 
 /// Candidates refined.
@@ -423,9 +423,10 @@ pub(crate) fn search(
 ) -> Result<Found> {
     let rows = design.rows();
     let (n, p, h) = (design.n, design.p, s.h);
-    let total = binomial(n, p);
-    let exhaustive = total <= s.exhaustive_limit.max(s.nsamp as u64);
-    let starts = if exhaustive { total } else { s.nsamp as u64 };
+    let Starts {
+        count: starts,
+        exhaustive,
+    } = Starts::of(n, p, s.nsamp, s.exhaustive_limit);
     let intercept = design.intercept;
     let scoring = Scoring::of(rows, s, exhaustive);
     let mut best = Best::new(KEEP);

@@ -42,7 +42,7 @@ use crate::regression::exchange;
 use crate::regression::fit::Found;
 use crate::regression::linalg::{least_squares, solve_square};
 use crate::regression::progress::{FitStage, Progress, StageProgress};
-use crate::regression::subsets::{binomial, next_combination, unrank_combination, Rng};
+use crate::regression::subsets::{next_combination, unrank_combination, Rng, Starts};
 
 /// Groups of the nested subsampling.
 const GROUPS: usize = 5;
@@ -105,8 +105,10 @@ pub(crate) fn search(
         });
     }
 
-    let total = binomial(n, p);
-    let exhaustive = total <= s.exhaustive_limit.max(s.nsamp as u64);
+    let Starts {
+        count: total,
+        exhaustive,
+    } = Starts::of(n, p, s.nsamp, s.exhaustive_limit);
     let (kept, starts, singular) = if exhaustive {
         let stage = progress.stage(FitStage::Starts, total);
         enumerate_starts(rows, h, total, &stage)

@@ -8,7 +8,7 @@ use crate::regression::design::Design;
 use crate::regression::engine::{CpuEngine, Engine};
 use crate::regression::fit::RegressionFit;
 use crate::regression::progress::{FitProgress, Progress};
-use crate::regression::subsets::binomial;
+use crate::regression::subsets::Starts;
 use crate::regression::{gpu, lms, lts, reweight};
 
 /// The default number of random starting subsets of LTS (robustbase's `nsamp`).
@@ -65,19 +65,17 @@ fn planned_starts(nsamp: usize, n: usize, p: usize, exhaustive_limit: u64) -> Re
              work; the defaults are 500 for LTS and at most 3000 for LMS)"
         )));
     }
-    let total = binomial(n, p);
-    let limit = exhaustive_limit.max(nsamp as u64);
-    if total > limit {
-        return Ok(nsamp as u64);
-    }
-    if total > MAX_NSAMP as u64 {
+    let starts = Starts::of(n, p, nsamp, exhaustive_limit);
+    if starts.count > MAX_NSAMP as u64 {
         return Err(Error::InvalidArgument(format!(
-            "every {p}-subset of the {n} rows would be a start (C({n}, {p}) = {total} is at most \
-             the exhaustive limit {limit}), more than the {MAX_NSAMP} starts a fit takes: lower \
-             the exhaustive limit"
+            "every {p}-subset of the {n} rows would be a start (C({n}, {p}) = {} is at most \
+             the exhaustive limit {}), more than the {MAX_NSAMP} starts a fit takes: lower the \
+             exhaustive limit",
+            starts.count,
+            exhaustive_limit.max(nsamp as u64)
         )));
     }
-    Ok(total)
+    Ok(starts.count)
 }
 
 /// How the coverage was given.

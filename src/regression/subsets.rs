@@ -138,6 +138,29 @@ impl Rng {
     }
 }
 
+/// The starts of a search with `nsamp` random starts on `n` rows and `p` coefficients: every
+/// `p`-subset (`exhaustive`) when there are at most `max(nsamp, exhaustive_limit)`, else
+/// `nsamp` random ones.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Starts {
+    /// How many.
+    pub count: u64,
+    /// Whether they are every `p`-subset.
+    pub exhaustive: bool,
+}
+
+impl Starts {
+    /// The starts of `nsamp` random ones on `n` rows and `p` coefficients (see [`Starts`]).
+    pub fn of(n: usize, p: usize, nsamp: usize, exhaustive_limit: u64) -> Starts {
+        let total = binomial(n, p);
+        let exhaustive = total <= exhaustive_limit.max(nsamp as u64);
+        Starts {
+            count: if exhaustive { total } else { nsamp as u64 },
+            exhaustive,
+        }
+    }
+}
+
 /// The binomial coefficient `C(n, k)`, saturated at `u64::MAX`.
 pub(crate) fn binomial(n: usize, k: usize) -> u64 {
     if k > n {

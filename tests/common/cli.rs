@@ -300,3 +300,30 @@ pub fn assert_cuda_matches_cpu(
     );
     Some(cpu)
 }
+
+/// The names of the entries of `dir`, sorted.
+pub fn names_in(dir: &tempfile::TempDir) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .expect("a readable directory")
+        .map(|entry| {
+            entry
+                .expect("an entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+/// The bytes of a `.npy` file of format 1.0 with the header dictionary `header` and no data.
+pub fn npy_with_header(header: &str) -> Vec<u8> {
+    let mut header = header.to_string();
+    header.push_str(&" ".repeat((64 - (10 + header.len() + 1) % 64) % 64));
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    bytes
+}

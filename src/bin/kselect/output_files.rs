@@ -11,20 +11,27 @@ use std::path::{Path, PathBuf};
 use kselect::{Error, Result};
 
 /// Why the outputs cannot be written as given: an output that is the input file, or two
-/// outputs that are the same file. `outputs` are (option, path) pairs; the input `-` (standard
-/// input) is no file to compare with.
+/// outputs that are the same file. `outputs` are (option, path) pairs. The input `-` is
+/// standard input: the file it is redirected from, when it is a regular file (`< x.npy`).
 pub fn clash(input: &Path, outputs: &[(&str, &Path)]) -> Option<String> {
-    let input_identity = (input != Path::new("-"))
-        .then(|| FileIdentity::of(input))
-        .flatten();
+    let from_stdin = input == Path::new("-");
+    let input_identity = if from_stdin {
+        FileIdentity::of_standard_input()
+    } else {
+        FileIdentity::of(input)
+    };
     for (i, &(option, path)) in outputs.iter().enumerate() {
         let identity = FileIdentity::of(path);
         if identity.is_some() && identity == input_identity {
+            let input = if from_stdin {
+                "read from standard input".to_string()
+            } else {
+                input.display().to_string()
+            };
             return Some(format!(
-                "{option} {} is the input file {}: writing it would destroy the data; choose \
-                 another file",
+                "{option} {} is the input file {input}: writing it would destroy the data; \
+                 choose another file",
                 path.display(),
-                input.display()
             ));
         }
         if let Some(&(earlier, earlier_path)) = outputs[..i]
@@ -70,6 +77,24 @@ impl FileIdentity {
         let name = path.file_name()?;
         let directory = directory_of(path).canonicalize().ok()?;
         Some(FileIdentity::Path(directory.join(name)))
+    }
+
+    /// The identity of the regular file standard input is redirected from, if it is one (a
+    /// pipe or a terminal is no file an output could be).
+    fn of_standard_input() -> Option<FileIdentity> {
+        #[cfg(unix)]
+        {
+            use std::os::fd::AsFd;
+            use std::os::unix::fs::MetadataExt;
+            let fd = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
+            let metadata = File::from(fd).metadata().ok()?;
+            metadata.is_file().then(|| FileIdentity::Inode {
+                device: metadata.dev(),
+                inode: metadata.ino(),
+            })
+        }
+        #[cfg(not(unix))]
+        None
     }
 }
 
