@@ -48,6 +48,7 @@ pub mod device;
 pub mod element;
 pub mod error;
 pub mod io;
+pub mod knn;
 pub mod plot;
 pub mod regression;
 pub mod select;

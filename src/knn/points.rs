@@ -1,0 +1,190 @@
+//! [`Points`]: a set of points, row-major, borrowed or owned.
+
+use std::borrow::Cow;
+
+use ndarray::ArrayView2;
+
+use crate::error::{Error, Result};
+use crate::knn::KnnFloat;
+
+/// `rows` points of `dim` coordinates each, stored row-major (point `i` at
+/// `i * dim .. (i + 1) * dim`); borrowed from the caller where it can be, owned otherwise.
+///
+/// ```
+/// use kselect::knn::Points;
+/// use ndarray::array;
+/// let p = Points::new(&[0.0f64, 1.0, 2.0, 3.0, 4.0, 5.0], 2)?;
+/// assert_eq!((p.rows(), p.dim()), (3, 2));
+/// assert_eq!(p.row(1), &[2.0, 3.0]);
+/// let a = array![[1.0f32, 2.0], [3.0, 4.0]];
+/// assert_eq!(Points::from(a.view()).row(1), &[3.0, 4.0]);
+/// # Ok::<(), kselect::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Points<'a, T: Clone> {
+    data: Cow<'a, [T]>,
+    rows: usize,
+    dim: usize,
+}
+
+impl<'a, T: KnnFloat> Points<'a, T> {
+    /// The points of a row-major slice of `dim` coordinates each. An error when `dim` is 0 or
+    /// does not divide the length.
+    ///
+    /// ```
+    /// use kselect::knn::Points;
+    /// assert!(Points::new(&[1.0f32, 2.0, 3.0], 2).is_err());
+    /// assert_eq!(Points::new(&[1.0f32, 2.0, 3.0], 3)?.rows(), 1);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn new(data: &'a [T], dim: usize) -> Result<Points<'a, T>> {
+        let rows = shape(data.len(), dim)?;
+        Ok(Points {
+            data: Cow::Borrowed(data),
+            rows,
+            dim,
+        })
+    }
+
+    /// [`Points::new`] of an owned vector.
+    ///
+    /// ```
+    /// let p = kselect::knn::Points::from_vec(vec![1.0f64; 6], 3)?;
+    /// assert_eq!(p.rows(), 2);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn from_vec(data: Vec<T>, dim: usize) -> Result<Points<'static, T>> {
+        let rows = shape(data.len(), dim)?;
+        Ok(Points {
+            data: Cow::Owned(data),
+            rows,
+            dim,
+        })
+    }
+
+    /// The number of points.
+    ///
+    /// ```
+    /// assert_eq!(kselect::knn::Points::new(&[1.0f32; 8], 4)?.rows(), 2);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// The number of coordinates of each point.
+    ///
+    /// ```
+    /// assert_eq!(kselect::knn::Points::new(&[1.0f32; 8], 4)?.dim(), 4);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// Whether there are no points.
+    ///
+    /// ```
+    /// assert!(kselect::knn::Points::<f64>::new(&[], 3)?.is_empty());
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.rows == 0
+    }
+
+    /// The coordinates of point `i`.
+    ///
+    /// # Panics
+    ///
+    /// When `i >= self.rows()`.
+    ///
+    /// ```
+    /// assert_eq!(kselect::knn::Points::new(&[1.0f32, 2.0], 1)?.row(1), &[2.0]);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn row(&self, i: usize) -> &[T] {
+        assert!(i < self.rows, "point {i} of a set of {}", self.rows);
+        &self.data[i * self.dim..(i + 1) * self.dim]
+    }
+
+    /// Every coordinate, row-major.
+    ///
+    /// ```
+    /// assert_eq!(kselect::knn::Points::new(&[1.0f32, 2.0], 1)?.as_slice(), &[1.0, 2.0]);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn as_slice(&self) -> &[T] {
+        &self.data
+    }
+
+    /// The same points, owned.
+    ///
+    /// ```
+    /// let v = vec![1.0f64, 2.0];
+    /// let owned = kselect::knn::Points::new(&v, 2)?.into_owned();
+    /// drop(v);
+    /// assert_eq!(owned.rows(), 1);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn into_owned(self) -> Points<'static, T> {
+        Points {
+            data: Cow::Owned(self.data.into_owned()),
+            rows: self.rows,
+            dim: self.dim,
+        }
+    }
+
+    /// A view of the points `range` (a slice of rows).
+    #[allow(dead_code)]
+    pub(crate) fn slice_rows(&self, range: std::ops::Range<usize>) -> Points<'_, T> {
+        Points {
+            data: Cow::Borrowed(&self.data[range.start * self.dim..range.end * self.dim]),
+            rows: range.len(),
+            dim: self.dim,
+        }
+    }
+
+    /// An error naming the first coordinate that is not finite, `what` naming the set
+    /// (e.g. "reference point", "query").
+    pub(crate) fn check_finite(&self, what: &str) -> Result<()> {
+        match self.data.iter().position(|v| !v.to_f64().is_finite()) {
+            None => Ok(()),
+            Some(at) => Err(Error::InvalidArgument(format!(
+                "{what} {} has a non-finite coordinate ({} in column {}); \
+                 neighbours need finite coordinates",
+                at / self.dim,
+                self.data[at],
+                at % self.dim
+            ))),
+        }
+    }
+}
+
+impl<'a, T: KnnFloat> From<ArrayView2<'a, T>> for Points<'a, T> {
+    /// The rows of a matrix as points: borrowed when it is row-major and contiguous, copied
+    /// otherwise.
+    fn from(a: ArrayView2<'a, T>) -> Points<'a, T> {
+        let (rows, dim) = a.dim();
+        let data = match a.to_slice() {
+            Some(s) => Cow::Borrowed(s),
+            None => Cow::Owned(a.iter().copied().collect()),
+        };
+        Points { data, rows, dim }
+    }
+}
+
+/// The number of rows of `len` values of `dim` coordinates each.
+fn shape(len: usize, dim: usize) -> Result<usize> {
+    if dim == 0 {
+        return Err(Error::InvalidArgument(
+            "points need at least one coordinate (dim = 0)".into(),
+        ));
+    }
+    if len % dim != 0 {
+        return Err(Error::InvalidArgument(format!(
+            "{len} values do not make points of {dim} coordinates ({} left over)",
+            len % dim
+        )));
+    }
+    Ok(len / dim)
+}

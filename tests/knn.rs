@@ -1,0 +1,317 @@
+//! Exact neighbour search: every backend against a brute-force reference (each pair measured
+//! in `f64`, a stable sort, ties by index) on the adversarial corpus for distances, random
+//! sets, scikit-learn's `NearestNeighbors(algorithm="brute")` on data without ties, and the
+//! errors of bad input.
+
+#[macro_use]
+mod common;
+
+use common::SplitMix64;
+use kselect::knn::{KnnFloat, Metric, NeighborLists, Neighbors, Points, METRICS};
+use kselect::{Device, Selector};
+use serde_json::Value;
+
+/// The metric's value of a pair, written out plainly (cosine through the crate's own
+/// canonical scaling, checked against the plain formula separately).
+fn reference_value<T: KnnFloat>(metric: Metric, q: &[T], x: &[T]) -> f64 {
+    let pairs = q.iter().zip(x).map(|(a, b)| (a.to_f64(), b.to_f64()));
+    match metric {
+        Metric::SquaredEuclidean => pairs.fold(0.0, |s, (a, b)| s + (a - b) * (a - b)),
+        Metric::Euclidean => pairs.fold(0.0, |s, (a, b)| s + (a - b) * (a - b)).sqrt(),
+        Metric::Manhattan => pairs.fold(0.0, |s, (a, b)| s + (a - b).abs()),
+        Metric::InnerProduct => pairs.fold(0.0, |s, (a, b)| s + a * b),
+        Metric::Cosine => metric.measure(q, x),
+    }
+}
+
+/// Brute force: every pair's value, a stable sort (nearest first, ties in index order), the
+/// first `k`.
+fn brute_force<T: KnnFloat>(
+    metric: Metric,
+    reference: &Points<'_, T>,
+    queries: &Points<'_, T>,
+    k: usize,
+    leave_out_self: bool,
+) -> (Vec<f64>, Vec<usize>) {
+    let (mut values, mut indices) = (Vec::new(), Vec::new());
+    for i in 0..queries.rows() {
+        let mut all: Vec<(f64, usize)> = (0..reference.rows())
+            .filter(|&j| !(leave_out_self && j == i))
+            .map(|j| (reference_value(metric, queries.row(i), reference.row(j)), j))
+            .collect();
+        if metric == Metric::InnerProduct {
+            all.sort_by(|a, b| b.0.total_cmp(&a.0));
+        } else {
+            all.sort_by(|a, b| a.0.total_cmp(&b.0));
+        }
+        for &(v, j) in &all[..k] {
+            values.push(v);
+            indices.push(j);
+        }
+    }
+    (values, indices)
+}
+
+/// Asserts identical indices and distances equal to the reference's values as `T`.
+fn assert_exact<T: KnnFloat>(
+    lists: &NeighborLists<T>,
+    expected: &(Vec<f64>, Vec<usize>),
+    what: &str,
+) {
+    let k = lists.k();
+    let first_index = lists
+        .indices()
+        .iter()
+        .zip(&expected.1)
+        .position(|(a, b)| a != b);
+    if let Some(at) = first_index {
+        panic!(
+            "{what}: query {} neighbour {}: index {} where brute force has {}",
+            at / k,
+            at % k,
+            lists.indices()[at],
+            expected.1[at]
+        );
+    }
+    let want: Vec<T> = expected.0.iter().map(|&v| T::from_f64(v)).collect();
+    let first_value = lists
+        .distances()
+        .iter()
+        .zip(&want)
+        .position(|(a, b)| a.to_f64().to_bits() != b.to_f64().to_bits());
+    if let Some(at) = first_value {
+        panic!(
+            "{what}: query {} neighbour {}: distance {:?} where brute force has {:?}",
+            at / k,
+            at % k,
+            lists.distances()[at],
+            want[at]
+        );
+    }
+}
+
+/// Searches with every metric and checks against brute force, queries given and the set
+/// against itself.
+fn check_all_metrics<T: KnnFloat>(
+    device: &Device,
+    reference: &[T],
+    queries: &[T],
+    dim: usize,
+    ks: &[usize],
+    what: &str,
+) {
+    let r = Points::new(reference, dim).unwrap();
+    let q = Points::new(queries, dim).unwrap();
+    for metric in METRICS {
+        let index = Neighbors::new(r.clone())
+            .unwrap()
+            .metric(metric)
+            .device(device.clone());
+        for &k in ks.iter().filter(|&&k| k <= r.rows()) {
+            let lists = index.search(q.clone(), k).unwrap();
+            let label = format!("{what}, {metric}, k = {k}");
+            assert_exact(&lists, &brute_force(metric, &r, &q, k, false), &label);
+            if k < r.rows() {
+                let graph = index.search_self(k).unwrap();
+                let expected = brute_force(metric, &r, &r, k, true);
+                assert_exact(&graph, &expected, &format!("{label}, the graph"));
+            }
+        }
+    }
+}
+
+fn random_points<T: KnnFloat>(
+    rng: &mut SplitMix64,
+    count: usize,
+    f: impl Fn(f64) -> f64,
+) -> Vec<T> {
+    (0..count)
+        .map(|_| T::from_f64(f((rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64)))
+        .collect()
+}
+
+fn corpus<T: KnnFloat>(device: &Device, huge: f64, tiny: f64) {
+    let mut rng = SplitMix64::new(17);
+    let ks = [1, 2, 5, 17, 64, 1000];
+    // Random points, small and awkward sizes.
+    for (n, d) in [(1, 3), (2, 1), (9, 2), (63, 5), (130, 7), (257, 16)] {
+        let r: Vec<T> = random_points(&mut rng, n * d, |u| u * 2.0 - 1.0);
+        let q: Vec<T> = random_points(&mut rng, 11 * d, |u| u * 2.0 - 1.0);
+        check_all_metrics(device, &r, &q, d, &ks, &format!("random n = {n}, d = {d}"));
+        let all = [n];
+        check_all_metrics(
+            device,
+            &r,
+            &q,
+            d,
+            &all,
+            &format!("random n = {n}, d = {d}, k = n"),
+        );
+    }
+    // Every point equal, and duplicated points.
+    let same = vec![T::from_f64(0.5); 40 * 3];
+    check_all_metrics(device, &same, &same[..9], 3, &ks, "all equal");
+    let base: Vec<T> = random_points(&mut rng, 10 * 4, |u| u);
+    let dup: Vec<T> = base.iter().cycle().take(50 * 4).copied().collect();
+    check_all_metrics(device, &dup, &base, 4, &ks, "duplicated points");
+    // Integer grids: many exact ties.
+    let grid: Vec<T> = (0..100 * 2)
+        .map(|i| T::from_f64(((i * 7) % 10) as f64))
+        .collect();
+    let gq: Vec<T> = (0..20 * 2)
+        .map(|i| T::from_f64((i % 11) as f64 - 0.0))
+        .collect();
+    check_all_metrics(device, &grid, &gq, 2, &ks, "integer grid");
+    // Huge and tiny coordinates.
+    let big: Vec<T> = random_points(&mut rng, 30 * 3, |u| (u - 0.5) * huge);
+    check_all_metrics(device, &big, &big[..15], 3, &ks, "huge coordinates");
+    let small: Vec<T> = random_points(&mut rng, 30 * 3, |u| (u - 0.5) * tiny);
+    check_all_metrics(device, &small, &small[..15], 3, &ks, "tiny coordinates");
+    // d = 1000.
+    let wide: Vec<T> = random_points(&mut rng, 40 * 1000, |u| u);
+    check_all_metrics(device, &wide, &wide[..3000], 1000, &[1, 7, 40], "d = 1000");
+}
+
+backend_test!(corpus_f64_equals_brute_force, |selector: Selector| {
+    corpus::<f64>(selector.device(), 1e300, 1e-300);
+});
+
+backend_test!(corpus_f32_equals_brute_force, |selector: Selector| {
+    corpus::<f32>(selector.device(), 1e30, 1e-30);
+});
+
+backend_test!(random_sets_equal_brute_force, |selector: Selector| {
+    let mut rng = SplitMix64::new(99);
+    for round in 0..20 {
+        let n = 1 + (rng.next_u64() % 300) as usize;
+        let d = 1 + (rng.next_u64() % 12) as usize;
+        let m = 1 + (rng.next_u64() % 40) as usize;
+        let k = 1 + (rng.next_u64() as usize % n);
+        // Coarse values make ties common.
+        let levels = 1 + rng.next_u64() % 6;
+        let r: Vec<f64> = random_points(&mut rng, n * d, |u| (u * levels as f64).floor());
+        let q: Vec<f64> = random_points(&mut rng, m * d, |u| (u * levels as f64).floor());
+        check_all_metrics(
+            selector.device(),
+            &r,
+            &q,
+            d,
+            &[k],
+            &format!("round {round}"),
+        );
+    }
+});
+
+backend_test!(bad_input_is_a_clear_error, |selector: Selector| {
+    let device = selector.device().clone();
+    let r = [0.0f64, 1.0, 2.0, 3.0];
+    let index = Neighbors::new(Points::new(&r, 2).unwrap())
+        .unwrap()
+        .device(device.clone());
+    let q = Points::new(&[0.0, 0.0], 2).unwrap();
+    for (k, want) in [(0, "k = 0"), (3, "k = 3")] {
+        let e = index.search(q.clone(), k).unwrap_err().to_string();
+        assert!(e.contains(want) && e.contains("2 reference points"), "{e}");
+    }
+    let e = index.search_self(2).unwrap_err().to_string();
+    assert!(e.contains("1 other reference points"), "{e}");
+    let e = index
+        .search(Points::new(&[0.0], 1).unwrap(), 1)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("1 coordinates") && e.contains("have 2"), "{e}");
+    let e = index
+        .search(Points::new(&[], 2).unwrap(), 1)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("query set is empty"), "{e}");
+    let e = index
+        .search(Points::new(&[0.0, f64::NAN], 2).unwrap(), 1)
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("query 0") && e.to_string().contains("column 1"),
+        "{e}"
+    );
+    let e = Neighbors::new(Points::new(&[1.0, f64::INFINITY, 0.0, 0.0], 2).unwrap()).unwrap_err();
+    assert!(e.to_string().contains("reference point 0"), "{e}");
+    let one = Neighbors::new(Points::new(&[1.0f32], 1).unwrap()).unwrap();
+    assert!(one.device(device).search_self(1).is_err());
+    assert!(Points::new(&[1.0f32, 2.0, 3.0], 2).is_err());
+    assert!(Points::<f32>::new(&[], 0).is_err());
+});
+
+/// A case of `tests/data/knn/sklearn_cases.json` as points.
+fn matrix(v: &Value) -> (Vec<f64>, usize) {
+    let rows = v.as_array().unwrap();
+    let dim = rows[0].as_array().unwrap().len();
+    let data = rows
+        .iter()
+        .flat_map(|r| r.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()))
+        .collect();
+    (data, dim)
+}
+
+fn sklearn_cases() -> Value {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/knn/sklearn_cases.json"
+    ))
+    .unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+backend_test!(searches_equal_scikit_learn, |selector: Selector| {
+    let cases = sklearn_cases();
+    for case in cases["neighbors"].as_array().unwrap() {
+        let name = case["name"].as_str().unwrap();
+        let metric: Metric = case["metric"].as_str().unwrap().parse().unwrap();
+        let k = case["k"].as_u64().unwrap() as usize;
+        let (train, dim) = matrix(&case["train"]);
+        let index = Neighbors::new(Points::new(&train, dim).unwrap())
+            .unwrap()
+            .metric(metric)
+            .device(selector.device().clone());
+        let lists = match &case["query"] {
+            Value::Null => index.search_self(k).unwrap(),
+            q => {
+                let (query, _) = matrix(q);
+                index.search(Points::new(&query, dim).unwrap(), k).unwrap()
+            }
+        };
+        let (want_d, _) = matrix(&case["distances"]);
+        let (want_i, _) = matrix(&case["indices"]);
+        let got_i: Vec<f64> = lists.indices().iter().map(|&i| i as f64).collect();
+        assert_eq!(got_i, want_i, "{name}: indices");
+        for (a, b) in lists.distances().iter().zip(&want_d) {
+            assert!(
+                (a - b).abs() <= 1e-9 * b.abs().max(1e-300) + 1e-12,
+                "{name}: {a} vs {b}"
+            );
+        }
+    }
+});
+
+#[test]
+fn cosine_agrees_with_the_plain_formula() {
+    let mut rng = SplitMix64::new(5);
+    for _ in 0..200 {
+        let q: Vec<f64> = random_points(&mut rng, 6, |u| u - 0.3);
+        let x: Vec<f64> = random_points(&mut rng, 6, |u| u - 0.6);
+        let dot: f64 = q.iter().zip(&x).map(|(a, b)| a * b).sum();
+        let nq = q.iter().map(|a| a * a).sum::<f64>().sqrt();
+        let nx = x.iter().map(|a| a * a).sum::<f64>().sqrt();
+        let plain = 1.0 - dot / (nq * nx);
+        assert!((Metric::Cosine.measure(&q, &x) - plain).abs() < 1e-14);
+    }
+}
+
+#[test]
+fn arrays_are_accepted_in_any_layout() {
+    let a = ndarray::array![[0.0f64, 0.0], [1.0, 1.0], [5.0, 5.0]];
+    let t = a.t().to_owned();
+    let index = Neighbors::new(a.view()).unwrap();
+    let lists = index.search(t.t(), 1).unwrap();
+    assert_eq!(lists.indices(), &[0, 1, 2]);
+    let (d, i) = lists.into_arrays();
+    assert_eq!((d[[2, 0]], i[[2, 0]]), (0.0, 2));
+}
