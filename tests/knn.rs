@@ -252,11 +252,8 @@ fn matrix(v: &Value) -> (Vec<f64>, usize) {
 }
 
 fn sklearn_cases() -> Value {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/knn/sklearn_cases.json"
-    ))
-    .unwrap();
+    let path = common::cli::repository_file("tests/data/knn/sklearn_cases.json");
+    let text = std::fs::read_to_string(path).unwrap();
     serde_json::from_str(&text).unwrap()
 }
 
@@ -315,3 +312,81 @@ fn arrays_are_accepted_in_any_layout() {
     let (d, i) = lists.into_arrays();
     assert_eq!((d[[2, 0]], i[[2, 0]]), (0.0, 2));
 }
+
+backend_test!(
+    a_small_memory_budget_tiles_and_stays_exact,
+    |selector: Selector| {
+        // 3000 points of 5 coordinates in 64 KiB: reference tiles of fewer points than k = 300,
+        // queries one or a few at a time, lists merged across tiles.
+        let mut rng = SplitMix64::new(3);
+        let (n, d) = (3000, 5);
+        let r: Vec<f64> = random_points(&mut rng, n * d, |u| (u * 8.0).floor());
+        let q: Vec<f64> = random_points(&mut rng, 7 * d, |u| (u * 8.0).floor());
+        let (rp, qp) = (Points::new(&r, d).unwrap(), Points::new(&q, d).unwrap());
+        for metric in METRICS {
+            let index = Neighbors::new(rp.clone())
+                .unwrap()
+                .metric(metric)
+                .device(selector.device().clone())
+                .memory_budget(64 << 10);
+            for k in [1, 50, 300] {
+                let lists = index.search(qp.clone(), k).unwrap();
+                let expected = brute_force(metric, &rp, &qp, k, false);
+                assert_exact(&lists, &expected, &format!("{metric}, k = {k}, 64 KiB"));
+            }
+        }
+    }
+);
+
+backend_test!(
+    many_equal_distances_stay_exact_at_scale,
+    |selector: Selector| {
+        // An integer grid of 4000 points: hundreds at each distance from a query, more than any
+        // margin of candidates, and queries on and off the grid.
+        let (n, d) = (4000, 3);
+        let r: Vec<f32> = (0..n * d).map(|i| ((i * 7 + i / 3) % 6) as f32).collect();
+        let q: Vec<f32> = (0..40 * d).map(|i| ((i * 5) % 7) as f32 * 0.5).collect();
+        let (rp, qp) = (Points::new(&r, d).unwrap(), Points::new(&q, d).unwrap());
+        let index = Neighbors::new(rp.clone())
+            .unwrap()
+            .device(selector.device().clone());
+        for metric in METRICS {
+            let index = index.clone().metric(metric);
+            for k in [1, 10, 100, 1000] {
+                // Twice: the second search reuses the reference set kept on the device.
+                for round in 0..2 {
+                    let lists = index.search(qp.clone(), k).unwrap();
+                    let expected = brute_force(metric, &rp, &qp, k, false);
+                    assert_exact(
+                        &lists,
+                        &expected,
+                        &format!("{metric}, k = {k}, round {round}"),
+                    );
+                }
+            }
+        }
+    }
+);
+
+backend_test!(
+    random_points_at_scale_equal_brute_force,
+    |selector: Selector| {
+        // Enough points that the candidates are a small part of them: the bound does the work.
+        let mut rng = SplitMix64::new(11);
+        let (n, d) = (20_000, 24);
+        let r: Vec<f32> = random_points(&mut rng, n * d, |u| u * 10.0 + 100.0);
+        let q: Vec<f32> = random_points(&mut rng, 50 * d, |u| u * 10.0 + 100.0);
+        let (rp, qp) = (Points::new(&r, d).unwrap(), Points::new(&q, d).unwrap());
+        for metric in METRICS {
+            let index = Neighbors::new(rp.clone())
+                .unwrap()
+                .metric(metric)
+                .device(selector.device().clone());
+            for k in [1, 16, 500] {
+                let lists = index.search(qp.clone(), k).unwrap();
+                let expected = brute_force(metric, &rp, &qp, k, false);
+                assert_exact(&lists, &expected, &format!("{metric}, k = {k}"));
+            }
+        }
+    }
+);

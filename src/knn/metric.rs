@@ -144,7 +144,12 @@ pub(crate) fn cosine_scale<T: KnnFloat>(v: &[T]) -> f64 {
     }
     // largest = f 2^e with f in [0.5, 1): scale by 2^-e, as far as a normal f64 reaches
     // (below 2^-1023 the largest stays under 0.5, well clear of underflow in the sums).
-    pow2(-exponent(largest).clamp(-1023, 1022))
+    let e = exponent(largest).max(-1023);
+    if e > 1022 {
+        // 2^-1023 or 2^-1024: subnormal, so built as an exact product.
+        return pow2(-1022) * pow2(1022 - e);
+    }
+    pow2(-e)
 }
 
 /// `e` with `v = f 2^e`, `f` in `[0.5, 1)`, for a finite positive `v`.

@@ -3,7 +3,7 @@
 use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::knn::metric::Metric;
-use crate::knn::{cpu, KnnFloat, NeighborLists, Points};
+use crate::knn::{cpu, gpu, KnnFloat, NeighborLists, Points};
 
 /// Exact nearest-neighbour search over a set of reference points, on the CPU or a CUDA GPU.
 ///
@@ -29,12 +29,26 @@ use crate::knn::{cpu, KnnFloat, NeighborLists, Points};
 /// assert_eq!(manhattan.search(Points::new(&[3.0, 0.0], 2)?, 1)?.row(0), (&[2.0][..], &[1][..]));
 /// # Ok::<(), kselect::Error>(())
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Neighbors<'a, T: KnnFloat> {
     reference: Points<'a, T>,
     metric: Metric,
     device: Device,
     memory_budget: Option<usize>,
+    /// The reference set kept on the GPU between searches (shared by clones).
+    resident: gpu::Cache<T>,
+}
+
+impl<T: KnnFloat> std::fmt::Debug for Neighbors<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Neighbors")
+            .field("points", &self.reference.rows())
+            .field("dim", &self.reference.dim())
+            .field("metric", &self.metric)
+            .field("device", &self.device)
+            .field("memory_budget", &self.memory_budget)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<'a, T: KnnFloat> Neighbors<'a, T> {
@@ -59,6 +73,7 @@ impl<'a, T: KnnFloat> Neighbors<'a, T> {
             metric: Metric::default(),
             device: Device::Cpu,
             memory_budget: None,
+            resident: gpu::Cache::default(),
         })
     }
 
@@ -200,13 +215,14 @@ impl<'a, T: KnnFloat> Neighbors<'a, T> {
                 let prepared = cpu::Prepared::new(&self.reference, self.metric);
                 Ok(cpu::search(&prepared, queries, k, self.metric))
             }
-            Device::Cuda(dev) => crate::knn::gpu::search(
+            Device::Cuda(dev) => gpu::search(
                 dev,
                 &self.reference,
                 queries,
                 k,
                 self.metric,
                 self.memory_budget,
+                &self.resident,
             ),
         }
     }

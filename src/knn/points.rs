@@ -135,7 +135,6 @@ impl<'a, T: KnnFloat> Points<'a, T> {
     }
 
     /// A view of the points `range` (a slice of rows).
-    #[allow(dead_code)]
     pub(crate) fn slice_rows(&self, range: std::ops::Range<usize>) -> Points<'_, T> {
         Points {
             data: Cow::Borrowed(&self.data[range.start * self.dim..range.end * self.dim]),

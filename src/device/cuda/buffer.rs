@@ -81,6 +81,11 @@ impl<T: Element> DeviceBuffer<T> {
         &mut self.slice
     }
 
+    /// The device memory, unwrapped.
+    pub(crate) fn into_slice(self) -> CudaSlice<T> {
+        self.slice
+    }
+
     /// Copies the buffer back to the host.
     pub fn to_host(&self) -> Result<Vec<T>> {
         if self.is_empty() {

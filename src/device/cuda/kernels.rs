@@ -91,6 +91,12 @@ pub(crate) static REGRESSION: KernelSource = KernelSource {
     text: include_str!("../../../kernels/regression.cu"),
 };
 
+/// Exact k-nearest neighbours: tiles of canonical distances, the merge of running lists.
+pub(crate) static KNN: KernelSource = KernelSource {
+    name: "knn.cu",
+    text: include_str!("../../../kernels/knn.cu"),
+};
+
 /// Every source of `kernels/`, for checks that compile them all.
 #[cfg_attr(not(test), allow(dead_code))]
 pub(crate) static ALL: &[&KernelSource] = &[
@@ -106,6 +112,7 @@ pub(crate) static ALL: &[&KernelSource] = &[
     &BUCKET_MULTISELECT,
     &FUSED_MULTISELECT,
     &REGRESSION,
+    &KNN,
 ];
 
 impl KernelSource {

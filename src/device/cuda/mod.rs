@@ -5,6 +5,7 @@
 //! hash, architecture and NVRTC version). The first call on a machine without the driver
 //! library returns [`Error::CudaUnavailable`] instead of panicking.
 
+pub(crate) mod blas;
 mod buffer;
 mod compile;
 pub(crate) mod kernels;

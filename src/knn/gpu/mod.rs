@@ -1,17 +1,144 @@
 //! Exact neighbour search on a CUDA GPU.
+//!
+//! Two paths, both exact and equal to the CPU's lists bit for bit:
+//!
+//! - **screened** (Euclidean metrics, inner product, cosine; the reference set resident on
+//!   the device): approximate keys of every pair by one TF32 product, each query's best
+//!   candidates by them, a proven bound that says when those hold the exact answer, and the
+//!   canonical measure of the candidates only ([`screen`]);
+//! - **direct** (Manhattan, reference sets streamed through a small budget, and the queries
+//!   whose candidates fail the bound): every pair measured by the canonical arithmetic, tile by
+//!   tile, the best of each tile kept by batched top-k and merged across tiles ([`direct`]).
+//!
+//! The reference set is copied to the device once and kept there by the [`Neighbors`]
+//! (and its clones) for later searches on that device with that metric, when it takes at most
+//! half the memory budget.
+//!
+//! [`Neighbors`]: crate::knn::Neighbors
 
-use crate::device::CudaDevice;
-use crate::error::{Error, Result};
+mod direct;
+mod kernels;
+mod plan;
+mod points;
+mod screen;
+
+use std::sync::{Arc, Mutex};
+
+use crate::device::{CudaDevice, Device};
+use crate::error::Result;
 use crate::knn::{KnnFloat, Metric, Points};
+use crate::select::{NanPolicy, Selector};
+use plan::Plan;
+use points::DevicePoints;
+use screen::ScreenedReference;
 
-/// Canonical values and indices of the `k` best reference points of every query.
+/// The reference set kept on a device between searches.
+pub(crate) struct Resident<T: KnnFloat> {
+    ordinal: usize,
+    metric: Metric,
+    points: DevicePoints<T>,
+    screened: Option<ScreenedReference>,
+}
+
+/// A shared slot for the resident reference set (shared by clones of a search).
+pub(crate) type Cache<T> = Arc<Mutex<Option<Resident<T>>>>;
+
+/// Candidates a query for `k` neighbours among `n` points: `k` and a margin of a quarter (at
+/// least 64), so that the bound usually holds at the first try.
+fn candidates(k: usize, n: usize) -> usize {
+    (k + (k / 4).max(64)).min(n)
+}
+
+/// Canonical values and indices of the `k` best reference points of every query, nearest
+/// first, ties by index.
 pub(crate) fn search<T: KnnFloat>(
-    _dev: &CudaDevice,
-    _reference: &Points<'_, T>,
-    _queries: &Points<'_, T>,
-    _k: usize,
-    _metric: Metric,
-    _budget: Option<usize>,
+    dev: &CudaDevice,
+    reference: &Points<'_, T>,
+    queries: &Points<'_, T>,
+    k: usize,
+    metric: Metric,
+    budget: Option<usize>,
+    cache: &Cache<T>,
 ) -> Result<(Vec<f64>, Vec<usize>)> {
-    Err(Error::InvalidArgument("not yet".into()))
+    let budget = match budget {
+        Some(b) => b,
+        None => dev.memory_info()?.0 / 2,
+    };
+    let selector = Selector::on(Device::Cuda(dev.clone())).nan_policy(NanPolicy::Last);
+    let (n, dim) = (reference.rows(), reference.dim());
+    let point = DevicePoints::<T>::bytes(1, dim);
+    let resident_bytes = DevicePoints::<T>::bytes(n, dim) + ScreenedReference::bytes(n, dim);
+    if resident_bytes > budget / 2 {
+        let plan = Plan::direct(n, queries.rows(), point, k, budget, false)?;
+        return direct::search(dev, &selector, reference, None, queries, k, metric, &plan);
+    }
+    let mut slot = cache.lock().unwrap_or_else(|e| e.into_inner());
+    let stale = slot
+        .as_ref()
+        .is_none_or(|r| r.ordinal != dev.ordinal() || r.metric != metric);
+    if stale {
+        *slot = None;
+        let points = DevicePoints::upload(dev, reference, metric)?;
+        let screened = ScreenedReference::build(dev, reference, &points, metric)?;
+        *slot = Some(Resident {
+            ordinal: dev.ordinal(),
+            metric,
+            points,
+            screened,
+        });
+    }
+    let resident = slot.as_ref().expect("the reference set was just placed");
+    let direct_plan = Plan::direct(n, queries.rows(), point, k, budget, true)?;
+    let Some(screened) = &resident.screened else {
+        let points = Some(&resident.points);
+        return direct::search(
+            dev,
+            &selector,
+            reference,
+            points,
+            queries,
+            k,
+            metric,
+            &direct_plan,
+        );
+    };
+    let c = candidates(k, n);
+    let width = screen::width(dim);
+    let plan = Plan::screened(
+        n,
+        queries.rows(),
+        point,
+        width,
+        k,
+        c,
+        budget,
+        resident_bytes,
+    )?;
+    let (mut values, mut indices, failed) = screen::search(
+        dev,
+        &selector,
+        screened,
+        &resident.points,
+        queries,
+        k,
+        c,
+        metric,
+        &plan,
+    )?;
+    if !failed.is_empty() {
+        // The queries the bound could not settle, searched directly.
+        let rows: Vec<T> = failed
+            .iter()
+            .flat_map(|&i| queries.row(i).iter().copied())
+            .collect();
+        let rest = Points::from_vec(rows, dim)?;
+        let plan = Plan::direct(n, rest.rows(), point, k, budget, true)?;
+        let points = Some(&resident.points);
+        let (v, idx) = direct::search(dev, &selector, reference, points, &rest, k, metric, &plan)?;
+        for (j, &i) in failed.iter().enumerate() {
+            values[i * k..(i + 1) * k].copy_from_slice(&v[j * k..(j + 1) * k]);
+            indices[i * k..(i + 1) * k].copy_from_slice(&idx[j * k..(j + 1) * k]);
+        }
+    }
+    Ok((values, indices))
 }

@@ -1,44 +1,22 @@
 //! The residuals of many candidate fits at once: the cuBLAS product `X B` of the `n x p` design
 //! and the `p x c` coefficients, one handle per device.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
-
 use cudarc::cublas::sys::cublasOperation_t;
-use cudarc::cublas::{CudaBlas, Gemm, GemmConfig};
+use cudarc::cublas::{Gemm, GemmConfig};
 use cudarc::driver::CudaSlice;
 
+use crate::device::cuda::blas::{blas_handle, BlasHandle};
 use crate::device::cuda::driver_error;
 use crate::device::CudaDevice;
 use crate::error::{Error, Result};
 
 /// A cuBLAS handle on the device's stream, shared by the fits on that device.
-pub(super) type Handle = Arc<Mutex<CudaBlas>>;
+pub(super) type Handle = BlasHandle;
 
-/// The cuBLAS handle of `dev` (created on first use), or [`Error::CudaUnavailable`] when the
-/// cuBLAS library is not installed.
+/// The cuBLAS handle of `dev`, or [`Error::CudaUnavailable`](crate::Error::CudaUnavailable)
+/// when the cuBLAS library is not installed.
 pub(super) fn handle(dev: &CudaDevice) -> Result<Handle> {
-    static HANDLES: OnceLock<Mutex<HashMap<usize, Handle>>> = OnceLock::new();
-    // SAFETY: only tries to load the shared library.
-    if !unsafe { cudarc::cublas::sys::is_culib_present() } {
-        return Err(Error::CudaUnavailable(
-            "the cuBLAS library (libcublas.so) is not installed; GPU regression needs it".into(),
-        ));
-    }
-    let mut handles = HANDLES
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    if let Some(handle) = handles.get(&dev.ordinal()) {
-        return Ok(handle.clone());
-    }
-    let blas = CudaBlas::new(dev.stream().clone()).map_err(|e| Error::Cuda {
-        context: "creating a cuBLAS handle".into(),
-        message: format!("{e:?}"),
-    })?;
-    let handle = Arc::new(Mutex::new(blas));
-    handles.insert(dev.ordinal(), handle.clone());
-    Ok(handle)
+    blas_handle(dev, "GPU regression")
 }
 
 /// `out[j n + i] = x_i b_j` for the `c` candidates: `x` holds `n` rows of `p` values (row-major,

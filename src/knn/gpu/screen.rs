@@ -1,0 +1,267 @@
+//! Screening: approximate rank keys of every pair by one single-precision cuBLAS product
+//! (TF32 tensor cores), each query's best candidates by them, and a proven bound that tells
+//! when those candidates hold the exact `k` nearest.
+//!
+//! The rows multiplied are built on the device (`knn_screen_rows_*`): for the Euclidean
+//! metrics, points `[x', |x'|^2]` and queries `[-2 q', 1]` with `x' = (x - c) s` — `c` the
+//! mean of a sample of the reference points and `s` a power of two that brings the sample's
+//! largest centred coordinate near 1 — so that the product is `|x'|^2 - 2 q'.x'`, the squared
+//! distance less the query's own constant `|q'|^2`; for the inner product `-q s . x s`; for
+//! cosine `-q/|q| . x/|x|`. Then
+//!
+//! `|approximate - exact| <= B = eps (|q'| + R)^2 + a`
+//!
+//! for every pair, in those scaled units, where `R` is the largest `|x'|` (rounded up), `a =
+//! 4 d 2^-126 (1 + |q'| + R)` covers coordinates flushed to zero, and `eps = 2 (2^-9 + 2^-20
+//! + (w + 2) 2^-24 + 2^-22 + (d + 2) 2^-52)` with `w` the product's inner dimension: TF32
+//! rounds (or truncates) each input to 10 bits (`2^-9` for a product of two), the
+//! accumulation in `f32` costs `w 2^-24`, the rounding of the points to `f32` `2^-22`, and the
+//! canonical `f64` sum `(d + 2) 2^-52`; the factor 2 leaves room for the strict separation
+//! below. (`|x'|^2 <= (|q'| + |x'|)^2` and `2 |q'| |x'| <= (|q'| + |x'|)^2` bound every term.)
+//!
+//! Take each query's best `K > k` candidates by approximate key (ties by index), `a_k` the
+//! `k`-th of them and `a_K` the largest. If `a_K > a_k + 2B`, every point left out has a true
+//! key above `a_k + B`, which bounds the true keys of the `k` best candidates: `k` points are
+//! strictly nearer (by more than the canonical arithmetic can blur), so none left out is among
+//! the exact `k` nearest. The candidates are then measured exactly (`knn_measure_*`, the
+//! canonical arithmetic) and the best `k` of them taken, ties by index. A query whose
+//! candidates fail the test (many points at nearly its `k`-th distance, as on integer grids)
+//! is searched by the direct path instead. Manhattan distance has no product form and always
+//! takes the direct path.
+
+use cudarc::driver::CudaSlice;
+
+use crate::device::{CudaDevice, DeviceBuffer};
+use crate::error::Result;
+use crate::knn::gpu::direct::sorted_lists;
+use crate::knn::gpu::kernels::{self, ScreenRows};
+use crate::knn::gpu::plan::Plan;
+use crate::knn::gpu::points::DevicePoints;
+use crate::knn::{KnnFloat, Metric, Points};
+use crate::select::{Rows, Selector, TopKOptions};
+
+/// Reference points sampled for the centre and the scale.
+const SAMPLE: usize = 1024;
+
+/// The reference set's screening rows on the device.
+pub(super) struct ScreenedReference {
+    /// `n` rows of `width` floats.
+    rows: CudaSlice<f32>,
+    /// The product's inner dimension: `d + 1` (or `d`) rounded up to a multiple of 8.
+    width: usize,
+    /// The centre subtracted (Euclidean metrics), on the device.
+    center: CudaSlice<f64>,
+    /// The scale, as two factors.
+    scale: (f64, f64),
+    /// The largest norm of a point's screening coordinates, rounded up (`R`).
+    largest: f64,
+    /// `eps` of the bound.
+    eps: f64,
+}
+
+/// The screening rows of the points and of the queries of `metric`.
+fn modes(metric: Metric) -> Option<(ScreenRows, ScreenRows)> {
+    match metric {
+        Metric::SquaredEuclidean | Metric::Euclidean => {
+            Some((ScreenRows::Points, ScreenRows::Queries))
+        }
+        Metric::InnerProduct => Some((ScreenRows::Plain, ScreenRows::Negated)),
+        Metric::Cosine => Some((ScreenRows::Unit, ScreenRows::NegatedUnit)),
+        Metric::Manhattan => None,
+    }
+}
+
+/// The product's inner dimension for `dim` coordinates.
+pub(super) fn width(dim: usize) -> usize {
+    (dim + 1).div_ceil(8) * 8
+}
+
+impl ScreenedReference {
+    /// The screening rows of `reference` (on the device as `points`), or `None` when the
+    /// metric has no product form or a coordinate does not fit a float once centred and
+    /// scaled.
+    pub fn build<T: KnnFloat>(
+        dev: &CudaDevice,
+        reference: &Points<'_, T>,
+        points: &DevicePoints<T>,
+        metric: Metric,
+    ) -> Result<Option<ScreenedReference>> {
+        let Some((mode, _)) = modes(metric) else {
+            return Ok(None);
+        };
+        let (n, dim) = (reference.rows(), reference.dim());
+        let width = width(dim);
+        let (center, scale) = center_and_scale(reference, metric);
+        let center_dev = DeviceBuffer::from_host_on(dev, &center)?.into_slice();
+        let mut rows = dev.alloc::<f32>(n * width, "the screening rows")?;
+        let mut norms = dev.alloc::<f32>(n, "the screening norms")?;
+        let (largest, overflow) = kernels::screen_rows(
+            dev,
+            (&points.data, n, dim),
+            width,
+            mode,
+            &center_dev,
+            scale,
+            &mut rows,
+            &mut norms,
+        )?;
+        if overflow {
+            return Ok(None);
+        }
+        Ok(Some(ScreenedReference {
+            rows,
+            width,
+            center: center_dev,
+            scale,
+            largest: largest as f64,
+            eps: eps(dim, width),
+        }))
+    }
+
+    /// The bytes the rows take on the device.
+    pub fn bytes(n: usize, dim: usize) -> usize {
+        n * width(dim) * 4
+    }
+}
+
+/// `eps` of the bound for `dim` coordinates and an inner dimension of `width`.
+fn eps(dim: usize, width: usize) -> f64 {
+    let p = |e: i32| 2f64.powi(e);
+    2.0 * (p(-9) + p(-20) + (width as f64 + 2.0) * p(-24) + p(-22) + (dim as f64 + 2.0) * p(-52))
+}
+
+/// The centre (the mean of up to [`SAMPLE`] evenly spaced reference points, for the Euclidean
+/// metrics; zeros otherwise) and the power of two, as two factors, that brings the sample's
+/// largest centred coordinate into `[0.5, 1)`.
+fn center_and_scale<T: KnnFloat>(
+    reference: &Points<'_, T>,
+    metric: Metric,
+) -> (Vec<f64>, (f64, f64)) {
+    let (n, dim) = (reference.rows(), reference.dim());
+    let step = n.div_ceil(SAMPLE).max(1);
+    let sample: Vec<usize> = (0..n).step_by(step).collect();
+    let mut center = vec![0.0; dim];
+    if matches!(metric, Metric::SquaredEuclidean | Metric::Euclidean) {
+        for &i in &sample {
+            for (c, v) in center.iter_mut().zip(reference.row(i)) {
+                *c += v.to_f64();
+            }
+        }
+        center.iter_mut().for_each(|c| *c /= sample.len() as f64);
+    }
+    let largest = sample
+        .iter()
+        .flat_map(|&i| {
+            reference
+                .row(i)
+                .iter()
+                .zip(&center)
+                .map(|(v, c)| (v.to_f64() - c).abs())
+        })
+        .fold(0.0f64, f64::max);
+    if largest == 0.0 || !largest.is_finite() {
+        return (center, (1.0, 1.0));
+    }
+    // largest = f 2^e, f in [0.5, 1): scale by 2^-e as two halves, each a normal double.
+    let e = largest.log2().floor() as i32 + 1;
+    let (a, b) = (-e / 2, -e - (-e / 2));
+    (center, (2f64.powi(a), 2f64.powi(b)))
+}
+
+/// The screened search of the queries against the resident reference set: canonical values
+/// and indices of each query's `k` best, and the queries whose candidates failed the bound
+/// (their lists are left empty in the output, to be filled by the direct search).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn search<T: KnnFloat>(
+    dev: &CudaDevice,
+    selector: &Selector,
+    screened: &ScreenedReference,
+    resident: &DevicePoints<T>,
+    queries: &Points<'_, T>,
+    k: usize,
+    candidates: usize,
+    metric: Metric,
+    plan: &Plan,
+) -> Result<(Vec<f64>, Vec<usize>, Vec<usize>)> {
+    let (_, query_mode) = modes(metric).expect("a metric with a product form");
+    let (n, dim, width) = (resident.rows, queries.dim(), screened.width);
+    let mut values = vec![0.0; queries.rows() * k];
+    let mut indices = vec![0usize; queries.rows() * k];
+    let mut failed = Vec::new();
+    for q0 in (0..queries.rows()).step_by(plan.query_tile) {
+        let q_rows = plan.query_tile.min(queries.rows() - q0);
+        let q_points = DevicePoints::upload(dev, &queries.slice_rows(q0..q0 + q_rows), metric)?;
+        let mut q_screen = dev.alloc::<f32>(q_rows * width, "the queries' screening rows")?;
+        let mut q_norms = dev.alloc::<f32>(q_rows, "the queries' screening norms")?;
+        let (_, overflow) = kernels::screen_rows(
+            dev,
+            (&q_points.data, q_rows, dim),
+            width,
+            query_mode,
+            &screened.center,
+            screened.scale,
+            &mut q_screen,
+            &mut q_norms,
+        )?;
+        if overflow {
+            failed.extend(q0..q0 + q_rows);
+            continue;
+        }
+        let mut approximate = dev.alloc::<f32>(q_rows * n, "a tile of approximate keys")?;
+        kernels::screen_product(
+            dev,
+            &screened.rows,
+            &q_screen,
+            n,
+            q_rows,
+            width,
+            &mut approximate,
+        )?;
+        let approximate = DeviceBuffer::from_slice(dev, approximate);
+        let best = selector.top_k_rows_device(
+            &approximate,
+            Rows::new(q_rows, n),
+            candidates,
+            TopKOptions::smallest(),
+        )?;
+        let q_norms = DeviceBuffer::from_slice(dev, q_norms).to_host()?;
+        let verified = if candidates == n {
+            vec![true; q_rows]
+        } else {
+            let lists = Rows::new(q_rows, candidates);
+            let kth = selector.select_rows_device(best.values(), lists, k - 1)?;
+            let last = selector.select_rows_device(best.values(), lists, candidates - 1)?;
+            (0..q_rows)
+                .map(|i| {
+                    let reach = q_norms[i] as f64 + screened.largest;
+                    let bound = screened.eps * reach * reach
+                        + 4.0 * dim as f64 * 2f64.powi(-126) * (1.0 + reach);
+                    last[i] as f64 > kth[i] as f64 + 2.0 * bound
+                })
+                .collect()
+        };
+        let exact = kernels::measure(
+            dev,
+            metric,
+            &q_points.tile(q_rows),
+            &resident.tile(n),
+            best.indices(),
+            candidates,
+            dim,
+        )?;
+        let (keys, index) =
+            sorted_lists(dev, selector, &exact, best.indices(), q_rows, candidates, k)?;
+        for (i, &ok) in verified.iter().enumerate() {
+            if !ok {
+                failed.push(q0 + i);
+                continue;
+            }
+            let (from, to) = (i * k, (q0 + i) * k);
+            for c in 0..k {
+                values[to + c] = metric.value_of_key(keys[from + c]);
+                indices[to + c] = index[from + c] as usize;
+            }
+        }
+    }
+    Ok((values, indices, failed))
+}
