@@ -1,8 +1,8 @@
 //! The kNN estimators against scikit-learn's `KNeighborsRegressor` and `KNeighborsClassifier`
 //! (the "estimators" cases of `tests/data/knn/sklearn_cases.json`) on every backend:
 //! predictions, probabilities, leave-one-out predictions and errors, leave-one-out scores of
-//! several `k` from one graph against each `k` on its own, `f32` input, and the errors of bad
-//! input.
+//! several `k` from one graph against each `k` on its own, leave-one-out against refitting
+//! without the point on data full of ties, `f32` input, and the errors of bad input.
 
 #[macro_use]
 mod common;
@@ -641,3 +641,57 @@ backend_test!(bad_input_is_a_clear_error, |selector: Selector| {
         &["inverse", "uniform", "distance"],
     );
 });
+
+backend_test!(
+    leave_one_out_equals_refitting_without_the_point,
+    |selector: Selector| {
+        // Small integer coordinates: many equal distances and duplicate points, where the order
+        // of equal distances (by the lower index) decides the neighbours.
+        let device = selector.device().clone();
+        let mut rng = common::SplitMix64::new(41);
+        let (n, dim) = (30, 2);
+        let x: Vec<f64> = (0..n * dim).map(|_| rng.below(4) as f64).collect();
+        let y: Vec<f64> = (0..n).map(|_| rng.below(100) as f64 / 8.0).collect();
+        let labels: Vec<usize> = (0..n).map(|_| rng.below(3)).collect();
+        let without = |i: usize| -> Vec<f64> {
+            (0..n)
+                .filter(|&j| j != i)
+                .flat_map(|j| x[j * dim..(j + 1) * dim].to_vec())
+                .collect()
+        };
+        for metric in [Metric::Euclidean, Metric::Manhattan] {
+            for weights in [Weights::Uniform, Weights::Distance] {
+                for k in [1, 2, 5, 9] {
+                    let what = format!("{metric} {weights} k = {k}");
+                    let reg = KnnRegressor::new(k)
+                        .weights(weights)
+                        .metric(metric)
+                        .device(device.clone());
+                    let clf = KnnClassifier::new(k)
+                        .weights(weights)
+                        .metric(metric)
+                        .device(device.clone());
+                    let points = Points::new(&x, dim).unwrap();
+                    let reg_loo = reg
+                        .fit(points.clone(), &y)
+                        .unwrap()
+                        .leave_one_out()
+                        .unwrap();
+                    let clf_loo = clf.fit(points, &labels).unwrap().leave_one_out().unwrap();
+                    for i in 0..n {
+                        let rest = without(i);
+                        let rest = Points::new(&rest, dim).unwrap();
+                        let query = Points::new(&x[i * dim..(i + 1) * dim], dim).unwrap();
+                        let y_rest: Vec<f64> = (0..n).filter(|&j| j != i).map(|j| y[j]).collect();
+                        let l_rest: Vec<usize> =
+                            (0..n).filter(|&j| j != i).map(|j| labels[j]).collect();
+                        let r = reg.fit(rest.clone(), &y_rest).unwrap();
+                        assert_eq!(r.predict(query.clone()).unwrap()[0], reg_loo[i], "{what}");
+                        let c = clf.fit(rest, &l_rest).unwrap();
+                        assert_eq!(c.predict(query).unwrap()[0], clf_loo[i], "{what}");
+                    }
+                }
+            }
+        }
+    }
+);
