@@ -3,11 +3,13 @@
 use std::path::PathBuf;
 
 use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
+use kselect::knn::Metric;
 use kselect::{Algorithm, NanPolicy, QuantileMethod};
 
 /// Exact order statistics of a column of numbers: the k-th smallest or largest values, the
 /// median and quantiles, the top-k values of arrays and matrices and hard thresholding, on the
-/// CPU or a CUDA GPU; and robust regression (LTS and LMS) built on them.
+/// CPU or a CUDA GPU; robust regression (LTS and LMS) built on them; and exact k nearest
+/// neighbours.
 #[derive(Debug, Parser)]
 #[command(
     name = "kselect",
@@ -16,9 +18,10 @@ use kselect::{Algorithm, NanPolicy, QuantileMethod};
                   values, the median and quantiles, the top-k values of arrays and matrices with \
                   their indices, and hard thresholding, on the CPU or a CUDA GPU; and robust \
                   regression (least trimmed squares and least median of squares) built on \
-                  them.\n\n\
-                  Input files are NumPy .npy arrays (1-D; topk, lts and lms also read 2-D) or \
-                  CSV files with a header row (select, quantiles, lts and lms), either possibly \
+                  them; and exact k nearest neighbours.\n\n\
+                  Input files are NumPy .npy arrays (1-D; topk, lts and lms also read 2-D, \
+                  neighbors only 2-D) or CSV files with a header row (select, quantiles, lts, \
+                  lms and neighbors), either possibly \
                   gzip-compressed; FILE - reads standard input. Every input is read once, so a \
                   pipe or a FIFO reads like a file; long reads show their progress on standard \
                   error when it is a terminal. Every algorithm and backend returns exactly the \
@@ -33,7 +36,8 @@ use kselect::{Algorithm, NanPolicy, QuantileMethod};
         kselect topk values.npy --cols 100 --k 5 --smallest\n  \
         kselect threshold x.npy --k 50 --out x_sparse.npy --json\n  \
         kselect lts stackloss.csv --response stack.loss --json\n  \
-        kselect lms Animals2.csv --response brain --predictors body --log brain,body\n\n\
+        kselect lms Animals2.csv --response brain --predictors body --log brain,body\n  \
+        kselect neighbors base.npy --query q.npy --k 10 --out-indices I.npy --out-distances D.npy\n\n\
         Exit status: 0 on success, 1 when the input or the selection fails, 2 for a usage error."
 )]
 pub struct Cli {
@@ -186,6 +190,43 @@ pub enum Command {
             kselect lms starsCYG.csv --response log.light --json"
     )]
     Lms(RegressionArgs),
+
+    /// Exact k nearest neighbours: for each query point, the k nearest points of a base set,
+    /// with their distances (or the kNN graph of the base set with --self).
+    #[command(
+        long_about = "Exact k nearest neighbours: for each query point, the k nearest points of \
+            a base set, with their distances; with --self instead of --query, the kNN graph of \
+            the base set (each point's k nearest other points, itself left out).\n\n\
+            BASE and --query are 2-D NumPy .npy arrays (points x coordinates; f4 and f8 are \
+            searched as they are, integer dtypes as f8) or CSV files with a header row whose \
+            columns are all numbers (every column is a coordinate, read as f8); either may be \
+            gzip-compressed; one of them may be - (standard input). Both need the same number \
+            of coordinates, every one finite (a missing CSV value is NaN: an error naming the \
+            point).\n\n\
+            The search is exact and the same on every backend, bit for bit: every distance is \
+            computed in f64 from the coordinates in order (rounded to f4 for f4 points), each \
+            list is sorted nearest first, and equal distances are ordered by the lower base \
+            index. Indices and ranks are 0-based.",
+        after_help = "Output: with --out-indices and --out-distances, .npy arrays of queries x k \
+            (indices as int64, distances as the points' float type: f4 when both files hold \
+            f4, f8 otherwise), and a summary on standard output (one JSON object with --json). \
+            Without either file, the lists themselves: CSV lines query,rank,index,distance \
+            after that header (rank 0 is the nearest), or with --json one JSON object whose \
+            indices and distances are lists of k per query. For inner_product the distance \
+            column holds the inner product, and lists run from the largest.\n\n\
+            Examples:\n  \
+            kselect neighbors base.npy --query queries.npy --k 10 --out-indices I.npy \
+            --out-distances D.npy\n  \
+            kselect neighbors points.csv --self --k 5 --metric manhattan\n  \
+            kselect neighbors embeddings.npy --query q.npy --k 3 --metric cosine --json",
+        group(
+            ArgGroup::new("queries")
+                .required(true)
+                .multiple(false)
+                .args(["query", "self_graph"])
+        )
+    )]
+    Neighbors(NeighborsArgs),
 }
 
 /// The options of `kselect topk`.
@@ -654,6 +695,79 @@ pub struct RegressionArgs {
     pub json: bool,
 }
 
+/// The options of `kselect neighbors`.
+#[derive(Debug, Args)]
+pub struct NeighborsArgs {
+    /// The base points: a 2-D .npy array (points x coordinates) or a CSV file of numeric
+    /// columns, possibly gzip-compressed (.gz); - reads standard input.
+    #[arg(value_name = "BASE")]
+    pub base: PathBuf,
+
+    /// The query points, a file as BASE (with as many coordinates). Not with --self.
+    #[arg(long, value_name = "Q")]
+    pub query: Option<PathBuf>,
+
+    /// Search the base points themselves: each point's k nearest other points (the kNN graph;
+    /// k is below the number of points). Not with --query.
+    #[arg(long = "self")]
+    pub self_graph: bool,
+
+    /// The number of neighbours of each query: 1 to the number of base points (to one fewer
+    /// with --self).
+    #[arg(
+        short = 'k',
+        long = "k",
+        value_name = "K",
+        allow_negative_numbers = true,
+        value_parser = parse_neighbours
+    )]
+    pub k: usize,
+
+    /// Write the indices of the neighbours (0-based rows of BASE) to this .npy file: int64,
+    /// queries x k, nearest first (gzip-compressed when the name ends in .gz). Written to a
+    /// temporary file beside it, renamed over it once complete. Not an input file.
+    #[arg(long, value_name = "I.npy")]
+    pub out_indices: Option<PathBuf>,
+
+    /// Write the distances of the neighbours to this .npy file: queries x k, of the points'
+    /// float type, as --out-indices is written. Not an input file nor the --out-indices file.
+    #[arg(long, value_name = "D.npy")]
+    pub out_distances: Option<PathBuf>,
+
+    /// The distance: euclidean (the default), sqeuclidean, manhattan, cosine (1 - cosine
+    /// similarity; 1 for the zero vector), or inner_product (a similarity: the neighbours are
+    /// the largest inner products).
+    #[arg(long, value_name = "NAME", default_value = "euclidean", value_parser = parse_metric)]
+    pub metric: Metric,
+
+    /// Where the search runs: auto (CUDA device 0 when a GPU and its driver are present, the
+    /// CPU otherwise), cpu (all CPU threads), or cuda (CUDA device 0; an error when there is
+    /// no usable GPU). Every backend finds the same lists.
+    #[arg(long, value_enum, value_name = "BACKEND", default_value_t = Backend::Auto)]
+    pub backend: Backend,
+
+    /// Print one JSON object instead of text, with the keys: base, query (null with --self),
+    /// self, points (base points), queries, dim, k, metric, dtype (of the distances: f32 or
+    /// f64), out_indices and out_distances (the files written, when given), indices and
+    /// distances (lists of k per query, only when no file is written), backend, device and
+    /// seconds (wall time of the search alone).
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl NeighborsArgs {
+    /// The files to write, each with its option.
+    pub fn outputs(&self) -> Vec<(&'static str, &std::path::Path)> {
+        [
+            ("--out-indices", &self.out_indices),
+            ("--out-distances", &self.out_distances),
+        ]
+        .into_iter()
+        .filter_map(|(option, path)| Some((option, path.as_deref()?)))
+        .collect()
+    }
+}
+
 /// `--backend`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Backend {
@@ -714,6 +828,15 @@ fn parse_values_per_row(s: &str) -> Result<usize, String> {
         s,
         "k is the number of values to take from each row: 1 or more",
     )
+}
+
+/// `kselect neighbors --k`.
+fn parse_neighbours(s: &str) -> Result<usize, String> {
+    let why = "k is the number of neighbours of each point: 1 or more";
+    match parse_whole(s, why)? {
+        0 => Err(why.to_string()),
+        k => Ok(k),
+    }
 }
 
 /// `kselect threshold --k`.
@@ -846,6 +969,10 @@ fn parse_method(s: &str) -> Result<QuantileMethod, String> {
 }
 
 fn parse_algorithm(s: &str) -> Result<Algorithm, String> {
+    s.parse().map_err(|e: kselect::Error| strip_prefix(e))
+}
+
+fn parse_metric(s: &str) -> Result<Metric, String> {
     s.parse().map_err(|e: kselect::Error| strip_prefix(e))
 }
 

@@ -16,6 +16,8 @@
 //!                [--alpha A | --h H] [--nsamp N] [--seed S] [--backend auto|cpu|cuda] [--json]
 //! kselect lms FILE --response COL [--predictors A,B,...] [--log COL,...] [--no-intercept]
 //!                [--alpha A | --h H] [--nsamp N] [--seed S] [--backend auto|cpu|cuda] [--json]
+//! kselect neighbors BASE (--query Q | --self) --k K [--out-indices I.npy]
+//!                [--out-distances D.npy] [--metric NAME] [--backend auto|cpu|cuda] [--json]
 //! ```
 //!
 //! `FILE` is `-` for standard input, in every command. Every input is opened once and read
@@ -26,9 +28,11 @@
 //! the input or the selection fails, and 2 for a usage error.
 
 mod cli;
+mod neighbors;
 mod open;
 mod output;
 mod output_files;
+mod points;
 mod progress;
 mod quantiles;
 mod quantiles_output;
@@ -50,7 +54,10 @@ use kselect::io::{Column, FileFormat};
 use kselect::regression::Method;
 use kselect::{Device, Error, Result, Selector, TopKOptions, TopKOrder};
 
-use cli::{Backend, Command, QuantilesArgs, RegressionArgs, SelectArgs, ThresholdArgs, TopkArgs};
+use cli::{
+    Backend, Command, NeighborsArgs, QuantilesArgs, RegressionArgs, SelectArgs, ThresholdArgs,
+    TopkArgs,
+};
 use output::Context;
 use select::Request;
 use summary::Input;
@@ -78,6 +85,25 @@ fn main() -> ExitCode {
         }
         Command::Lts(args) => run_regression(Method::Lts, args),
         Command::Lms(args) => run_regression(Method::Lms, args),
+        Command::Neighbors(args) => {
+            if args.base == Path::new("-") && args.query.as_deref() == Some(Path::new("-")) {
+                usage::refuse(
+                    "neighbors",
+                    ErrorKind::ArgumentConflict,
+                    "BASE and --query are both - (standard input), which can be read once: \
+                     give one of them as a file",
+                );
+            }
+            let outputs = args.outputs();
+            let inputs = std::iter::once(args.base.as_path()).chain(args.query.as_deref());
+            if let Some(problem) = inputs
+                .filter_map(|input| output_files::clash(input, &outputs))
+                .next()
+            {
+                usage::refuse("neighbors", ErrorKind::ArgumentConflict, problem);
+            }
+            run_neighbors(args)
+        }
     };
     match result {
         Ok(text) => {
@@ -300,6 +326,19 @@ fn run_regression(method: Method, args: &RegressionArgs) -> Result<String> {
         regression_output::json(&ctx, &outcome)
     } else {
         regression_output::table(&ctx, &outcome)
+    })
+}
+
+/// Runs `kselect neighbors` and returns what it prints.
+fn run_neighbors(args: &NeighborsArgs) -> Result<String> {
+    let device = device(args.backend)?;
+    let outcome = neighbors::run(args, device.clone())?;
+    Ok(if args.json {
+        neighbors::json(args, &outcome, &device)
+    } else if args.outputs().is_empty() {
+        neighbors::csv(&outcome)
+    } else {
+        neighbors::summary(args, &outcome, &device)
     })
 }
 

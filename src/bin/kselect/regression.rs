@@ -8,7 +8,7 @@ use kselect::{Device, Error, Result};
 
 use crate::cli::{Backend, HArg, RegressionArgs};
 use crate::progress::FitBar;
-use crate::table::Table;
+use crate::table::{row_major, Table};
 
 /// The name of the intercept among the terms.
 pub const INTERCEPT: &str = "(Intercept)";
@@ -131,9 +131,7 @@ impl Model {
         }
         let (n, k) = (y.len(), columns.len());
         // Row-major: x[i * k + j] is row i, predictor j.
-        let x: Vec<f64> = (0..n)
-            .flat_map(|i| columns.iter().map(move |c| c[i]))
-            .collect();
+        let x = row_major(&columns);
         Ok(Data { x, y, n, k })
     }
 
@@ -169,7 +167,7 @@ impl Model {
 }
 
 /// The first name that appears twice in `names`.
-fn first_repeat(names: &[String]) -> Option<&String> {
+pub fn first_repeat(names: &[String]) -> Option<&String> {
     names
         .iter()
         .enumerate()

@@ -30,7 +30,7 @@ enum Content {
 }
 
 /// A column's values as `f64`, whatever type they were read as.
-struct ToF64;
+pub struct ToF64;
 
 impl ColumnVisitor for ToF64 {
     type Output = Vec<f64>;
@@ -105,6 +105,14 @@ impl Table {
         self.format
     }
 
+    /// The names of every column, in order: of numbers or of text.
+    pub fn names(&self) -> Vec<String> {
+        match &self.content {
+            Content::Csv(table) => table.names().to_vec(),
+            Content::Npy(columns) => (0..columns.len()).map(|j| j.to_string()).collect(),
+        }
+    }
+
     /// The names of the columns of numbers, in order.
     pub fn numeric_names(&self) -> Vec<String> {
         match &self.content {
@@ -137,4 +145,13 @@ impl Table {
                 }),
         }
     }
+}
+
+/// The values of `columns` (of equal lengths) row-major: row `i`'s values at `i * columns.len()`
+/// onwards, in the columns' order.
+pub fn row_major(columns: &[Vec<f64>]) -> Vec<f64> {
+    let rows = columns.first().map_or(0, Vec::len);
+    (0..rows)
+        .flat_map(|i| columns.iter().map(move |c| c[i]))
+        .collect()
 }
