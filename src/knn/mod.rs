@@ -20,19 +20,47 @@
 //! assert_eq!(lists.row(0), (&[1.0, 1.0][..], &[0, 2][..]));
 //! # Ok::<(), kselect::Error>(())
 //! ```
+//!
+//! On the search stand the estimators of scikit-learn's `KNeighborsRegressor` and
+//! `KNeighborsClassifier`: [`KnnRegressor`] (the weighted mean of the neighbours' responses)
+//! and [`KnnClassifier`] (weighted votes, ties to the smallest label), with uniform or
+//! distance [`Weights`], and leave-one-out cross-validation of several `k` from one kNN graph
+//! ([`KnnRegressor::leave_one_out_scores`], [`LooScore`]).
+//!
+//! ```
+//! use kselect::knn::{KnnClassifier, KnnRegressor, Points};
+//!
+//! let x = Points::new(&[0.0f64, 1.0, 2.0, 10.0, 11.0, 12.0], 1)?;
+//! let regressor = KnnRegressor::new(2).fit(x.clone(), &[0.0, 1.0, 2.0, 10.0, 11.0, 12.0])?;
+//! assert_eq!(regressor.predict(Points::new(&[11.4], 1)?)?, vec![11.5]);
+//! let classifier = KnnClassifier::new(3).fit(x.clone(), &[0, 0, 0, 1, 1, 1])?;
+//! assert_eq!(classifier.predict(Points::new(&[9.0], 1)?)?, vec![1]);
+//! let scores = KnnClassifier::new(1).leave_one_out_scores(x, &[0, 0, 0, 1, 1, 1], &[1, 3])?;
+//! assert_eq!((scores[0].error, scores[1].error), (0.0, 0.0));
+//! # Ok::<(), kselect::Error>(())
+//! ```
 
 mod candidates;
+mod classifier;
 mod cpu;
+mod estimator;
 mod gpu;
 mod lists;
 mod metric;
 mod neighbors;
 mod points;
+mod regressor;
+mod validation;
+mod weights;
 
+pub use classifier::{FittedKnnClassifier, KnnClassifier};
 pub use lists::NeighborLists;
 pub use metric::{Metric, METRICS};
 pub use neighbors::Neighbors;
 pub use points::Points;
+pub use regressor::{FittedKnnRegressor, KnnRegressor};
+pub use validation::LooScore;
+pub use weights::Weights;
 
 use crate::element::Element;
 

@@ -1,0 +1,80 @@
+//! What the kNN estimators share: their settings and the checks of a training set.
+
+use crate::device::Device;
+use crate::error::{Error, Result};
+use crate::knn::validation::check_leave_one_out;
+use crate::knn::{KnnFloat, Metric, Neighbors, Points, Weights};
+
+/// The settings of a kNN estimator.
+#[derive(Clone, Debug)]
+pub(crate) struct Settings {
+    pub(crate) n_neighbors: usize,
+    pub(crate) weights: Weights,
+    pub(crate) metric: Metric,
+    pub(crate) device: Device,
+}
+
+impl Settings {
+    /// `n_neighbors` neighbours, uniform weights, the Euclidean metric, on the CPU.
+    pub(crate) fn new(n_neighbors: usize) -> Settings {
+        Settings {
+            n_neighbors,
+            weights: Weights::default(),
+            metric: Metric::default(),
+            device: Device::Cpu,
+        }
+    }
+
+    /// The same settings with `k` neighbours.
+    pub(crate) fn with_k(&self, k: usize) -> Settings {
+        Settings {
+            n_neighbors: k,
+            ..self.clone()
+        }
+    }
+
+    /// Checks the settings against a training set `x` of `targets` responses (named `what`:
+    /// `y` or `labels`) and returns the search over an owned copy of `x`. With
+    /// `leave_one_out`, the `n_neighbors` must leave a point out (`n_neighbors < rows`).
+    pub(crate) fn train<T: KnnFloat>(
+        &self,
+        x: Points<'_, T>,
+        targets: usize,
+        what: &str,
+        leave_one_out: bool,
+    ) -> Result<Neighbors<'static, T>> {
+        let k = self.n_neighbors;
+        if k == 0 {
+            return Err(Error::InvalidArgument(
+                "n_neighbors = 0: at least one neighbour is needed".into(),
+            ));
+        }
+        if self.weights == Weights::Distance && self.metric.is_similarity() {
+            return Err(Error::InvalidArgument(format!(
+                "weights = distance needs a distance, but the {} metric is a similarity; \
+                 use uniform weights or a distance metric",
+                self.metric
+            )));
+        }
+        let rows = x.rows();
+        if rows == 0 {
+            return Err(Error::InvalidArgument("the training set is empty".into()));
+        }
+        if targets != rows {
+            return Err(Error::InvalidArgument(format!(
+                "{what} has {targets} values but the training set has {rows} points"
+            )));
+        }
+        if leave_one_out {
+            check_leave_one_out(k, rows)?;
+        } else if k > rows {
+            return Err(Error::InvalidArgument(format!(
+                "n_neighbors = {k} but the training set has only {rows} points \
+                 (n_neighbors runs from 1 to {rows})"
+            )));
+        }
+        Ok(Neighbors::new(x.into_owned())?
+            .metric(self.metric)
+            .device(self.device.clone()))
+    }
+}
