@@ -3,13 +3,13 @@
 use std::path::PathBuf;
 
 use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
-use kselect::knn::Metric;
+use kselect::knn::{Metric, Weights};
 use kselect::{Algorithm, NanPolicy, QuantileMethod};
 
 /// Exact order statistics of a column of numbers: the k-th smallest or largest values, the
 /// median and quantiles, the top-k values of arrays and matrices and hard thresholding, on the
 /// CPU or a CUDA GPU; robust regression (LTS and LMS) built on them; and exact k nearest
-/// neighbours.
+/// neighbours, with kNN regression and classification.
 #[derive(Debug, Parser)]
 #[command(
     name = "kselect",
@@ -18,10 +18,11 @@ use kselect::{Algorithm, NanPolicy, QuantileMethod};
                   values, the median and quantiles, the top-k values of arrays and matrices with \
                   their indices, and hard thresholding, on the CPU or a CUDA GPU; and robust \
                   regression (least trimmed squares and least median of squares) built on \
-                  them; and exact k nearest neighbours.\n\n\
-                  Input files are NumPy .npy arrays (1-D; topk, lts and lms also read 2-D, \
-                  neighbors only 2-D) or CSV files with a header row (select, quantiles, lts, \
-                  lms and neighbors), either possibly \
+                  them; and exact k nearest neighbours, with kNN regression and \
+                  classification.\n\n\
+                  Input files are NumPy .npy arrays (1-D; topk, lts, lms and knn also read \
+                  2-D, neighbors only 2-D) or CSV files with a header row (select, quantiles, \
+                  lts, lms, neighbors and knn), either possibly \
                   gzip-compressed; FILE - reads standard input. Every input is read once, so a \
                   pipe or a FIFO reads like a file; long reads show their progress on standard \
                   error when it is a terminal. Every algorithm and backend returns exactly the \
@@ -37,7 +38,8 @@ use kselect::{Algorithm, NanPolicy, QuantileMethod};
         kselect threshold x.npy --k 50 --out x_sparse.npy --json\n  \
         kselect lts stackloss.csv --response stack.loss --json\n  \
         kselect lms Animals2.csv --response brain --predictors body --log brain,body\n  \
-        kselect neighbors base.npy --query q.npy --k 10 --out-indices I.npy --out-distances D.npy\n\n\
+        kselect neighbors base.npy --query q.npy --k 10 --out-indices I.npy --out-distances D.npy\n  \
+        kselect knn iris.csv --response species --classify --k 1,5,9 --standardize\n\n\
         Exit status: 0 on success, 1 when the input or the selection fails, 2 for a usage error."
 )]
 pub struct Cli {
@@ -227,6 +229,41 @@ pub enum Command {
         )
     )]
     Neighbors(NeighborsArgs),
+
+    /// k-nearest-neighbour regression or classification of one column of a file from others:
+    /// the leave-one-out error of each k, or predictions for new points.
+    #[command(
+        long_about = "k-nearest-neighbour regression or classification of one column of a file \
+            (--response) from others (--predictors), as scikit-learn's KNeighborsRegressor and \
+            KNeighborsClassifier predict: the mean of the k nearest training points' responses \
+            (weighted by 1 / distance with --weights distance), or with --classify their most \
+            common label (weighted votes; ties to the smallest label). The neighbours are exact \
+            (ties by the lower row).\n\n\
+            Without --query: the leave-one-out error of each k given, each training row \
+            predicted from the others (mean squared error, or with --classify the \
+            misclassification rate), the best k marked (the lowest error; ties to the smallest \
+            k). With --query FILE: the predictions for its rows, from one k.\n\n\
+            TRAIN is a CSV file with a header row, or a 2-D .npy array whose columns are named \
+            by their 0-based index; the query file likewise, with every predictor column (by \
+            name; other columns are ignored). Predictors must be finite numbers. With \
+            --classify the response may be text (labels ordered as strings) or numbers \
+            (ordered by value); regression needs numbers.",
+        after_help = "Output: without --query, a summary and a table of k and error (* marks \
+            the best k); with --json an array of {\"k\": K, \"error\": E, \"metric\": \
+            \"mse\" or \"misclassification\", \"best\": true or false}. With --query, the \
+            predictions as CSV with a header: row (the query's 0-based data row) and \
+            prediction, then with --classify a column proba_<class> per class (the weighted \
+            share of the class among the neighbours); --out writes them to a file instead \
+            (CSV, or a 1-D f8 .npy array of the predictions when the name ends in .npy or \
+            .npy.gz) and prints a summary. --json prints one JSON object instead (see \
+            --json).\n\n\
+            Examples:\n  \
+            kselect knn housing.csv --response price --k 1,5,10,20 --standardize\n  \
+            kselect knn iris.csv --response species --classify --k 3,5,7 --json\n  \
+            kselect knn iris.csv --response species --classify --k 5 --query new.csv \
+            --out predicted.csv"
+    )]
+    Knn(KnnArgs),
 }
 
 /// The options of `kselect topk`.
@@ -768,6 +805,93 @@ impl NeighborsArgs {
     }
 }
 
+/// The options of `kselect knn`.
+#[derive(Debug, Args)]
+pub struct KnnArgs {
+    /// The training data: a CSV file with a header row naming its columns, or a 2-D NumPy .npy
+    /// array whose columns are named by their 0-based index (0, 1, ...); either may be
+    /// gzip-compressed (.gz); - reads standard input.
+    #[arg(value_name = "TRAIN")]
+    pub file: PathBuf,
+
+    /// The column to predict, by its name in the header row.
+    #[arg(short = 'r', long, value_name = "COL")]
+    pub response: String,
+
+    /// The predictors, a comma-separated list of column names (or the option repeated).
+    /// Default: every column of numbers but the response, in the file's order (columns of
+    /// text are left out).
+    #[arg(short = 'x', long, value_name = "A,B,...", value_delimiter = ',')]
+    pub predictors: Vec<String>,
+
+    /// Predict the rows of this file (CSV or .npy, with the predictor columns by name; - reads
+    /// standard input) instead of scoring the training rows; needs exactly one --k.
+    #[arg(short = 'q', long, value_name = "FILE")]
+    pub query: Option<PathBuf>,
+
+    /// The numbers of neighbours, a comma-separated list (or the option repeated): each 1 to
+    /// the number of training rows less one (without --query) or to the number of training
+    /// rows (with --query, which takes one k).
+    #[arg(
+        short = 'k',
+        long = "k",
+        value_name = "K,...",
+        value_delimiter = ',',
+        allow_hyphen_values = true,
+        required = true,
+        value_parser = parse_neighbours
+    )]
+    pub k: Vec<usize>,
+
+    /// Classification: predict the most common label among the neighbours (the response may
+    /// be text) instead of the mean of their responses.
+    #[arg(long)]
+    pub classify: bool,
+
+    /// How the neighbours count: uniform (the default: all the same) or distance (1 /
+    /// distance; neighbours at distance 0 share all the weight). Not with inner_product.
+    #[arg(long, value_name = "NAME", default_value = "uniform", value_parser = parse_weights)]
+    pub weights: Weights,
+
+    /// The distance: euclidean (the default), sqeuclidean, manhattan, cosine, or
+    /// inner_product (a similarity: the neighbours are the largest inner products).
+    #[arg(long, value_name = "NAME", default_value = "euclidean", value_parser = parse_metric)]
+    pub metric: Metric,
+
+    /// Z-score each predictor by the training rows' mean and population standard deviation
+    /// (as scikit-learn's StandardScaler; a constant column is only centred), the query rows
+    /// by the same numbers, so that predictors of different scales count alike.
+    #[arg(long)]
+    pub standardize: bool,
+
+    /// Where the neighbours are searched: auto (the default: CUDA device 0 when a GPU and its
+    /// driver are present, the CPU otherwise), cpu (all CPU threads), or cuda (CUDA device 0:
+    /// an error when there is no usable GPU). Every backend predicts the same.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "BACKEND",
+        default_value_t = Backend::Auto,
+        hide_possible_values = true
+    )]
+    pub backend: Backend,
+
+    /// Write the predictions of --query to this file instead of standard output: CSV, or a
+    /// 1-D .npy array (f8; numeric labels only) when the name ends in .npy or .npy.gz. Written
+    /// to a temporary file beside it, renamed over it once complete. Not an input file.
+    #[arg(short = 'o', long, value_name = "FILE", requires = "query")]
+    pub out: Option<PathBuf>,
+
+    /// Print JSON instead of text. Without --query, an array of {k, error, metric ("mse" or
+    /// "misclassification"), best}. With --query, one object with the keys: file, query,
+    /// response, predictors, task ("regression" or "classification"), k, weights, metric,
+    /// standardize, rows (query rows), classes (with --classify), out (the file written, with
+    /// --out), predictions and with --classify proba (a list per row, in the order of classes)
+    /// when there is no --out; backend, device and seconds.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// `--backend`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Backend {
@@ -969,6 +1093,10 @@ fn parse_method(s: &str) -> Result<QuantileMethod, String> {
 }
 
 fn parse_algorithm(s: &str) -> Result<Algorithm, String> {
+    s.parse().map_err(|e: kselect::Error| strip_prefix(e))
+}
+
+fn parse_weights(s: &str) -> Result<Weights, String> {
     s.parse().map_err(|e: kselect::Error| strip_prefix(e))
 }
 

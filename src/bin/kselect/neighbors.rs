@@ -10,7 +10,7 @@ use kselect::knn::{KnnFloat, Metric, NeighborLists, Neighbors, Points};
 use kselect::{Device, Error, Result};
 
 use crate::cli::NeighborsArgs;
-use crate::output::{json_list, json_object, json_string, Num};
+use crate::output::{json_list, json_object, json_string, run_fields, Num};
 use crate::output_files::{write_replacing, FileKind};
 use crate::points::{Coordinates, PointsFile};
 
@@ -253,11 +253,7 @@ pub fn json(args: &NeighborsArgs, out: &Outcome, device: &Device) -> String {
         fields.push(("indices", json_list(indices)));
         fields.push(("distances", json_list(distances)));
     }
-    fields.extend([
-        ("backend", json_string(device.backend_name())),
-        ("device", json_string(&device.description())),
-        ("seconds", Num::of_f64(out.seconds).json()),
-    ]);
+    fields.extend(run_fields(device, out.seconds));
     json_object(fields)
 }
 
