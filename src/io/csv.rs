@@ -144,7 +144,8 @@ pub(crate) fn column_of(reader: impl Read, path: &Path, column: Option<&str>) ->
 
 /// Every column of a CSV file, read in one pass by [`read_csv_table`]: the columns of numbers
 /// (read as [`read_csv_column`] reads them) and, for the others, where their first field that
-/// is not a number is.
+/// is not a number is; and the fields of the columns asked for as text, read by
+/// [`Source::read_csv_table_with_text`].
 ///
 /// ```
 /// use kselect::io::csv::read_csv_table;
@@ -169,6 +170,9 @@ pub struct CsvTable {
     names: Vec<String>,
     rows: usize,
     columns: Vec<std::result::Result<CsvColumn, Text>>,
+    /// The fields of the columns whose text was kept (see
+    /// [`Source::read_csv_table_with_text`]), by position; `None` for the others.
+    texts: Vec<Option<Vec<String>>>,
 }
 
 impl CsvTable {
@@ -195,6 +199,34 @@ impl CsvTable {
     /// The columns of numbers (missing values allowed), in header order.
     pub fn numeric(&self) -> impl Iterator<Item = &CsvColumn> {
         self.columns.iter().filter_map(|c| c.as_ref().ok())
+    }
+
+    /// The fields of the column `name` as text, one per data row (trimmed, as every field is
+    /// read), whether they are numbers or not: for a table read by
+    /// [`Source::read_csv_table_with_text`] naming the column. [`Error::MissingColumn`] when
+    /// the header has no such name, [`Error::InvalidArgument`] when its text was not kept.
+    ///
+    /// ```
+    /// use kselect::io::Source;
+    ///
+    /// let csv = "x,species\n1,setosa\n2, virginica\n";
+    /// let table = Source::from_reader(csv.as_bytes(), "<stdin>")?
+    ///     .read_csv_table_with_text(&["species"])?;
+    /// assert_eq!(table.text("species")?, ["setosa", "virginica"]);
+    /// assert!(table.text("x").is_err()); // not kept
+    /// assert!(table.text("y").is_err()); // no such column
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn text(&self, name: &str) -> Result<&[String]> {
+        let index = position(&self.path, &self.names, name)?;
+        self.texts[index].as_deref().ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "the text of column `{}` of {} was not kept: read the table with \
+                 Source::read_csv_table_with_text naming it",
+                self.names[index],
+                self.path.display()
+            ))
+        })
     }
 }
 
@@ -237,10 +269,15 @@ pub fn read_csv_table_from(reader: impl Read, name: impl Into<PathBuf>) -> Resul
     Source::from_reader(reader, name)?.read_csv_table()
 }
 
-/// Every column of the CSV data of `reader` (already decompressed); `path` names it.
-pub(crate) fn table_of(reader: impl Read, path: &Path) -> Result<CsvTable> {
+/// Every column of the CSV data of `reader` (already decompressed), keeping the fields of the
+/// columns named in `keep_text` as text too; `path` names the data.
+pub(crate) fn table_of(reader: impl Read, path: &Path, keep_text: &[&str]) -> Result<CsvTable> {
     let (mut csv, names) = records(reader, path)?;
     let mut parsers: Vec<ColumnParser> = names.iter().map(|_| ColumnParser::default()).collect();
+    let mut texts: Vec<Option<Vec<String>>> = names
+        .iter()
+        .map(|name| keep_text.iter().any(|k| k.trim() == name).then(Vec::new))
+        .collect();
     let mut record = ::csv::ByteRecord::new();
     let mut row: u64 = 0;
     while csv
@@ -248,8 +285,11 @@ pub(crate) fn table_of(reader: impl Read, path: &Path) -> Result<CsvTable> {
         .map_err(|e| csv_error(path, e))?
     {
         row += 1;
-        for (parser, field) in parsers.iter_mut().zip(record.iter()) {
+        for ((parser, text), field) in parsers.iter_mut().zip(&mut texts).zip(record.iter()) {
             parser.push(row, field);
+            if let Some(text) = text {
+                text.push(String::from_utf8_lossy(field).into_owned());
+            }
         }
     }
     let columns = parsers
@@ -263,6 +303,7 @@ pub(crate) fn table_of(reader: impl Read, path: &Path) -> Result<CsvTable> {
         names,
         rows: row as usize,
         columns,
+        texts,
     })
 }
 

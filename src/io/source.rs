@@ -315,7 +315,25 @@ impl<'a> Source<'a> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn read_csv_table(self) -> Result<CsvTable> {
-        csv::table_of(self.reader, &self.name)
+        csv::table_of(self.reader, &self.name, &[])
+    }
+
+    /// Reads every column of a CSV file in one pass, as
+    /// [`read_csv_table`](Source::read_csv_table) does, and keeps the fields of the columns
+    /// named in `text` as text too, for [`CsvTable::text`] (a column of labels, whether they
+    /// are words or numbers). Names the header lacks are passed over.
+    ///
+    /// ```
+    /// use kselect::io::Source;
+    ///
+    /// let source = Source::from_reader(&b"label,x\nb,1\na,2\n"[..], "<stdin>")?;
+    /// let table = source.read_csv_table_with_text(&["label"])?;
+    /// assert_eq!(table.text("label")?, ["b", "a"]);
+    /// assert!(table.column("label").is_err()); // not a column of numbers
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn read_csv_table_with_text(self, text: &[&str]) -> Result<CsvTable> {
+        csv::table_of(self.reader, &self.name, text)
     }
 
     /// The length of the content, when known: never for a compressed input.

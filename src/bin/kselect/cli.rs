@@ -3,11 +3,13 @@
 use std::path::PathBuf;
 
 use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
+use kselect::knn::{Metric, Weights};
 use kselect::{Algorithm, NanPolicy, QuantileMethod};
 
 /// Exact order statistics of a column of numbers: the k-th smallest or largest values, the
 /// median and quantiles, the top-k values of arrays and matrices and hard thresholding, on the
-/// CPU or a CUDA GPU; and robust regression (LTS and LMS) built on them.
+/// CPU or a CUDA GPU; robust regression (LTS and LMS) built on them; and exact k nearest
+/// neighbours, with kNN regression and classification.
 #[derive(Debug, Parser)]
 #[command(
     name = "kselect",
@@ -16,9 +18,11 @@ use kselect::{Algorithm, NanPolicy, QuantileMethod};
                   values, the median and quantiles, the top-k values of arrays and matrices with \
                   their indices, and hard thresholding, on the CPU or a CUDA GPU; and robust \
                   regression (least trimmed squares and least median of squares) built on \
-                  them.\n\n\
-                  Input files are NumPy .npy arrays (1-D; topk, lts and lms also read 2-D) or \
-                  CSV files with a header row (select, quantiles, lts and lms), either possibly \
+                  them; and exact k nearest neighbours, with kNN regression and \
+                  classification.\n\n\
+                  Input files are NumPy .npy arrays (1-D; topk, lts, lms and knn also read \
+                  2-D, neighbors only 2-D) or CSV files with a header row (select, quantiles, \
+                  lts, lms, neighbors and knn), either possibly \
                   gzip-compressed; FILE - reads standard input. Every input is read once, so a \
                   pipe or a FIFO reads like a file; long reads show their progress on standard \
                   error when it is a terminal. Every algorithm and backend returns exactly the \
@@ -33,7 +37,9 @@ use kselect::{Algorithm, NanPolicy, QuantileMethod};
         kselect topk values.npy --cols 100 --k 5 --smallest\n  \
         kselect threshold x.npy --k 50 --out x_sparse.npy --json\n  \
         kselect lts stackloss.csv --response stack.loss --json\n  \
-        kselect lms Animals2.csv --response brain --predictors body --log brain,body\n\n\
+        kselect lms Animals2.csv --response brain --predictors body --log brain,body\n  \
+        kselect neighbors base.npy --query q.npy --k 10 --out-indices I.npy --out-distances D.npy\n  \
+        kselect knn iris.csv --response species --classify --k 1,5,9 --standardize\n\n\
         Exit status: 0 on success, 1 when the input or the selection fails, 2 for a usage error."
 )]
 pub struct Cli {
@@ -186,6 +192,78 @@ pub enum Command {
             kselect lms starsCYG.csv --response log.light --json"
     )]
     Lms(RegressionArgs),
+
+    /// Exact k nearest neighbours: for each query point, the k nearest points of a base set,
+    /// with their distances (or the kNN graph of the base set with --self).
+    #[command(
+        long_about = "Exact k nearest neighbours: for each query point, the k nearest points of \
+            a base set, with their distances; with --self instead of --query, the kNN graph of \
+            the base set (each point's k nearest other points, itself left out).\n\n\
+            BASE and --query are 2-D NumPy .npy arrays (points x coordinates; f4 and f8 are \
+            searched as they are, integer dtypes as f8) or CSV files with a header row whose \
+            columns are all numbers (every column is a coordinate, read as f8); either may be \
+            gzip-compressed; one of them may be - (standard input). Both need the same number \
+            of coordinates, every one finite (a missing CSV value is NaN: an error naming the \
+            point).\n\n\
+            The search is exact and the same on every backend, bit for bit: every distance is \
+            computed in f64 from the coordinates in order (rounded to f4 for f4 points), each \
+            list is sorted nearest first, and equal distances are ordered by the lower base \
+            index. Indices and ranks are 0-based.",
+        after_help = "Output: with --out-indices and --out-distances, .npy arrays of queries x k \
+            (indices as int64, distances as the points' float type: f4 when both files hold \
+            f4, f8 otherwise), and a summary on standard output (one JSON object with --json). \
+            Without either file, the lists themselves: CSV lines query,rank,index,distance \
+            after that header (rank 0 is the nearest), or with --json one JSON object whose \
+            indices and distances are lists of k per query. For inner_product the distance \
+            column holds the inner product, and lists run from the largest.\n\n\
+            Examples:\n  \
+            kselect neighbors base.npy --query queries.npy --k 10 --out-indices I.npy \
+            --out-distances D.npy\n  \
+            kselect neighbors points.csv --self --k 5 --metric manhattan\n  \
+            kselect neighbors embeddings.npy --query q.npy --k 3 --metric cosine --json",
+        group(
+            ArgGroup::new("queries")
+                .required(true)
+                .multiple(false)
+                .args(["query", "self_graph"])
+        )
+    )]
+    Neighbors(NeighborsArgs),
+
+    /// k-nearest-neighbour regression or classification of one column of a file from others:
+    /// the leave-one-out error of each k, or predictions for new points.
+    #[command(
+        long_about = "k-nearest-neighbour regression or classification of one column of a file \
+            (--response) from others (--predictors), as scikit-learn's KNeighborsRegressor and \
+            KNeighborsClassifier predict: the mean of the k nearest training points' responses \
+            (weighted by 1 / distance with --weights distance), or with --classify their most \
+            common label (weighted votes; ties to the smallest label). The neighbours are exact \
+            (ties by the lower row).\n\n\
+            Without --query: the leave-one-out error of each k given, each training row \
+            predicted from the others (mean squared error, or with --classify the \
+            misclassification rate), the best k marked (the lowest error; ties to the smallest \
+            k). With --query FILE: the predictions for its rows, from one k.\n\n\
+            TRAIN is a CSV file with a header row, or a 2-D .npy array whose columns are named \
+            by their 0-based index; the query file likewise, with every predictor column (by \
+            name; other columns are ignored). Predictors must be finite numbers. With \
+            --classify the response may be text (labels ordered as strings) or numbers \
+            (ordered by value); regression needs numbers.",
+        after_help = "Output: without --query, a summary and a table of k and error (* marks \
+            the best k); with --json an array of {\"k\": K, \"error\": E, \"metric\": \
+            \"mse\" or \"misclassification\", \"best\": true or false}. With --query, the \
+            predictions as CSV with a header: row (the query's 0-based data row) and \
+            prediction, then with --classify a column proba_<class> per class (the weighted \
+            share of the class among the neighbours); --out writes them to a file instead \
+            (CSV, or a 1-D f8 .npy array of the predictions when the name ends in .npy or \
+            .npy.gz) and prints a summary. --json prints one JSON object instead (see \
+            --json).\n\n\
+            Examples:\n  \
+            kselect knn housing.csv --response price --k 1,5,10,20 --standardize\n  \
+            kselect knn iris.csv --response species --classify --k 3,5,7 --json\n  \
+            kselect knn iris.csv --response species --classify --k 5 --query new.csv \
+            --out predicted.csv"
+    )]
+    Knn(KnnArgs),
 }
 
 /// The options of `kselect topk`.
@@ -654,6 +732,166 @@ pub struct RegressionArgs {
     pub json: bool,
 }
 
+/// The options of `kselect neighbors`.
+#[derive(Debug, Args)]
+pub struct NeighborsArgs {
+    /// The base points: a 2-D .npy array (points x coordinates) or a CSV file of numeric
+    /// columns, possibly gzip-compressed (.gz); - reads standard input.
+    #[arg(value_name = "BASE")]
+    pub base: PathBuf,
+
+    /// The query points, a file as BASE (with as many coordinates). Not with --self.
+    #[arg(long, value_name = "Q")]
+    pub query: Option<PathBuf>,
+
+    /// Search the base points themselves: each point's k nearest other points (the kNN graph;
+    /// k is below the number of points). Not with --query.
+    #[arg(long = "self")]
+    pub self_graph: bool,
+
+    /// The number of neighbours of each query: 1 to the number of base points (to one fewer
+    /// with --self).
+    #[arg(
+        short = 'k',
+        long = "k",
+        value_name = "K",
+        allow_negative_numbers = true,
+        value_parser = parse_neighbours
+    )]
+    pub k: usize,
+
+    /// Write the indices of the neighbours (0-based rows of BASE) to this .npy file: int64,
+    /// queries x k, nearest first (gzip-compressed when the name ends in .gz). Written to a
+    /// temporary file beside it, renamed over it once complete. Not an input file.
+    #[arg(long, value_name = "I.npy")]
+    pub out_indices: Option<PathBuf>,
+
+    /// Write the distances of the neighbours to this .npy file: queries x k, of the points'
+    /// float type, as --out-indices is written. Not an input file nor the --out-indices file.
+    #[arg(long, value_name = "D.npy")]
+    pub out_distances: Option<PathBuf>,
+
+    /// The distance: euclidean (the default), sqeuclidean, manhattan, cosine (1 - cosine
+    /// similarity; 1 for the zero vector), or inner_product (a similarity: the neighbours are
+    /// the largest inner products).
+    #[arg(long, value_name = "NAME", default_value = "euclidean", value_parser = parse_metric)]
+    pub metric: Metric,
+
+    /// Where the search runs: auto (CUDA device 0 when a GPU and its driver are present, the
+    /// CPU otherwise), cpu (all CPU threads), or cuda (CUDA device 0; an error when there is
+    /// no usable GPU). Every backend finds the same lists.
+    #[arg(long, value_enum, value_name = "BACKEND", default_value_t = Backend::Auto)]
+    pub backend: Backend,
+
+    /// Print one JSON object instead of text, with the keys: base, query (null with --self),
+    /// self, points (base points), queries, dim, k, metric, dtype (of the distances: f32 or
+    /// f64), out_indices and out_distances (the files written, when given), indices and
+    /// distances (lists of k per query, only when no file is written), backend, device and
+    /// seconds (wall time of the search alone).
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl NeighborsArgs {
+    /// The files to write, each with its option.
+    pub fn outputs(&self) -> Vec<(&'static str, &std::path::Path)> {
+        [
+            ("--out-indices", &self.out_indices),
+            ("--out-distances", &self.out_distances),
+        ]
+        .into_iter()
+        .filter_map(|(option, path)| Some((option, path.as_deref()?)))
+        .collect()
+    }
+}
+
+/// The options of `kselect knn`.
+#[derive(Debug, Args)]
+pub struct KnnArgs {
+    /// The training data: a CSV file with a header row naming its columns, or a 2-D NumPy .npy
+    /// array whose columns are named by their 0-based index (0, 1, ...); either may be
+    /// gzip-compressed (.gz); - reads standard input.
+    #[arg(value_name = "TRAIN")]
+    pub file: PathBuf,
+
+    /// The column to predict, by its name in the header row.
+    #[arg(short = 'r', long, value_name = "COL")]
+    pub response: String,
+
+    /// The predictors, a comma-separated list of column names (or the option repeated).
+    /// Default: every column of numbers but the response, in the file's order (columns of
+    /// text are left out).
+    #[arg(short = 'x', long, value_name = "A,B,...", value_delimiter = ',')]
+    pub predictors: Vec<String>,
+
+    /// Predict the rows of this file (CSV or .npy, with the predictor columns by name; - reads
+    /// standard input) instead of scoring the training rows; needs exactly one --k.
+    #[arg(short = 'q', long, value_name = "FILE")]
+    pub query: Option<PathBuf>,
+
+    /// The numbers of neighbours, a comma-separated list (or the option repeated): each 1 to
+    /// the number of training rows less one (without --query) or to the number of training
+    /// rows (with --query, which takes one k).
+    #[arg(
+        short = 'k',
+        long = "k",
+        value_name = "K,...",
+        value_delimiter = ',',
+        allow_hyphen_values = true,
+        required = true,
+        value_parser = parse_neighbours
+    )]
+    pub k: Vec<usize>,
+
+    /// Classification: predict the most common label among the neighbours (the response may
+    /// be text) instead of the mean of their responses.
+    #[arg(long)]
+    pub classify: bool,
+
+    /// How the neighbours count: uniform (the default: all the same) or distance (1 /
+    /// distance; neighbours at distance 0 share all the weight). Not with inner_product.
+    #[arg(long, value_name = "NAME", default_value = "uniform", value_parser = parse_weights)]
+    pub weights: Weights,
+
+    /// The distance: euclidean (the default), sqeuclidean, manhattan, cosine, or
+    /// inner_product (a similarity: the neighbours are the largest inner products).
+    #[arg(long, value_name = "NAME", default_value = "euclidean", value_parser = parse_metric)]
+    pub metric: Metric,
+
+    /// Z-score each predictor by the training rows' mean and population standard deviation
+    /// (as scikit-learn's StandardScaler; a constant column is only centred), the query rows
+    /// by the same numbers, so that predictors of different scales count alike.
+    #[arg(long)]
+    pub standardize: bool,
+
+    /// Where the neighbours are searched: auto (the default: CUDA device 0 when a GPU and its
+    /// driver are present, the CPU otherwise), cpu (all CPU threads), or cuda (CUDA device 0:
+    /// an error when there is no usable GPU). Every backend predicts the same.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "BACKEND",
+        default_value_t = Backend::Auto,
+        hide_possible_values = true
+    )]
+    pub backend: Backend,
+
+    /// Write the predictions of --query to this file instead of standard output: CSV, or a
+    /// 1-D .npy array (f8; numeric labels only) when the name ends in .npy or .npy.gz. Written
+    /// to a temporary file beside it, renamed over it once complete. Not an input file.
+    #[arg(short = 'o', long, value_name = "FILE", requires = "query")]
+    pub out: Option<PathBuf>,
+
+    /// Print JSON instead of text. Without --query, an array of {k, error, metric ("mse" or
+    /// "misclassification"), best}. With --query, one object with the keys: file, query,
+    /// response, predictors, task ("regression" or "classification"), k, weights, metric,
+    /// standardize, rows (query rows), classes (with --classify), out (the file written, with
+    /// --out), predictions and with --classify proba (a list per row, in the order of classes)
+    /// when there is no --out; backend, device and seconds.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// `--backend`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Backend {
@@ -714,6 +952,15 @@ fn parse_values_per_row(s: &str) -> Result<usize, String> {
         s,
         "k is the number of values to take from each row: 1 or more",
     )
+}
+
+/// `kselect neighbors --k`.
+fn parse_neighbours(s: &str) -> Result<usize, String> {
+    let why = "k is the number of neighbours of each point: 1 or more";
+    match parse_whole(s, why)? {
+        0 => Err(why.to_string()),
+        k => Ok(k),
+    }
 }
 
 /// `kselect threshold --k`.
@@ -846,6 +1093,14 @@ fn parse_method(s: &str) -> Result<QuantileMethod, String> {
 }
 
 fn parse_algorithm(s: &str) -> Result<Algorithm, String> {
+    s.parse().map_err(|e: kselect::Error| strip_prefix(e))
+}
+
+fn parse_weights(s: &str) -> Result<Weights, String> {
+    s.parse().map_err(|e: kselect::Error| strip_prefix(e))
+}
+
+fn parse_metric(s: &str) -> Result<Metric, String> {
     s.parse().map_err(|e: kselect::Error| strip_prefix(e))
 }
 

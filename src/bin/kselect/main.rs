@@ -16,6 +16,11 @@
 //!                [--alpha A | --h H] [--nsamp N] [--seed S] [--backend auto|cpu|cuda] [--json]
 //! kselect lms FILE --response COL [--predictors A,B,...] [--log COL,...] [--no-intercept]
 //!                [--alpha A | --h H] [--nsamp N] [--seed S] [--backend auto|cpu|cuda] [--json]
+//! kselect neighbors BASE (--query Q | --self) --k K [--out-indices I.npy]
+//!                [--out-distances D.npy] [--metric NAME] [--backend auto|cpu|cuda] [--json]
+//! kselect knn TRAIN --response COL [--predictors A,B,...] [--query FILE] --k K[,K,...]
+//!                [--classify] [--weights uniform|distance] [--metric NAME] [--standardize]
+//!                [--backend auto|cpu|cuda] [--out FILE] [--json]
 //! ```
 //!
 //! `FILE` is `-` for standard input, in every command. Every input is opened once and read
@@ -26,9 +31,13 @@
 //! the input or the selection fails, and 2 for a usage error.
 
 mod cli;
+mod knn;
+mod knn_output;
+mod neighbors;
 mod open;
 mod output;
 mod output_files;
+mod points;
 mod progress;
 mod quantiles;
 mod quantiles_output;
@@ -50,7 +59,10 @@ use kselect::io::{Column, FileFormat};
 use kselect::regression::Method;
 use kselect::{Device, Error, Result, Selector, TopKOptions, TopKOrder};
 
-use cli::{Backend, Command, QuantilesArgs, RegressionArgs, SelectArgs, ThresholdArgs, TopkArgs};
+use cli::{
+    Backend, Command, KnnArgs, NeighborsArgs, QuantilesArgs, RegressionArgs, SelectArgs,
+    ThresholdArgs, TopkArgs,
+};
 use output::Context;
 use select::Request;
 use summary::Input;
@@ -78,6 +90,36 @@ fn main() -> ExitCode {
         }
         Command::Lts(args) => run_regression(Method::Lts, args),
         Command::Lms(args) => run_regression(Method::Lms, args),
+        Command::Neighbors(args) => {
+            let query = args.query.as_deref().map(|q| ("--query", q));
+            let inputs: Vec<_> = [("BASE", args.base.as_path())]
+                .into_iter()
+                .chain(query)
+                .collect();
+            refuse_clashes("neighbors", &inputs, &args.outputs());
+            run_neighbors(args)
+        }
+        Command::Knn(args) => {
+            if args.query.is_some() && args.k.len() > 1 {
+                usage::refuse(
+                    "knn",
+                    ErrorKind::ArgumentConflict,
+                    format!(
+                        "--query predicts with one k, but --k gives {}: choose one (without \
+                         --query, the leave-one-out errors of each k tell which)",
+                        args.k.len()
+                    ),
+                );
+            }
+            let query = args.query.as_deref().map(|q| ("--query", q));
+            let inputs: Vec<_> = [("TRAIN", args.file.as_path())]
+                .into_iter()
+                .chain(query)
+                .collect();
+            let out = args.out.as_deref().map(|o| ("--out", o));
+            refuse_clashes("knn", &inputs, &Vec::from_iter(out));
+            run_knn(args)
+        }
     };
     match result {
         Ok(text) => {
@@ -300,6 +342,65 @@ fn run_regression(method: Method, args: &RegressionArgs) -> Result<String> {
         regression_output::json(&ctx, &outcome)
     } else {
         regression_output::table(&ctx, &outcome)
+    })
+}
+
+/// Exits with a usage error when two of the `inputs` ((name, path) pairs) are both standard
+/// input, which can be read once, or an output is an input file or another output.
+fn refuse_clashes(command: &str, inputs: &[(&str, &Path)], outputs: &[(&str, &Path)]) {
+    let stdin: Vec<&str> = inputs
+        .iter()
+        .filter(|(_, path)| *path == Path::new("-"))
+        .map(|(name, _)| *name)
+        .collect();
+    if let [first, second, ..] = stdin[..] {
+        usage::refuse(
+            command,
+            ErrorKind::ArgumentConflict,
+            format!(
+                "{first} and {second} are both - (standard input), which can be read once: \
+                 give one of them as a file"
+            ),
+        );
+    }
+    if let Some(problem) = inputs
+        .iter()
+        .find_map(|(_, input)| output_files::clash(input, outputs))
+    {
+        usage::refuse(command, ErrorKind::ArgumentConflict, problem);
+    }
+}
+
+/// Runs `kselect knn` and returns what it prints.
+fn run_knn(args: &KnnArgs) -> Result<String> {
+    let device = device(args.backend)?;
+    let outcome = knn::run(args, device.clone())?;
+    if let (Some(out), knn::Results::Predictions(predictions)) = (&args.out, &outcome.results) {
+        knn_output::write_predictions(out, predictions)?;
+    }
+    Ok(match (&outcome.results, args.json, &args.out) {
+        (knn::Results::Scores(_), true, _) => knn_output::scores_json(args, &outcome),
+        (knn::Results::Scores(_), false, _) => knn_output::scores_table(args, &outcome, &device),
+        (knn::Results::Predictions(_), true, _) => {
+            knn_output::predictions_json(args, &outcome, &device)
+        }
+        (knn::Results::Predictions(p), false, None) => knn_output::predictions_csv(p)?,
+        (knn::Results::Predictions(_), false, Some(out)) => {
+            knn_output::summary(args, &outcome, &device, out)
+        }
+    })
+}
+
+/// Runs `kselect neighbors` and returns what it prints.
+fn run_neighbors(args: &NeighborsArgs) -> Result<String> {
+    let device = device(args.backend)?;
+    let outcome = neighbors::run(args, device.clone())?;
+    Ok(if args.json {
+        neighbors::json(args, &outcome, &device)
+    } else if args.outputs().is_empty() {
+        neighbors::csv(&outcome)
+    } else {
+        neighbors::summary(args, &outcome, &device)
     })
 }
 

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use kselect::Element;
+use kselect::{Device, Element};
 
 use crate::select::Outcome;
 use crate::summary::{leading_json_fields, summary, Input};
@@ -115,6 +115,16 @@ pub fn json(ctx: &Context<'_>, out: &Outcome) -> String {
         ("seconds", Num::of_f64(out.measured.seconds).json()),
     ]);
     json_object(fields)
+}
+
+/// The last fields of a JSON object: where the command ran (`backend`, `cpu` or `cuda`, and
+/// `device`) and the `seconds` it took.
+pub fn run_fields(device: &Device, seconds: f64) -> [(&'static str, String); 3] {
+    [
+        ("backend", json_string(device.backend_name())),
+        ("device", json_string(&device.description())),
+        ("seconds", Num::of_f64(seconds).json()),
+    ]
 }
 
 /// A JSON object of `fields` (key, JSON value), in order, on one line.

@@ -1,4 +1,5 @@
-//! The files the commands write (`threshold --out`, `quantiles --plot` and `--cdf-plot`):
+//! The files the commands write (`threshold --out`, `quantiles --plot` and `--cdf-plot`,
+//! `neighbors --out-indices` and `--out-distances`, `knn --out`):
 //! refused before any work when one is the input file or two are the same file, and written
 //! through a temporary file in the same directory that is renamed over the target only once it
 //! is complete, so that a failed run never leaves a truncated file or destroys an existing one.
@@ -113,13 +114,15 @@ pub enum FileKind {
     Array,
     /// A PNG or SVG plot.
     Plot,
+    /// A CSV table.
+    Table,
 }
 
 impl FileKind {
     /// The error of `source` in writing `path`.
     fn error(self, path: &Path, source: std::io::Error) -> Error {
         match self {
-            FileKind::Array => Error::Io {
+            FileKind::Array | FileKind::Table => Error::Io {
                 path: path.to_path_buf(),
                 source,
             },

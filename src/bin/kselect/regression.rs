@@ -8,7 +8,7 @@ use kselect::{Device, Error, Result};
 
 use crate::cli::{Backend, HArg, RegressionArgs};
 use crate::progress::FitBar;
-use crate::table::Table;
+use crate::table::{row_major, Table};
 
 /// The name of the intercept among the terms.
 pub const INTERCEPT: &str = "(Intercept)";
@@ -40,28 +40,7 @@ impl Model {
     /// other column of numbers) and the columns to log, each named once.
     pub fn of(table: &Table, args: &RegressionArgs) -> Result<Model> {
         let response = args.response.trim().to_string();
-        let predictors: Vec<String> = if args.predictors.is_empty() {
-            table
-                .numeric_names()
-                .into_iter()
-                .filter(|name| *name != response)
-                .collect()
-        } else {
-            args.predictors
-                .iter()
-                .map(|p| p.trim().to_string())
-                .collect()
-        };
-        if predictors.contains(&response) {
-            return Err(Error::InvalidArgument(format!(
-                "`{response}` is the response: it cannot also be a predictor"
-            )));
-        }
-        if let Some(twice) = first_repeat(&predictors) {
-            return Err(Error::InvalidArgument(format!(
-                "--predictors names `{twice}` twice"
-            )));
-        }
+        let predictors = predictors(table, &response, &args.predictors)?;
         let log: Vec<String> = args.log.iter().map(|c| c.trim().to_string()).collect();
         if let Some(twice) = first_repeat(&log) {
             return Err(Error::InvalidArgument(format!(
@@ -131,45 +110,74 @@ impl Model {
         }
         let (n, k) = (y.len(), columns.len());
         // Row-major: x[i * k + j] is row i, predictor j.
-        let x: Vec<f64> = (0..n)
-            .flat_map(|i| columns.iter().map(move |c| c[i]))
-            .collect();
+        let x = row_major(&columns);
         Ok(Data { x, y, n, k })
     }
 
     /// The values of `name`, logged when asked, every one finite.
     fn column(&self, table: &Table, name: &str) -> Result<Vec<f64>> {
-        let mut values = table.column(name)?;
-        let logged = self.log.iter().any(|c| c == name);
-        for (row, v) in values.iter_mut().enumerate() {
-            if v.is_nan() {
-                return Err(Error::InvalidArgument(format!(
-                    "column `{name}` has a missing value at data row {row} (0-based): remove \
-                     or impute missing values before the fit"
-                )));
-            }
-            if logged {
-                if *v <= 0.0 {
-                    return Err(Error::InvalidArgument(format!(
-                        "--log {name}: data row {row} (0-based) holds {v:?}, and the logarithm \
-                         needs positive values"
-                    )));
-                }
-                *v = v.ln();
-            }
-            if !v.is_finite() {
-                return Err(Error::InvalidArgument(format!(
-                    "column `{name}` holds {v} at data row {row} (0-based): every value must \
-                     be a finite number"
-                )));
-            }
-        }
-        Ok(values)
+        finite_column(table, name, self.log.iter().any(|c| c == name))
     }
 }
 
+/// The predictors of a model of `response`: the columns `given` (trimmed), or every other
+/// column of numbers of `table` when none is given; each named once, the response not among
+/// them.
+pub fn predictors(table: &Table, response: &str, given: &[String]) -> Result<Vec<String>> {
+    let predictors: Vec<String> = if given.is_empty() {
+        table
+            .numeric_names()
+            .into_iter()
+            .filter(|name| name != response)
+            .collect()
+    } else {
+        given.iter().map(|p| p.trim().to_string()).collect()
+    };
+    if predictors.iter().any(|p| p == response) {
+        return Err(Error::InvalidArgument(format!(
+            "`{response}` is the response: it cannot also be a predictor"
+        )));
+    }
+    if let Some(twice) = first_repeat(&predictors) {
+        return Err(Error::InvalidArgument(format!(
+            "--predictors names `{twice}` twice"
+        )));
+    }
+    Ok(predictors)
+}
+
+/// The values of the column `name` of `table`, their natural logarithms when `logged`, every
+/// one a finite number; an error naming the column and the data row otherwise.
+pub fn finite_column(table: &Table, name: &str, logged: bool) -> Result<Vec<f64>> {
+    let mut values = table.column(name)?;
+    for (row, v) in values.iter_mut().enumerate() {
+        if v.is_nan() {
+            return Err(Error::InvalidArgument(format!(
+                "column `{name}` has a missing value at data row {row} (0-based): remove \
+                 or impute missing values before the fit"
+            )));
+        }
+        if logged {
+            if *v <= 0.0 {
+                return Err(Error::InvalidArgument(format!(
+                    "--log {name}: data row {row} (0-based) holds {v:?}, and the logarithm \
+                     needs positive values"
+                )));
+            }
+            *v = v.ln();
+        }
+        if !v.is_finite() {
+            return Err(Error::InvalidArgument(format!(
+                "column `{name}` holds {v} at data row {row} (0-based): every value must \
+                 be a finite number"
+            )));
+        }
+    }
+    Ok(values)
+}
+
 /// The first name that appears twice in `names`.
-fn first_repeat(names: &[String]) -> Option<&String> {
+pub fn first_repeat(names: &[String]) -> Option<&String> {
     names
         .iter()
         .enumerate()

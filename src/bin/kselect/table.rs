@@ -30,7 +30,7 @@ enum Content {
 }
 
 /// A column's values as `f64`, whatever type they were read as.
-struct ToF64;
+pub struct ToF64;
 
 impl ColumnVisitor for ToF64 {
     type Output = Vec<f64>;
@@ -64,10 +64,16 @@ impl Table {
     /// Reads `source`: a `.npy` array (1-D: one column; 2-D: rows x columns) or a CSV file
     /// with a header row (see [`Source::format`] for how the format is told).
     pub fn read(source: Source<'_>) -> Result<Table> {
+        Table::read_with_text(source, &[])
+    }
+
+    /// Reads `source` as [`Table::read`] does, keeping the fields of the CSV columns named in
+    /// `text` as text too, for [`Table::text`].
+    pub fn read_with_text(source: Source<'_>, text: &[&str]) -> Result<Table> {
         let path = source.name().to_path_buf();
         let format = source.format();
         let content = match format {
-            FileFormat::Csv => Content::Csv(source.read_csv_table()?),
+            FileFormat::Csv => Content::Csv(source.read_csv_table_with_text(text)?),
             FileFormat::Npy => {
                 let array = source.read_npy_array()?;
                 // The reader returns 1-D and 2-D arrays only; a 1-D one is one column.
@@ -105,11 +111,31 @@ impl Table {
         self.format
     }
 
+    /// The names of every column, in order: of numbers or of text.
+    pub fn names(&self) -> Vec<String> {
+        match &self.content {
+            Content::Csv(table) => table.names().to_vec(),
+            Content::Npy(columns) => (0..columns.len()).map(|j| j.to_string()).collect(),
+        }
+    }
+
     /// The names of the columns of numbers, in order.
     pub fn numeric_names(&self) -> Vec<String> {
         match &self.content {
             Content::Csv(table) => table.numeric().map(|c| c.name.clone()).collect(),
             Content::Npy(columns) => (0..columns.len()).map(|j| j.to_string()).collect(),
+        }
+    }
+
+    /// The fields of the CSV column `name` as text, when the table was read keeping them (see
+    /// [`Table::read_with_text`]); an error for a `.npy` array, which holds numbers only.
+    pub fn text(&self, name: &str) -> Result<&[String]> {
+        match &self.content {
+            Content::Csv(table) => table.text(name),
+            Content::Npy(_) => Err(Error::InvalidArgument(format!(
+                "{}: a .npy array holds numbers only, no text",
+                self.path.display()
+            ))),
         }
     }
 
@@ -137,4 +163,13 @@ impl Table {
                 }),
         }
     }
+}
+
+/// The values of `columns` (of equal lengths) row-major: row `i`'s values at `i * columns.len()`
+/// onwards, in the columns' order.
+pub fn row_major(columns: &[Vec<f64>]) -> Vec<f64> {
+    let rows = columns.first().map_or(0, Vec::len);
+    (0..rows)
+        .flat_map(|i| columns.iter().map(move |c| c[i]))
+        .collect()
 }
