@@ -235,7 +235,11 @@ fn lists<T: KnnFloat>(
     queries: usize,
     k: usize,
 ) -> NeighborLists<T> {
-    let distances = values.into_iter().map(T::from_f64).collect();
+    // One NaN for every device (an inner product whose terms overflowed to both infinities).
+    let distances = values
+        .into_iter()
+        .map(|v| T::from_f64(if v.is_nan() { f64::NAN } else { v }))
+        .collect();
     NeighborLists::new(distances, indices, queries, k)
 }
 

@@ -60,14 +60,24 @@ pub(crate) fn search<T: KnnFloat>(
     budget: Option<usize>,
     cache: &Cache<T>,
 ) -> Result<(Vec<f64>, Vec<usize>)> {
-    let budget = match budget {
-        Some(b) => b,
-        None => dev.memory_info()?.0 / 2,
-    };
     let selector = Selector::on(Device::Cuda(dev.clone())).nan_policy(NanPolicy::Last);
     let (n, dim) = (reference.rows(), reference.dim());
     let point = DevicePoints::<T>::bytes(1, dim);
     let resident_bytes = DevicePoints::<T>::bytes(n, dim) + ScreenedReference::bytes(n, dim);
+    let budget = match budget {
+        Some(b) => b,
+        None => {
+            // Half the free memory, counting the reference set kept from an earlier search
+            // as free: it is this search's to use.
+            let held = cache
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_ref()
+                .filter(|r| r.ordinal == dev.ordinal())
+                .map_or(0, |_| resident_bytes);
+            (dev.memory_info()?.0 + held) / 2
+        }
+    };
     if resident_bytes > budget / 2 {
         let plan = Plan::direct(n, queries.rows(), point, k, budget, false)?;
         return direct::search(dev, &selector, reference, None, queries, k, metric, &plan);
