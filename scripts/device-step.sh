@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # One GPU-machine call: tests, then benches and a per-kernel profile. Writes logs under $OUT.
-#   scripts/device-step.sh [tests|huge|bench|profile|cutting|peers|regression]...
+#   scripts/device-step.sh [tests|huge|bench|profile|cutting|peers|regression|knn|knn-peers]...
 #                                                                    (default: tests bench)
 # Arguments of each step come from BENCH_ARGS, PROFILE_ARGS, CUTTING_ARGS, PEERS_ARGS,
-# REGRESSION_ARGS; the regression step needs gpu-bin/regression_bench (the bench binary of
-# benches/regression.rs, copied there by hand: gpu-bin/regression is the test binary).
+# REGRESSION_ARGS, KNN_ARGS, KNN_PEERS_ARGS; the regression step needs gpu-bin/regression_bench
+# (the bench binary of benches/regression.rs, copied there by hand: gpu-bin/regression is the
+# test binary), the knn step gpu-bin/knn_bench (the bench binary of benches/knn.rs, likewise).
+# knn and knn-peers default to the same shapes, so that their JSON compare case by case.
 set -u
 out=${OUT:-/tmp/out}
 mkdir -p "$out"
@@ -32,6 +34,12 @@ for step in "${steps[@]}"; do
     regression)
         KSELECT_REQUIRE_GPU=1 timeout ${REGRESSION_TIMEOUT:-200} gpu-bin/regression_bench --device cuda ${REGRESSION_ARGS:---method lms --sizes 1e5,1e6 --reps 5} --json "$out/regression.json" >"$out/regression.log" 2>&1
         echo "regression exit $?"; cat "$out/regression.log" ;;
+    knn)
+        KSELECT_REQUIRE_GPU=1 timeout ${KNN_TIMEOUT:-300} gpu-bin/knn_bench --device cuda ${KNN_ARGS:---dtype f32,f64 --n 1e5 --d 32 --queries 1e4 --ks 1,10,100 --reps 5} --json "$out/knn.json" >"$out/knn.log" 2>&1
+        echo "knn exit $?"; cat "$out/knn.log" ;;
+    knn-peers)
+        timeout ${KNN_PEERS_TIMEOUT:-300} python3 benches/peers_knn.py --peers torch-matmul,torch-cdist ${KNN_PEERS_ARGS:---dtype f32,f64 --n 1e5 --d 32 --queries 1e4 --ks 1,10,100 --reps 5} --json "$out/knn-peers.json" >"$out/knn-peers.log" 2>&1
+        echo "knn-peers exit $?"; cat "$out/knn-peers.log" ;;
     peers)
         timeout ${PEERS_TIMEOUT:-200} python3 benches/peers.py ${PEERS_ARGS:---sizes 28 --types f32,f64} --json "$out/peers.json" >"$out/peers.log" 2>&1
         echo "peers exit $?"; cat "$out/peers.log" ;;

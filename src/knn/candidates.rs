@@ -4,9 +4,9 @@ use crate::element::Element;
 use crate::knn::metric::Metric;
 
 /// The `k` smallest rank keys offered so far, ties to the lower index, kept by a buffer of up
-/// to `2k` (at least 64) entries that is cut back to the best `k` when it fills. Points must be
-/// offered in ascending index order: then a point whose key equals the current `k`-th cannot
-/// enter (an earlier point of that key wins the tie), so one comparison turns most points away.
+/// to `2k` entries that is cut back to the best `k` when it fills. Points must be offered in
+/// ascending index order: then a point whose key equals the current `k`-th cannot enter (an
+/// earlier point of that key wins the tie), so one comparison turns most points away.
 pub(super) struct Candidates {
     k: usize,
     capacity: usize,
@@ -18,9 +18,9 @@ pub(super) struct Candidates {
 }
 
 impl Candidates {
-    /// An empty set for the `k` best.
+    /// An empty set for the `k` best (`k >= 1`).
     pub(super) fn new(k: usize) -> Candidates {
-        let capacity = (2 * k).max(k + 64);
+        let capacity = 2 * k;
         Candidates {
             k,
             capacity,
@@ -33,6 +33,13 @@ impl Candidates {
     pub(super) fn clear(&mut self) {
         self.entries.clear();
         self.bound = u64::MAX;
+    }
+
+    /// The rank key of the `k`-th entry kept at the last cut: a point whose rank key is at
+    /// least this one cannot enter. `None` before the first cut (or where the `k`-th key is
+    /// NaN), while any point may.
+    pub(super) fn bound(&self) -> Option<f64> {
+        (self.bound != u64::MAX).then(|| f64::from_key(self.bound))
     }
 
     /// Offers the point `index` of rank key `key` (indices ascending from call to call).
