@@ -55,7 +55,11 @@ fn main() -> kselect::Result<()> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("datasets/weather.csv.gz");
     let table = read_csv_table(&path)?;
     let device = Device::auto();
-    println!("{} hourly records, searching on {}", table.rows(), device.description());
+    println!(
+        "{} hourly records, searching on {}",
+        table.rows(),
+        device.description()
+    );
     let ks = [1, 3, 5, 10, 20, 50, 100];
 
     // Regression: temperature (°F) from dew point, humidity, wind speed and visibility.
@@ -67,7 +71,10 @@ fn main() -> kselect::Result<()> {
     let regressor = KnnRegressor::new(10)
         .weights(Weights::Distance)
         .device(device.clone());
-    println!("\ntemperature from {}: leave-one-out RMSE (°F)", names.join(", "));
+    println!(
+        "\ntemperature from {}: leave-one-out RMSE (°F)",
+        names.join(", ")
+    );
     let scores = regressor.leave_one_out_scores(points.clone(), &y, &ks)?;
     for s in &scores {
         println!("  k = {:>3}  {:.3}", s.k, s.error.sqrt());
@@ -83,7 +90,10 @@ fn main() -> kselect::Result<()> {
     let first = Points::new(&x[..3 * names.len()], names.len())?;
     let predicted = model.predict(first)?;
     for (i, p) in predicted.iter().enumerate() {
-        println!("  hour {i}: {:.1} °F predicted with k = {}, {:.1} °F measured", p, best.k, y[i]);
+        println!(
+            "  hour {i}: {:.1} °F predicted with k = {}, {:.1} °F measured",
+            p, best.k, y[i]
+        );
     }
 
     // Classification: was the hour wet, from humidity, dew point and visibility?
