@@ -14,7 +14,9 @@
 //! f32), `--n` (reference points, `1e5` or `100000`; default 1e5), `--d` (coordinates; default
 //! 32), `--queries` (default 1e4), `--ks` (comma separated; default 1,10,100), `--metric` (any
 //! name [`Metric`] parses; default euclidean), `--data uniform|normal` (default uniform),
-//! `--seed` (default 1), `--reps` (timed searches per case; the median is reported; default 5),
+//! `--seed` (default 1), `--graph true` (the kNN graph of the reference set, `search_self`,
+//! instead of the queries; the floor is then the product of the set with itself),
+//! `--reps` (timed searches per case; the median is reported; default 5),
 //! `--warmups` (untimed searches before them; default 1), `--chunk` (queries per product of
 //! the GPU floor; default 2048), `--json PATH`.
 //!
@@ -82,6 +84,7 @@ struct Options {
     reps: usize,
     warmups: usize,
     chunk: usize,
+    graph: bool,
     json: Option<String>,
 }
 
@@ -108,6 +111,7 @@ fn parse_options() -> Options {
         reps: 5,
         warmups: 1,
         chunk: 2048,
+        graph: false,
         json: None,
     };
     let mut bad = Vec::new();
@@ -128,6 +132,7 @@ fn parse_options() -> Options {
             "--reps" => opts.reps = value.parse().unwrap_or(opts.reps).max(1),
             "--warmups" => opts.warmups = value.parse().unwrap_or(opts.warmups),
             "--chunk" => opts.chunk = count(&value).unwrap_or(opts.chunk),
+            "--graph" => opts.graph = matches!(value.as_str(), "true" | "yes" | "1"),
             "--json" => opts.json = Some(value),
             _ => return false,
         }
@@ -196,12 +201,14 @@ impl Row {
 fn check<T: KnnFloat>(
     reference: &Points<'_, T>,
     queries: &Points<'_, T>,
-    metric: Metric,
+    opts: &Options,
     lists: &NeighborLists<T>,
 ) -> bool {
+    let metric = opts.metric;
     (0..CHECKED.min(queries.rows())).all(|i| {
         let q = queries.row(i);
         let mut all: Vec<(f64, usize)> = (0..reference.rows())
+            .filter(|&j| !(opts.graph && j == i))
             .map(|j| {
                 let v = metric.measure(q, reference.row(j));
                 (if metric.is_similarity() { -v } else { v }, j)
@@ -319,10 +326,14 @@ where
         .into_iter()
         .map(&convert)
         .collect();
-    let queries: Vec<T> = generate(opts.queries * opts.d, opts.seed ^ QUERY_STREAM, normal)
-        .into_iter()
-        .map(&convert)
-        .collect();
+    let queries: Vec<T> = if opts.graph {
+        reference.clone()
+    } else {
+        generate(opts.queries * opts.d, opts.seed ^ QUERY_STREAM, normal)
+            .into_iter()
+            .map(&convert)
+            .collect()
+    };
     let reference_points = Points::new(&reference, opts.d).map_err(|e| e.to_string())?;
     let query_points = Points::new(&queries, opts.d).map_err(|e| e.to_string())?;
     let index = Neighbors::new(reference_points.clone())
@@ -335,7 +346,7 @@ where
             let chunk = floor_chunk(opts, std::mem::size_of::<T>());
             let mut floor = Floor::new(gpu, &reference, &queries, opts.n, chunk)?;
             let times = gpu::event_times(gpu, 1, opts.reps, |_| {
-                floor.products(opts.n, opts.d, opts.queries, chunk)
+                floor.products(opts.n, opts.d, query_points.rows(), chunk)
             })
             .map_err(|e| e.to_string())?;
             Some(times.iter().map(|ms| ms / 1e3).collect::<Vec<f64>>())
@@ -354,7 +365,9 @@ where
             error: None,
         };
         match time_search(&index, &query_points, k, opts, &mut row.times) {
-            Ok(lists) => row.correct = check(&reference_points, &query_points, opts.metric, &lists),
+            Ok(lists) => {
+                row.correct = check(&reference_points, &query_points, opts, &lists);
+            }
             Err(e) => row.error = Some(e.to_string()),
         }
         print_row(&row, opts);
@@ -372,13 +385,20 @@ fn time_search<T: KnnFloat>(
     opts: &Options,
     times: &mut Vec<f64>,
 ) -> kselect::Result<NeighborLists<T>> {
+    let search = || {
+        if opts.graph {
+            index.search_self(k)
+        } else {
+            index.search(queries.clone(), k)
+        }
+    };
     let mut lists = None;
     for _ in 0..opts.warmups {
-        lists = Some(index.search(queries.clone(), k)?);
+        lists = Some(search()?);
     }
     for _ in 0..opts.reps {
         let start = Instant::now();
-        let found = index.search(queries.clone(), k)?;
+        let found = search()?;
         times.push(start.elapsed().as_secs_f64());
         lists = Some(found);
     }
@@ -402,7 +422,7 @@ fn print_row(row: &Row, opts: &Options) {
         );
         return;
     };
-    let pairs = (opts.n * opts.queries) as f64;
+    let pairs = (opts.n * if opts.graph { opts.n } else { opts.queries }) as f64;
     let ratio = floor.map_or("-".into(), |f| format!("{:.2}", seconds / f));
     println!(
         "{:>5} {:>6} {:>12.2} {:>12.3} {:>10} {:>8} {:>8}",
@@ -478,10 +498,11 @@ fn main() {
             .iter()
             .map(|r| {
                 let (seconds, floor) = (r.seconds(), r.floor_seconds());
-                let pairs = (opts.n * opts.queries) as f64;
+                let queries = if opts.graph { opts.n } else { opts.queries };
+                let pairs = (opts.n * queries) as f64;
                 let mut result = serde_json::json!({
                     "dtype": r.dtype, "k": r.k, "n": opts.n, "d": opts.d,
-                    "queries": opts.queries, "seconds": seconds, "times": r.times,
+                    "queries": queries, "graph": opts.graph, "seconds": seconds, "times": r.times,
                     "ns_per_pair": seconds.map(|s| s / pairs * 1e9),
                     "floor_seconds": floor, "floor_times": r.floor,
                     "ratio": seconds.zip(floor).map(|(s, f)| s / f), "correct": r.correct,
@@ -495,7 +516,8 @@ fn main() {
         let fields = serde_json::json!({
             "device": device_name,
             "backend": device.backend_name(),
-            "search": format!("kselect::knn::Neighbors::new(reference).metric({}).search(queries, k)", opts.metric.name()),
+            "search": format!("kselect::knn::Neighbors::new(reference).metric({}).{}", opts.metric.name(), if opts.graph { "search_self(k)" } else { "search(queries, k)" }),
+            "graph": opts.graph,
             "n": opts.n, "d": opts.d, "queries": opts.queries, "ks": opts.ks,
             "metric": opts.metric.name(), "dtypes": opts.dtypes,
             "data": format!("{} (SplitMix64: reference stream from state {}, queries from {} ^ 0x{QUERY_STREAM:X}; values made in f64, rounded for f32)", match opts.data.as_str() {

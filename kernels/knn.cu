@@ -173,24 +173,37 @@ extern "C" __global__ void knn_gather(const u64* __restrict__ pos, const double*
 #define KNN_ROWS_UNIT 4     // [x / |x|, 0...] (cosine's points; zero stays zero)
 #define KNN_ROWS_NEG_UNIT 5 // [-q / |q|, 0...] (cosine's queries)
 
-// One row of `width` floats a point for the screening product, and the norm of the point's
+// The TF32 part of a float: its low 13 mantissa bits cleared, so that TF32 holds it exactly
+// (whether the tensor cores round or truncate their inputs).
+__device__ __forceinline__ float knn_tf32_part(float f) {
+    return __uint_as_float(__float_as_uint(f) & 0xffffe000u);
+}
+
+// One row of 3 * width floats a point for the screening products, and the norm of the point's
 // screening coordinates (|x'| for the Euclidean rows, |x scale| for the plain ones, 1 or 0 for
 // unit rows) in norms[i]; the largest norm raised into *largest (as float bits: non-negative
 // floats order as their bits), and *overflow set when a coordinate does not fit a float.
-// scale = scale_a * scale_b (two factors, so that each is a normal double).
+// Each screening value v (width of them, zero-padded) is split as v = hi + lo, hi = its TF32
+// part, lo = v - hi (exact): points are laid out [hi | lo | hi], queries (modes QUERIES,
+// NEGATED, NEG_UNIT) [hi | hi | lo], so that the product of the first `width` columns is the
+// single TF32 product hi.hi and that of all 3 width columns is hi.hi + lo.hi + hi.lo, the split
+// product accurate to about 2^-20. scale = scale_a * scale_b (two factors, each a normal
+// double).
 template <typename T>
 __device__ void knn_screen_rows(const T* __restrict__ x, u64 n, u32 d, u32 width, u32 mode,
                                 const double* __restrict__ center, double scale_a, double scale_b,
                                 float* __restrict__ out, float* __restrict__ norms,
                                 u32* __restrict__ largest, u32* __restrict__ overflow) {
+    const bool query = mode == KNN_ROWS_QUERIES || mode == KNN_ROWS_NEGATED ||
+                       mode == KNN_ROWS_NEG_UNIT;
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (u64)gridDim.x * blockDim.x) {
         const T* row = x + i * d;
-        float* o = out + i * width;
+        float* o = out + i * 3 * (u64)width;
         double norm2 = 0.0;
         bool wide = false;
+        double big = 0.0, unit = 0.0;
         if (mode == KNN_ROWS_UNIT || mode == KNN_ROWS_NEG_UNIT) {
-            double big = 0.0;
             for (u32 j = 0; j < d; j++) big = fmax(big, fabs((double)row[j]));
             double inv = big > 0.0 ? 1.0 / big : 0.0;
             double s2 = 0.0;
@@ -198,27 +211,35 @@ __device__ void knn_screen_rows(const T* __restrict__ x, u64 n, u32 d, u32 width
                 double v = (double)row[j] * inv;
                 s2 += v * v;
             }
-            double unit = s2 > 0.0 ? inv / sqrt(s2) : 0.0;
-            double sign = mode == KNN_ROWS_NEG_UNIT ? -1.0 : 1.0;
-            for (u32 j = 0; j < d; j++) o[j] = (float)(sign * ((double)row[j] * unit));
+            unit = s2 > 0.0 ? inv / sqrt(s2) : 0.0;
             norm2 = s2 > 0.0 ? 1.0 : 0.0;
-        } else {
-            for (u32 j = 0; j < d; j++) {
-                double v = (double)row[j];
-                if (mode == KNN_ROWS_POINTS || mode == KNN_ROWS_QUERIES) v -= center[j];
-                float f = (float)((v * scale_a) * scale_b);
-                if (isinf(f)) wide = true;
-                norm2 += (double)f * (double)f;
-                float w = f;
-                if (mode == KNN_ROWS_QUERIES) w = -2.0f * f;
-                if (mode == KNN_ROWS_NEGATED) w = -f;
-                o[j] = w;
-            }
         }
-        u32 next = d;
-        if (mode == KNN_ROWS_POINTS) o[next++] = (float)norm2;
-        if (mode == KNN_ROWS_QUERIES) o[next++] = 1.0f;
-        for (u32 j = next; j < width; j++) o[j] = 0.0f;
+        for (u32 j = 0; j < width; j++) {
+            float w = 0.0f;
+            if (j < d) {
+                double v = (double)row[j];
+                float f;
+                if (mode == KNN_ROWS_UNIT || mode == KNN_ROWS_NEG_UNIT) {
+                    f = (float)(v * unit);
+                } else {
+                    if (mode == KNN_ROWS_POINTS || mode == KNN_ROWS_QUERIES) v -= center[j];
+                    f = (float)((v * scale_a) * scale_b);
+                    if (isinf(f)) wide = true;
+                    norm2 += (double)f * (double)f;
+                }
+                w = f;
+                if (mode == KNN_ROWS_QUERIES) w = -2.0f * f;
+                if (mode == KNN_ROWS_NEGATED || mode == KNN_ROWS_NEG_UNIT) w = -f;
+            } else if (j == d && mode == KNN_ROWS_QUERIES) {
+                w = 1.0f;
+            }
+            // The squared norm of a Euclidean point follows its coordinates.
+            if (j == d && mode == KNN_ROWS_POINTS) w = (float)norm2;
+            float hi = knn_tf32_part(w), lo = w - hi;
+            o[j] = hi;
+            o[width + j] = query ? hi : lo;
+            o[2 * width + j] = query ? lo : hi;
+        }
         float norm = (float)sqrt(norm2);
         // Rounded up, so that the bound holds for the norm itself.
         norm = __uint_as_float(__float_as_uint(norm) + 1u);
@@ -335,3 +356,30 @@ KNN_MEASURE_TYPES(euclidean, KNN_EUCLIDEAN)
 KNN_MEASURE_TYPES(manhattan, KNN_MANHATTAN)
 KNN_MEASURE_TYPES(cosine, KNN_COSINE)
 KNN_MEASURE_TYPES(inner_product, KNN_INNER)
+
+// The lists as the caller gets them: values[e] = the canonical value of rank key keys[e] (the
+// key, or its negation for a similarity, -0.0 read as 0.0, every NaN the quiet NaN) in T, and
+// index32[e] = index[e] when index32 is given (reference sets below 2^32 points).
+template <typename T>
+__device__ void knn_finish(const double* __restrict__ keys, const u64* __restrict__ index,
+                           u64 count, u32 similarity, T* __restrict__ values,
+                           u32* __restrict__ index32) {
+    for (u64 e = (u64)blockIdx.x * blockDim.x + threadIdx.x; e < count;
+         e += (u64)gridDim.x * blockDim.x) {
+        double v = keys[e];
+        if (similarity) v = __dadd_rn(-v, 0.0);
+        T out = (T)v;
+        if (v != v) out = from_key<T>(~(typename KeyOf<T>::type)0);
+        values[e] = out;
+        if (index32) index32[e] = (u32)index[e];
+    }
+}
+
+#define KNN_FINISH(NAME, T)                                                                  \
+    extern "C" __global__ void knn_finish_##NAME(const double* keys, const u64* index,      \
+                                                 u64 count, u32 similarity, T* values,      \
+                                                 u32* index32) {                            \
+        knn_finish<T>(keys, index, count, similarity, values, index32);                      \
+    }
+KNN_FINISH(f32, float)
+KNN_FINISH(f64, double)

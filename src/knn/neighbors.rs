@@ -208,12 +208,14 @@ impl<'a, T: KnnFloat> Neighbors<'a, T> {
         Ok(lists(kept_values, kept_indices, n, k))
     }
 
-    /// Canonical values and indices of the `k` best of each query, on the chosen device.
-    fn run(&self, queries: &Points<'_, T>, k: usize) -> Result<(Vec<f64>, Vec<usize>)> {
+    /// Distances (canonical values in `T`) and indices of the `k` best of each query, on the
+    /// chosen device.
+    fn run(&self, queries: &Points<'_, T>, k: usize) -> Result<(Vec<T>, Vec<usize>)> {
         match &self.device {
             Device::Cpu => {
                 let prepared = cpu::Prepared::new(&self.reference, self.metric);
-                Ok(cpu::search(&prepared, queries, k, self.metric))
+                let (values, indices) = cpu::search(&prepared, queries, k, self.metric);
+                Ok((values.into_iter().map(to_element).collect(), indices))
             }
             Device::Cuda(dev) => gpu::search(
                 dev,
@@ -228,18 +230,19 @@ impl<'a, T: KnnFloat> Neighbors<'a, T> {
     }
 }
 
-/// The lists from canonical values, converted to the element type.
+/// A canonical value in the element type, every NaN (an inner product whose terms overflowed to
+/// both infinities) the quiet NaN, as on the GPU.
+fn to_element<T: KnnFloat>(value: f64) -> T {
+    T::from_f64(if value.is_nan() { f64::NAN } else { value })
+}
+
+/// The lists of `queries` queries of `k` neighbours each.
 fn lists<T: KnnFloat>(
-    values: Vec<f64>,
+    distances: Vec<T>,
     indices: Vec<usize>,
     queries: usize,
     k: usize,
 ) -> NeighborLists<T> {
-    // One NaN for every device (an inner product whose terms overflowed to both infinities).
-    let distances = values
-        .into_iter()
-        .map(|v| T::from_f64(if v.is_nan() { f64::NAN } else { v }))
-        .collect();
     NeighborLists::new(distances, indices, queries, k)
 }
 

@@ -8,6 +8,7 @@
 pub(crate) mod blas;
 mod buffer;
 mod compile;
+pub(crate) mod download;
 pub(crate) mod kernels;
 pub(crate) mod launch;
 mod timer;

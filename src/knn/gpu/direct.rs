@@ -1,6 +1,7 @@
 //! The direct search: every pair measured by the canonical arithmetic, tile by tile, each
 //! query's best kept by batched top-k and merged across reference tiles.
 
+use crate::device::cuda::download::download;
 use crate::device::{CudaDevice, DeviceBuffer};
 use crate::error::Result;
 use crate::knn::gpu::kernels;
@@ -9,8 +10,8 @@ use crate::knn::gpu::points::DevicePoints;
 use crate::knn::{KnnFloat, Metric, Points};
 use crate::select::{Rows, Selector, TopKOptions};
 
-/// Canonical values and indices of the `k` best reference points of every query, nearest
-/// first, ties by index; `resident` is the whole reference set on the device, when it is
+/// Distances (canonical values in `T`) and indices of the `k` best reference points of every
+/// query, nearest first, ties by index; `resident` is the whole reference set on the device, when it is
 /// there, else reference tiles are copied in turn.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn search<T: KnnFloat>(
@@ -22,7 +23,8 @@ pub(super) fn search<T: KnnFloat>(
     k: usize,
     metric: Metric,
     plan: &Plan,
-) -> Result<(Vec<f64>, Vec<usize>)> {
+) -> Result<(Vec<T>, Vec<usize>)> {
+    let n = reference.rows();
     let mut values = Vec::with_capacity(queries.rows() * k);
     let mut indices = Vec::with_capacity(queries.rows() * k);
     for q0 in (0..queries.rows()).step_by(plan.query_tile) {
@@ -86,24 +88,31 @@ pub(super) fn search<T: KnnFloat>(
         }
         let (run_keys, run_index, width) = running.expect("the reference set is not empty");
         debug_assert_eq!(width, k);
-        let (keys, index) = sorted_lists(dev, selector, &run_keys, &run_index, q_rows, k, k)?;
-        values.extend(keys.into_iter().map(|key| metric.value_of_key(key)));
-        indices.extend(index.into_iter().map(|i| i as usize));
+        let (v, idx) = sorted_lists::<T>(
+            dev, selector, metric, n, &run_keys, &run_index, q_rows, k, k,
+        )?;
+        values.extend(v);
+        indices.extend(idx);
     }
     Ok((values, indices))
 }
 
 /// The best `k` of each of `rows` rows of `width` rank keys, sorted (ties by position, which
-/// is index order), with the indices `index` holds for them, on the host.
-pub(super) fn sorted_lists(
+/// is index order), with the indices `index` holds for them: on the host, as canonical values
+/// of `metric` in `T` and indices (copied as `u32` when the `points` reference points allow,
+/// through page-locked memory).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn sorted_lists<T: KnnFloat>(
     dev: &CudaDevice,
     selector: &Selector,
+    metric: Metric,
+    points: usize,
     keys: &DeviceBuffer<f64>,
     index: &DeviceBuffer<u64>,
     rows: usize,
     width: usize,
     k: usize,
-) -> Result<(Vec<f64>, Vec<u64>)> {
+) -> Result<(Vec<T>, Vec<usize>)> {
     let sorted = selector.top_k_rows_device(
         keys,
         Rows::new(rows, width),
@@ -118,7 +127,31 @@ pub(super) fn sorted_lists(
         (rows, k, width),
         0,
     )?;
-    Ok((keys.to_host()?, index.to_host()?))
+    let count = rows * k;
+    let mut values = dev.alloc::<T>(count, "the lists' distances")?;
+    let indices = if points <= u32::MAX as usize + 1 {
+        let mut index32 = dev.alloc::<u32>(count, "the lists' indices")?;
+        kernels::finish(
+            dev,
+            metric,
+            &keys,
+            &index,
+            count,
+            &mut values,
+            Some(&mut index32),
+        )?;
+        download(dev, &index32, "the lists' indices")?
+            .into_iter()
+            .map(|i| i as usize)
+            .collect()
+    } else {
+        kernels::finish(dev, metric, &keys, &index, count, &mut values, None)?;
+        download(dev, index.as_slice(), "the lists' indices")?
+            .into_iter()
+            .map(|i| i as usize)
+            .collect()
+    };
+    Ok((download(dev, &values, "the lists' distances")?, indices))
 }
 
 /// The running lists (keys, indices and their width) merged with a tile's best (keys, indices

@@ -190,8 +190,9 @@ pub(super) enum ScreenRows {
     NegatedUnit = 5,
 }
 
-/// Writes the screening rows (`width` floats a point) of `points` (`data`, `rows`, `dim`) in
-/// `mode` and their norms; the largest norm and whether a coordinate overflowed a float.
+/// Writes the split screening rows (`3 width` floats a point: `width` values split in TF32
+/// parts and remainders) of `points` (`data`, `rows`, `dim`) in `mode` and their norms; the
+/// largest norm and whether a coordinate overflowed a float.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn screen_rows<T: KnnFloat>(
     dev: &CudaDevice,
@@ -226,7 +227,7 @@ pub(super) fn screen_rows<T: KnnFloat>(
         .arg(&mut overflow);
     // SAFETY: knn_screen_rows_*(const T* x, u64 n, u32 d, u32 width, u32 mode, const double*
     // center, double scale_a, double scale_b, float* out, float* norms, u32* largest, u32*
-    // overflow): x holds n * d values, center d (read by the Euclidean modes only), out n *
+    // overflow): x holds n * d values, center d (read by the Euclidean modes only), out n * 3 *
     // width with width >= d + 1, norms n, largest and overflow one word each (zeroed); the
     // outputs alias no input nor each other.
     unsafe { launch.launch(config(blocks, THREADS)) }
@@ -305,30 +306,31 @@ pub(super) fn measure<T: KnnFloat>(
     Ok(DeviceBuffer::from_slice(dev, out))
 }
 
-/// `out[i n + j]` = query row `i` of `queries` dotted with point row `j` of `points` (both of
-/// `width` floats), for `n` points and `rows` queries: one single-precision cuBLAS product on
-/// TF32 tensor cores.
+/// `out[i n + j]` = the first `inner` values of query row `i` of `queries` dotted with those
+/// of point row `j` of `points` (rows of `ld` floats), for `n` points and `rows` queries
+/// (`shape`): one single-precision cuBLAS product on TF32 tensor cores.
 pub(super) fn screen_product(
     dev: &CudaDevice,
     points: &CudaSlice<f32>,
     queries: &CudaSlice<f32>,
-    n: usize,
-    rows: usize,
-    width: usize,
+    shape: (usize, usize),
+    inner: usize,
+    ld: usize,
     out: &mut CudaSlice<f32>,
 ) -> Result<()> {
     use cudarc::cublas::sys::{cublasMath_t, cublasOperation_t, cublasSetMathMode};
     use cudarc::cublas::{Gemm, GemmConfig};
+    let (n, rows) = shape;
     let handle = blas_handle(dev, "GPU neighbour search")?;
     let cfg = GemmConfig {
         transa: cublasOperation_t::CUBLAS_OP_T,
         transb: cublasOperation_t::CUBLAS_OP_N,
         m: n as i32,
         n: rows as i32,
-        k: width as i32,
+        k: inner as i32,
         alpha: 1.0f32,
-        lda: width as i32,
-        ldb: width as i32,
+        lda: ld as i32,
+        ldb: ld as i32,
         beta: 0.0f32,
         ldc: n as i32,
     };
@@ -346,10 +348,10 @@ pub(super) fn screen_product(
         }
     };
     mode(cublasMath_t::CUBLAS_TF32_TENSOR_OP_MATH)?;
-    // SAFETY: column-major op(A) = A' is n x width with A the width x n matrix of `points`
-    // (lda = width, n * width floats), B is width x rows (`queries`, ldb = width), C is n x
-    // rows (ldc = n, n * rows floats in `out`), which aliases neither input. The handle runs
-    // on the device's stream.
+    // SAFETY: column-major op(A) = A' is n x inner with A the first `inner` rows of the
+    // ld x n matrix of `points` (lda = ld >= inner, n * ld floats), B the first `inner` rows of
+    // the ld x rows matrix of `queries` (ldb = ld), C is n x rows (ldc = n, n * rows floats in
+    // `out`), which aliases neither input. The handle runs on the device's stream.
     let result = unsafe { blas.gemm(cfg, points, queries, out) };
     mode(cublasMath_t::CUBLAS_DEFAULT_MATH)?;
     result.map_err(|e| Error::Cuda {
@@ -388,4 +390,39 @@ pub(super) fn gather_rows(
         DeviceBuffer::from_slice(dev, out_keys),
         DeviceBuffer::from_slice(dev, out_index),
     ))
+}
+
+/// The first `count` rank keys as canonical values of `metric` in `T` (`values`), and their
+/// indices as `u32` when `index32` is given.
+pub(super) fn finish<T: KnnFloat>(
+    dev: &CudaDevice,
+    metric: Metric,
+    keys: &DeviceBuffer<f64>,
+    index: &DeviceBuffer<u64>,
+    count: usize,
+    values: &mut CudaSlice<T>,
+    index32: Option<&mut CudaSlice<u32>>,
+) -> Result<()> {
+    let name = kernel_name("knn_finish", T::DTYPE);
+    let f = dev.function(&KNN, &name)?;
+    let (count64, similarity) = (count as u64, metric.is_similarity() as u32);
+    let blocks = stride_blocks(count, THREADS, dev.multiprocessors(), 8);
+    let null = 0u64;
+    let mut launch = dev.stream().launch_builder(&f);
+    launch
+        .arg(keys.as_slice())
+        .arg(index.as_slice())
+        .arg(&count64)
+        .arg(&similarity)
+        .arg(values);
+    match index32 {
+        Some(index32) => launch.arg(index32),
+        None => launch.arg(&null),
+    };
+    // SAFETY: knn_finish_*(const double* keys, const u64* index, u64 count, u32 similarity, T*
+    // values, u32* index32 (or null)): keys, index, values and index32 (when given) hold at
+    // least count entries; the outputs alias no input.
+    unsafe { launch.launch(config(blocks, THREADS)) }
+        .map_err(|e| driver_error(&format!("launching {name}"), e))?;
+    Ok(())
 }

@@ -30,7 +30,7 @@ use crate::knn::{KnnFloat, Metric, Points};
 use crate::select::{NanPolicy, Selector};
 use plan::Plan;
 use points::DevicePoints;
-use screen::ScreenedReference;
+use screen::{Precision, ScreenedReference};
 
 /// The reference set kept on a device between searches.
 pub(crate) struct Resident<T: KnnFloat> {
@@ -46,11 +46,11 @@ pub(crate) type Cache<T> = Arc<Mutex<Option<Resident<T>>>>;
 /// Candidates a query for `k` neighbours among `n` points: `k` and a margin of a quarter (at
 /// least 64), so that the bound usually holds at the first try.
 fn candidates(k: usize, n: usize) -> usize {
-    (k + (k / 4).max(64)).min(n)
+    (k + (k / 4).max(128)).min(n)
 }
 
-/// Canonical values and indices of the `k` best reference points of every query, nearest
-/// first, ties by index.
+/// Distances (canonical values in `T`) and indices of the `k` best reference points of every
+/// query, nearest first, ties by index.
 pub(crate) fn search<T: KnnFloat>(
     dev: &CudaDevice,
     reference: &Points<'_, T>,
@@ -59,7 +59,7 @@ pub(crate) fn search<T: KnnFloat>(
     metric: Metric,
     budget: Option<usize>,
     cache: &Cache<T>,
-) -> Result<(Vec<f64>, Vec<usize>)> {
+) -> Result<(Vec<T>, Vec<usize>)> {
     let selector = Selector::on(Device::Cuda(dev.clone())).nan_policy(NanPolicy::Last);
     let (n, dim) = (reference.rows(), reference.dim());
     let point = DevicePoints::<T>::bytes(1, dim);
@@ -113,7 +113,7 @@ pub(crate) fn search<T: KnnFloat>(
         );
     };
     let c = candidates(k, n);
-    let width = screen::width(dim);
+    let width = 3 * screen::width(dim);
     let plan = Plan::screened(
         n,
         queries.rows(),
@@ -124,31 +124,62 @@ pub(crate) fn search<T: KnnFloat>(
         budget,
         resident_bytes,
     )?;
-    let (mut values, mut indices, failed) = screen::search(
-        dev,
-        &selector,
-        screened,
-        &resident.points,
-        queries,
-        k,
-        c,
-        metric,
-        &plan,
-    )?;
-    if !failed.is_empty() {
-        // The queries the bound could not settle, searched directly.
-        let rows: Vec<T> = failed
-            .iter()
-            .flat_map(|&i| queries.row(i).iter().copied())
-            .collect();
-        let rest = Points::from_vec(rows, dim)?;
+    let screen = |queries: &Points<'_, T>, precision| {
+        screen::search(
+            dev,
+            &selector,
+            screened,
+            &resident.points,
+            queries,
+            k,
+            c,
+            metric,
+            &plan,
+            precision,
+        )
+    };
+    let (mut values, mut indices, unsettled) = screen(queries, Precision::Single)?;
+    let mut direct = unsettled.split;
+    if !unsettled.single.is_empty() {
+        // The queries the single product could not settle, by the split product.
+        let rest = subset(queries, &unsettled.single)?;
+        let (v, idx, again) = screen(&rest, Precision::Split)?;
+        splice(&mut values, &mut indices, &unsettled.single, &v, &idx, k);
+        direct.extend(again.split.iter().map(|&j| unsettled.single[j]));
+    }
+    if !direct.is_empty() {
+        // The queries no product could settle (many points at nearly their k-th distance),
+        // searched directly.
+        direct.sort_unstable();
+        let rest = subset(queries, &direct)?;
         let plan = Plan::direct(n, rest.rows(), point, k, budget, true)?;
         let points = Some(&resident.points);
         let (v, idx) = direct::search(dev, &selector, reference, points, &rest, k, metric, &plan)?;
-        for (j, &i) in failed.iter().enumerate() {
-            values[i * k..(i + 1) * k].copy_from_slice(&v[j * k..(j + 1) * k]);
-            indices[i * k..(i + 1) * k].copy_from_slice(&idx[j * k..(j + 1) * k]);
-        }
+        splice(&mut values, &mut indices, &direct, &v, &idx, k);
     }
     Ok((values, indices))
+}
+
+/// The queries `rows` of `queries`, as a set of their own.
+fn subset<T: KnnFloat>(queries: &Points<'_, T>, rows: &[usize]) -> Result<Points<'static, T>> {
+    let data = rows
+        .iter()
+        .flat_map(|&i| queries.row(i).iter().copied())
+        .collect();
+    Points::from_vec(data, queries.dim())
+}
+
+/// Puts the lists of a subset's queries (`k` a query, in `rows` order) in their places.
+fn splice<T: Copy>(
+    values: &mut [T],
+    indices: &mut [usize],
+    rows: &[usize],
+    v: &[T],
+    idx: &[usize],
+    k: usize,
+) {
+    for (j, &i) in rows.iter().enumerate() {
+        values[i * k..(i + 1) * k].copy_from_slice(&v[j * k..(j + 1) * k]);
+        indices[i * k..(i + 1) * k].copy_from_slice(&idx[j * k..(j + 1) * k]);
+    }
 }

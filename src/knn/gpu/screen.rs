@@ -45,9 +45,9 @@ const SAMPLE: usize = 1024;
 
 /// The reference set's screening rows on the device.
 pub(super) struct ScreenedReference {
-    /// `n` rows of `width` floats.
+    /// `n` rows of `3 width` floats: the split screening values `[hi | lo | hi]`.
     rows: CudaSlice<f32>,
-    /// The product's inner dimension: `d + 1` (or `d`) rounded up to a multiple of 8.
+    /// The screening values a point: `d + 1` rounded up to a multiple of 8.
     width: usize,
     /// The centre subtracted (Euclidean metrics), on the device.
     center: CudaSlice<f64>,
@@ -55,8 +55,6 @@ pub(super) struct ScreenedReference {
     scale: (f64, f64),
     /// The largest norm of a point's screening coordinates, rounded up (`R`).
     largest: f64,
-    /// `eps` of the bound.
-    eps: f64,
 }
 
 /// The screening rows of the points and of the queries of `metric`.
@@ -93,7 +91,7 @@ impl ScreenedReference {
         let width = width(dim);
         let (center, scale) = center_and_scale(reference, metric);
         let center_dev = DeviceBuffer::from_host_on(dev, &center)?.into_slice();
-        let mut rows = dev.alloc::<f32>(n * width, "the screening rows")?;
+        let mut rows = dev.alloc::<f32>(n * 3 * width, "the screening rows")?;
         let mut norms = dev.alloc::<f32>(n, "the screening norms")?;
         let (largest, overflow) = kernels::screen_rows(
             dev,
@@ -114,20 +112,39 @@ impl ScreenedReference {
             center: center_dev,
             scale,
             largest: largest as f64,
-            eps: eps(dim, width),
         }))
     }
 
     /// The bytes the rows take on the device.
     pub fn bytes(n: usize, dim: usize) -> usize {
-        n * width(dim) * 4
+        n * 3 * width(dim) * 4
     }
 }
 
-/// `eps` of the bound for `dim` coordinates and an inner dimension of `width`.
-fn eps(dim: usize, width: usize) -> f64 {
+/// How precisely the screening product is computed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Precision {
+    /// One TF32 product of the TF32 parts (`width` columns).
+    Single,
+    /// The split product `hi.hi + lo.hi + hi.lo` (`3 width` columns), three times the work.
+    Split,
+}
+
+/// `eps` of the bound for `dim` coordinates, `width` screening values a point, in `precision`.
+///
+/// Single: each value's TF32 part is within `2^-10` of it (relative), so a product of two is
+/// within `2^-9 + 2^-20`. Split: `hi.hi` is exact, `lo` is within `2^-10 |v|` of zero and its
+/// TF32 rounding within `2^-20 |v|`, so the two cross terms and the dropped `lo.lo` cost `3 2^-20`.
+/// Either way the `f32` accumulation of `w` terms costs `(w + 2) 2^-22` (twice a rounding a term,
+/// in case the tensor cores truncate), the rounding of the points to `f32` `2^-22`, the canonical
+/// `f64` sum `(d + 2) 2^-52`; all of it doubled.
+fn eps(dim: usize, width: usize, precision: Precision) -> f64 {
     let p = |e: i32| 2f64.powi(e);
-    2.0 * (p(-9) + p(-20) + (width as f64 + 2.0) * p(-24) + p(-22) + (dim as f64 + 2.0) * p(-52))
+    let (products, terms) = match precision {
+        Precision::Single => (p(-9) + p(-20), width),
+        Precision::Split => (3.0 * p(-20), 3 * width),
+    };
+    2.0 * (products + (terms as f64 + 2.0) * p(-22) + p(-22) + (dim as f64 + 2.0) * p(-52))
 }
 
 /// The centre (the mean of up to [`SAMPLE`] evenly spaced reference points, for the Euclidean
@@ -168,9 +185,19 @@ fn center_and_scale<T: KnnFloat>(
     (center, (2f64.powi(a), 2f64.powi(b)))
 }
 
-/// The screened search of the queries against the resident reference set: canonical values
-/// and indices of each query's `k` best, and the queries whose candidates failed the bound
-/// (their lists are left empty in the output, to be filled by the direct search).
+/// What a screened search leaves unsettled: the queries whose candidates failed the bound in
+/// the single product (to try again split) and in the split one (to search directly).
+#[derive(Debug, Default)]
+pub(super) struct Unsettled {
+    pub single: Vec<usize>,
+    pub split: Vec<usize>,
+}
+
+/// The screened search of the queries against the resident reference set, starting in
+/// `precision`: canonical values and indices of each query's `k` best, and the queries whose
+/// candidates failed the bound (their lists are left empty in the output). A tile whose single
+/// product leaves more than a quarter of its queries unsettled turns the later tiles to the
+/// split product.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn search<T: KnnFloat>(
     dev: &CudaDevice,
@@ -182,16 +209,18 @@ pub(super) fn search<T: KnnFloat>(
     candidates: usize,
     metric: Metric,
     plan: &Plan,
-) -> Result<(Vec<f64>, Vec<usize>, Vec<usize>)> {
+    precision: Precision,
+) -> Result<(Vec<T>, Vec<usize>, Unsettled)> {
     let (_, query_mode) = modes(metric).expect("a metric with a product form");
     let (n, dim, width) = (resident.rows, queries.dim(), screened.width);
-    let mut values = vec![0.0; queries.rows() * k];
+    let mut values = vec![T::default(); queries.rows() * k];
     let mut indices = vec![0usize; queries.rows() * k];
-    let mut failed = Vec::new();
+    let mut unsettled = Unsettled::default();
+    let mut precision = precision;
     for q0 in (0..queries.rows()).step_by(plan.query_tile) {
         let q_rows = plan.query_tile.min(queries.rows() - q0);
         let q_points = DevicePoints::upload(dev, &queries.slice_rows(q0..q0 + q_rows), metric)?;
-        let mut q_screen = dev.alloc::<f32>(q_rows * width, "the queries' screening rows")?;
+        let mut q_screen = dev.alloc::<f32>(q_rows * 3 * width, "the queries' screening rows")?;
         let mut q_norms = dev.alloc::<f32>(q_rows, "the queries' screening norms")?;
         let (_, overflow) = kernels::screen_rows(
             dev,
@@ -204,17 +233,22 @@ pub(super) fn search<T: KnnFloat>(
             &mut q_norms,
         )?;
         if overflow {
-            failed.extend(q0..q0 + q_rows);
+            unsettled.split.extend(q0..q0 + q_rows);
             continue;
         }
+        let inner = match precision {
+            Precision::Single => width,
+            Precision::Split => 3 * width,
+        };
+        let eps = eps(dim, width, precision);
         let mut approximate = dev.alloc::<f32>(q_rows * n, "a tile of approximate keys")?;
         kernels::screen_product(
             dev,
             &screened.rows,
             &q_screen,
-            n,
-            q_rows,
-            width,
+            (n, q_rows),
+            inner,
+            3 * width,
             &mut approximate,
         )?;
         let approximate = DeviceBuffer::from_slice(dev, approximate);
@@ -234,8 +268,8 @@ pub(super) fn search<T: KnnFloat>(
             (0..q_rows)
                 .map(|i| {
                     let reach = q_norms[i] as f64 + screened.largest;
-                    let bound = screened.eps * reach * reach
-                        + 4.0 * dim as f64 * 2f64.powi(-126) * (1.0 + reach);
+                    let bound =
+                        eps * reach * reach + 4.0 * dim as f64 * 2f64.powi(-126) * (1.0 + reach);
                     last[i] as f64 > kth[i] as f64 + 2.0 * bound
                 })
                 .collect()
@@ -249,19 +283,34 @@ pub(super) fn search<T: KnnFloat>(
             candidates,
             dim,
         )?;
-        let (keys, index) =
-            sorted_lists(dev, selector, &exact, best.indices(), q_rows, candidates, k)?;
+        let (keys, index) = sorted_lists::<T>(
+            dev,
+            selector,
+            metric,
+            n,
+            &exact,
+            best.indices(),
+            q_rows,
+            candidates,
+            k,
+        )?;
+        let failed = match precision {
+            Precision::Single => &mut unsettled.single,
+            Precision::Split => &mut unsettled.split,
+        };
+        let before = failed.len();
         for (i, &ok) in verified.iter().enumerate() {
             if !ok {
                 failed.push(q0 + i);
                 continue;
             }
             let (from, to) = (i * k, (q0 + i) * k);
-            for c in 0..k {
-                values[to + c] = metric.value_of_key(keys[from + c]);
-                indices[to + c] = index[from + c] as usize;
-            }
+            values[to..to + k].copy_from_slice(&keys[from..from + k]);
+            indices[to..to + k].copy_from_slice(&index[from..from + k]);
+        }
+        if precision == Precision::Single && 4 * (failed.len() - before) > q_rows {
+            precision = Precision::Split;
         }
     }
-    Ok((values, indices, failed))
+    Ok((values, indices, unsettled))
 }
