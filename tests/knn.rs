@@ -6,6 +6,7 @@
 #[macro_use]
 mod common;
 
+use common::sklearn::{self, matrix};
 use common::SplitMix64;
 use kselect::knn::{KnnFloat, Metric, NeighborLists, Neighbors, Points, METRICS};
 use kselect::{Device, Selector};
@@ -239,25 +240,8 @@ backend_test!(bad_input_is_a_clear_error, |selector: Selector| {
     assert!(Points::<f32>::new(&[], 0).is_err());
 });
 
-/// A case of `tests/data/knn/sklearn_cases.json` as points.
-fn matrix(v: &Value) -> (Vec<f64>, usize) {
-    let rows = v.as_array().unwrap();
-    let dim = rows[0].as_array().unwrap().len();
-    let data = rows
-        .iter()
-        .flat_map(|r| r.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()))
-        .collect();
-    (data, dim)
-}
-
-fn sklearn_cases() -> Value {
-    let path = common::cli::repository_file("tests/data/knn/sklearn_cases.json");
-    let text = std::fs::read_to_string(path).unwrap();
-    serde_json::from_str(&text).unwrap()
-}
-
 backend_test!(searches_equal_scikit_learn, |selector: Selector| {
-    let cases = sklearn_cases();
+    let cases = sklearn::cases();
     for case in cases["neighbors"].as_array().unwrap() {
         let name = case["name"].as_str().unwrap();
         let metric: Metric = case["metric"].as_str().unwrap().parse().unwrap();

@@ -7,39 +7,13 @@
 #[macro_use]
 mod common;
 
+use common::sklearn::{self, floats, ints, matrix};
 use kselect::knn::{
     FittedKnnClassifier, FittedKnnRegressor, KnnClassifier, KnnRegressor, LooScore, Metric, Points,
     Weights,
 };
 use kselect::{Device, Selector};
 use serde_json::Value;
-
-/// A matrix of the cases file as row-major values and the number of columns.
-fn matrix(v: &Value) -> (Vec<f64>, usize) {
-    let rows = v.as_array().unwrap();
-    let dim = rows[0].as_array().unwrap().len();
-    let data = rows
-        .iter()
-        .flat_map(|r| r.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()))
-        .collect();
-    (data, dim)
-}
-
-fn floats(v: &Value) -> Vec<f64> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap())
-        .collect()
-}
-
-fn ints(v: &Value) -> Vec<i64> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_i64().unwrap())
-        .collect()
-}
 
 /// One estimator case of the cases file.
 struct Case {
@@ -99,12 +73,7 @@ impl Case {
 }
 
 fn cases() -> Vec<Case> {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/knn/sklearn_cases.json"
-    ))
-    .unwrap();
-    let all: Value = serde_json::from_str(&text).unwrap();
+    let all = sklearn::cases();
     let cases: Vec<Case> = all["estimators"]
         .as_array()
         .unwrap()

@@ -91,7 +91,9 @@ impl<'a, T: KnnFloat> Neighbors<'a, T> {
     }
 
     /// The device the search runs on (the CPU by default). Every device returns the same
-    /// lists, bit for bit.
+    /// lists, bit for bit. On a GPU the reference set is copied to the device at the first
+    /// search and kept there for the next ones (by this value and its clones), when it takes
+    /// at most half the memory budget.
     ///
     /// ```
     /// use kselect::{knn::{Neighbors, Points}, Device};

@@ -8,6 +8,7 @@
 #![allow(dead_code)]
 
 pub mod cli;
+pub mod sklearn;
 
 use std::fmt::Debug;
 

@@ -1,5 +1,5 @@
 //! Copies from the device to the host through a page-locked staging buffer, several times
-//! faster than copies into ordinary (pageable) memory.
+//! faster than copies into ordinary (pageable) memory, straight into the caller's memory.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
@@ -11,8 +11,6 @@ use crate::error::Result;
 
 /// Bytes of a device's staging buffer.
 const STAGE: usize = 64 << 20;
-/// Copies smaller than this go straight to pageable memory.
-const SMALL: usize = 1 << 20;
 
 /// The page-locked staging buffer of each device (allocated on first use, kept).
 fn stages() -> &'static Mutex<HashMap<usize, PinnedHostSlice<u8>>> {
@@ -20,20 +18,21 @@ fn stages() -> &'static Mutex<HashMap<usize, PinnedHostSlice<u8>>> {
     STAGES.get_or_init(Default::default)
 }
 
-/// The values of `src`, copied to the host in chunks through the device's staging buffer;
-/// `what` names them in errors.
-pub(crate) fn download<T: DeviceRepr + Copy>(
+/// Writes `convert` of each value of `src` into `out` (as long), copying through the device's
+/// staging buffer a chunk at a time; `what` names the values in errors.
+pub(crate) fn download_into<S: DeviceRepr + Copy, D>(
     dev: &CudaDevice,
-    src: &CudaSlice<T>,
+    src: &CudaSlice<S>,
+    out: &mut [D],
+    convert: impl Fn(S) -> D,
     what: &str,
-) -> Result<Vec<T>> {
-    let stream = dev.stream();
-    let bytes = src.len() * size_of::<T>();
-    if bytes < SMALL {
-        return stream
-            .clone_dtoh(src)
-            .map_err(|e| driver_error(&format!("copying {what} to the host"), e));
+) -> Result<()> {
+    assert_eq!(src.len(), out.len(), "a download fills its destination");
+    if out.is_empty() {
+        return Ok(());
     }
+    let stream = dev.stream();
+    let failed = |e| driver_error(&format!("copying {what} to the host"), e);
     let mut stages = stages().lock().unwrap_or_else(|e| e.into_inner());
     let stage = match stages.entry(dev.ordinal()) {
         std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
@@ -44,25 +43,28 @@ pub(crate) fn download<T: DeviceRepr + Copy>(
             e.insert(stage)
         }
     };
-    let mut out: Vec<T> = Vec::with_capacity(src.len());
-    // SAFETY: a device buffer of `len` values of T is `bytes` bytes; viewing it as bytes reads
+    let per_chunk = STAGE / size_of::<S>();
+    let bytes = src.len() * size_of::<S>();
+    // SAFETY: a device buffer of `len` values of S is `bytes` bytes; viewing it as bytes reads
     // nothing it does not hold.
     let view = unsafe { src.transmute::<u8>(bytes) }.expect("a buffer's bytes fit it");
-    let out_bytes = out.as_mut_ptr().cast::<u8>();
-    for start in (0..bytes).step_by(STAGE) {
-        let len = STAGE.min(bytes - start);
+    for (c, chunk) in out.chunks_mut(per_chunk).enumerate() {
+        let start = c * per_chunk * size_of::<S>();
+        let len = chunk.len() * size_of::<S>();
+        let staged = &mut stage.as_mut_slice().map_err(failed)?[..len];
+        // The copy takes the destination's length; into page-locked memory it is
+        // asynchronous, hence the synchronisation before the bytes are read.
         stream
-            .memcpy_dtoh(&view.slice(start..start + len), stage)
-            .map_err(|e| driver_error(&format!("copying {what} to the host"), e))?;
-        let staged = stage
-            .as_slice()
-            .map_err(|e| driver_error(&format!("copying {what} to the host"), e))?;
-        // SAFETY: `out` has capacity for `bytes` bytes; this chunk's `len` bytes start at
-        // `start < bytes`, and the staging buffer holds `len >= 0` bytes just copied.
-        unsafe { std::ptr::copy_nonoverlapping(staged.as_ptr(), out_bytes.add(start), len) };
+            .memcpy_dtoh(&view.slice(start..start + len), staged)
+            .map_err(failed)?;
+        stream.synchronize().map_err(failed)?;
+        // SAFETY: the staging buffer is page-aligned and `start` a multiple of S's size, so
+        // the `chunk.len()` values of S just copied are aligned; S is plain data (DeviceRepr).
+        let values =
+            unsafe { std::slice::from_raw_parts(staged.as_ptr().cast::<S>(), chunk.len()) };
+        for (o, &v) in chunk.iter_mut().zip(values) {
+            *o = convert(v);
+        }
     }
-    // SAFETY: every byte of the `len` values was written above, and T is plain data
-    // (DeviceRepr: any bit pattern the device wrote is a value of T).
-    unsafe { out.set_len(src.len()) };
-    Ok(out)
+    Ok(())
 }

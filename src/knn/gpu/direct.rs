@@ -1,7 +1,7 @@
 //! The direct search: every pair measured by the canonical arithmetic, tile by tile, each
 //! query's best kept by batched top-k and merged across reference tiles.
 
-use crate::device::cuda::download::download;
+use crate::device::cuda::download::download_into;
 use crate::device::{CudaDevice, DeviceBuffer};
 use crate::error::Result;
 use crate::knn::gpu::kernels;
@@ -25,8 +25,8 @@ pub(super) fn search<T: KnnFloat>(
     plan: &Plan,
 ) -> Result<(Vec<T>, Vec<usize>)> {
     let n = reference.rows();
-    let mut values = Vec::with_capacity(queries.rows() * k);
-    let mut indices = Vec::with_capacity(queries.rows() * k);
+    let mut values = vec![T::default(); queries.rows() * k];
+    let mut indices = vec![0usize; queries.rows() * k];
     for q0 in (0..queries.rows()).step_by(plan.query_tile) {
         let q_rows = plan.query_tile.min(queries.rows() - q0);
         let q_tile = DevicePoints::upload(dev, &queries.slice_rows(q0..q0 + q_rows), metric)?;
@@ -88,31 +88,37 @@ pub(super) fn search<T: KnnFloat>(
         }
         let (run_keys, run_index, width) = running.expect("the reference set is not empty");
         debug_assert_eq!(width, k);
-        let (v, idx) = sorted_lists::<T>(
-            dev, selector, metric, n, &run_keys, &run_index, q_rows, k, k,
+        let out = q0 * k..(q0 + q_rows) * k;
+        sorted_lists(
+            dev,
+            selector,
+            metric,
+            n,
+            (&run_keys, &run_index),
+            (q_rows, k, k),
+            &mut values[out.clone()],
+            &mut indices[out],
         )?;
-        values.extend(v);
-        indices.extend(idx);
     }
     Ok((values, indices))
 }
 
 /// The best `k` of each of `rows` rows of `width` rank keys, sorted (ties by position, which
-/// is index order), with the indices `index` holds for them: on the host, as canonical values
-/// of `metric` in `T` and indices (copied as `u32` when the `points` reference points allow,
-/// through page-locked memory).
+/// is index order), with the indices `index` holds for them, written into `values` (canonical
+/// values of `metric` in `T`) and `indices` on the host (`rows k` each): finished on the device
+/// (indices as `u32` when the `points` reference points allow) and copied through page-locked
+/// memory.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn sorted_lists<T: KnnFloat>(
     dev: &CudaDevice,
     selector: &Selector,
     metric: Metric,
     points: usize,
-    keys: &DeviceBuffer<f64>,
-    index: &DeviceBuffer<u64>,
-    rows: usize,
-    width: usize,
-    k: usize,
-) -> Result<(Vec<T>, Vec<usize>)> {
+    (keys, index): (&DeviceBuffer<f64>, &DeviceBuffer<u64>),
+    (rows, width, k): (usize, usize, usize),
+    values: &mut [T],
+    indices: &mut [usize],
+) -> Result<()> {
     let sorted = selector.top_k_rows_device(
         keys,
         Rows::new(rows, width),
@@ -128,8 +134,8 @@ pub(super) fn sorted_lists<T: KnnFloat>(
         0,
     )?;
     let count = rows * k;
-    let mut values = dev.alloc::<T>(count, "the lists' distances")?;
-    let indices = if points <= u32::MAX as usize + 1 {
+    let mut finished = dev.alloc::<T>(count, "the lists' distances")?;
+    if points <= u32::MAX as usize + 1 {
         let mut index32 = dev.alloc::<u32>(count, "the lists' indices")?;
         kernels::finish(
             dev,
@@ -137,21 +143,21 @@ pub(super) fn sorted_lists<T: KnnFloat>(
             &keys,
             &index,
             count,
-            &mut values,
+            &mut finished,
             Some(&mut index32),
         )?;
-        download(dev, &index32, "the lists' indices")?
-            .into_iter()
-            .map(|i| i as usize)
-            .collect()
+        download_into(dev, &index32, indices, |i| i as usize, "the lists' indices")?;
     } else {
-        kernels::finish(dev, metric, &keys, &index, count, &mut values, None)?;
-        download(dev, index.as_slice(), "the lists' indices")?
-            .into_iter()
-            .map(|i| i as usize)
-            .collect()
-    };
-    Ok((download(dev, &values, "the lists' distances")?, indices))
+        kernels::finish(dev, metric, &keys, &index, count, &mut finished, None)?;
+        download_into(
+            dev,
+            index.as_slice(),
+            indices,
+            |i| i as usize,
+            "the lists' indices",
+        )?;
+    }
+    download_into(dev, &finished, values, |v| v, "the lists' distances")
 }
 
 /// The running lists (keys, indices and their width) merged with a tile's best (keys, indices

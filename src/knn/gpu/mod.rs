@@ -3,9 +3,10 @@
 //! Two paths, both exact and equal to the CPU's lists bit for bit:
 //!
 //! - **screened** (Euclidean metrics, inner product, cosine; the reference set resident on
-//!   the device): approximate keys of every pair by one TF32 product, each query's best
-//!   candidates by them, a proven bound that says when those hold the exact answer, and the
-//!   canonical measure of the candidates only ([`screen`]);
+//!   the device): approximate keys of every pair by one TF32 product (then, for the queries
+//!   it leaves unsettled, by the split product of TF32 parts and remainders, about `2^-20`),
+//!   each query's best candidates by them, a proven bound that says when those hold the exact
+//!   answer, and the canonical measure of the candidates only ([`screen`]);
 //! - **direct** (Manhattan, reference sets streamed through a small budget, and the queries
 //!   whose candidates fail the bound): every pair measured by the canonical arithmetic, tile by
 //!   tile, the best of each tile kept by batched top-k and merged across tiles ([`direct`]).
@@ -44,7 +45,7 @@ pub(crate) struct Resident<T: KnnFloat> {
 pub(crate) type Cache<T> = Arc<Mutex<Option<Resident<T>>>>;
 
 /// Candidates a query for `k` neighbours among `n` points: `k` and a margin of a quarter (at
-/// least 64), so that the bound usually holds at the first try.
+/// least 128), so that the bound usually holds at the first try.
 fn candidates(k: usize, n: usize) -> usize {
     (k + (k / 4).max(128)).min(n)
 }

@@ -1,33 +1,37 @@
-//! Screening: approximate rank keys of every pair by one single-precision cuBLAS product
-//! (TF32 tensor cores), each query's best candidates by them, and a proven bound that tells
-//! when those candidates hold the exact `k` nearest.
+//! Screening: approximate rank keys of every pair by a single-precision cuBLAS product on
+//! TF32 tensor cores, each query's best candidates by them, and a proven bound that tells when
+//! those candidates hold the exact `k` nearest.
 //!
 //! The rows multiplied are built on the device (`knn_screen_rows_*`): for the Euclidean
 //! metrics, points `[x', |x'|^2]` and queries `[-2 q', 1]` with `x' = (x - c) s` — `c` the
 //! mean of a sample of the reference points and `s` a power of two that brings the sample's
 //! largest centred coordinate near 1 — so that the product is `|x'|^2 - 2 q'.x'`, the squared
 //! distance less the query's own constant `|q'|^2`; for the inner product `-q s . x s`; for
-//! cosine `-q/|q| . x/|x|`. Then
+//! cosine `-q/|q| . x/|x|`. Each of these `w` values (zero-padded to a multiple of 8) is split
+//! into its TF32 part `hi` (the low 13 mantissa bits cleared, so TF32 holds it exactly however
+//! the tensor cores round) and the remainder `lo`, and the product runs in one of two
+//! precisions ([`Precision`]): **single**, `hi.hi` over `w` columns; **split**, `hi.hi + lo.hi
+//! + hi.lo` over `3w` columns (three times the work, about `2^-20` instead of `2^-9`). Then
 //!
 //! `|approximate - exact| <= B = eps (|q'| + R)^2 + a`
 //!
 //! for every pair, in those scaled units, where `R` is the largest `|x'|` (rounded up), `a =
-//! 4 d 2^-126 (1 + |q'| + R)` covers coordinates flushed to zero, and `eps = 2 (2^-9 + 2^-20
-//! + (w + 2) 2^-24 + 2^-22 + (d + 2) 2^-52)` with `w` the product's inner dimension: TF32
-//! rounds (or truncates) each input to 10 bits (`2^-9` for a product of two), the
-//! accumulation in `f32` costs `w 2^-24`, the rounding of the points to `f32` `2^-22`, and the
-//! canonical `f64` sum `(d + 2) 2^-52`; the factor 2 leaves room for the strict separation
-//! below. (`|x'|^2 <= (|q'| + |x'|)^2` and `2 |q'| |x'| <= (|q'| + |x'|)^2` bound every term.)
+//! 4 d 2^-126 (1 + |q'| + R)` covers coordinates flushed to zero, and `eps` is given by `eps()`
+//! with its derivation: the products (`2^-9 + 2^-20` single, `3 2^-20` split), the `f32`
+//! accumulation of the terms, the rounding of the points to `f32` and the canonical `f64` sum,
+//! all doubled to leave room for the strict separation below. (`|x'|^2 <= (|q'| + |x'|)^2` and
+//! `2 |q'| |x'| <= (|q'| + |x'|)^2` bound every term.)
 //!
 //! Take each query's best `K > k` candidates by approximate key (ties by index), `a_k` the
 //! `k`-th of them and `a_K` the largest. If `a_K > a_k + 2B`, every point left out has a true
 //! key above `a_k + B`, which bounds the true keys of the `k` best candidates: `k` points are
 //! strictly nearer (by more than the canonical arithmetic can blur), so none left out is among
 //! the exact `k` nearest. The candidates are then measured exactly (`knn_measure_*`, the
-//! canonical arithmetic) and the best `k` of them taken, ties by index. A query whose
-//! candidates fail the test (many points at nearly its `k`-th distance, as on integer grids)
-//! is searched by the direct path instead. Manhattan distance has no product form and always
-//! takes the direct path.
+//! canonical arithmetic) and the best `k` of them taken, ties by index. Queries the single
+//! product leaves unsettled are screened again by the split product, and those it leaves
+//! unsettled too (many points at nearly their `k`-th distance, as on integer grids) are
+//! searched by the direct path. Manhattan distance has no product form and always takes the
+//! direct path.
 
 use cudarc::driver::CudaSlice;
 
@@ -283,31 +287,24 @@ pub(super) fn search<T: KnnFloat>(
             candidates,
             dim,
         )?;
-        let (keys, index) = sorted_lists::<T>(
+        // Straight into the output: the rows of unsettled queries are written again later.
+        let out = q0 * k..(q0 + q_rows) * k;
+        sorted_lists(
             dev,
             selector,
             metric,
             n,
-            &exact,
-            best.indices(),
-            q_rows,
-            candidates,
-            k,
+            (&exact, best.indices()),
+            (q_rows, candidates, k),
+            &mut values[out.clone()],
+            &mut indices[out],
         )?;
         let failed = match precision {
             Precision::Single => &mut unsettled.single,
             Precision::Split => &mut unsettled.split,
         };
         let before = failed.len();
-        for (i, &ok) in verified.iter().enumerate() {
-            if !ok {
-                failed.push(q0 + i);
-                continue;
-            }
-            let (from, to) = (i * k, (q0 + i) * k);
-            values[to..to + k].copy_from_slice(&keys[from..from + k]);
-            indices[to..to + k].copy_from_slice(&index[from..from + k]);
-        }
+        failed.extend((0..q_rows).filter(|&i| !verified[i]).map(|i| q0 + i));
         if precision == Precision::Single && 4 * (failed.len() - before) > q_rows {
             precision = Precision::Split;
         }
