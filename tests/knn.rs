@@ -235,7 +235,8 @@ backend_test!(bad_input_is_a_clear_error, |selector: Selector| {
     let e = Neighbors::new(Points::new(&[1.0, f64::INFINITY, 0.0, 0.0], 2).unwrap()).unwrap_err();
     assert!(e.to_string().contains("reference point 0"), "{e}");
     let one = Neighbors::new(Points::new(&[1.0f32], 1).unwrap()).unwrap();
-    assert!(one.device(device).search_self(1).is_err());
+    let e = one.device(device).search_self(1).unwrap_err().to_string();
+    assert!(e.contains("no other reference point"), "{e}");
     assert!(Points::new(&[1.0f32, 2.0, 3.0], 2).is_err());
     assert!(Points::<f32>::new(&[], 0).is_err());
 });

@@ -263,6 +263,11 @@ fn check_set<T: KnnFloat>(points: &Points<'_, T>, set: &str, point: &str) -> Res
 
 /// An error unless `1 <= k <= available`.
 fn check_k(k: usize, available: usize, other: &str) -> Result<()> {
+    if available == 0 {
+        return Err(Error::InvalidArgument(format!(
+            "k = {k} neighbours asked for, but there is no{other} reference point to be one"
+        )));
+    }
     if k == 0 || k > available {
         return Err(Error::InvalidArgument(format!(
             "k = {k} neighbours asked for, but there are {available}{other} reference points \
