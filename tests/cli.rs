@@ -1447,8 +1447,8 @@ fn options_of_other_commands_are_clear_errors() {
     let err = quantiles_fails(&file, &["--count", "3", "--k", "2"], 2);
     assert!(
         err.starts_with(
-            "error: `kselect quantiles` has no --k option; it is an option of `select`, `topk` \
-             and `threshold`"
+            "error: `kselect quantiles` has no --k option; it is an option of `select`, `topk`, \
+             `threshold`, `neighbors` and `knn`"
         ),
         "{err}"
     );
