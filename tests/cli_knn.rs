@@ -680,3 +680,80 @@ fn knn_cuda_backend_matches_cpu() {
         }
     }
 }
+
+#[test]
+fn truncated_and_malformed_point_files_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = path(&dir, "good.npy");
+    write_npy_matrix(&good, &[0.0f64, 1.0, 2.0, 3.0, 4.0, 5.0], 3, 2).unwrap();
+    let bytes = std::fs::read(&good).unwrap();
+    // The last value cut in half: not 3 points of 2 coordinates.
+    let cut = path(&dir, "cut.npy");
+    std::fs::write(&cut, &bytes[..bytes.len() - 4]).unwrap();
+    // A header that promises 10^12 rows the file does not hold.
+    let huge = path(&dir, "huge.npy");
+    let header = "{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000, 2), }";
+    std::fs::write(&huge, common::cli::npy_with_header(header)).unwrap();
+    // Bytes that are neither .npy nor CSV numbers.
+    let junk = path(&dir, "junk.npy");
+    std::fs::write(&junk, b"\x93NUMPY\x01\x00\xff\xff garbage").unwrap();
+    for bad in [&cut, &huge, &junk] {
+        for args in [
+            vec!["--self", "--k", "1"],
+            vec!["--query", good.to_str().unwrap(), "--k", "1"],
+        ] {
+            let err = cpu_fails("neighbors", bad, &args, 1);
+            assert!(!err.is_empty(), "{}: no message", bad.display());
+        }
+        // As the query file too.
+        let bad_query = bad.to_str().unwrap();
+        let err = cpu_fails("neighbors", &good, &["--query", bad_query, "--k", "1"], 1);
+        assert!(!err.is_empty(), "{}: no message as queries", bad.display());
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn points_from_a_fifo_are_read_once() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = path(&dir, "points.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success(), "mkfifo failed");
+    let writer_path = fifo.clone();
+    let writer = std::thread::spawn(move || {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&writer_path)
+            .unwrap();
+        for chunk in ["x,y\n0,0\n1,", "0\n3,0\n", "7,0\n"] {
+            if f.write_all(chunk.as_bytes())
+                .and_then(|()| f.flush())
+                .is_err()
+            {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+    });
+    let queries = file(&dir, "q.csv", QUERIES);
+    let (_, json) = cpu_json(
+        "neighbors",
+        &fifo,
+        &["--query", queries.to_str().unwrap(), "--k", "2"],
+    );
+    writer.join().unwrap();
+    let from_fifo = json.clone();
+    let base = file(&dir, "base.csv", BASE);
+    let (_, from_file) = cpu_json(
+        "neighbors",
+        &base,
+        &["--query", queries.to_str().unwrap(), "--k", "2"],
+    );
+    for field in ["points", "indices", "distances"] {
+        assert_eq!(from_fifo[field], from_file[field], "{field}");
+    }
+}

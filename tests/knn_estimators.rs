@@ -7,7 +7,8 @@
 #[macro_use]
 mod common;
 
-use common::sklearn::{self, floats, ints, matrix};
+use common::cli::{f64s as floats, i64s as ints};
+use common::sklearn::{self, matrix};
 use kselect::knn::{
     FittedKnnClassifier, FittedKnnRegressor, KnnClassifier, KnnRegressor, LooScore, Metric, Points,
     Weights,

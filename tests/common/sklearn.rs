@@ -1,5 +1,6 @@
 //! The scikit-learn reference cases of `tests/data/knn/sklearn_cases.json` (written by
-//! `scripts/knn_sklearn_cases.py`) and readers of their arrays.
+//! `scripts/knn_sklearn_cases.py`) and their matrices; arrays read with `cli::f64s` and
+//! `cli::i64s`.
 
 use serde_json::Value;
 
@@ -19,22 +20,4 @@ pub fn matrix(v: &Value) -> (Vec<f64>, usize) {
         .flat_map(|r| r.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()))
         .collect();
     (data, dim)
-}
-
-/// An array of numbers.
-pub fn floats(v: &Value) -> Vec<f64> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap())
-        .collect()
-}
-
-/// An array of integers.
-pub fn ints(v: &Value) -> Vec<i64> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_i64().unwrap())
-        .collect()
 }

@@ -266,15 +266,17 @@ pub(super) fn search<T: KnnFloat>(
         let verified = if candidates == n {
             vec![true; q_rows]
         } else {
+            // The k-th and the last candidate of every query, in one batched selection.
             let lists = Rows::new(q_rows, candidates);
-            let kth = selector.select_rows_device(best.values(), lists, k - 1)?;
-            let last = selector.select_rows_device(best.values(), lists, candidates - 1)?;
+            let ranks = [k - 1, candidates - 1];
+            let picked = selector.multiselect_rows_device(best.values(), lists, &ranks)?;
             (0..q_rows)
                 .map(|i| {
+                    let (kth, last) = (picked[2 * i], picked[2 * i + 1]);
                     let reach = q_norms[i] as f64 + screened.largest;
                     let bound =
                         eps * reach * reach + 4.0 * dim as f64 * 2f64.powi(-126) * (1.0 + reach);
-                    last[i] as f64 > kth[i] as f64 + 2.0 * bound
+                    last as f64 > kth as f64 + 2.0 * bound
                 })
                 .collect()
         };
