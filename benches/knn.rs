@@ -15,7 +15,9 @@
 //! 32), `--queries` (default 1e4), `--ks` (comma separated; default 1,10,100), `--metric` (any
 //! name [`Metric`] parses; default euclidean), `--data uniform|normal` (default uniform),
 //! `--seed` (default 1), `--graph true` (the kNN graph of the reference set, `search_self`,
-//! instead of the queries; the floor is then the product of the set with itself),
+//! instead of the queries; the floor is then the product of the set with itself), `--lists
+//! device` (`--device cuda`: `search_device`, the lists left on the GPU, as a peer's tensors
+//! are; default `host`),
 //! `--reps` (timed searches per case; the median is reported; default 5),
 //! `--warmups` (untimed searches before them; default 1), `--chunk` (queries per product of
 //! the GPU floor; default 2048), `--json PATH`.
@@ -32,7 +34,9 @@
 //! host slices to host lists, the layout of the reference set included. Each time is one whole
 //! call, wall clock, after `--warmups` untimed calls (the first GPU call compiles the kernels);
 //! the call returns the lists on the host, so on the GPU the wall clock covers the copies both
-//! ways and every kernel. The first 4 queries' lists are checked against a brute force of
+//! ways and every kernel. With `--lists device` the call is `search_device(queries, k)`, timed
+//! to the end of its last kernel (the device synchronised), the copy of the queries to the
+//! device included. The first 4 queries' lists are checked against a brute force of
 //! [`Metric::measure`] and a stable sort (`correct` in the JSON). A search that fails records
 //! its error (`error` in the JSON, no times) and the run goes on; the exit status is then 1.
 //!
@@ -49,7 +53,7 @@ use std::time::Instant;
 use cudarc::cublas::sys::cublasOperation_t;
 use cudarc::cublas::{CudaBlas, Gemm, GemmConfig};
 use cudarc::driver::{CudaContext, CudaSlice, DeviceRepr, ValidAsZeroBits};
-use kselect::knn::{KnnFloat, Metric, NeighborLists, Neighbors, Points};
+use kselect::knn::{DeviceNeighborLists, KnnFloat, Metric, NeighborLists, Neighbors, Points};
 use kselect::{CudaDevice, Device};
 
 #[path = "common/gpu.rs"]
@@ -85,6 +89,7 @@ struct Options {
     warmups: usize,
     chunk: usize,
     graph: bool,
+    lists_on_device: bool,
     json: Option<String>,
 }
 
@@ -112,6 +117,7 @@ fn parse_options() -> Options {
         warmups: 1,
         chunk: 2048,
         graph: false,
+        lists_on_device: false,
         json: None,
     };
     let mut bad = Vec::new();
@@ -133,6 +139,7 @@ fn parse_options() -> Options {
             "--warmups" => opts.warmups = value.parse().unwrap_or(opts.warmups),
             "--chunk" => opts.chunk = count(&value).unwrap_or(opts.chunk),
             "--graph" => opts.graph = matches!(value.as_str(), "true" | "yes" | "1"),
+            "--lists" => opts.lists_on_device = value == "device",
             "--json" => opts.json = Some(value),
             _ => return false,
         }
@@ -387,9 +394,13 @@ fn time_search<T: KnnFloat>(
 ) -> kselect::Result<NeighborLists<T>> {
     let search = || {
         if opts.graph {
-            index.search_self(k)
+            index.search_self(k).map(Found::Host)
+        } else if opts.lists_on_device {
+            let lists = index.search_device(queries.clone(), k)?;
+            lists.distances().device().synchronize()?;
+            Ok(Found::Device(lists))
         } else {
-            index.search(queries.clone(), k)
+            index.search(queries.clone(), k).map(Found::Host)
         }
     };
     let mut lists = None;
@@ -402,7 +413,16 @@ fn time_search<T: KnnFloat>(
         times.push(start.elapsed().as_secs_f64());
         lists = Some(found);
     }
-    Ok(lists.expect("at least one search"))
+    match lists.expect("at least one search") {
+        Found::Host(lists) => Ok(lists),
+        Found::Device(lists) => lists.to_host(),
+    }
+}
+
+/// The lists of a search, where it left them.
+enum Found<T: KnnFloat> {
+    Host(NeighborLists<T>),
+    Device(DeviceNeighborLists<T>),
 }
 
 fn print_row(row: &Row, opts: &Options) {
@@ -516,7 +536,8 @@ fn main() {
         let fields = serde_json::json!({
             "device": device_name,
             "backend": device.backend_name(),
-            "search": format!("kselect::knn::Neighbors::new(reference).metric({}).{}", opts.metric.name(), if opts.graph { "search_self(k)" } else { "search(queries, k)" }),
+            "search": format!("kselect::knn::Neighbors::new(reference).metric({}).{}", opts.metric.name(), if opts.graph { "search_self(k)" } else if opts.lists_on_device { "search_device(queries, k), then the device synchronised" } else { "search(queries, k)" }),
+            "lists": if opts.lists_on_device { "device" } else { "host" },
             "graph": opts.graph,
             "n": opts.n, "d": opts.d, "queries": opts.queries, "ks": opts.ks,
             "metric": opts.metric.name(), "dtypes": opts.dtypes,

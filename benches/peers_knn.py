@@ -7,10 +7,12 @@ PyTorch on a CUDA GPU:
                 values kept, clamped at 0, for the Euclidean metric);
   torch-cdist   torch.cdist(q, x) (its default compute mode, the matrix form at these sizes),
                 then torch.topk(largest=False);
-both for f32 (TF32 off: torch.backends.cuda.matmul.allow_tf32 = False) and f64, chunked over
+  torch-matmul-host  torch-matmul, then the lists copied to the host (Tensor.cpu(), inside
+                the timing), as kselect's search(queries, k) returns them;
+all for f32 (TF32 off: torch.backends.cuda.matmul.allow_tf32 = False) and f64, chunked over
 the queries so that each chunk's distances (chunk x n values) fit in --chunk-bytes. The data
-are on the GPU before the timing and the lists stay there (the kselect GPU times include the
-copies both ways). Each time is all the chunks of one search between two CUDA events, median of
+are on the GPU before the timing and the lists stay there except for torch-matmul-host (the
+kselect GPU times include the copies both ways, or with --lists device only the queries' copy). Each time is all the chunks of one search between two CUDA events, median of
 --reps after --warmups untimed searches. A peer that runs out of memory records the error and
 the run goes on.
 
@@ -60,7 +62,7 @@ import numpy as np
 
 GAMMA = 0x9E3779B97F4A7C15
 QUERY_STREAM = 0xD1B54A32D192ED03
-PEERS = ("sklearn", "torch-matmul", "torch-cdist")
+PEERS = ("sklearn", "torch-matmul", "torch-cdist", "torch-matmul-host")
 METRICS = ("euclidean", "sqeuclidean")
 
 
@@ -202,12 +204,15 @@ def run_torch(args, run, data, peers):
                 values = torch.empty(m, k, device=dev, dtype=types[dtype])
                 indices = torch.empty(m, k, device=dev, dtype=torch.int64)
 
+                to_host = peer.endswith("-host")
+                form = peer.removesuffix("-host")
+
                 def search():
-                    if peer == "torch-matmul":
+                    if form == "torch-matmul":
                         xx = (x * x).sum(dim=1)
                     for first in range(0, m, chunk):
                         qc = q[first:first + chunk]
-                        if peer == "torch-matmul":
+                        if form == "torch-matmul":
                             dist = (qc * qc).sum(dim=1, keepdim=True) + xx[None, :]
                             dist.addmm_(qc, x.T, alpha=-2.0)
                         else:
@@ -215,11 +220,14 @@ def run_torch(args, run, data, peers):
                             if not euclidean:
                                 dist.square_()
                         v, i = torch.topk(dist, k, dim=1, largest=False, sorted=True)
-                        if peer == "torch-matmul" and euclidean:
+                        if form == "torch-matmul" and euclidean:
                             v = v.clamp_(min=0).sqrt_()
                         values[first:first + chunk] = v
                         indices[first:first + chunk] = i
                         del dist
+                    if to_host:
+                        values.cpu()
+                        indices.cpu()
 
                 try:
                     for _ in range(args.warmups):

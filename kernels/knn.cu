@@ -179,6 +179,15 @@ __device__ __forceinline__ float knn_tf32_part(float f) {
     return __uint_as_float(__float_as_uint(f) & 0xffffe000u);
 }
 
+// Writes screening value w of column j of a row of 3 * width floats: its TF32 part hi and the
+// remainder lo = w - hi (exact), as [hi | lo | hi] for a point and [hi | hi | lo] for a query.
+__device__ __forceinline__ void knn_split_value(float* o, u32 width, u32 j, float w, bool query) {
+    float hi = knn_tf32_part(w), lo = w - hi;
+    o[j] = hi;
+    o[width + j] = query ? hi : lo;
+    o[2 * width + j] = query ? lo : hi;
+}
+
 // One row of 3 * width floats a point for the screening products, and the norm of the point's
 // screening coordinates (|x'| for the Euclidean rows, |x scale| for the plain ones, 1 or 0 for
 // unit rows) in norms[i]; the largest norm raised into *largest (as float bits: non-negative
@@ -196,30 +205,40 @@ __device__ void knn_screen_rows(const T* __restrict__ x, u64 n, u32 d, u32 width
                                 u32* __restrict__ largest, u32* __restrict__ overflow) {
     const bool query = mode == KNN_ROWS_QUERIES || mode == KNN_ROWS_NEGATED ||
                        mode == KNN_ROWS_NEG_UNIT;
-    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (u64)gridDim.x * blockDim.x) {
+    const bool unit_rows = mode == KNN_ROWS_UNIT || mode == KNN_ROWS_NEG_UNIT;
+    const u32 lane = threadIdx.x % WARP_SIZE;
+    // A warp a point: coalesced reads of its coordinates and writes of its row.
+    for (u64 i = ((u64)blockIdx.x * blockDim.x + threadIdx.x) / WARP_SIZE; i < n;
+         i += (u64)gridDim.x * blockDim.x / WARP_SIZE) {
         const T* row = x + i * d;
         float* o = out + i * 3 * (u64)width;
-        double norm2 = 0.0;
-        bool wide = false;
-        double big = 0.0, unit = 0.0;
-        if (mode == KNN_ROWS_UNIT || mode == KNN_ROWS_NEG_UNIT) {
-            for (u32 j = 0; j < d; j++) big = fmax(big, fabs((double)row[j]));
+        double unit = 0.0;
+        if (unit_rows) {
+            double big = 0.0;
+            for (u32 j = lane; j < d; j += WARP_SIZE) big = fmax(big, fabs((double)row[j]));
+            for (int s = WARP_SIZE / 2; s > 0; s /= 2)
+                big = fmax(big, __shfl_xor_sync(FULL_MASK, big, s));
             double inv = big > 0.0 ? 1.0 / big : 0.0;
             double s2 = 0.0;
-            for (u32 j = 0; j < d; j++) {
+            for (u32 j = lane; j < d; j += WARP_SIZE) {
                 double v = (double)row[j] * inv;
                 s2 += v * v;
             }
+            for (int s = WARP_SIZE / 2; s > 0; s /= 2) s2 += __shfl_xor_sync(FULL_MASK, s2, s);
             unit = s2 > 0.0 ? inv / sqrt(s2) : 0.0;
-            norm2 = s2 > 0.0 ? 1.0 : 0.0;
         }
-        for (u32 j = 0; j < width; j++) {
+        // The squared norm of a Euclidean point follows its coordinates: written once the
+        // warp has summed it.
+        const u32 norm_column = mode == KNN_ROWS_POINTS ? d : width;
+        double norm2 = 0.0;
+        bool wide = false;
+        for (u32 j = lane; j < width; j += WARP_SIZE) {
+            if (j == norm_column) continue;
             float w = 0.0f;
             if (j < d) {
                 double v = (double)row[j];
                 float f;
-                if (mode == KNN_ROWS_UNIT || mode == KNN_ROWS_NEG_UNIT) {
+                if (unit_rows) {
                     f = (float)(v * unit);
                 } else {
                     if (mode == KNN_ROWS_POINTS || mode == KNN_ROWS_QUERIES) v -= center[j];
@@ -233,20 +252,21 @@ __device__ void knn_screen_rows(const T* __restrict__ x, u64 n, u32 d, u32 width
             } else if (j == d && mode == KNN_ROWS_QUERIES) {
                 w = 1.0f;
             }
-            // The squared norm of a Euclidean point follows its coordinates.
-            if (j == d && mode == KNN_ROWS_POINTS) w = (float)norm2;
-            float hi = knn_tf32_part(w), lo = w - hi;
-            o[j] = hi;
-            o[width + j] = query ? hi : lo;
-            o[2 * width + j] = query ? lo : hi;
+            knn_split_value(o, width, j, w, query);
         }
-        float norm = (float)sqrt(norm2);
-        // Rounded up, so that the bound holds for the norm itself.
-        norm = __uint_as_float(__float_as_uint(norm) + 1u);
-        norms[i] = norm;
-        if (isinf(norm) || isinf((float)norm2)) wide = true;
-        atomicMax(largest, __float_as_uint(norm));
-        if (wide) atomicExch(overflow, 1u);
+        for (int s = WARP_SIZE / 2; s > 0; s /= 2) norm2 += __shfl_xor_sync(FULL_MASK, norm2, s);
+        wide = __any_sync(FULL_MASK, wide);
+        if (unit_rows) norm2 = unit > 0.0 ? 1.0 : 0.0;
+        if (lane == 0) {
+            if (norm_column < width) knn_split_value(o, width, norm_column, (float)norm2, query);
+            float norm = (float)sqrt(norm2);
+            // Rounded up, so that the bound holds for the norm itself.
+            norm = __uint_as_float(__float_as_uint(norm) + 1u);
+            norms[i] = norm;
+            if (isinf(norm) || isinf((float)norm2)) wide = true;
+            atomicMax(largest, __float_as_uint(norm));
+            if (wide) atomicExch(overflow, 1u);
+        }
     }
 }
 
@@ -308,44 +328,111 @@ __device__ void knn_cosine_parts(const T* __restrict__ x, u64 n, u32 d, double* 
 KNN_COSINE_PARTS(f32, float)
 KNN_COSINE_PARTS(f64, double)
 
-// out[i * kc + c] = the rank key of query i and reference point cand[i * kc + c]: the same
-// arithmetic as knn_direct, one pair a thread.
+#define KNN_MEASURE_WARPS 4     // warps a block of the measure kernel
+#define KNN_MEASURE_QUERIES 16  // queries a block of the measure kernel
+
+// The first position of row[0..len) (ascending) whose value is at least key.
+__device__ __forceinline__ u32 knn_lower_bound(const u64* __restrict__ row, u32 len, u64 key) {
+    u32 lo = 0, hi = len;
+    while (lo < hi) {
+        u32 mid = lo + (hi - lo) / 2;
+        if (row[mid] < key) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+// out[i * kc + c] = the rank key of query i and reference point cand[i * kc + c], each row of
+// cand ascending: the same arithmetic as knn_direct.
+//
+// Block b measures the pairs of queries (b % groups) * 16 .. + 16 whose points lie in the
+// chunk (b / groups) * chunk .. + chunk of the reference set: the blocks that run together
+// share a few chunks, which stay in L2 while every query's candidates in them are measured,
+// instead of each candidate point coming from memory on its own. The block's pairs are packed
+// across its queries, and each warp measures 32 of them at a time, one a lane: the points are
+// staged in shared memory 32 coordinates at a time, each point's 32 by one coalesced load of
+// the whole warp, and each lane then adds its pair's terms from there in coordinate order
+// (rows padded to 33 values, so that the lanes read distinct banks).
 template <typename T, int M>
 __device__ void knn_measure(const T* __restrict__ q, const T* __restrict__ x,
-                            const u64* __restrict__ cand, u64 rows, u32 kc, u32 d,
-                            const double* __restrict__ q_scale, const double* __restrict__ q_norm,
-                            const double* __restrict__ x_scale, const double* __restrict__ x_norm,
-                            double* __restrict__ out) {
-    for (u64 e = (u64)blockIdx.x * blockDim.x + threadIdx.x; e < rows * kc;
-         e += (u64)gridDim.x * blockDim.x) {
-        u64 i = e / kc, j = cand[e];
-        const T* qr = q + i * d;
-        const T* xr = x + j * d;
+                            const u64* __restrict__ cand, u64 rows, u32 kc, u32 d, u64 chunk,
+                            u64 groups, const double* __restrict__ q_scale,
+                            const double* __restrict__ q_norm,
+                            const double* __restrict__ x_scale,
+                            const double* __restrict__ x_norm, double* __restrict__ out) {
+    __shared__ T stage[KNN_MEASURE_WARPS][WARP_SIZE][WARP_SIZE + 1];
+    __shared__ u32 first[KNN_MEASURE_QUERIES], start[KNN_MEASURE_QUERIES + 1];
+    const u32 lane = threadIdx.x % WARP_SIZE, w = threadIdx.x / WARP_SIZE;
+    const u64 lowest = (blockIdx.x / groups) * chunk;
+    const u64 q0 = (blockIdx.x % groups) * KNN_MEASURE_QUERIES;
+    if (threadIdx.x < KNN_MEASURE_QUERIES) {
+        const u64 i = q0 + threadIdx.x;
+        u32 b = 0, e = 0;
+        if (i < rows) {
+            const u64* row = cand + i * kc;
+            b = knn_lower_bound(row, kc, lowest);
+            e = b + knn_lower_bound(row + b, kc - b, lowest + chunk);
+        }
+        first[threadIdx.x] = b;
+        start[threadIdx.x + 1] = e - b;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        start[0] = 0;
+        for (u32 s = 0; s < KNN_MEASURE_QUERIES; s++) start[s + 1] += start[s];
+    }
+    __syncthreads();
+    const u32 total = start[KNN_MEASURE_QUERIES];
+    T (*mine)[WARP_SIZE + 1] = stage[w];
+    for (u32 base = w * WARP_SIZE; base < total; base += KNN_MEASURE_WARPS * WARP_SIZE) {
+        const u32 p = base + lane;
+        const bool live = p < total;
+        u32 s = 0;
+        while (live && start[s + 1] <= p) s++;
+        const u64 i = q0 + s;
+        const u64 e = live ? i * kc + first[s] + (p - start[s]) : 0;
+        const u64 j = live ? cand[e] : 0;
+        const u32 pairs = min((u32)WARP_SIZE, total - base);
+        const T* qr = q + (live ? i : 0) * d;
         double qs = 1.0, xs = 1.0;
-        if (M == KNN_COSINE) {
+        if (M == KNN_COSINE && live) {
             qs = q_scale[i];
             xs = x_scale[j];
         }
         double acc = 0.0;
-        for (u32 c = 0; c < d; c++) {
-            double a = (double)qr[c], b = (double)xr[c];
-            if (M == KNN_COSINE) {
-                a = __dmul_rn(a, qs);
-                b = __dmul_rn(b, xs);
+        for (u32 c0 = 0; c0 < d; c0 += WARP_SIZE) {
+            const u32 c = c0 + lane;
+            for (u32 t = 0; t < pairs; t++) {
+                const u64 jt = __shfl_sync(FULL_MASK, j, t);
+                if (c < d) mine[t][lane] = x[jt * d + c];
             }
-            acc = knn_step<M>(acc, a, b);
+            __syncwarp();
+            const u32 span = min((u32)WARP_SIZE, d - c0);
+            for (u32 cc = 0; cc < span; cc++) {
+                double a = (double)qr[c0 + cc], b = (double)mine[lane][cc];
+                if (M == KNN_COSINE) {
+                    a = __dmul_rn(a, qs);
+                    b = __dmul_rn(b, xs);
+                }
+                acc = knn_step<M>(acc, a, b);
+            }
+            __syncwarp();
         }
-        double qn = (M == KNN_COSINE) ? q_norm[i] : 0.0;
-        double xn = (M == KNN_COSINE) ? x_norm[j] : 0.0;
-        out[e] = knn_key<M>(acc, qn, xn);
+        if (live) {
+            double qn = (M == KNN_COSINE) ? q_norm[i] : 0.0;
+            double xn = (M == KNN_COSINE) ? x_norm[j] : 0.0;
+            out[e] = knn_key<M>(acc, qn, xn);
+        }
     }
 }
 
 #define KNN_MEASURE(NAME, T, M)                                                                \
     extern "C" __global__ void knn_measure_##NAME(                                             \
-        const T* q, const T* x, const u64* cand, u64 rows, u32 kc, u32 d, const double* q_scale, \
-        const double* q_norm, const double* x_scale, const double* x_norm, double* out) {       \
-        knn_measure<T, M>(q, x, cand, rows, kc, d, q_scale, q_norm, x_scale, x_norm, out);      \
+        const T* q, const T* x, const u64* cand, u64 rows, u32 kc, u32 d, u64 chunk, u64 groups, \
+        const double* q_scale, const double* q_norm, const double* x_scale, const double* x_norm, \
+        double* out) {                                                                           \
+        knn_measure<T, M>(q, x, cand, rows, kc, d, chunk, groups, q_scale, q_norm, x_scale,     \
+                          x_norm, out);                                                          \
     }
 #define KNN_MEASURE_TYPES(NAME, M)     \
     KNN_MEASURE(NAME##_f32, float, M)  \
@@ -383,3 +470,14 @@ __device__ void knn_finish(const double* __restrict__ keys, const u64* __restric
     }
 KNN_FINISH(f32, float)
 KNN_FINISH(f64, double)
+
+// Row r of src (width words) into row rows[r] of dst, for count rows: the lists of a subset of
+// the queries put in their places.
+extern "C" __global__ void knn_scatter_rows(const u32* __restrict__ src, u32* __restrict__ dst,
+                                            const u64* __restrict__ rows, u64 count, u64 width) {
+    for (u64 e = (u64)blockIdx.x * blockDim.x + threadIdx.x; e < count * width;
+         e += (u64)gridDim.x * blockDim.x) {
+        u64 r = e / width, c = e % width;
+        dst[rows[r] * width + c] = src[e];
+    }
+}

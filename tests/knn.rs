@@ -90,6 +90,31 @@ fn assert_exact<T: KnnFloat>(
     }
 }
 
+/// On a CUDA device, also checks the lists left on the device against `expected`.
+fn assert_device_lists_exact<T: KnnFloat>(
+    device: &Device,
+    index: &Neighbors<'_, T>,
+    queries: &Points<'_, T>,
+    k: usize,
+    expected: &(Vec<f64>, Vec<usize>),
+    what: &str,
+) {
+    if let Device::Cuda(_) = device {
+        let lists = index.search_device(queries.clone(), k).unwrap();
+        assert_eq!((lists.queries(), lists.k()), (queries.rows(), k));
+        let host = lists.to_host().unwrap();
+        assert_exact(&host, expected, &format!("{what}, left on the device"));
+        let indices = lists.indices().to_host().unwrap();
+        assert!(indices
+            .iter()
+            .zip(host.indices())
+            .all(|(&a, &b)| a as usize == b));
+    } else {
+        let e = index.search_device(queries.clone(), k).unwrap_err();
+        assert!(e.to_string().contains("CUDA device"), "{e}");
+    }
+}
+
 /// Searches with every metric and checks against brute force, queries given and the set
 /// against itself.
 fn check_all_metrics<T: KnnFloat>(
@@ -110,7 +135,9 @@ fn check_all_metrics<T: KnnFloat>(
         for &k in ks.iter().filter(|&&k| k <= r.rows()) {
             let lists = index.search(q.clone(), k).unwrap();
             let label = format!("{what}, {metric}, k = {k}");
-            assert_exact(&lists, &brute_force(metric, &r, &q, k, false), &label);
+            let expected = brute_force(metric, &r, &q, k, false);
+            assert_exact(&lists, &expected, &label);
+            assert_device_lists_exact(device, &index, &q, k, &expected, &label);
             if k < r.rows() {
                 let graph = index.search_self(k).unwrap();
                 let expected = brute_force(metric, &r, &r, k, true);
@@ -316,7 +343,10 @@ backend_test!(
             for k in [1, 50, 300] {
                 let lists = index.search(qp.clone(), k).unwrap();
                 let expected = brute_force(metric, &rp, &qp, k, false);
-                assert_exact(&lists, &expected, &format!("{metric}, k = {k}, 64 KiB"));
+                let label = format!("{metric}, k = {k}, 64 KiB");
+                assert_exact(&lists, &expected, &label);
+                let device = selector.device();
+                assert_device_lists_exact(device, &index, &qp, k, &expected, &label);
             }
         }
     }
@@ -341,11 +371,10 @@ backend_test!(
                 for round in 0..2 {
                     let lists = index.search(qp.clone(), k).unwrap();
                     let expected = brute_force(metric, &rp, &qp, k, false);
-                    assert_exact(
-                        &lists,
-                        &expected,
-                        &format!("{metric}, k = {k}, round {round}"),
-                    );
+                    let label = format!("{metric}, k = {k}, round {round}");
+                    assert_exact(&lists, &expected, &label);
+                    let device = selector.device();
+                    assert_device_lists_exact(device, &index, &qp, k, &expected, &label);
                 }
             }
         }
@@ -369,7 +398,10 @@ backend_test!(
             for k in [1, 16, 500] {
                 let lists = index.search(qp.clone(), k).unwrap();
                 let expected = brute_force(metric, &rp, &qp, k, false);
-                assert_exact(&lists, &expected, &format!("{metric}, k = {k}"));
+                let label = format!("{metric}, k = {k}");
+                assert_exact(&lists, &expected, &label);
+                let device = selector.device();
+                assert_device_lists_exact(device, &index, &qp, k, &expected, &label);
             }
         }
     }

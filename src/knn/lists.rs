@@ -1,6 +1,12 @@
-//! [`NeighborLists`]: the neighbours found for each query.
+//! [`NeighborLists`]: the neighbours found for each query; [`DeviceNeighborLists`]: the same
+//! left on a CUDA device.
 
 use ndarray::Array2;
+
+use crate::device::cuda::download::download_into;
+use crate::device::DeviceBuffer;
+use crate::element::Element;
+use crate::error::Result;
 
 /// The `k` neighbours of each query, nearest first, with their distances (for
 /// [`Metric::InnerProduct`](crate::knn::Metric::InnerProduct), their inner products, largest
@@ -140,5 +146,130 @@ impl<T: Copy> NeighborLists<T> {
             Array2::from_shape_vec(shape, self.distances).expect("queries x k distances"),
             Array2::from_shape_vec(shape, self.indices).expect("queries x k indices"),
         )
+    }
+}
+
+/// The lists of [`Neighbors::search_device`](crate::knn::Neighbors::search_device), left on
+/// the CUDA device: `k` distances (in the points' type) and `u64` reference indices a query,
+/// row-major, in the order of [`NeighborLists`].
+///
+/// ```no_run
+/// use kselect::{knn::{Neighbors, Points}, Device};
+/// let n = Neighbors::new(Points::new(&[0.0f64, 2.0, 5.0], 1)?)?.device(Device::cuda(0)?);
+/// let lists = n.search_device(Points::new(&[1.5, 4.0], 1)?, 2)?;
+/// assert_eq!((lists.queries(), lists.k()), (2, 2));
+/// assert_eq!(lists.distances().to_host()?, vec![0.5, 1.5, 1.0, 2.0]);
+/// assert_eq!(lists.indices().to_host()?, vec![1, 0, 2, 1]);
+/// # Ok::<(), kselect::Error>(())
+/// ```
+pub struct DeviceNeighborLists<T: Element> {
+    distances: DeviceBuffer<T>,
+    indices: DeviceBuffer<u64>,
+    queries: usize,
+    k: usize,
+}
+
+impl<T: Element> std::fmt::Debug for DeviceNeighborLists<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceNeighborLists")
+            .field("queries", &self.queries)
+            .field("k", &self.k)
+            .field("device", &self.distances.device().ordinal())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: Element> DeviceNeighborLists<T> {
+    /// The lists of `queries` queries of `k` neighbours each (the lengths match).
+    pub(crate) fn new(
+        distances: DeviceBuffer<T>,
+        indices: DeviceBuffer<u64>,
+        queries: usize,
+        k: usize,
+    ) -> DeviceNeighborLists<T> {
+        debug_assert_eq!(distances.len(), queries * k);
+        debug_assert_eq!(indices.len(), queries * k);
+        DeviceNeighborLists {
+            distances,
+            indices,
+            queries,
+            k,
+        }
+    }
+
+    /// The number of queries.
+    ///
+    /// ```no_run
+    /// # use kselect::{knn::{Neighbors, Points}, Device};
+    /// let n = Neighbors::new(Points::new(&[0.0f32, 1.0], 1)?)?.device(Device::cuda(0)?);
+    /// assert_eq!(n.search_device(Points::new(&[0.5f32, 2.0, 3.0], 1)?, 1)?.queries(), 3);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn queries(&self) -> usize {
+        self.queries
+    }
+
+    /// The number of neighbours of each query.
+    ///
+    /// ```no_run
+    /// # use kselect::{knn::{Neighbors, Points}, Device};
+    /// let n = Neighbors::new(Points::new(&[0.0f32, 1.0], 1)?)?.device(Device::cuda(0)?);
+    /// assert_eq!(n.search_device(Points::new(&[0.5f32], 1)?, 2)?.k(), 2);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn k(&self) -> usize {
+        self.k
+    }
+
+    /// All distances, row-major (`queries * k`).
+    ///
+    /// ```no_run
+    /// # use kselect::{knn::{Neighbors, Points}, Device};
+    /// let n = Neighbors::new(Points::new(&[0.0f32, 1.0], 1)?)?.device(Device::cuda(0)?);
+    /// let lists = n.search_device(Points::new(&[0.25f32], 1)?, 2)?;
+    /// assert_eq!(lists.distances().to_host()?, vec![0.25, 0.75]);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn distances(&self) -> &DeviceBuffer<T> {
+        &self.distances
+    }
+
+    /// All reference indices, row-major (`queries * k`).
+    ///
+    /// ```no_run
+    /// # use kselect::{knn::{Neighbors, Points}, Device};
+    /// let n = Neighbors::new(Points::new(&[0.0f32, 1.0], 1)?)?.device(Device::cuda(0)?);
+    /// let lists = n.search_device(Points::new(&[0.75f32], 1)?, 2)?;
+    /// assert_eq!(lists.indices().to_host()?, vec![1, 0]);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn indices(&self) -> &DeviceBuffer<u64> {
+        &self.indices
+    }
+
+    /// The lists copied to the host.
+    ///
+    /// ```no_run
+    /// # use kselect::{knn::{Neighbors, Points}, Device};
+    /// let n = Neighbors::new(Points::new(&[0.0f32, 1.0], 1)?)?.device(Device::cuda(0)?);
+    /// let lists = n.search_device(Points::new(&[0.75f32], 1)?, 1)?.to_host()?;
+    /// assert_eq!(lists.row(0), (&[0.25][..], &[1][..]));
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn to_host(&self) -> Result<NeighborLists<T>> {
+        let dev = self.distances.device();
+        let count = self.queries * self.k;
+        let mut distances = vec![T::default(); count];
+        let mut indices = vec![0usize; count];
+        let what = "the lists";
+        download_into(dev, self.distances.as_slice(), &mut distances, |v| v, what)?;
+        download_into(
+            dev,
+            self.indices.as_slice(),
+            &mut indices,
+            |i| i as usize,
+            what,
+        )?;
+        Ok(NeighborLists::new(distances, indices, self.queries, self.k))
     }
 }

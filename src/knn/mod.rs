@@ -54,7 +54,7 @@ mod validation;
 mod weights;
 
 pub use classifier::{FittedKnnClassifier, KnnClassifier};
-pub use lists::NeighborLists;
+pub use lists::{DeviceNeighborLists, NeighborLists};
 pub use metric::{Metric, METRICS};
 pub use neighbors::Neighbors;
 pub use points::Points;

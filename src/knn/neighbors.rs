@@ -1,9 +1,10 @@
 //! [`Neighbors`]: exact k-nearest-neighbour search over a reference set.
 
-use crate::device::Device;
+use crate::device::{CudaDevice, Device, DeviceBuffer};
 use crate::error::{Error, Result};
+use crate::knn::gpu::{Lists, Place};
 use crate::knn::metric::Metric;
-use crate::knn::{cpu, gpu, KnnFloat, NeighborLists, Points};
+use crate::knn::{cpu, gpu, DeviceNeighborLists, KnnFloat, NeighborLists, Points};
 
 /// Exact nearest-neighbour search over a set of reference points, on the CPU or a CUDA GPU.
 ///
@@ -163,6 +164,49 @@ impl<'a, T: KnnFloat> Neighbors<'a, T> {
         k: usize,
     ) -> Result<NeighborLists<T>> {
         let queries = queries.into();
+        self.check_queries(&queries, k)?;
+        let (values, indices) = self.run(&queries, k)?;
+        Ok(lists(values, indices, queries.rows(), k))
+    }
+
+    /// [`search`](Neighbors::search) on a CUDA device with the lists left there, for work that
+    /// goes on on the device: distances in `T` and `u64` reference indices, row-major, `k` a
+    /// query. The same lists as `search`, bit for bit; an error when the search runs on the
+    /// CPU.
+    ///
+    /// ```no_run
+    /// use kselect::{knn::{Neighbors, Points}, Device};
+    /// let n = Neighbors::new(Points::new(&[0.0f32, 2.0, 4.0], 1)?)?.device(Device::cuda(0)?);
+    /// let lists = n.search_device(Points::new(&[1.0], 1)?, 2)?;
+    /// assert_eq!(lists.indices().to_host()?, vec![0, 1]);
+    /// assert_eq!(lists.to_host()?.row(0), (&[1.0, 1.0][..], &[0, 1][..]));
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn search_device<'q>(
+        &self,
+        queries: impl Into<Points<'q, T>>,
+        k: usize,
+    ) -> Result<DeviceNeighborLists<T>> {
+        let queries = queries.into();
+        let Device::Cuda(dev) = &self.device else {
+            return Err(Error::InvalidArgument(
+                "lists left on a device need a search on a CUDA device (Neighbors::device)".into(),
+            ));
+        };
+        self.check_queries(&queries, k)?;
+        match self.run_gpu(dev, &queries, k, Place::Device)? {
+            Lists::Device { values, indices } => Ok(DeviceNeighborLists::new(
+                DeviceBuffer::from_slice(dev, values),
+                DeviceBuffer::from_slice(dev, indices),
+                queries.rows(),
+                k,
+            )),
+            Lists::Host { .. } => unreachable!("a search placed on the device"),
+        }
+    }
+
+    /// An error unless `queries` match the reference points and `1 <= k <=` their count.
+    fn check_queries(&self, queries: &Points<'_, T>, k: usize) -> Result<()> {
         if queries.dim() != self.reference.dim() {
             return Err(Error::InvalidArgument(format!(
                 "queries have {} coordinates but the reference points have {}",
@@ -170,10 +214,8 @@ impl<'a, T: KnnFloat> Neighbors<'a, T> {
                 self.reference.dim()
             )));
         }
-        check_set(&queries, "query set", "query")?;
-        check_k(k, self.reference.rows(), "")?;
-        let (values, indices) = self.run(&queries, k)?;
-        Ok(lists(values, indices, queries.rows(), k))
+        check_set(queries, "query set", "query")?;
+        check_k(k, self.reference.rows(), "")
     }
 
     /// The kNN graph: the `k` nearest other points of every reference point (each point left
@@ -219,16 +261,31 @@ impl<'a, T: KnnFloat> Neighbors<'a, T> {
                 let (values, indices) = cpu::search(&prepared, queries, k, self.metric);
                 Ok((values.into_iter().map(to_element).collect(), indices))
             }
-            Device::Cuda(dev) => gpu::search(
-                dev,
-                &self.reference,
-                queries,
-                k,
-                self.metric,
-                self.memory_budget,
-                &self.resident,
-            ),
+            Device::Cuda(dev) => match self.run_gpu(dev, queries, k, Place::Host)? {
+                Lists::Host { values, indices } => Ok((values, indices)),
+                Lists::Device { .. } => unreachable!("a search placed on the host"),
+            },
         }
+    }
+
+    /// The lists of `queries` on `dev`, in `place`.
+    fn run_gpu(
+        &self,
+        dev: &CudaDevice,
+        queries: &Points<'_, T>,
+        k: usize,
+        place: Place,
+    ) -> Result<Lists<T>> {
+        gpu::search(
+            dev,
+            &self.reference,
+            queries,
+            k,
+            self.metric,
+            self.memory_budget,
+            &self.resident,
+            place,
+        )
     }
 }
 

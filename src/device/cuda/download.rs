@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
 use cudarc::driver::{CudaSlice, DeviceRepr, PinnedHostSlice};
+use rayon::prelude::*;
 
 use crate::device::cuda::{driver_error, CudaDevice};
 use crate::error::Result;
@@ -18,15 +19,24 @@ fn stages() -> &'static Mutex<HashMap<usize, PinnedHostSlice<u8>>> {
     STAGES.get_or_init(Default::default)
 }
 
+/// Values converted on one thread at a time (a parallel task each).
+const CONVERT_GRAIN: usize = 1 << 18;
+
 /// Writes `convert` of each value of `src` into `out` (as long), copying through the device's
-/// staging buffer a chunk at a time; `what` names the values in errors.
-pub(crate) fn download_into<S: DeviceRepr + Copy, D>(
+/// staging buffer a chunk at a time: its two halves take turns, so that the next chunk is on
+/// its way while the threads of the pool convert the last one (and take the first faults of
+/// fresh memory in parallel); `what` names the values in errors.
+pub(crate) fn download_into<S, D>(
     dev: &CudaDevice,
     src: &CudaSlice<S>,
     out: &mut [D],
-    convert: impl Fn(S) -> D,
+    convert: impl Fn(S) -> D + Sync,
     what: &str,
-) -> Result<()> {
+) -> Result<()>
+where
+    S: DeviceRepr + Copy + Sync,
+    D: Send,
+{
     assert_eq!(src.len(), out.len(), "a download fills its destination");
     if out.is_empty() {
         return Ok(());
@@ -43,28 +53,56 @@ pub(crate) fn download_into<S: DeviceRepr + Copy, D>(
             e.insert(stage)
         }
     };
-    let per_chunk = STAGE / size_of::<S>();
+    let per_chunk = STAGE / 2 / size_of::<S>();
     let bytes = src.len() * size_of::<S>();
     // SAFETY: a device buffer of `len` values of S is `bytes` bytes; viewing it as bytes reads
     // nothing it does not hold.
     let view = unsafe { src.transmute::<u8>(bytes) }.expect("a buffer's bytes fit it");
-    for (c, chunk) in out.chunks_mut(per_chunk).enumerate() {
-        let start = c * per_chunk * size_of::<S>();
-        let len = chunk.len() * size_of::<S>();
-        let staged = &mut stage.as_mut_slice().map_err(failed)?[..len];
-        // The copy takes the destination's length; into page-locked memory it is
-        // asynchronous, hence the synchronisation before the bytes are read.
+    let (first_half, second_half) = stage
+        .as_mut_slice()
+        .map_err(failed)?
+        .split_at_mut(STAGE / 2);
+    let mut halves = [first_half, second_half];
+    let chunks = out.len().div_ceil(per_chunk);
+    let range = |c: usize| {
+        let start = c * per_chunk;
+        start..(start + per_chunk).min(src.len())
+    };
+    // The copy takes the destination's length; into page-locked memory it is asynchronous:
+    // each is waited for before its half is read, and before the half is written again.
+    let copy = |c: usize, half: &mut [u8]| {
+        let values = range(c);
+        let (start, end) = (values.start * size_of::<S>(), values.end * size_of::<S>());
         stream
-            .memcpy_dtoh(&view.slice(start..start + len), staged)
-            .map_err(failed)?;
+            .memcpy_dtoh(&view.slice(start..end), &mut half[..end - start])
+            .map_err(failed)
+    };
+    copy(0, halves[0])?;
+    for c in 0..chunks {
         stream.synchronize().map_err(failed)?;
-        // SAFETY: the staging buffer is page-aligned and `start` a multiple of S's size, so
-        // the `chunk.len()` values of S just copied are aligned; S is plain data (DeviceRepr).
-        let values =
-            unsafe { std::slice::from_raw_parts(staged.as_ptr().cast::<S>(), chunk.len()) };
-        for (o, &v) in chunk.iter_mut().zip(values) {
-            *o = convert(v);
+        let [this, next] = &mut halves;
+        let (staged, other) = if c % 2 == 0 {
+            (this, next)
+        } else {
+            (next, this)
+        };
+        if c + 1 < chunks {
+            copy(c + 1, other)?;
         }
+        let values = range(c);
+        // SAFETY: the staging buffer is page-aligned and each half starts at a multiple of
+        // S's size, so the values just copied are aligned; S is plain data (DeviceRepr).
+        let staged =
+            unsafe { std::slice::from_raw_parts(staged.as_ptr().cast::<S>(), values.len()) };
+        out[values]
+            .par_chunks_mut(CONVERT_GRAIN)
+            .zip(staged.par_chunks(CONVERT_GRAIN))
+            .for_each(|(o, v)| {
+                for (o, &v) in o.iter_mut().zip(v) {
+                    *o = convert(v);
+                }
+            });
     }
+    // The last chunk's half is free once the loop is done: every copy was waited for.
     Ok(())
 }

@@ -1,18 +1,18 @@
 //! The direct search: every pair measured by the canonical arithmetic, tile by tile, each
 //! query's best kept by batched top-k and merged across reference tiles.
 
-use crate::device::cuda::download::download_into;
 use crate::device::{CudaDevice, DeviceBuffer};
 use crate::error::Result;
 use crate::knn::gpu::kernels;
+use crate::knn::gpu::output::{Lists, Place};
 use crate::knn::gpu::plan::Plan;
 use crate::knn::gpu::points::DevicePoints;
 use crate::knn::{KnnFloat, Metric, Points};
 use crate::select::{Rows, Selector, TopKOptions};
 
 /// Distances (canonical values in `T`) and indices of the `k` best reference points of every
-/// query, nearest first, ties by index; `resident` is the whole reference set on the device, when it is
-/// there, else reference tiles are copied in turn.
+/// query, nearest first, ties by index, in `place`; `resident` is the whole reference set on
+/// the device, when it is there, else reference tiles are copied in turn.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn search<T: KnnFloat>(
     dev: &CudaDevice,
@@ -23,10 +23,10 @@ pub(super) fn search<T: KnnFloat>(
     k: usize,
     metric: Metric,
     plan: &Plan,
-) -> Result<(Vec<T>, Vec<usize>)> {
+    place: Place,
+) -> Result<Lists<T>> {
     let n = reference.rows();
-    let mut values = vec![T::default(); queries.rows() * k];
-    let mut indices = vec![0usize; queries.rows() * k];
+    let mut out = Lists::new(dev, place, queries.rows(), k)?;
     for q0 in (0..queries.rows()).step_by(plan.query_tile) {
         let q_rows = plan.query_tile.min(queries.rows() - q0);
         let q_tile = DevicePoints::upload(dev, &queries.slice_rows(q0..q0 + q_rows), metric)?;
@@ -88,7 +88,6 @@ pub(super) fn search<T: KnnFloat>(
         }
         let (run_keys, run_index, width) = running.expect("the reference set is not empty");
         debug_assert_eq!(width, k);
-        let out = q0 * k..(q0 + q_rows) * k;
         sorted_lists(
             dev,
             selector,
@@ -96,18 +95,16 @@ pub(super) fn search<T: KnnFloat>(
             n,
             (&run_keys, &run_index),
             (q_rows, k, k),
-            &mut values[out.clone()],
-            &mut indices[out],
+            &mut out,
+            q0 * k,
         )?;
     }
-    Ok((values, indices))
+    Ok(out)
 }
 
 /// The best `k` of each of `rows` rows of `width` rank keys, sorted (ties by position, which
-/// is index order), with the indices `index` holds for them, written into `values` (canonical
-/// values of `metric` in `T`) and `indices` on the host (`rows k` each): finished on the device
-/// (indices as `u32` when the `points` reference points allow) and copied through page-locked
-/// memory.
+/// is index order), with the indices `index` holds for them, written into `out` from entry
+/// `first` on (`rows k` entries) as canonical values of `metric` and indices below `points`.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn sorted_lists<T: KnnFloat>(
     dev: &CudaDevice,
@@ -116,8 +113,8 @@ pub(super) fn sorted_lists<T: KnnFloat>(
     points: usize,
     (keys, index): (&DeviceBuffer<f64>, &DeviceBuffer<u64>),
     (rows, width, k): (usize, usize, usize),
-    values: &mut [T],
-    indices: &mut [usize],
+    out: &mut Lists<T>,
+    first: usize,
 ) -> Result<()> {
     let sorted = selector.top_k_rows_device(
         keys,
@@ -133,31 +130,7 @@ pub(super) fn sorted_lists<T: KnnFloat>(
         (rows, k, width),
         0,
     )?;
-    let count = rows * k;
-    let mut finished = dev.alloc::<T>(count, "the lists' distances")?;
-    if points <= u32::MAX as usize + 1 {
-        let mut index32 = dev.alloc::<u32>(count, "the lists' indices")?;
-        kernels::finish(
-            dev,
-            metric,
-            &keys,
-            &index,
-            count,
-            &mut finished,
-            Some(&mut index32),
-        )?;
-        download_into(dev, &index32, indices, |i| i as usize, "the lists' indices")?;
-    } else {
-        kernels::finish(dev, metric, &keys, &index, count, &mut finished, None)?;
-        download_into(
-            dev,
-            index.as_slice(),
-            indices,
-            |i| i as usize,
-            "the lists' indices",
-        )?;
-    }
-    download_into(dev, &finished, values, |v| v, "the lists' distances")
+    out.write(dev, metric, points, first, &keys, &index, rows * k)
 }
 
 /// The running lists (keys, indices and their width) merged with a tile's best (keys, indices

@@ -1,7 +1,7 @@
 //! Launches of `kernels/knn.cu`: tiles of canonical distances, the merge rows of running
 //! lists, the gather of chosen entries.
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg};
 
 use crate::device::cuda::blas::blas_handle;
 use crate::device::cuda::kernels::{kernel_name, KNN};
@@ -17,6 +17,17 @@ const TILE: usize = 64;
 const DIRECT_THREADS: u32 = 256;
 /// Threads of the element-wise kernels.
 const THREADS: u32 = 256;
+/// Threads of a measure block (`KNN_MEASURE_WARPS` warps).
+const MEASURE_THREADS: u32 = 128;
+/// Queries of a measure block (`KNN_MEASURE_QUERIES`).
+const MEASURE_QUERIES: usize = 16;
+/// Bytes of the reference points of a measure block's chunk: small enough that the chunks of
+/// the blocks running together stay in L2.
+const MEASURE_CHUNK_BYTES: usize = 2 << 20;
+/// The fewest pairs a measure block is given, on average.
+const MEASURE_PAIRS: usize = 256;
+/// The most blocks of a grid.
+const MOST_BLOCKS: usize = i32::MAX as usize;
 
 /// The kernel name stem of a metric (`knn_direct_{stem}_{dtype}`).
 fn stem(metric: Metric) -> &'static str {
@@ -210,7 +221,8 @@ pub(super) fn screen_rows<T: KnnFloat>(
     let mut largest = dev.alloc_zeros::<u32>(1, "the largest screening norm")?;
     let mut overflow = dev.alloc_zeros::<u32>(1, "the screening overflow flag")?;
     let (n, d, w, m) = (rows as u64, dim as u32, width as u32, mode as u32);
-    let blocks = stride_blocks(rows, THREADS, dev.multiprocessors(), 8);
+    // A warp a point.
+    let blocks = stride_blocks(rows * 32, THREADS, dev.multiprocessors(), 8);
     let mut launch = dev.stream().launch_builder(&f);
     launch
         .arg(data)
@@ -268,7 +280,7 @@ pub(super) fn cosine_parts<T: KnnFloat>(
 }
 
 /// The exact rank keys of each query of `queries` with its `candidates` candidates (reference
-/// indices, row after row), as `queries.rows x candidates` keys.
+/// indices, row after row, each row ascending), as `queries.rows x candidates` keys.
 pub(super) fn measure<T: KnnFloat>(
     dev: &CudaDevice,
     metric: Metric,
@@ -283,7 +295,17 @@ pub(super) fn measure<T: KnnFloat>(
     let rows = queries.rows;
     let mut out = dev.alloc::<f64>(rows * candidates, "the candidates' exact keys")?;
     let (rows64, kc, d) = (rows as u64, candidates as u32, dim as u32);
-    let blocks = stride_blocks(rows * candidates, THREADS, dev.multiprocessors(), 8);
+    // Blocks of MEASURE_QUERIES queries and one chunk of the reference set each, chunk-major.
+    let groups = rows.div_ceil(MEASURE_QUERIES);
+    let n = reference.rows.max(1);
+    // Chunks of MEASURE_CHUNK_BYTES, or larger where a block would have fewer than
+    // MEASURE_PAIRS pairs to measure (few candidates a query: little to share in L2).
+    let chunk = (MEASURE_CHUNK_BYTES / (dim * size_of::<T>()).max(1))
+        .max((MEASURE_PAIRS * n).div_ceil(MEASURE_QUERIES * candidates.max(1)))
+        .max(n.div_ceil((MOST_BLOCKS / groups).max(1)))
+        .clamp(1, n);
+    let blocks = n.div_ceil(chunk) * groups;
+    let (chunk64, groups64) = (chunk as u64, groups as u64);
     let mut launch = dev.stream().launch_builder(&f);
     launch
         .arg(queries.data)
@@ -292,16 +314,21 @@ pub(super) fn measure<T: KnnFloat>(
         .arg(&rows64)
         .arg(&kc)
         .arg(&d)
+        .arg(&chunk64)
+        .arg(&groups64)
         .arg(&queries.cosine.scale)
         .arg(&queries.cosine.norm)
         .arg(&reference.cosine.scale)
         .arg(&reference.cosine.norm)
         .arg(&mut out);
     // SAFETY: knn_measure_*(const T* q, const T* x, const u64* cand, u64 rows, u32 kc, u32 d,
-    // cosine parts, double* out): q holds rows * d values, cand rows * kc indices each below
-    // the reference rows x holds (d values each), the cosine parts one value a point (read
-    // by the cosine kernel only), out rows * kc, aliasing no input.
-    unsafe { launch.launch(config(blocks, THREADS)) }
+    // u64 chunk, u64 groups, cosine parts, double* out): q holds rows * d values, cand rows *
+    // kc indices each below the reference rows x holds (d values each), every row ascending
+    // (top-k's unsorted results are in index order), so that the blocks of the chunks cover
+    // every pair; groups = ceil(rows / 16), the grid chunks * groups blocks of 128 threads;
+    // the cosine parts one value a point (read by the cosine kernel only), out rows * kc,
+    // aliasing no input.
+    unsafe { launch.launch(config(blocks, MEASURE_THREADS)) }
         .map_err(|e| driver_error(&format!("launching {name}"), e))?;
     Ok(DeviceBuffer::from_slice(dev, out))
 }
@@ -424,5 +451,48 @@ pub(super) fn finish<T: KnnFloat>(
     // least count entries; the outputs alias no input.
     unsafe { launch.launch(config(blocks, THREADS)) }
         .map_err(|e| driver_error(&format!("launching {name}"), e))?;
+    Ok(())
+}
+
+/// Row `r` of `src` (`width` values) into row `rows[r]` of `dst`, for every row of `src`.
+pub(super) fn scatter_rows<E: DeviceRepr>(
+    dev: &CudaDevice,
+    src: &CudaSlice<E>,
+    dst: &mut CudaSlice<E>,
+    rows: &[usize],
+    width: usize,
+) -> Result<()> {
+    if rows.is_empty() || width == 0 {
+        return Ok(());
+    }
+    assert_eq!(
+        src.len(),
+        rows.len() * width,
+        "a row of the source for each row named"
+    );
+    assert_eq!(size_of::<E>() % 4, 0, "values of whole 32-bit words");
+    let words = size_of::<E>() / 4;
+    let rows64: Vec<u64> = rows.iter().map(|&r| r as u64).collect();
+    let rows_dev = DeviceBuffer::from_host_on(dev, &rows64)?;
+    // SAFETY: E is plain data of whole words (asserted); the views cover the same bytes.
+    let src_words = unsafe { src.transmute::<u32>(src.len() * words) }.expect("the same bytes");
+    let dst_len = dst.len() * words;
+    // SAFETY: as above.
+    let mut dst_words = unsafe { dst.transmute_mut::<u32>(dst_len) }.expect("the same bytes");
+    let f = dev.function(&KNN, "knn_scatter_rows")?;
+    let (count, width_words) = (rows.len() as u64, (width * words) as u64);
+    let blocks = stride_blocks(src.len() * words, THREADS, dev.multiprocessors(), 8);
+    let mut launch = dev.stream().launch_builder(&f);
+    launch
+        .arg(&src_words)
+        .arg(&mut dst_words)
+        .arg(rows_dev.as_slice())
+        .arg(&count)
+        .arg(&width_words);
+    // SAFETY: knn_scatter_rows(const u32* src, u32* dst, const u64* rows, u64 count, u64
+    // width): src holds count * width words, every rows[r] * width + width words fit dst (the
+    // callers' rows are rows of dst), dst aliases neither input.
+    unsafe { launch.launch(config(blocks, THREADS)) }
+        .map_err(|e| driver_error("launching knn_scatter_rows", e))?;
     Ok(())
 }

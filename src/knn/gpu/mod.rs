@@ -19,9 +19,12 @@
 
 mod direct;
 mod kernels;
+mod output;
 mod plan;
 mod points;
 mod screen;
+
+pub(crate) use output::{Lists, Place};
 
 use std::sync::{Arc, Mutex};
 
@@ -51,7 +54,8 @@ fn candidates(k: usize, n: usize) -> usize {
 }
 
 /// Distances (canonical values in `T`) and indices of the `k` best reference points of every
-/// query, nearest first, ties by index.
+/// query, nearest first, ties by index, in `place`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn search<T: KnnFloat>(
     dev: &CudaDevice,
     reference: &Points<'_, T>,
@@ -60,7 +64,8 @@ pub(crate) fn search<T: KnnFloat>(
     metric: Metric,
     budget: Option<usize>,
     cache: &Cache<T>,
-) -> Result<(Vec<T>, Vec<usize>)> {
+    place: Place,
+) -> Result<Lists<T>> {
     let selector = Selector::on(Device::Cuda(dev.clone())).nan_policy(NanPolicy::Last);
     let (n, dim) = (reference.rows(), reference.dim());
     let point = DevicePoints::<T>::bytes(1, dim);
@@ -81,7 +86,9 @@ pub(crate) fn search<T: KnnFloat>(
     };
     if resident_bytes > budget / 2 {
         let plan = Plan::direct(n, queries.rows(), point, k, budget, false)?;
-        return direct::search(dev, &selector, reference, None, queries, k, metric, &plan);
+        return direct::search(
+            dev, &selector, reference, None, queries, k, metric, &plan, place,
+        );
     }
     let mut slot = cache.lock().unwrap_or_else(|e| e.into_inner());
     let stale = slot
@@ -111,6 +118,7 @@ pub(crate) fn search<T: KnnFloat>(
             k,
             metric,
             &direct_plan,
+            place,
         );
     };
     let c = candidates(k, n);
@@ -137,15 +145,16 @@ pub(crate) fn search<T: KnnFloat>(
             metric,
             &plan,
             precision,
+            place,
         )
     };
-    let (mut values, mut indices, unsettled) = screen(queries, Precision::Single)?;
+    let (mut lists, unsettled) = screen(queries, Precision::Single)?;
     let mut direct = unsettled.split;
     if !unsettled.single.is_empty() {
         // The queries the single product could not settle, by the split product.
         let rest = subset(queries, &unsettled.single)?;
-        let (v, idx, again) = screen(&rest, Precision::Split)?;
-        splice(&mut values, &mut indices, &unsettled.single, &v, &idx, k);
+        let (part, again) = screen(&rest, Precision::Split)?;
+        lists.splice(dev, &unsettled.single, part, k)?;
         direct.extend(again.split.iter().map(|&j| unsettled.single[j]));
     }
     if !direct.is_empty() {
@@ -155,10 +164,12 @@ pub(crate) fn search<T: KnnFloat>(
         let rest = subset(queries, &direct)?;
         let plan = Plan::direct(n, rest.rows(), point, k, budget, true)?;
         let points = Some(&resident.points);
-        let (v, idx) = direct::search(dev, &selector, reference, points, &rest, k, metric, &plan)?;
-        splice(&mut values, &mut indices, &direct, &v, &idx, k);
+        let part = direct::search(
+            dev, &selector, reference, points, &rest, k, metric, &plan, place,
+        )?;
+        lists.splice(dev, &direct, part, k)?;
     }
-    Ok((values, indices))
+    Ok(lists)
 }
 
 /// The queries `rows` of `queries`, as a set of their own.
@@ -168,19 +179,4 @@ fn subset<T: KnnFloat>(queries: &Points<'_, T>, rows: &[usize]) -> Result<Points
         .flat_map(|&i| queries.row(i).iter().copied())
         .collect();
     Points::from_vec(data, queries.dim())
-}
-
-/// Puts the lists of a subset's queries (`k` a query, in `rows` order) in their places.
-fn splice<T: Copy>(
-    values: &mut [T],
-    indices: &mut [usize],
-    rows: &[usize],
-    v: &[T],
-    idx: &[usize],
-    k: usize,
-) {
-    for (j, &i) in rows.iter().enumerate() {
-        values[i * k..(i + 1) * k].copy_from_slice(&v[j * k..(j + 1) * k]);
-        indices[i * k..(i + 1) * k].copy_from_slice(&idx[j * k..(j + 1) * k]);
-    }
 }

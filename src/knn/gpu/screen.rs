@@ -39,6 +39,7 @@ use crate::device::{CudaDevice, DeviceBuffer};
 use crate::error::Result;
 use crate::knn::gpu::direct::sorted_lists;
 use crate::knn::gpu::kernels::{self, ScreenRows};
+use crate::knn::gpu::output::{Lists, Place};
 use crate::knn::gpu::plan::Plan;
 use crate::knn::gpu::points::DevicePoints;
 use crate::knn::{KnnFloat, Metric, Points};
@@ -198,8 +199,8 @@ pub(super) struct Unsettled {
 }
 
 /// The screened search of the queries against the resident reference set, starting in
-/// `precision`: canonical values and indices of each query's `k` best, and the queries whose
-/// candidates failed the bound (their lists are left empty in the output). A tile whose single
+/// `precision`: canonical values and indices of each query's `k` best in `place`, and the
+/// queries whose candidates failed the bound (their lists are left unwritten in the output). A tile whose single
 /// product leaves more than a quarter of its queries unsettled turns the later tiles to the
 /// split product.
 #[allow(clippy::too_many_arguments)]
@@ -214,11 +215,11 @@ pub(super) fn search<T: KnnFloat>(
     metric: Metric,
     plan: &Plan,
     precision: Precision,
-) -> Result<(Vec<T>, Vec<usize>, Unsettled)> {
+    place: Place,
+) -> Result<(Lists<T>, Unsettled)> {
     let (_, query_mode) = modes(metric).expect("a metric with a product form");
     let (n, dim, width) = (resident.rows, queries.dim(), screened.width);
-    let mut values = vec![T::default(); queries.rows() * k];
-    let mut indices = vec![0usize; queries.rows() * k];
+    let mut out = Lists::new(dev, place, queries.rows(), k)?;
     let mut unsettled = Unsettled::default();
     let mut precision = precision;
     for q0 in (0..queries.rows()).step_by(plan.query_tile) {
@@ -280,6 +281,8 @@ pub(super) fn search<T: KnnFloat>(
                 })
                 .collect()
         };
+        // The candidates of each query in ascending index order (top-k's unsorted order), as
+        // the measure asks.
         let exact = kernels::measure(
             dev,
             metric,
@@ -290,7 +293,6 @@ pub(super) fn search<T: KnnFloat>(
             dim,
         )?;
         // Straight into the output: the rows of unsettled queries are written again later.
-        let out = q0 * k..(q0 + q_rows) * k;
         sorted_lists(
             dev,
             selector,
@@ -298,8 +300,8 @@ pub(super) fn search<T: KnnFloat>(
             n,
             (&exact, best.indices()),
             (q_rows, candidates, k),
-            &mut values[out.clone()],
-            &mut indices[out],
+            &mut out,
+            q0 * k,
         )?;
         let failed = match precision {
             Precision::Single => &mut unsettled.single,
@@ -311,5 +313,5 @@ pub(super) fn search<T: KnnFloat>(
             precision = Precision::Split;
         }
     }
-    Ok((values, indices, unsettled))
+    Ok((out, unsettled))
 }
