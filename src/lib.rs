@@ -50,6 +50,7 @@ pub mod error;
 pub mod io;
 pub mod knn;
 pub mod plot;
+pub mod recovery;
 pub mod regression;
 pub mod select;
 

@@ -1,0 +1,49 @@
+//! Compressed sensing: recovery of a `k`-sparse signal `x` from `m < n` linear measurements
+//! `y = A x` by iterative hard thresholding and its relatives, each iteration's hard threshold
+//! `H_k` (the `k` entries of largest magnitude kept, equal magnitudes by the lower index) taken
+//! by the crate's exact selection.
+//!
+//! - [`LinearOperator`]: the measurement operator `A` (`m x n`): applied, and its adjoint
+//!   applied.
+//!
+//! ```
+//! use kselect::recovery::{LinearOperator, Real};
+//! assert_eq!(<f32 as Real>::of(0.5), 0.5f32);
+//! ```
+
+mod operator;
+
+pub use operator::LinearOperator;
+
+use crate::element::Element;
+
+/// The element types of signals and operators: `f32` and `f64`.
+///
+/// ```
+/// use kselect::recovery::Real;
+/// assert_eq!(f64::of(2.0).sqrt(), std::f64::consts::SQRT_2);
+/// ```
+pub trait Real:
+    Element
+    + num_traits::Float
+    + rustfft::FftNum
+    + std::iter::Sum
+    + std::ops::AddAssign
+    + std::ops::SubAssign
+    + std::ops::MulAssign
+{
+    /// The nearest value of this type (round to nearest, ties to even).
+    fn of(value: f64) -> Self;
+}
+
+impl Real for f32 {
+    fn of(value: f64) -> f32 {
+        value as f32
+    }
+}
+
+impl Real for f64 {
+    fn of(value: f64) -> f64 {
+        value
+    }
+}

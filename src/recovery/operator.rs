@@ -1,0 +1,93 @@
+//! [`LinearOperator`]: the measurement operator of a recovery problem.
+
+use rayon::prelude::*;
+
+use crate::recovery::Real;
+
+/// A linear map `A` from signals of `n` values to measurements of `m` values, with its
+/// adjoint `A^T`, on the CPU. The solvers only touch `A` through these two products, so any
+/// operator with a fast product (a transform, a sparse matrix) can be brought as it is.
+///
+/// ```
+/// use kselect::recovery::LinearOperator;
+///
+/// /// Keeps the first two of three entries.
+/// struct FirstTwo;
+/// impl LinearOperator<f64> for FirstTwo {
+///     fn shape(&self) -> (usize, usize) {
+///         (2, 3)
+///     }
+///     fn apply(&self, x: &[f64], y: &mut [f64]) {
+///         y.copy_from_slice(&x[..2]);
+///     }
+///     fn adjoint(&self, y: &[f64], x: &mut [f64]) {
+///         x[..2].copy_from_slice(y);
+///         x[2] = 0.0;
+///     }
+/// }
+/// let mut y = [0.0; 2];
+/// FirstTwo.apply(&[1.0, 2.0, 3.0], &mut y);
+/// assert_eq!(y, [1.0, 2.0]);
+/// ```
+pub trait LinearOperator<T: Real>: Send + Sync {
+    /// `(m, n)`: the measurements and the signal's length.
+    fn shape(&self) -> (usize, usize);
+
+    /// `y = A x`: `x` holds `n` values, `y` `m` (overwritten).
+    fn apply(&self, x: &[T], y: &mut [T]);
+
+    /// `x = A^T y`: `y` holds `m` values, `x` `n` (overwritten).
+    fn adjoint(&self, y: &[T], x: &mut [T]);
+
+    /// [`apply`](LinearOperator::apply) to each of several signals, `n` values each, one
+    /// after the other in `xs`, into `m` values each in `ys`; in parallel by default.
+    ///
+    /// ```
+    /// # use kselect::recovery::LinearOperator;
+    /// # struct Twice;
+    /// # impl LinearOperator<f32> for Twice {
+    /// #     fn shape(&self) -> (usize, usize) { (1, 1) }
+    /// #     fn apply(&self, x: &[f32], y: &mut [f32]) { y[0] = 2.0 * x[0]; }
+    /// #     fn adjoint(&self, y: &[f32], x: &mut [f32]) { x[0] = 2.0 * y[0]; }
+    /// # }
+    /// let mut ys = [0.0f32; 3];
+    /// Twice.apply_many(&[1.0, 2.0, 3.0], &mut ys);
+    /// assert_eq!(ys, [2.0, 4.0, 6.0]);
+    /// ```
+    fn apply_many(&self, xs: &[T], ys: &mut [T]) {
+        let (m, n) = self.shape();
+        if m == 0 || n == 0 {
+            ys.iter_mut().for_each(|v| *v = T::zero());
+            return;
+        }
+        xs.par_chunks(n)
+            .zip(ys.par_chunks_mut(m))
+            .for_each(|(x, y)| self.apply(x, y));
+    }
+
+    /// [`adjoint`](LinearOperator::adjoint) of each of several measurement vectors, `m`
+    /// values each in `ys`, into `n` values each in `xs`; in parallel by default.
+    ///
+    /// ```
+    /// # use kselect::recovery::LinearOperator;
+    /// # struct Twice;
+    /// # impl LinearOperator<f32> for Twice {
+    /// #     fn shape(&self) -> (usize, usize) { (1, 1) }
+    /// #     fn apply(&self, x: &[f32], y: &mut [f32]) { y[0] = 2.0 * x[0]; }
+    /// #     fn adjoint(&self, y: &[f32], x: &mut [f32]) { x[0] = 2.0 * y[0]; }
+    /// # }
+    /// let mut xs = [0.0f32; 2];
+    /// Twice.adjoint_many(&[1.0, -1.0], &mut xs);
+    /// assert_eq!(xs, [2.0, -2.0]);
+    /// ```
+    fn adjoint_many(&self, ys: &[T], xs: &mut [T]) {
+        let (m, n) = self.shape();
+        if m == 0 || n == 0 {
+            xs.iter_mut().for_each(|v| *v = T::zero());
+            return;
+        }
+        ys.par_chunks(m)
+            .zip(xs.par_chunks_mut(n))
+            .for_each(|(y, x)| self.adjoint(y, x));
+    }
+}
