@@ -5,6 +5,10 @@
 //!
 //! - [`LinearOperator`]: the measurement operator `A` (`m x n`): applied, and its adjoint
 //!   applied.
+//! - [`Solver`]: IHT, NIHT, HTP, CoSaMP, subspace pursuit and CGIHT ([`Algorithm`]), with a
+//!   tolerance and an iteration limit; [`Recovery`]: the solution, its support, the residual
+//!   history and the [`StopReason`] (the stopping rules are those of GAGA: tolerance,
+//!   divergence, cycling, no progress, slow convergence, iteration limit).
 //!
 //! ```
 //! use kselect::recovery::{LinearOperator, Real};
@@ -14,6 +18,17 @@
 mod operator;
 
 pub use operator::LinearOperator;
+
+mod iterative;
+mod least_squares;
+mod pursuit;
+mod solver;
+mod stopping;
+mod threshold;
+mod vector;
+
+pub use solver::{Algorithm, Recovery, Solver, ALGORITHMS};
+pub use stopping::StopReason;
 
 use crate::element::Element;
 
@@ -34,6 +49,16 @@ pub trait Real:
 {
     /// The nearest value of this type (round to nearest, ties to even).
     fn of(value: f64) -> Self;
+
+    /// The value as `f64` (exact).
+    ///
+    /// ```
+    /// use kselect::recovery::Real;
+    /// assert_eq!(0.5f32.as_f64(), 0.5);
+    /// ```
+    fn as_f64(self) -> f64 {
+        Element::to_f64(self)
+    }
 }
 
 impl Real for f32 {

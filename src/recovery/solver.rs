@@ -1,0 +1,419 @@
+//! [`Solver`]: the options of a recovery, validated, and the dispatch to the algorithms;
+//! [`Recovery`]: what a solve returns.
+
+use rayon::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::recovery::stopping::{Monitor, StopReason};
+use crate::recovery::{iterative, pursuit, LinearOperator, Real};
+use crate::select::Selector;
+
+/// The recovery algorithms.
+///
+/// ```
+/// use kselect::recovery::Algorithm;
+/// let a: Algorithm = "niht".parse()?;
+/// assert_eq!(a, Algorithm::Niht);
+/// assert_eq!(Algorithm::SubspacePursuit.name(), "sp");
+/// assert!("omp".parse::<Algorithm>().is_err());
+/// # Ok::<(), kselect::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Algorithm {
+    /// Iterative hard thresholding, `x = H_k(x + mu A^T (y - A x))` with a fixed step `mu`
+    /// (by default `1 / |A|^2`, the operator norm estimated by power iteration).
+    Iht,
+    /// Normalised IHT (Blumensath & Davies): the step that minimises the residual along the
+    /// gradient restricted to the current support, halved (by `2 (1 - c)`, `c = 0.01`) while the
+    /// support changes and the step exceeds `(1 - c) |x' - x|^2 / |A (x' - x)|^2`.
+    Niht,
+    /// Hard thresholding pursuit (Foucart): NIHT's step chooses the support, least squares on
+    /// it gives the values.
+    Htp,
+    /// Compressive sampling matching pursuit (Needell & Tropp): the `2k` largest of the
+    /// gradient joined to the support, least squares on the union, its `k` largest kept.
+    Cosamp,
+    /// Subspace pursuit (Dai & Milenkovic): the `k` largest of the gradient joined to the
+    /// support, least squares on the union, its `k` largest, least squares on them.
+    SubspacePursuit,
+    /// Conjugate-gradient IHT (Blanchard, Tanner & Wei), restarted whenever the support
+    /// changes: steps along directions conjugate on the current support.
+    Cgiht,
+}
+
+/// Every algorithm, in the order of [`Algorithm`]'s variants.
+///
+/// ```
+/// assert_eq!(kselect::recovery::ALGORITHMS.len(), 6);
+/// ```
+pub const ALGORITHMS: [Algorithm; 6] = [
+    Algorithm::Iht,
+    Algorithm::Niht,
+    Algorithm::Htp,
+    Algorithm::Cosamp,
+    Algorithm::SubspacePursuit,
+    Algorithm::Cgiht,
+];
+
+impl Algorithm {
+    /// The short name the CLI and the JSON use.
+    ///
+    /// ```
+    /// use kselect::recovery::Algorithm;
+    /// assert_eq!(Algorithm::Cgiht.name(), "cgiht");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            Algorithm::Iht => "iht",
+            Algorithm::Niht => "niht",
+            Algorithm::Htp => "htp",
+            Algorithm::Cosamp => "cosamp",
+            Algorithm::SubspacePursuit => "sp",
+            Algorithm::Cgiht => "cgiht",
+        }
+    }
+}
+
+impl std::fmt::Display for Algorithm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Algorithm {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Algorithm> {
+        let name = s.trim().to_ascii_lowercase();
+        ALGORITHMS
+            .into_iter()
+            .find(|a| {
+                a.name() == name || (name == "subspace-pursuit" && *a == Algorithm::SubspacePursuit)
+            })
+            .ok_or_else(|| {
+                let names: Vec<&str> = ALGORITHMS.iter().map(|a| a.name()).collect();
+                Error::InvalidArgument(format!(
+                    "unknown recovery algorithm {s:?}; expected one of {}",
+                    names.join(", ")
+                ))
+            })
+    }
+}
+
+/// What a solve found: the `k`-sparse solution, its support, the iterations run, the
+/// residual norm `|y - A x|` before the first iteration and after each one, and why it
+/// stopped.
+///
+/// ```
+/// use kselect::recovery::{Algorithm, LinearOperator, Solver};
+/// # struct Identity;
+/// # impl LinearOperator<f64> for Identity {
+/// #     fn shape(&self) -> (usize, usize) { (3, 3) }
+/// #     fn apply(&self, x: &[f64], y: &mut [f64]) { y.copy_from_slice(x) }
+/// #     fn adjoint(&self, y: &[f64], x: &mut [f64]) { x.copy_from_slice(y) }
+/// # }
+/// let found = Solver::new(Algorithm::Niht, 1).solve(&Identity, &[0.0, -2.0, 0.0])?;
+/// assert_eq!(found.solution, vec![0.0, -2.0, 0.0]);
+/// assert_eq!(found.support, vec![1]);
+/// assert!(found.stop.is_success());
+/// assert_eq!(found.residuals.len(), found.iterations + 1);
+/// # Ok::<(), kselect::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Recovery<T> {
+    /// The solution: `n` values, at most `k` of them nonzero.
+    pub solution: Vec<T>,
+    /// The solution's support (the entries kept by the last hard threshold), ascending.
+    pub support: Vec<usize>,
+    /// The iterations run.
+    pub iterations: usize,
+    /// `|y - A x|` at the start and after each iteration.
+    pub residuals: Vec<f64>,
+    /// Why the solver stopped.
+    pub stop: StopReason,
+}
+
+/// A recovery solver: an [`Algorithm`] for `k`-sparse signals, with its tolerance and
+/// iteration limit.
+///
+/// ```
+/// use kselect::recovery::{Algorithm, Solver};
+/// let solver = Solver::new(Algorithm::Htp, 10).tolerance(1e-8).max_iterations(300);
+/// assert_eq!((solver.algorithm(), solver.sparsity()), (Algorithm::Htp, 10));
+/// ```
+#[derive(Clone, Debug)]
+pub struct Solver {
+    algorithm: Algorithm,
+    k: usize,
+    tolerance: Option<f64>,
+    max_iterations: usize,
+    step: Option<f64>,
+}
+
+/// The default iteration limit.
+const MAX_ITERATIONS: usize = 5000;
+
+impl Solver {
+    /// A solver for `k`-sparse signals (at most `k` nonzeros) by `algorithm`.
+    ///
+    /// ```
+    /// use kselect::recovery::{Algorithm, Solver};
+    /// assert_eq!(Solver::new(Algorithm::Cosamp, 4).sparsity(), 4);
+    /// ```
+    pub fn new(algorithm: Algorithm, k: usize) -> Solver {
+        Solver {
+            algorithm,
+            k,
+            tolerance: None,
+            max_iterations: MAX_ITERATIONS,
+            step: None,
+        }
+    }
+
+    /// Stop when `|y - A x| <= tolerance |y|`. By default `1e-5` for `f32` data and `1e-10`
+    /// for `f64`. Must be positive and finite.
+    ///
+    /// ```
+    /// use kselect::recovery::{Algorithm, Solver};
+    /// let s = Solver::new(Algorithm::Niht, 3).tolerance(1e-6);
+    /// assert_eq!(s.tolerance_for::<f32>(), 1e-6);
+    /// assert_eq!(Solver::new(Algorithm::Niht, 3).tolerance_for::<f64>(), 1e-10);
+    /// ```
+    pub fn tolerance(mut self, tolerance: f64) -> Solver {
+        self.tolerance = Some(tolerance);
+        self
+    }
+
+    /// The most iterations (5000 by default).
+    ///
+    /// ```
+    /// use kselect::recovery::{Algorithm, Solver};
+    /// assert_eq!(Solver::new(Algorithm::Niht, 3).max_iterations(7).iteration_limit(), 7);
+    /// ```
+    pub fn max_iterations(mut self, iterations: usize) -> Solver {
+        self.max_iterations = iterations;
+        self
+    }
+
+    /// IHT's fixed step `mu` (by default `1 / |A|^2`); the other algorithms choose their own
+    /// and ignore it. Must be positive and finite.
+    ///
+    /// ```
+    /// use kselect::recovery::{Algorithm, Solver};
+    /// let s = Solver::new(Algorithm::Iht, 3).step(0.5);
+    /// # let _ = s;
+    /// ```
+    pub fn step(mut self, step: f64) -> Solver {
+        self.step = Some(step);
+        self
+    }
+
+    /// The algorithm.
+    ///
+    /// ```
+    /// use kselect::recovery::{Algorithm, Solver};
+    /// assert_eq!(Solver::new(Algorithm::Cgiht, 1).algorithm(), Algorithm::Cgiht);
+    /// ```
+    pub fn algorithm(&self) -> Algorithm {
+        self.algorithm
+    }
+
+    /// The sparsity `k`.
+    ///
+    /// ```
+    /// use kselect::recovery::{Algorithm, Solver};
+    /// assert_eq!(Solver::new(Algorithm::Iht, 2).sparsity(), 2);
+    /// ```
+    pub fn sparsity(&self) -> usize {
+        self.k
+    }
+
+    /// The iteration limit.
+    ///
+    /// ```
+    /// use kselect::recovery::{Algorithm, Solver};
+    /// assert_eq!(Solver::new(Algorithm::Iht, 2).iteration_limit(), 5000);
+    /// ```
+    pub fn iteration_limit(&self) -> usize {
+        self.max_iterations
+    }
+
+    /// The tolerance used for data of type `T`.
+    ///
+    /// ```
+    /// use kselect::recovery::{Algorithm, Solver};
+    /// assert_eq!(Solver::new(Algorithm::Iht, 2).tolerance_for::<f32>(), 1e-5);
+    /// ```
+    pub fn tolerance_for<T: Real>(&self) -> f64 {
+        self.tolerance
+            .unwrap_or(if size_of::<T>() == 4 { 1e-5 } else { 1e-10 })
+    }
+
+    /// Recovers `x` from `y = A x`: `y` holds the `m` measurements of the `m x n` operator.
+    /// Errors: `y`'s length is not `m`, `y` holds NaN or infinity, `k > n`, a tolerance or step
+    /// that is not positive and finite.
+    ///
+    /// ```
+    /// use kselect::recovery::{Algorithm, LinearOperator, Solver};
+    /// # struct Identity;
+    /// # impl LinearOperator<f32> for Identity {
+    /// #     fn shape(&self) -> (usize, usize) { (2, 2) }
+    /// #     fn apply(&self, x: &[f32], y: &mut [f32]) { y.copy_from_slice(x) }
+    /// #     fn adjoint(&self, y: &[f32], x: &mut [f32]) { x.copy_from_slice(y) }
+    /// # }
+    /// let s = Solver::new(Algorithm::Htp, 1);
+    /// assert_eq!(s.solve(&Identity, &[3.0, 0.0])?.solution, vec![3.0, 0.0]);
+    /// assert!(s.solve(&Identity, &[1.0]).is_err());
+    /// assert!(s.solve(&Identity, &[f32::NAN, 0.0]).is_err());
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn solve<T: Real>(&self, op: &dyn LinearOperator<T>, y: &[T]) -> Result<Recovery<T>> {
+        self.check(op, y.len())?;
+        check_finite(y, 0, y.len())?;
+        self.run(op, y)
+    }
+
+    /// Solves `count` problems with the same operator at once: `ys` holds their measurement
+    /// vectors one after the other (`count * m` values); the results are those of solving each
+    /// alone, in order.
+    ///
+    /// ```
+    /// use kselect::recovery::{Algorithm, LinearOperator, Solver};
+    /// # struct Identity;
+    /// # impl LinearOperator<f64> for Identity {
+    /// #     fn shape(&self) -> (usize, usize) { (2, 2) }
+    /// #     fn apply(&self, x: &[f64], y: &mut [f64]) { y.copy_from_slice(x) }
+    /// #     fn adjoint(&self, y: &[f64], x: &mut [f64]) { x.copy_from_slice(y) }
+    /// # }
+    /// let found = Solver::new(Algorithm::Niht, 1).solve_many(&Identity, &[1.0, 0.0, 0.0, 5.0])?;
+    /// assert_eq!(found[1].support, vec![1]);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn solve_many<T: Real>(
+        &self,
+        op: &dyn LinearOperator<T>,
+        ys: &[T],
+    ) -> Result<Vec<Recovery<T>>> {
+        let (m, _) = op.shape();
+        if m == 0 || ys.len() % m != 0 {
+            return Err(Error::InvalidArgument(format!(
+                "{} measurements do not make whole problems of m = {m} each",
+                ys.len()
+            )));
+        }
+        let count = ys.len() / m;
+        self.check(op, m)?;
+        for p in 0..count {
+            check_finite(&ys[p * m..(p + 1) * m], p, m)?;
+        }
+        ys.par_chunks(m).map(|y| self.run(op, y)).collect()
+    }
+
+    /// The checks of the options against the operator.
+    fn check<T: Real>(&self, op: &dyn LinearOperator<T>, len: usize) -> Result<()> {
+        let (m, n) = op.shape();
+        if m == 0 || n == 0 {
+            return Err(Error::InvalidArgument(format!(
+                "the operator is {m} x {n}: it needs at least one measurement and one unknown"
+            )));
+        }
+        if len != m {
+            return Err(Error::InvalidArgument(format!(
+                "{len} measurements given for an operator of {m} rows"
+            )));
+        }
+        if self.k > n {
+            return Err(Error::InvalidArgument(format!(
+                "k = {} nonzeros asked for in signals of n = {n} entries",
+                self.k
+            )));
+        }
+        let tol = self.tolerance_for::<T>();
+        if !(tol > 0.0 && tol.is_finite()) {
+            return Err(Error::InvalidArgument(format!(
+                "the tolerance must be positive and finite, not {tol}"
+            )));
+        }
+        if let Some(step) = self.step {
+            if !(step > 0.0 && step.is_finite()) {
+                return Err(Error::InvalidArgument(format!(
+                    "the step must be positive and finite, not {step}"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// One solve, the input checked.
+    fn run<T: Real>(&self, op: &dyn LinearOperator<T>, y: &[T]) -> Result<Recovery<T>> {
+        let (_, n) = op.shape();
+        let norm_y = crate::recovery::vector::norm2(y).sqrt();
+        let mut monitor = Monitor::new(norm_y, self.tolerance_for::<T>(), self.max_iterations);
+        if self.k == 0 || norm_y == 0.0 {
+            monitor.record(norm_y, &[]);
+            let stop = if self.k == 0 && norm_y > 0.0 {
+                StopReason::ZeroSparsity
+            } else {
+                StopReason::Converged
+            };
+            return Ok(Recovery {
+                solution: vec![T::zero(); n],
+                support: Vec::new(),
+                iterations: 0,
+                residuals: monitor.into_residuals(),
+                stop,
+            });
+        }
+        let problem = Problem {
+            op,
+            y,
+            k: self.k,
+            tol: self.tolerance_for::<T>(),
+            selector: Selector::new(),
+        };
+        let (solution, support, stop) = match self.algorithm {
+            Algorithm::Iht => iterative::iht(&problem, self.step, &mut monitor)?,
+            Algorithm::Niht => iterative::niht(&problem, &mut monitor)?,
+            Algorithm::Cgiht => iterative::cgiht(&problem, &mut monitor)?,
+            Algorithm::Htp => pursuit::htp(&problem, &mut monitor)?,
+            Algorithm::Cosamp => pursuit::cosamp(&problem, &mut monitor)?,
+            Algorithm::SubspacePursuit => pursuit::subspace(&problem, &mut monitor)?,
+        };
+        let residuals = monitor.into_residuals();
+        Ok(Recovery {
+            solution,
+            support,
+            iterations: residuals.len() - 1,
+            residuals,
+            stop,
+        })
+    }
+}
+
+/// An error naming the first entry of problem `p`'s measurements that is not finite.
+fn check_finite<T: Real>(y: &[T], p: usize, m: usize) -> Result<()> {
+    match y.iter().position(|v| !v.as_f64().is_finite()) {
+        None => Ok(()),
+        Some(i) => Err(Error::InvalidArgument(format!(
+            "measurement {i}{} is {}: measurements must be finite",
+            if y.len() == m && p > 0 {
+                format!(" of problem {p}")
+            } else {
+                String::new()
+            },
+            y[i]
+        ))),
+    }
+}
+
+/// One problem being solved: the operator, the measurements, the sparsity, the tolerance.
+pub(crate) struct Problem<'a, T: Real> {
+    pub op: &'a dyn LinearOperator<T>,
+    pub y: &'a [T],
+    pub k: usize,
+    pub tol: f64,
+    pub selector: Selector,
+}
+
+/// What an algorithm returns: the solution, its support, why it stopped.
+pub(crate) type Outcome<T> = (Vec<T>, Vec<usize>, StopReason);

@@ -1,0 +1,254 @@
+//! Sparse recovery: every algorithm recovers k-sparse signals well inside the recovery region,
+//! in f32 and f64; the stopping rules, the edge cases and the errors.
+
+mod common;
+
+use common::SplitMix64;
+use kselect::recovery::{
+    Algorithm, LinearOperator, Real, Recovery, Solver, StopReason, ALGORITHMS,
+};
+
+/// A dense Gaussian matrix, N(0, 1/m) entries, row-major.
+struct Gaussian<T> {
+    a: Vec<T>,
+    m: usize,
+    n: usize,
+}
+
+fn uniform(rng: &mut SplitMix64) -> f64 {
+    ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+}
+
+fn normal(rng: &mut SplitMix64) -> f64 {
+    let (u1, u2) = (uniform(rng), uniform(rng));
+    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+}
+
+impl<T: Real> Gaussian<T> {
+    fn new(m: usize, n: usize, seed: u64) -> Gaussian<T> {
+        let mut rng = SplitMix64::new(seed);
+        let scale = 1.0 / (m as f64).sqrt();
+        let a = (0..m * n)
+            .map(|_| T::of(normal(&mut rng) * scale))
+            .collect();
+        Gaussian { a, m, n }
+    }
+}
+
+impl<T: Real> LinearOperator<T> for Gaussian<T> {
+    fn shape(&self) -> (usize, usize) {
+        (self.m, self.n)
+    }
+    fn apply(&self, x: &[T], y: &mut [T]) {
+        for (i, y) in y.iter_mut().enumerate() {
+            let row = &self.a[i * self.n..(i + 1) * self.n];
+            *y = row
+                .iter()
+                .zip(x)
+                .fold(T::zero(), |acc, (&a, &b)| acc + a * b);
+        }
+    }
+    fn adjoint(&self, y: &[T], x: &mut [T]) {
+        x.iter_mut().for_each(|v| *v = T::zero());
+        for (i, &yi) in y.iter().enumerate() {
+            let row = &self.a[i * self.n..(i + 1) * self.n];
+            for (x, &a) in x.iter_mut().zip(row) {
+                *x += a * yi;
+            }
+        }
+    }
+}
+
+/// A k-sparse signal: k distinct positions, N(0, 1) or +-1 values.
+fn signal<T: Real>(n: usize, k: usize, signs: bool, seed: u64) -> Vec<T> {
+    let mut rng = SplitMix64::new(seed);
+    let mut positions: Vec<usize> = (0..n).collect();
+    for i in 0..k {
+        let j = i + (rng.next_u64() % (n - i) as u64) as usize;
+        positions.swap(i, j);
+    }
+    let mut x = vec![T::zero(); n];
+    for &i in &positions[..k] {
+        let v = if signs {
+            if rng.next_u64() & 1 == 0 {
+                1.0
+            } else {
+                -1.0
+            }
+        } else {
+            normal(&mut rng)
+        };
+        x[i] = T::of(v);
+    }
+    x
+}
+
+fn measure<T: Real>(op: &dyn LinearOperator<T>, x: &[T]) -> Vec<T> {
+    let mut y = vec![T::zero(); op.shape().0];
+    op.apply(x, &mut y);
+    y
+}
+
+/// The largest error relative to the largest entry.
+fn relative_error<T: Real>(found: &[T], x: &[T]) -> f64 {
+    let big = x.iter().map(|v| v.as_f64().abs()).fold(0.0, f64::max);
+    let err = found
+        .iter()
+        .zip(x)
+        .map(|(a, b)| (a.as_f64() - b.as_f64()).abs())
+        .fold(0.0, f64::max);
+    err / big
+}
+
+fn support_of<T: Real>(x: &[T]) -> Vec<usize> {
+    (0..x.len()).filter(|&i| x[i] != T::zero()).collect()
+}
+
+fn check_recovery<T: Real>(found: &Recovery<T>, x: &[T], bound: f64, what: &str) {
+    assert!(
+        found.stop.is_success(),
+        "{what}: stopped by {} after {} iterations, residuals ending {:?}",
+        found.stop,
+        found.iterations,
+        &found.residuals[found.residuals.len().saturating_sub(3)..]
+    );
+    let err = relative_error(&found.solution, x);
+    assert!(err < bound, "{what}: relative error {err:e}");
+    assert_eq!(found.support, support_of(x), "{what}: support");
+    assert_eq!(found.residuals.len(), found.iterations + 1, "{what}");
+}
+
+fn recovers_well_inside_the_region<T: Real>(bound: f64) {
+    // n = 256, m = 128 (delta = 1/2), k = 12 (rho < 0.1): every algorithm recovers; plain
+    // IHT, whose step 1 / |A|^2 is short (about 0.17 here), within a smaller region: k = 5.
+    let (m, n) = (128, 256);
+    let op = Gaussian::<T>::new(m, n, 7);
+    for (trial, signs) in [(0, false), (1, true), (2, false), (3, true)] {
+        for algorithm in ALGORITHMS {
+            let k = if algorithm == Algorithm::Iht { 5 } else { 12 };
+            let x = signal::<T>(n, k, signs, 100 + trial);
+            let y = measure(&op, &x);
+            let found = Solver::new(algorithm, k).solve(&op, &y).unwrap();
+            let what = format!("{algorithm}, trial {trial}, signs {signs}");
+            check_recovery(&found, &x, bound, &what);
+        }
+    }
+}
+
+#[test]
+fn every_algorithm_recovers_f64() {
+    recovers_well_inside_the_region::<f64>(1e-8);
+}
+
+#[test]
+fn every_algorithm_recovers_f32() {
+    recovers_well_inside_the_region::<f32>(1e-3);
+}
+
+#[test]
+fn a_batch_equals_single_solves() {
+    let (m, n, k) = (64, 128, 5);
+    let op = Gaussian::<f64>::new(m, n, 3);
+    let mut ys = Vec::new();
+    for t in 0..6 {
+        ys.extend(measure(&op, &signal::<f64>(n, k, t % 2 == 0, 40 + t)));
+    }
+    for algorithm in ALGORITHMS {
+        let solver = Solver::new(algorithm, k);
+        let batch = solver.solve_many(&op, &ys).unwrap();
+        for (t, found) in batch.iter().enumerate() {
+            let alone = solver.solve(&op, &ys[t * m..(t + 1) * m]).unwrap();
+            assert_eq!(found, &alone, "{algorithm}, problem {t}");
+        }
+    }
+}
+
+#[test]
+fn edge_cases_have_defined_results() {
+    let op = Gaussian::<f64>::new(20, 40, 1);
+    let x = signal::<f64>(40, 3, false, 9);
+    let y = measure(&op, &x);
+    // k = 0: zero, said so.
+    let found = Solver::new(Algorithm::Niht, 0).solve(&op, &y).unwrap();
+    assert_eq!(found.solution, vec![0.0; 40]);
+    assert_eq!(found.stop, StopReason::ZeroSparsity);
+    // y = 0: zero, converged at once.
+    for algorithm in ALGORITHMS {
+        let found = Solver::new(algorithm, 3).solve(&op, &[0.0; 20]).unwrap();
+        assert_eq!((found.solution, found.iterations), (vec![0.0; 40], 0));
+        assert_eq!(found.stop, StopReason::Converged);
+    }
+    // k = n: every entry free (underdetermined), a defined stop and finite values.
+    for algorithm in ALGORITHMS {
+        let found = Solver::new(algorithm, 40)
+            .max_iterations(50)
+            .solve(&op, &y)
+            .unwrap();
+        assert!(found.solution.iter().all(|v| v.is_finite()), "{algorithm}");
+        assert!(found.support.len() <= 40);
+    }
+    // The iteration limit.
+    let found = Solver::new(Algorithm::Iht, 3)
+        .max_iterations(2)
+        .solve(&op, &y)
+        .unwrap();
+    assert_eq!(found.stop, StopReason::MaxIterations);
+    assert_eq!(found.iterations, 2);
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    let op = Gaussian::<f32>::new(4, 8, 1);
+    let solver = Solver::new(Algorithm::Niht, 2);
+    let e = solver.solve(&op, &[0.0; 3]).unwrap_err().to_string();
+    assert!(e.contains("3 measurements") && e.contains("4 rows"), "{e}");
+    let e = solver
+        .solve(&op, &[0.0, f32::INFINITY, 0.0, 0.0])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("measurement 1"), "{e}");
+    let e = Solver::new(Algorithm::Htp, 9)
+        .solve(&op, &[0.0; 4])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("k = 9") && e.contains("n = 8"), "{e}");
+    let e = solver
+        .clone()
+        .tolerance(0.0)
+        .solve(&op, &[1.0; 4])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("tolerance"), "{e}");
+    let e = Solver::new(Algorithm::Iht, 2)
+        .step(f64::NAN)
+        .solve(&op, &[1.0; 4])
+        .unwrap_err();
+    assert!(e.to_string().contains("step"), "{e}");
+    let e = solver.solve_many(&op, &[0.0; 6]).unwrap_err().to_string();
+    assert!(e.contains("whole problems"), "{e}");
+    let mut ys = vec![0.0f32; 8];
+    ys[6] = f32::NAN;
+    let e = solver.solve_many(&op, &ys).unwrap_err().to_string();
+    assert!(e.contains("problem 1"), "{e}");
+}
+
+#[test]
+fn far_outside_the_region_the_solvers_stop_for_a_reason() {
+    // k close to m: no recovery; every solver stops (not by the iteration limit) and says why.
+    let (m, n, k) = (30, 120, 25);
+    let op = Gaussian::<f64>::new(m, n, 5);
+    let x = signal::<f64>(n, k, false, 77);
+    let y = measure(&op, &x);
+    for algorithm in ALGORITHMS {
+        let found = Solver::new(algorithm, k)
+            .max_iterations(3000)
+            .solve(&op, &y)
+            .unwrap();
+        assert!(found.solution.iter().all(|v| v.is_finite()), "{algorithm}");
+        assert!(found.iterations <= 3000, "{algorithm}");
+        assert!(
+            relative_error(&found.solution, &x) > 1e-3 || found.stop.is_success(),
+            "{algorithm}"
+        );
+    }
+}
