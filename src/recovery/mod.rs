@@ -5,6 +5,9 @@
 //!
 //! - [`LinearOperator`]: the measurement operator `A` (`m x n`): applied, and its adjoint
 //!   applied.
+//! - [`DenseMatrix`]: an explicit matrix, row-major.
+//! - [`SubsampledDct`]: rows of the orthonormal DCT, in `O(n log n)` by FFT.
+//! - [`SparseBinary`]: `d` equal nonzeros in each column (an expander-style matrix).
 //!
 //! ```
 //! use kselect::recovery::{LinearOperator, Real};
@@ -14,6 +17,14 @@
 mod operator;
 
 pub use operator::LinearOperator;
+
+mod dct;
+mod dense;
+mod sparse;
+
+pub use dct::SubsampledDct;
+pub use dense::DenseMatrix;
+pub use sparse::SparseBinary;
 
 use crate::element::Element;
 
