@@ -8,6 +8,10 @@
 //! - [`DenseMatrix`]: an explicit matrix, row-major.
 //! - [`SubsampledDct`]: rows of the orthonormal DCT, in `O(n log n)` by FFT.
 //! - [`SparseBinary`]: `d` equal nonzeros in each column (an expander-style matrix).
+//! - [`Ensemble`]: random operators (Gaussian, signs, DCT rows, sparse) drawn from a seed.
+//! - [`Operator`]: the operator of any of these kinds.
+//! - [`SignalKind`]: the distribution of a test signal's nonzeros, for [`sparse_signal`]
+//!   (`k` nonzeros at random positions, drawn from a seed).
 //!
 //! ```
 //! use kselect::recovery::{LinearOperator, Real};
@@ -20,10 +24,15 @@ pub use operator::LinearOperator;
 
 mod dct;
 mod dense;
+mod ensemble;
+mod random;
+mod signal;
 mod sparse;
 
 pub use dct::SubsampledDct;
 pub use dense::DenseMatrix;
+pub use ensemble::{Ensemble, Operator};
+pub use signal::{sparse_signal, SignalKind};
 pub use sparse::SparseBinary;
 
 use crate::element::Element;
