@@ -5,10 +5,21 @@
 //!
 //! - [`LinearOperator`]: the measurement operator `A` (`m x n`): applied, and its adjoint
 //!   applied.
+//! - [`DenseMatrix`]: an explicit matrix, row-major.
+//! - [`SubsampledDct`]: rows of the orthonormal DCT, in `O(n log n)` by FFT.
+//! - [`SparseBinary`]: `d` equal nonzeros in each column (an expander-style matrix).
+//! - [`Ensemble`]: random operators (Gaussian, signs, DCT rows, sparse) drawn from a seed.
+//! - [`Operator`]: the operator of any of these kinds.
+//! - [`SignalKind`]: the distribution of a test signal's nonzeros, for [`sparse_signal`]
+//!   (`k` nonzeros at random positions, drawn from a seed).
 //! - [`Solver`]: IHT, NIHT, HTP, CoSaMP, subspace pursuit and CGIHT ([`Algorithm`]), with a
 //!   tolerance and an iteration limit; [`Recovery`]: the solution, its support, the residual
 //!   history and the [`StopReason`] (the stopping rules are those of GAGA: tolerance,
 //!   divergence, cycling, no progress, slow convergence, iteration limit).
+//! - [`PhaseTransition`]: the success rate over a grid of `delta = m / n` and `rho = k / m`,
+//!   and the 50% curve ([`PhaseDiagram`]; drawn by [`plot_phase_diagram`]).
+//!
+//! [`plot_phase_diagram`]: crate::plot::plot_phase_diagram
 //!
 //! ```
 //! use kselect::recovery::{LinearOperator, Real};
@@ -29,6 +40,23 @@ mod vector;
 
 pub use solver::{Algorithm, Recovery, Solver, ALGORITHMS};
 pub use stopping::StopReason;
+
+mod dct;
+mod dense;
+mod ensemble;
+mod random;
+mod signal;
+mod sparse;
+
+pub use dct::SubsampledDct;
+pub use dense::DenseMatrix;
+pub use ensemble::{Ensemble, Operator};
+pub use signal::{sparse_signal, SignalKind};
+pub use sparse::SparseBinary;
+
+mod phase;
+
+pub use phase::{AlgorithmDiagram, Cell, CurvePoint, PhaseDiagram, PhaseTransition};
 
 use crate::element::Element;
 
