@@ -38,6 +38,7 @@ mod format;
 mod histogram;
 mod labels;
 mod pdf;
+mod phase;
 mod render;
 mod scale;
 mod sources;
@@ -46,6 +47,7 @@ pub use cdf::plot_cdf;
 pub use format::ImageFormat;
 pub use histogram::{Histogram, MAX_BINS};
 pub use pdf::plot_pdf;
+pub use phase::plot_phase_diagram;
 
 use crate::density::Bandwidth;
 use crate::error::{Error, Result};

@@ -1,5 +1,6 @@
 //! Drawing a figure into a PNG or SVG file, whichever the file name asks for.
 
+use std::marker::PhantomData;
 use std::path::Path;
 
 use plotters::coord::Shift;
@@ -34,23 +35,46 @@ pub(super) fn plot<F: Figure>(
     options: &PlotOptions,
 ) -> Result<()> {
     let sources = Sources::new(estimate, histogram, options)?;
-    let format = ImageFormat::from_path(path)?;
     options.validate()?;
+    render(
+        path,
+        (options.width, options.height),
+        &Of::<F>(&sources, PhantomData),
+    )
+}
+
+/// A drawing that can be made on any plotters backend.
+pub(super) trait Drawing {
+    /// Draws the whole picture on `root`.
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Drawn<DB>;
+}
+
+/// A [`Figure`] of its sources, as a [`Drawing`].
+struct Of<'a, F>(&'a Sources<'a>, PhantomData<F>);
+
+impl<F: Figure> Drawing for Of<'_, F> {
+    fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>) -> Drawn<DB> {
+        F::draw(self.0, root)
+    }
+}
+
+/// Draws `drawing` into `path` (PNG or SVG by its extension) at `size` pixels.
+pub(super) fn render(path: &Path, size: (u32, u32), drawing: &impl Drawing) -> Result<()> {
+    let format = ImageFormat::from_path(path)?;
     if !font::register() {
         return Err(plot_error(path, "the bundled font cannot be loaded"));
     }
-    let size = (options.width, options.height);
     match format {
         ImageFormat::Png => {
             let root = BitMapBackend::new(path, size).into_drawing_area();
             let png = |e| plot_error(path, described(e, bitmap_message));
-            F::draw(&sources, &root).map_err(png)?;
+            drawing.draw(&root).map_err(png)?;
             root.present().map_err(png)
         }
         ImageFormat::Svg => {
             let root = SVGBackend::new(path, size).into_drawing_area();
             let svg = |e| plot_error(path, described(e, std::io::Error::to_string));
-            F::draw(&sources, &root).map_err(svg)?;
+            drawing.draw(&root).map_err(svg)?;
             root.present().map_err(svg)
         }
     }
