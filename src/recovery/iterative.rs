@@ -6,10 +6,9 @@
 //! [`REFRESH`] iterations (against drift) and before convergence is declared.
 
 use crate::error::Result;
+use crate::recovery::backend::Backend;
 use crate::recovery::solver::{Outcome, Problem};
 use crate::recovery::stopping::{Monitor, StopReason};
-use crate::recovery::threshold::{hard_threshold, largest};
-use crate::recovery::vector::{add_scaled, axpy, difference, dot, dot_on, norm2, restrict};
 use crate::recovery::Real;
 
 /// Iterations between exact recomputations of the residual.
@@ -21,115 +20,169 @@ const SHRINK: f64 = 2.0;
 /// Power iterations that estimate `|A|^2` for IHT's default step.
 const POWER_STEPS: usize = 30;
 
-/// The residual `y - A x` and its state: exact, or updated by linearity since.
-struct Residual<T> {
-    r: Vec<T>,
-    ax: Vec<T>,
+/// The residual `y - A x`, exact or updated by linearity since it last was.
+struct Residual<V> {
+    r: V,
+    ax: V,
     updates: usize,
 }
 
-impl<T: Real> Residual<T> {
-    fn new(y: &[T]) -> Residual<T> {
-        Residual {
-            r: y.to_vec(),
-            ax: vec![T::zero(); y.len()],
+impl<V> Residual<V> {
+    /// `r = y` (for `x = 0`).
+    fn new<T: Real, B: Backend<T, Vector = V>>(b: &B) -> Result<Residual<V>> {
+        let m = b.shape().0;
+        let mut r = b.zeros(m)?;
+        b.copy(b.measurements(), &mut r)?;
+        Ok(Residual {
+            r,
+            ax: b.zeros(m)?,
             updates: 0,
-        }
+        })
     }
 
     /// `r = y - A x`, exactly.
-    fn recompute(&mut self, p: &Problem<'_, T>, x: &[T]) {
-        p.op.apply(x, &mut self.ax);
-        difference(p.y, &self.ax, &mut self.r);
+    fn recompute<T: Real, B: Backend<T, Vector = V>>(&mut self, b: &B, x: &V) -> Result<()> {
+        b.apply(x, &mut self.ax)?;
+        b.difference(b.measurements(), &self.ax, &mut self.r)?;
         self.updates = 0;
+        Ok(())
     }
 
     /// `r = r - s a` (`a = A d` for the step `d` just taken).
-    fn update(&mut self, s: f64, a: &[T]) {
-        axpy(-s, a, &mut self.r);
+    fn update<T: Real, B: Backend<T, Vector = V>>(&mut self, b: &B, s: f64, a: &V) -> Result<()> {
+        b.axpy(-s, a, &mut self.r)?;
         self.updates += 1;
+        Ok(())
     }
 
     /// The residual's norm for the monitor: recomputed from `x` first when it was updated
     /// [`REFRESH`] times, or when it seems to have converged.
-    fn norm(&mut self, p: &Problem<'_, T>, x: &[T], norm_y: f64) -> f64 {
-        let mut norm = norm2(&self.r).sqrt();
-        if self.updates > 0 && (self.updates >= REFRESH || norm <= 2.0 * p.tol * norm_y) {
-            self.recompute(p, x);
-            norm = norm2(&self.r).sqrt();
+    fn norm<T: Real, B: Backend<T, Vector = V>>(
+        &mut self,
+        b: &B,
+        p: &Problem,
+        x: &V,
+    ) -> Result<f64> {
+        let mut norm = b.norm2(&self.r)?.sqrt();
+        if self.updates > 0 && (self.updates >= REFRESH || norm <= 2.0 * p.tol * p.norm_y) {
+            self.recompute(b, x)?;
+            norm = b.norm2(&self.r)?.sqrt();
         }
-        norm
+        Ok(norm)
     }
 }
 
+/// Records `x`'s residual and support; `Some` outcome when the monitor says stop.
+fn record<T: Real, B: Backend<T>>(
+    b: &B,
+    monitor: &mut Monitor,
+    residual: f64,
+    x: &B::Vector,
+    support: &B::Support,
+) -> Result<Option<Outcome<T>>> {
+    let stop = monitor.record(residual, b.fingerprint(support)?);
+    stop.map(|stop| finish(b, x, support, stop)).transpose()
+}
+
+/// The outcome of a solve that stopped at `x`.
+pub(crate) fn finish<T: Real, B: Backend<T>>(
+    b: &B,
+    x: &B::Vector,
+    support: &B::Support,
+    stop: StopReason,
+) -> Result<Outcome<T>> {
+    Ok((b.to_host(x)?, b.indices(support)?, stop))
+}
+
+/// A non-finite step: recorded as divergence.
+fn diverged<T: Real, B: Backend<T>>(
+    b: &B,
+    monitor: &mut Monitor,
+    x: &B::Vector,
+    support: &B::Support,
+) -> Result<Outcome<T>> {
+    monitor.record(f64::INFINITY, 0);
+    finish(b, x, support, StopReason::Diverged)
+}
+
 /// IHT: `x = H_k(x + mu A^T (y - A x))`, `mu` given or `1 / |A|^2`.
-pub(crate) fn iht<T: Real>(
-    p: &Problem<'_, T>,
+pub(crate) fn iht<T: Real, B: Backend<T>>(
+    b: &B,
+    p: &Problem,
     step: Option<f64>,
     monitor: &mut Monitor,
 ) -> Result<Outcome<T>> {
-    let (_, n) = p.op.shape();
-    let mu = step.unwrap_or_else(|| 1.0 / squared_norm(p));
-    let norm_y = norm2(p.y).sqrt();
-    let mut x = vec![T::zero(); n];
-    let mut res = Residual::new(p.y);
-    let mut support = Vec::new();
-    let (mut g, mut v) = (vec![T::zero(); n], vec![T::zero(); n]);
-    if let Some(stop) = monitor.record(norm_y, &support) {
-        return Ok((x, support, stop));
+    let (_, n) = b.shape();
+    let mu = match step {
+        Some(mu) => mu,
+        None => 1.0 / squared_norm(b)?,
+    };
+    let mut x = b.zeros(n)?;
+    let mut res = Residual::new(b)?;
+    let mut support = b.empty()?;
+    let (mut g, mut v) = (b.zeros(n)?, b.zeros(n)?);
+    if let Some(done) = record(b, monitor, p.norm_y, &x, &support)? {
+        return Ok(done);
     }
     loop {
-        p.op.adjoint(&res.r, &mut g);
-        add_scaled(&x, mu, &g, &mut v);
-        if !finite(&v) {
-            return Ok((x, support, diverged(monitor)));
+        b.adjoint(&res.r, &mut g)?;
+        b.add_scaled(&x, mu, &g, &mut v)?;
+        if !b.finite(&v)? {
+            return diverged(b, monitor, &x, &support);
         }
-        support = hard_threshold(&p.selector, &v, p.k, &mut x)?;
-        res.recompute(p, &x);
-        if let Some(stop) = monitor.record(norm2(&res.r).sqrt(), &support) {
-            return Ok((x, support, stop));
+        support = b.largest(&v, p.k)?;
+        b.restrict(&v, &support, &mut x)?;
+        res.recompute(b, &x)?;
+        let norm = b.norm2(&res.r)?.sqrt();
+        if let Some(done) = record(b, monitor, norm, &x, &support)? {
+            return Ok(done);
         }
     }
 }
 
 /// NIHT (Blumensath & Davies, with the step's safeguard when the support changes).
-pub(crate) fn niht<T: Real>(p: &Problem<'_, T>, monitor: &mut Monitor) -> Result<Outcome<T>> {
-    let (m, n) = p.op.shape();
-    let norm_y = norm2(p.y).sqrt();
-    let mut x = vec![T::zero(); n];
-    let mut res = Residual::new(p.y);
-    let mut g = vec![T::zero(); n];
-    let (mut gs, mut v, mut next, mut d) = (
-        vec![T::zero(); n],
-        vec![T::zero(); n],
-        vec![T::zero(); n],
-        vec![T::zero(); n],
+pub(crate) fn niht<T: Real, B: Backend<T>>(
+    b: &B,
+    p: &Problem,
+    monitor: &mut Monitor,
+) -> Result<Outcome<T>> {
+    let (m, n) = b.shape();
+    let mut x = b.zeros(n)?;
+    let mut res = Residual::new(b)?;
+    let (mut g, mut gs, mut v, mut next, mut d) = (
+        b.zeros(n)?,
+        b.zeros(n)?,
+        b.zeros(n)?,
+        b.zeros(n)?,
+        b.zeros(n)?,
     );
-    let (mut ag, mut ad) = (vec![T::zero(); m], vec![T::zero(); m]);
-    p.op.adjoint(&res.r, &mut g);
+    let (mut ag, mut ad) = (b.zeros(m)?, b.zeros(m)?);
+    b.adjoint(&res.r, &mut g)?;
     // The first step's support: the k largest of A^T y.
-    let mut support = largest(&p.selector, &g, p.k)?;
-    if let Some(stop) = monitor.record(norm_y, &[]) {
-        return Ok((x, Vec::new(), stop));
+    let mut support = b.largest(&g, p.k)?;
+    let empty = b.empty()?;
+    if let Some(done) = record(b, monitor, p.norm_y, &x, &empty)? {
+        return Ok(done);
     }
     loop {
-        restrict(&g, &support, &mut gs);
-        p.op.apply(&gs, &mut ag);
-        let (gg, agg) = (dot_on(&support, &g, &g), norm2(&ag));
+        b.restrict(&g, &support, &mut gs)?;
+        b.apply(&gs, &mut ag)?;
+        let (gg, agg) = (b.norm2(&gs)?, b.norm2(&ag)?);
         let mut mu = if agg > 0.0 { gg / agg } else { 1.0 };
         let mut moved = false;
         let new_support = loop {
-            add_scaled(&x, mu, &g, &mut v);
-            if !finite(&v) {
-                return Ok((x, support, diverged(monitor)));
+            b.add_scaled(&x, mu, &g, &mut v)?;
+            if !b.finite(&v)? {
+                return diverged(b, monitor, &x, &support);
             }
-            let taken = hard_threshold(&p.selector, &v, p.k, &mut next)?;
-            if taken == support {
+            let taken = b.largest(&v, p.k)?;
+            b.restrict(&v, &taken, &mut next)?;
+            if b.same(&taken, &support)? {
                 break taken;
             }
-            difference(&next, &x, &mut d);
-            p.op.apply(&d, &mut ad);
-            let (dd, add) = (norm2(&d), norm2(&ad));
+            b.difference(&next, &x, &mut d)?;
+            b.apply(&d, &mut ad)?;
+            let (dd, add) = (b.norm2(&d)?, b.norm2(&ad)?);
             let omega = if add > 0.0 {
                 (1.0 - SAFETY) * dd / add
             } else {
@@ -143,125 +196,117 @@ pub(crate) fn niht<T: Real>(p: &Problem<'_, T>, monitor: &mut Monitor) -> Result
         };
         if moved {
             // next - x = d, and A d is at hand.
-            res.update(1.0, &ad);
+            res.update(b, 1.0, &ad)?;
         } else {
             // The support held: next = x + mu g_S.
-            res.update(mu, &ag);
+            res.update(b, mu, &ag)?;
         }
         std::mem::swap(&mut x, &mut next);
         support = new_support;
-        let norm = res.norm(p, &x, norm_y);
-        if let Some(stop) = monitor.record(norm, &support) {
-            return Ok((x, support, stop));
+        let norm = res.norm(b, p, &x)?;
+        if let Some(done) = record(b, monitor, norm, &x, &support)? {
+            return Ok(done);
         }
-        p.op.adjoint(&res.r, &mut g);
+        b.adjoint(&res.r, &mut g)?;
     }
 }
 
 /// CGIHT, restarted whenever the support changes (Blanchard, Tanner & Wei): the direction is
 /// the gradient plus `beta` times the last direction, `beta` making the two conjugate on the
 /// support (`<A d_S, A d'_S> = 0`), the step the minimiser along the direction on the support.
-pub(crate) fn cgiht<T: Real>(p: &Problem<'_, T>, monitor: &mut Monitor) -> Result<Outcome<T>> {
-    let (m, n) = p.op.shape();
-    let norm_y = norm2(p.y).sqrt();
-    let mut x = vec![T::zero(); n];
-    let mut res = Residual::new(p.y);
-    let mut g = vec![T::zero(); n];
-    let (mut gs, mut dir, mut ds, mut v, mut next) = (
-        vec![T::zero(); n],
-        vec![T::zero(); n],
-        vec![T::zero(); n],
-        vec![T::zero(); n],
-        vec![T::zero(); n],
+pub(crate) fn cgiht<T: Real, B: Backend<T>>(
+    b: &B,
+    p: &Problem,
+    monitor: &mut Monitor,
+) -> Result<Outcome<T>> {
+    let (m, n) = b.shape();
+    let mut x = b.zeros(n)?;
+    let mut res = Residual::new(b)?;
+    let (mut g, mut gs, mut dir, mut ds, mut v) = (
+        b.zeros(n)?,
+        b.zeros(n)?,
+        b.zeros(n)?,
+        b.zeros(n)?,
+        b.zeros(n)?,
     );
-    let (mut ag, mut ad) = (vec![T::zero(); m], vec![T::zero(); m]);
-    p.op.adjoint(&res.r, &mut g);
-    let mut support = largest(&p.selector, &g, p.k)?;
+    let (mut ag, mut ad) = (b.zeros(m)?, b.zeros(m)?);
+    b.adjoint(&res.r, &mut g)?;
+    let mut support = b.largest(&g, p.k)?;
     // Whether the last direction (and A of it on the support) may be built on.
     let mut conjugate = false;
-    if let Some(stop) = monitor.record(norm_y, &[]) {
-        return Ok((x, Vec::new(), stop));
+    let empty = b.empty()?;
+    if let Some(done) = record(b, monitor, p.norm_y, &x, &empty)? {
+        return Ok(done);
     }
     loop {
-        restrict(&g, &support, &mut gs);
-        p.op.apply(&gs, &mut ag);
-        let add = norm2(&ad);
+        b.restrict(&g, &support, &mut gs)?;
+        b.apply(&gs, &mut ag)?;
+        let add = b.norm2(&ad)?;
         let beta = if conjugate && add > 0.0 {
-            -dot(&ag, &ad) / add
+            -b.dot(&ag, &ad)? / add
         } else {
             0.0
         };
-        // dir = g + beta dir; A dir_S = A g_S + beta A dir_S (the support is the same).
-        for (d, &gi) in dir.iter_mut().zip(&g) {
-            *d = gi + T::of(beta) * *d;
-        }
-        for (a, &b) in ad.iter_mut().zip(&ag) {
-            *a = b + T::of(beta) * *a;
-        }
         if beta == 0.0 {
-            ad.copy_from_slice(&ag);
+            b.copy(&g, &mut dir)?;
+            b.copy(&ag, &mut ad)?;
+        } else {
+            // dir = g + beta dir; A dir_S = A g_S + beta A dir_S (the support is the same).
+            b.xpay(&g, beta, &mut dir)?;
+            b.xpay(&ag, beta, &mut ad)?;
         }
-        restrict(&dir, &support, &mut ds);
-        let add = norm2(&ad);
+        b.restrict(&dir, &support, &mut ds)?;
+        let add = b.norm2(&ad)?;
         let alpha = if add > 0.0 {
-            dot_on(&support, &g, &ds) / add
+            b.dot_on(&support, &g, &ds)? / add
         } else {
             1.0
         };
-        add_scaled(&x, alpha, &dir, &mut v);
-        if !finite(&v) {
-            return Ok((x, support, diverged(monitor)));
+        b.add_scaled(&x, alpha, &dir, &mut v)?;
+        if !b.finite(&v)? {
+            return diverged(b, monitor, &x, &support);
         }
-        let taken = hard_threshold(&p.selector, &v, p.k, &mut next)?;
-        std::mem::swap(&mut x, &mut next);
-        if taken == support {
+        let taken = b.largest(&v, p.k)?;
+        b.restrict(&v, &taken, &mut x)?;
+        if b.same(&taken, &support)? {
             // x' = x + alpha dir_S.
-            res.update(alpha, &ad);
+            res.update(b, alpha, &ad)?;
             conjugate = true;
         } else {
-            res.recompute(p, &x);
+            res.recompute(b, &x)?;
             conjugate = false;
         }
         support = taken;
-        let norm = res.norm(p, &x, norm_y);
-        if let Some(stop) = monitor.record(norm, &support) {
-            return Ok((x, support, stop));
+        let norm = res.norm(b, p, &x)?;
+        if let Some(done) = record(b, monitor, norm, &x, &support)? {
+            return Ok(done);
         }
-        p.op.adjoint(&res.r, &mut g);
+        b.adjoint(&res.r, &mut g)?;
     }
 }
 
 /// `|A|^2` (the largest eigenvalue of `A^T A`) by power iteration from a fixed start, raised
 /// by 1% against the estimate's shortfall.
-fn squared_norm<T: Real>(p: &Problem<'_, T>) -> f64 {
-    let (m, n) = p.op.shape();
-    let mut x: Vec<T> = (0..n).map(|i| T::of(1.0 + (i % 7) as f64 / 7.0)).collect();
-    let (mut ax, mut back) = (vec![T::zero(); m], vec![T::zero(); n]);
+fn squared_norm<T: Real, B: Backend<T>>(b: &B) -> Result<f64> {
+    let (m, n) = b.shape();
+    let start: Vec<f64> = (0..n).map(|i| 1.0 + (i % 7) as f64 / 7.0).collect();
+    let norm = start.iter().map(|v| v * v).sum::<f64>().sqrt();
+    let mut x = b.upload(&start.iter().map(|v| T::of(v / norm)).collect::<Vec<T>>())?;
+    let (mut ax, mut back) = (b.zeros(m)?, b.zeros(n)?);
     let mut lambda = 0.0;
     for _ in 0..POWER_STEPS {
-        let norm = norm2(&x).sqrt();
-        if norm == 0.0 || !norm.is_finite() {
+        b.apply(&x, &mut ax)?;
+        b.adjoint(&ax, &mut back)?;
+        lambda = b.norm2(&back)?.sqrt();
+        if lambda == 0.0 || !lambda.is_finite() {
             break;
         }
-        x.iter_mut().for_each(|v| *v = T::of(v.as_f64() / norm));
-        p.op.apply(&x, &mut ax);
-        p.op.adjoint(&ax, &mut back);
-        lambda = norm2(&back).sqrt();
-        std::mem::swap(&mut x, &mut back);
+        // x = back / lambda.
+        b.add_scaled(&back, 1.0 / lambda - 1.0, &back, &mut x)?;
     }
-    if lambda > 0.0 && lambda.is_finite() {
+    Ok(if lambda > 0.0 && lambda.is_finite() {
         1.01 * lambda
     } else {
         1.0
-    }
-}
-
-fn finite<T: Real>(v: &[T]) -> bool {
-    v.iter().all(|x| x.as_f64().is_finite())
-}
-
-/// Records a non-finite step as divergence.
-fn diverged(monitor: &mut Monitor) -> StopReason {
-    monitor.record(f64::INFINITY, &[]);
-    StopReason::Diverged
+    })
 }

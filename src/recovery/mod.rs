@@ -30,6 +30,7 @@ mod operator;
 
 pub use operator::LinearOperator;
 
+mod backend;
 mod iterative;
 mod least_squares;
 mod pursuit;

@@ -2,144 +2,118 @@
 //! by hard thresholding and takes the values on it by least squares ([`solve_on`]).
 
 use crate::error::Result;
-use crate::recovery::least_squares::solve_on;
+use crate::recovery::backend::Backend;
+use crate::recovery::iterative::finish;
+use crate::recovery::least_squares::{solve_on, Scratch};
 use crate::recovery::solver::{Outcome, Problem};
 use crate::recovery::stopping::Monitor;
-use crate::recovery::threshold::largest;
-use crate::recovery::vector::{add_scaled, dot_on, norm2, restrict, union};
 use crate::recovery::Real;
 
-/// Scratch vectors of one solve.
-struct Scratch<T> {
-    /// `n` long.
-    g: Vec<T>,
-    v: Vec<T>,
-    s: Vec<T>,
-    p: Vec<T>,
-    /// `m` long.
-    q: Vec<T>,
-}
-
-impl<T: Real> Scratch<T> {
-    fn new(m: usize, n: usize) -> Scratch<T> {
-        Scratch {
-            g: vec![T::zero(); n],
-            v: vec![T::zero(); n],
-            s: vec![T::zero(); n],
-            p: vec![T::zero(); n],
-            q: vec![T::zero(); m],
-        }
-    }
+/// Records the residual `r` of `x` on `support`; `Some` outcome when the monitor says stop.
+fn record<T: Real, B: Backend<T>>(
+    b: &B,
+    monitor: &mut Monitor,
+    r: &B::Vector,
+    x: &B::Vector,
+    support: &B::Support,
+) -> Result<Option<Outcome<T>>> {
+    let residual = b.norm2(r)?.sqrt();
+    let stop = monitor.record(residual, b.fingerprint(support)?);
+    stop.map(|stop| finish(b, x, support, stop)).transpose()
 }
 
 /// HTP with NIHT's step: `S = supp H_k(x + mu A^T r)`, `mu = |g_T|^2 / |A g_T|^2` on the
 /// current support `T`; then `x` = least squares on `S`, started from `(x + mu g)_S`.
-pub(crate) fn htp<T: Real>(p: &Problem<'_, T>, monitor: &mut Monitor) -> Result<Outcome<T>> {
-    let (m, n) = p.op.shape();
-    let mut w = Scratch::new(m, n);
-    let mut x = vec![T::zero(); n];
-    let mut r = p.y.to_vec();
-    p.op.adjoint(&r, &mut w.g);
-    let mut support = largest(&p.selector, &w.g, p.k)?;
-    if let Some(stop) = monitor.record(norm2(&r).sqrt(), &[]) {
-        return Ok((x, Vec::new(), stop));
+pub(crate) fn htp<T: Real, B: Backend<T>>(
+    b: &B,
+    p: &Problem,
+    monitor: &mut Monitor,
+) -> Result<Outcome<T>> {
+    let (_, n) = b.shape();
+    let mut w = Scratch::new(b)?;
+    let (mut x, mut g, mut v) = (b.zeros(n)?, b.zeros(n)?, b.zeros(n)?);
+    let mut r = b.zeros(b.shape().0)?;
+    b.copy(b.measurements(), &mut r)?;
+    b.adjoint(&r, &mut g)?;
+    let mut support = b.largest(&g, p.k)?;
+    let empty = b.empty()?;
+    if let Some(done) = record(b, monitor, &r, &x, &empty)? {
+        return Ok(done);
     }
     loop {
-        restrict(&w.g, &support, &mut w.s);
-        p.op.apply(&w.s, &mut w.q);
-        let (gg, agg) = (dot_on(&support, &w.g, &w.g), norm2(&w.q));
+        b.restrict(&g, &support, &mut w.s)?;
+        b.apply(&w.s, &mut w.q)?;
+        let (gg, agg) = (b.norm2(&w.s)?, b.norm2(&w.q)?);
         let mu = if agg > 0.0 { gg / agg } else { 1.0 };
-        add_scaled(&x, mu, &w.g, &mut w.v);
-        support = largest(&p.selector, &w.v, p.k)?;
-        restrict(&w.v, &support, &mut x);
-        solve_on(
-            p.op,
-            p.y,
-            &support,
-            p.tol,
-            &mut x,
-            &mut r,
-            (&mut w.q, &mut w.s, &mut w.p),
-        );
-        if let Some(stop) = monitor.record(norm2(&r).sqrt(), &support) {
-            return Ok((x, support, stop));
+        b.add_scaled(&x, mu, &g, &mut v)?;
+        support = b.largest(&v, p.k)?;
+        b.restrict(&v, &support, &mut x)?;
+        solve_on(b, &support, p.tol, &mut x, &mut r, &mut w)?;
+        if let Some(done) = record(b, monitor, &r, &x, &support)? {
+            return Ok(done);
         }
-        p.op.adjoint(&r, &mut w.g);
+        b.adjoint(&r, &mut g)?;
     }
 }
 
 /// CoSaMP: `T = supp H_2k(A^T r)` joined to the support, least squares on `T`, its `k`
 /// largest kept.
-pub(crate) fn cosamp<T: Real>(p: &Problem<'_, T>, monitor: &mut Monitor) -> Result<Outcome<T>> {
-    let (m, n) = p.op.shape();
-    let mut w = Scratch::new(m, n);
-    let mut x = vec![T::zero(); n];
-    let mut r = p.y.to_vec();
-    let mut support = Vec::new();
-    if let Some(stop) = monitor.record(norm2(&r).sqrt(), &support) {
-        return Ok((x, support, stop));
+pub(crate) fn cosamp<T: Real, B: Backend<T>>(
+    b: &B,
+    p: &Problem,
+    monitor: &mut Monitor,
+) -> Result<Outcome<T>> {
+    let (m, n) = b.shape();
+    let mut w = Scratch::new(b)?;
+    let (mut x, mut g, mut v) = (b.zeros(n)?, b.zeros(n)?, b.zeros(n)?);
+    let (mut r, mut ax) = (b.zeros(m)?, b.zeros(m)?);
+    b.copy(b.measurements(), &mut r)?;
+    let mut support = b.empty()?;
+    if let Some(done) = record(b, monitor, &r, &x, &support)? {
+        return Ok(done);
     }
     loop {
-        p.op.adjoint(&r, &mut w.g);
-        let wide = union(&largest(&p.selector, &w.g, 2 * p.k)?, &support);
+        b.adjoint(&r, &mut g)?;
+        let wide = b.union(&b.largest(&g, 2 * p.k)?, &support)?;
         // Least squares on the union, from x (supported inside it).
-        w.v.copy_from_slice(&x);
-        solve_on(
-            p.op,
-            p.y,
-            &wide,
-            p.tol,
-            &mut w.v,
-            &mut r,
-            (&mut w.q, &mut w.s, &mut w.p),
-        );
-        support = largest(&p.selector, &w.v, p.k)?;
-        restrict(&w.v, &support, &mut x);
-        p.op.apply(&x, &mut w.q);
-        crate::recovery::vector::difference(p.y, &w.q, &mut r);
-        if let Some(stop) = monitor.record(norm2(&r).sqrt(), &support) {
-            return Ok((x, support, stop));
+        b.copy(&x, &mut v)?;
+        solve_on(b, &wide, p.tol, &mut v, &mut r, &mut w)?;
+        support = b.largest(&v, p.k)?;
+        b.restrict(&v, &support, &mut x)?;
+        b.apply(&x, &mut ax)?;
+        b.difference(b.measurements(), &ax, &mut r)?;
+        if let Some(done) = record(b, monitor, &r, &x, &support)? {
+            return Ok(done);
         }
     }
 }
 
 /// Subspace pursuit: `T = supp H_k(A^T r)` joined to the support, least squares on `T`, its
 /// `k` largest `S`, least squares on `S`.
-pub(crate) fn subspace<T: Real>(p: &Problem<'_, T>, monitor: &mut Monitor) -> Result<Outcome<T>> {
-    let (m, n) = p.op.shape();
-    let mut w = Scratch::new(m, n);
-    let mut x = vec![T::zero(); n];
-    let mut r = p.y.to_vec();
-    let mut support = Vec::new();
-    if let Some(stop) = monitor.record(norm2(&r).sqrt(), &support) {
-        return Ok((x, support, stop));
+pub(crate) fn subspace<T: Real, B: Backend<T>>(
+    b: &B,
+    p: &Problem,
+    monitor: &mut Monitor,
+) -> Result<Outcome<T>> {
+    let (m, n) = b.shape();
+    let mut w = Scratch::new(b)?;
+    let (mut x, mut g, mut v) = (b.zeros(n)?, b.zeros(n)?, b.zeros(n)?);
+    let mut r = b.zeros(m)?;
+    b.copy(b.measurements(), &mut r)?;
+    let mut support = b.empty()?;
+    if let Some(done) = record(b, monitor, &r, &x, &support)? {
+        return Ok(done);
     }
     loop {
-        p.op.adjoint(&r, &mut w.g);
-        let wide = union(&largest(&p.selector, &w.g, p.k)?, &support);
-        w.v.copy_from_slice(&x);
-        solve_on(
-            p.op,
-            p.y,
-            &wide,
-            p.tol,
-            &mut w.v,
-            &mut r,
-            (&mut w.q, &mut w.s, &mut w.p),
-        );
-        support = largest(&p.selector, &w.v, p.k)?;
-        restrict(&w.v, &support, &mut x);
-        solve_on(
-            p.op,
-            p.y,
-            &support,
-            p.tol,
-            &mut x,
-            &mut r,
-            (&mut w.q, &mut w.s, &mut w.p),
-        );
-        if let Some(stop) = monitor.record(norm2(&r).sqrt(), &support) {
-            return Ok((x, support, stop));
+        b.adjoint(&r, &mut g)?;
+        let wide = b.union(&b.largest(&g, p.k)?, &support)?;
+        b.copy(&x, &mut v)?;
+        solve_on(b, &wide, p.tol, &mut v, &mut r, &mut w)?;
+        support = b.largest(&v, p.k)?;
+        b.restrict(&v, &support, &mut x)?;
+        solve_on(b, &support, p.tol, &mut x, &mut r, &mut w)?;
+        if let Some(done) = record(b, monitor, &r, &x, &support)? {
+            return Ok(done);
         }
     }
 }

@@ -4,9 +4,9 @@
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
+use crate::recovery::backend::{Backend, Host};
 use crate::recovery::stopping::{Monitor, StopReason};
 use crate::recovery::{iterative, pursuit, LinearOperator, Real};
-use crate::select::Selector;
 
 /// The recovery algorithms.
 ///
@@ -350,7 +350,7 @@ impl Solver {
         let norm_y = crate::recovery::vector::norm2(y).sqrt();
         let mut monitor = Monitor::new(norm_y, self.tolerance_for::<T>(), self.max_iterations);
         if self.k == 0 || norm_y == 0.0 {
-            monitor.record(norm_y, &[]);
+            monitor.record(norm_y, 0);
             let stop = if self.k == 0 && norm_y > 0.0 {
                 StopReason::ZeroSparsity
             } else {
@@ -365,20 +365,12 @@ impl Solver {
             });
         }
         let problem = Problem {
-            op,
-            y,
             k: self.k,
             tol: self.tolerance_for::<T>(),
-            selector: Selector::new(),
+            norm_y,
         };
-        let (solution, support, stop) = match self.algorithm {
-            Algorithm::Iht => iterative::iht(&problem, self.step, &mut monitor)?,
-            Algorithm::Niht => iterative::niht(&problem, &mut monitor)?,
-            Algorithm::Cgiht => iterative::cgiht(&problem, &mut monitor)?,
-            Algorithm::Htp => pursuit::htp(&problem, &mut monitor)?,
-            Algorithm::Cosamp => pursuit::cosamp(&problem, &mut monitor)?,
-            Algorithm::SubspacePursuit => pursuit::subspace(&problem, &mut monitor)?,
-        };
+        let (solution, support, stop) =
+            self.algorithm_on(&Host::new(op, y), &problem, &mut monitor)?;
         let residuals = monitor.into_residuals();
         Ok(Recovery {
             solution,
@@ -387,6 +379,25 @@ impl Solver {
             residuals,
             stop,
         })
+    }
+}
+
+impl Solver {
+    /// Runs the algorithm on backend `b`.
+    fn algorithm_on<T: Real, B: Backend<T>>(
+        &self,
+        b: &B,
+        problem: &Problem,
+        monitor: &mut Monitor,
+    ) -> Result<Outcome<T>> {
+        match self.algorithm {
+            Algorithm::Iht => iterative::iht(b, problem, self.step, monitor),
+            Algorithm::Niht => iterative::niht(b, problem, monitor),
+            Algorithm::Cgiht => iterative::cgiht(b, problem, monitor),
+            Algorithm::Htp => pursuit::htp(b, problem, monitor),
+            Algorithm::Cosamp => pursuit::cosamp(b, problem, monitor),
+            Algorithm::SubspacePursuit => pursuit::subspace(b, problem, monitor),
+        }
     }
 }
 
@@ -406,13 +417,12 @@ fn check_finite<T: Real>(y: &[T], p: usize, m: usize) -> Result<()> {
     }
 }
 
-/// One problem being solved: the operator, the measurements, the sparsity, the tolerance.
-pub(crate) struct Problem<'a, T: Real> {
-    pub op: &'a dyn LinearOperator<T>,
-    pub y: &'a [T],
+/// What the algorithms need to know of a problem besides its backend: the sparsity, the
+/// tolerance, and `|y|`.
+pub(crate) struct Problem {
     pub k: usize,
     pub tol: f64,
-    pub selector: Selector,
+    pub norm_y: f64,
 }
 
 /// What an algorithm returns: the solution, its support, why it stopped.

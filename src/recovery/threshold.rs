@@ -17,18 +17,6 @@ pub(crate) fn largest<T: Real>(selector: &Selector, v: &[T], k: usize) -> Result
     Ok(selector.threshold(v, k)?.support)
 }
 
-/// `out = v` on the `k` entries of largest magnitude, zero elsewhere; their indices.
-pub(crate) fn hard_threshold<T: Real>(
-    selector: &Selector,
-    v: &[T],
-    k: usize,
-    out: &mut [T],
-) -> Result<Vec<usize>> {
-    let support = largest(selector, v, k)?;
-    crate::recovery::vector::restrict(v, &support, out);
-    Ok(support)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -41,9 +29,7 @@ mod tests {
         assert_eq!(largest(&s, &v, 0).unwrap(), Vec::<usize>::new());
         assert_eq!(largest(&s, &v, 5).unwrap(), vec![0, 1, 2, 3, 4]);
         assert_eq!(largest(&s, &v, 9).unwrap(), vec![0, 1, 2, 3, 4]);
-        let mut out = [9.0; 5];
-        assert_eq!(hard_threshold(&s, &v, 3, &mut out).unwrap(), vec![1, 2, 4]);
-        assert_eq!(out, [0.0, -3.0, 3.0, 0.0, -3.0]);
+        assert_eq!(largest(&s, &v, 3).unwrap(), vec![1, 2, 4]);
         let zeros = [0.0f32; 4];
         assert_eq!(largest(&s, &zeros, 2).unwrap(), vec![0, 1]);
     }

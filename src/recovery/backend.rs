@@ -1,0 +1,188 @@
+//! What the solvers compute with: the vectors of a problem, the operator's two products, and
+//! hard thresholding, on the CPU ([`Host`]) or a CUDA device. Every algorithm is written once
+//! against [`Backend`], so that a name runs the same steps on every device.
+
+use crate::error::Result;
+use crate::recovery::threshold::largest;
+use crate::recovery::vector;
+use crate::recovery::{LinearOperator, Real};
+use crate::select::Selector;
+
+/// The arithmetic of one problem: `m`-long and `n`-long vectors, supports (ascending index
+/// sets), the operator `A` and the measurements `y`. Scalars come back as `f64`.
+pub(crate) trait Backend<T: Real> {
+    /// A vector of the problem (a signal or a measurement vector).
+    type Vector;
+    /// A support: indices, ascending.
+    type Support;
+
+    /// `(m, n)`.
+    fn shape(&self) -> (usize, usize);
+    /// The measurements `y`.
+    fn measurements(&self) -> &Self::Vector;
+    /// A vector of `len` zeros.
+    fn zeros(&self, len: usize) -> Result<Self::Vector>;
+    /// A vector of the values `v`.
+    fn upload(&self, v: &[T]) -> Result<Self::Vector>;
+    /// `dst = src`.
+    fn copy(&self, src: &Self::Vector, dst: &mut Self::Vector) -> Result<()>;
+    /// `y = A x`.
+    fn apply(&self, x: &Self::Vector, y: &mut Self::Vector) -> Result<()>;
+    /// `x = A^T y`.
+    fn adjoint(&self, y: &Self::Vector, x: &mut Self::Vector) -> Result<()>;
+    /// `<a, b>`.
+    fn dot(&self, a: &Self::Vector, b: &Self::Vector) -> Result<f64>;
+    /// `<a_S, b_S>`.
+    fn dot_on(&self, s: &Self::Support, a: &Self::Vector, b: &Self::Vector) -> Result<f64>;
+    /// `out = a + s b`.
+    fn add_scaled(
+        &self,
+        a: &Self::Vector,
+        s: f64,
+        b: &Self::Vector,
+        out: &mut Self::Vector,
+    ) -> Result<()>;
+    /// `y = y + s b`.
+    fn axpy(&self, s: f64, b: &Self::Vector, y: &mut Self::Vector) -> Result<()>;
+    /// `y = a + s y`.
+    fn xpay(&self, a: &Self::Vector, s: f64, y: &mut Self::Vector) -> Result<()>;
+    /// `out = v` on `s`, zero elsewhere.
+    fn restrict(&self, v: &Self::Vector, s: &Self::Support, out: &mut Self::Vector) -> Result<()>;
+    /// `out = a - b`.
+    fn difference(&self, a: &Self::Vector, b: &Self::Vector, out: &mut Self::Vector) -> Result<()>;
+    /// Whether every entry is finite.
+    fn finite(&self, v: &Self::Vector) -> Result<bool>;
+    /// The `k` entries of largest magnitude (ties to the lower index), or all when `k >= n`.
+    fn largest(&self, v: &Self::Vector, k: usize) -> Result<Self::Support>;
+    /// The empty support.
+    fn empty(&self) -> Result<Self::Support>;
+    /// `a` joined to `b`.
+    fn union(&self, a: &Self::Support, b: &Self::Support) -> Result<Self::Support>;
+    /// Whether `a` and `b` hold the same indices.
+    fn same(&self, a: &Self::Support, b: &Self::Support) -> Result<bool>;
+    /// A hash of the support's indices, for the stopping rules.
+    fn fingerprint(&self, s: &Self::Support) -> Result<u64>;
+    /// The vector's values on the host.
+    fn to_host(&self, v: &Self::Vector) -> Result<Vec<T>>;
+    /// The support's indices on the host.
+    fn indices(&self, s: &Self::Support) -> Result<Vec<usize>>;
+
+    /// `|a|^2`.
+    fn norm2(&self, a: &Self::Vector) -> Result<f64> {
+        self.dot(a, a)
+    }
+}
+
+/// The CPU: slices, the operator's own products and the crate's top-k.
+pub(crate) struct Host<'a, T: Real> {
+    op: &'a dyn LinearOperator<T>,
+    y: Vec<T>,
+    selector: Selector,
+}
+
+impl<'a, T: Real> Host<'a, T> {
+    /// The problem `y = A x` on the CPU.
+    pub fn new(op: &'a dyn LinearOperator<T>, y: &[T]) -> Host<'a, T> {
+        Host {
+            op,
+            y: y.to_vec(),
+            selector: Selector::new(),
+        }
+    }
+}
+
+impl<T: Real> Backend<T> for Host<'_, T> {
+    type Vector = Vec<T>;
+    type Support = Vec<usize>;
+
+    fn shape(&self) -> (usize, usize) {
+        self.op.shape()
+    }
+    fn measurements(&self) -> &Vec<T> {
+        &self.y
+    }
+    fn zeros(&self, len: usize) -> Result<Vec<T>> {
+        Ok(vec![T::zero(); len])
+    }
+    fn upload(&self, v: &[T]) -> Result<Vec<T>> {
+        Ok(v.to_vec())
+    }
+    fn copy(&self, src: &Vec<T>, dst: &mut Vec<T>) -> Result<()> {
+        dst.copy_from_slice(src);
+        Ok(())
+    }
+    fn apply(&self, x: &Vec<T>, y: &mut Vec<T>) -> Result<()> {
+        self.op.apply(x, y);
+        Ok(())
+    }
+    fn adjoint(&self, y: &Vec<T>, x: &mut Vec<T>) -> Result<()> {
+        self.op.adjoint(y, x);
+        Ok(())
+    }
+    fn dot(&self, a: &Vec<T>, b: &Vec<T>) -> Result<f64> {
+        Ok(vector::dot(a, b))
+    }
+    fn dot_on(&self, s: &Vec<usize>, a: &Vec<T>, b: &Vec<T>) -> Result<f64> {
+        Ok(vector::dot_on(s, a, b))
+    }
+    fn add_scaled(&self, a: &Vec<T>, s: f64, b: &Vec<T>, out: &mut Vec<T>) -> Result<()> {
+        vector::add_scaled(a, s, b, out);
+        Ok(())
+    }
+    fn axpy(&self, s: f64, b: &Vec<T>, y: &mut Vec<T>) -> Result<()> {
+        vector::axpy(s, b, y);
+        Ok(())
+    }
+    fn xpay(&self, a: &Vec<T>, s: f64, y: &mut Vec<T>) -> Result<()> {
+        let s = T::of(s);
+        for (y, &a) in y.iter_mut().zip(a) {
+            *y = a + s * *y;
+        }
+        Ok(())
+    }
+    fn restrict(&self, v: &Vec<T>, s: &Vec<usize>, out: &mut Vec<T>) -> Result<()> {
+        vector::restrict(v, s, out);
+        Ok(())
+    }
+    fn difference(&self, a: &Vec<T>, b: &Vec<T>, out: &mut Vec<T>) -> Result<()> {
+        vector::difference(a, b, out);
+        Ok(())
+    }
+    fn finite(&self, v: &Vec<T>) -> Result<bool> {
+        Ok(v.iter().all(|x| x.as_f64().is_finite()))
+    }
+    fn largest(&self, v: &Vec<T>, k: usize) -> Result<Vec<usize>> {
+        largest(&self.selector, v, k)
+    }
+    fn empty(&self) -> Result<Vec<usize>> {
+        Ok(Vec::new())
+    }
+    fn union(&self, a: &Vec<usize>, b: &Vec<usize>) -> Result<Vec<usize>> {
+        Ok(vector::union(a, b))
+    }
+    fn same(&self, a: &Vec<usize>, b: &Vec<usize>) -> Result<bool> {
+        Ok(a == b)
+    }
+    fn fingerprint(&self, s: &Vec<usize>) -> Result<u64> {
+        Ok(fingerprint(s.iter().copied()))
+    }
+    fn to_host(&self, v: &Vec<T>) -> Result<Vec<T>> {
+        Ok(v.clone())
+    }
+    fn indices(&self, s: &Vec<usize>) -> Result<Vec<usize>> {
+        Ok(s.clone())
+    }
+}
+
+/// A hash of a set of indices: the wrapping sum of SplitMix64's finaliser of each index plus
+/// one (the same on every device, whatever the order of the sum).
+pub(crate) fn fingerprint(indices: impl Iterator<Item = usize>) -> u64 {
+    indices.fold(0u64, |sum, i| sum.wrapping_add(mix(i as u64 + 1)))
+}
+
+/// SplitMix64's finaliser.
+pub(crate) fn mix(z: u64) -> u64 {
+    let z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    let z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
