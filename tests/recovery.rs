@@ -5,8 +5,8 @@ mod common;
 
 use common::SplitMix64;
 use kselect::recovery::{
-    sparse_signal, Algorithm, Ensemble, LinearOperator, Real, Recovery, SignalKind, Solver,
-    StopReason, ALGORITHMS,
+    sparse_signal, Algorithm, DeviceOperator, Ensemble, LinearOperator, Real, Recovery, SignalKind,
+    Solver, StopReason, ALGORITHMS,
 };
 
 /// A dense Gaussian matrix, N(0, 1/m) entries, row-major.
@@ -293,4 +293,73 @@ fn far_outside_the_region_the_solvers_stop_for_a_reason() {
             "{algorithm}"
         );
     }
+}
+
+fn the_gpu_recovers_as_the_cpu<T: Real>(bound: f64) {
+    let Some(device) = common::cuda_device() else {
+        eprintln!("skipped (no CUDA device)");
+        return;
+    };
+    let (m, n) = (256, 512);
+    for ensemble in [
+        Ensemble::Gaussian,
+        Ensemble::Sign,
+        Ensemble::Sparse { d: 7 },
+    ] {
+        let op = ensemble.generate::<T>(m, n, 21).unwrap();
+        let on_gpu = DeviceOperator::upload(&op, &device).unwrap();
+        assert_eq!(on_gpu.shape(), (m, n));
+        for (trial, kind) in [SignalKind::Gaussian, SignalKind::Sign]
+            .into_iter()
+            .enumerate()
+        {
+            for algorithm in ALGORITHMS {
+                if (algorithm, ensemble.name()) == (Algorithm::Iht, "sparse") {
+                    continue;
+                }
+                let k = if algorithm == Algorithm::Iht { 6 } else { 16 };
+                let x = sparse_signal::<T>(n, k, kind, 700 + trial as u64).unwrap();
+                let y = measure(&op, &x);
+                let solver = Solver::new(algorithm, k);
+                let gpu = solver.solve_on(&on_gpu, &y).unwrap();
+                let what = format!("{ensemble}, {kind} signal, {algorithm} on the GPU");
+                check_recovery(&gpu, &x, bound, &what);
+                let cpu = solver.solve(&op, &y).unwrap();
+                assert_eq!(gpu.support, cpu.support, "{what}: support as on the CPU");
+            }
+        }
+    }
+    // A batch of problems on the device, and the errors.
+    let op = Ensemble::Gaussian.generate::<T>(64, 128, 3).unwrap();
+    let on_gpu = DeviceOperator::upload(&op, &device).unwrap();
+    let solver = Solver::new(Algorithm::Niht, 4);
+    let e = solver
+        .solve_on(&on_gpu, &vec![T::zero(); 63])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("63 measurements"), "{e}");
+    let dct = Ensemble::Dct.generate::<T>(64, 128, 3).unwrap();
+    let e = DeviceOperator::upload(&dct, &device)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("DCT") && e.contains("CPU only"), "{e}");
+    let zero = solver.solve_on(&on_gpu, &vec![T::zero(); 64]).unwrap();
+    assert_eq!((zero.iterations, zero.stop), (0, StopReason::Converged));
+}
+
+#[test]
+fn the_gpu_recovers_as_the_cpu_f64() {
+    the_gpu_recovers_as_the_cpu::<f64>(1e-8);
+}
+
+#[test]
+fn the_gpu_recovers_as_the_cpu_f32() {
+    the_gpu_recovers_as_the_cpu::<f32>(1e-3);
+}
+
+#[test]
+fn an_operator_is_uploaded_to_a_cuda_device_only() {
+    let op = Ensemble::Gaussian.generate::<f64>(8, 16, 1).unwrap();
+    let e = DeviceOperator::upload(&op, &kselect::Device::Cpu).unwrap_err();
+    assert!(e.to_string().contains("CUDA device"), "{e}");
 }

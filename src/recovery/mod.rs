@@ -31,6 +31,7 @@ mod operator;
 pub use operator::LinearOperator;
 
 mod backend;
+mod cuda;
 mod iterative;
 mod least_squares;
 mod pursuit;
@@ -39,6 +40,7 @@ mod stopping;
 mod threshold;
 mod vector;
 
+pub use cuda::DeviceOperator;
 pub use solver::{Algorithm, Recovery, Solver, ALGORITHMS};
 pub use stopping::StopReason;
 
@@ -61,6 +63,51 @@ pub use phase::{AlgorithmDiagram, Cell, CurvePoint, PhaseDiagram, PhaseTransitio
 
 use crate::element::Element;
 
+mod blas {
+    //! The cuBLAS matrix-vector product of each element type, for the CUDA backend.
+    use cudarc::cublas::{CudaBlas, Gemv as _, GemvConfig};
+    use cudarc::driver::CudaSlice;
+
+    /// `y = alpha op(A) x + beta y` by cuBLAS in this type.
+    pub trait Gemv: Sized {
+        /// # Safety
+        /// `a`, `x` and `y` hold what `cfg` describes.
+        unsafe fn gemv(
+            blas: &CudaBlas,
+            cfg: GemvConfig<Self>,
+            a: &CudaSlice<Self>,
+            x: &CudaSlice<Self>,
+            y: &mut CudaSlice<Self>,
+        ) -> Result<(), cudarc::cublas::result::CublasError>;
+    }
+
+    impl Gemv for f32 {
+        unsafe fn gemv(
+            blas: &CudaBlas,
+            cfg: GemvConfig<f32>,
+            a: &CudaSlice<f32>,
+            x: &CudaSlice<f32>,
+            y: &mut CudaSlice<f32>,
+        ) -> Result<(), cudarc::cublas::result::CublasError> {
+            // SAFETY: the caller's promise.
+            unsafe { blas.gemv(cfg, a, x, y) }
+        }
+    }
+
+    impl Gemv for f64 {
+        unsafe fn gemv(
+            blas: &CudaBlas,
+            cfg: GemvConfig<f64>,
+            a: &CudaSlice<f64>,
+            x: &CudaSlice<f64>,
+            y: &mut CudaSlice<f64>,
+        ) -> Result<(), cudarc::cublas::result::CublasError> {
+            // SAFETY: the caller's promise.
+            unsafe { blas.gemv(cfg, a, x, y) }
+        }
+    }
+}
+
 /// The element types of signals and operators: `f32` and `f64`.
 ///
 /// ```
@@ -69,6 +116,7 @@ use crate::element::Element;
 /// ```
 pub trait Real:
     Element
+    + blas::Gemv
     + num_traits::Float
     + rustfft::FftNum
     + std::iter::Sum

@@ -5,8 +5,9 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::recovery::backend::{Backend, Host};
+use crate::recovery::cuda::Cuda;
 use crate::recovery::stopping::{Monitor, StopReason};
-use crate::recovery::{iterative, pursuit, LinearOperator, Real};
+use crate::recovery::{iterative, pursuit, DeviceOperator, LinearOperator, Real};
 
 /// The recovery algorithms.
 ///
@@ -268,9 +269,31 @@ impl Solver {
     /// # Ok::<(), kselect::Error>(())
     /// ```
     pub fn solve<T: Real>(&self, op: &dyn LinearOperator<T>, y: &[T]) -> Result<Recovery<T>> {
-        self.check(op, y.len())?;
+        self.check(op.shape(), y.len())?;
         check_finite(y, 0, y.len())?;
-        self.run(op, y)
+        self.run(op.shape(), y, || Ok(Host::new(op, y)))
+    }
+
+    /// [`solve`](Solver::solve) on a CUDA device, with the operator uploaded there
+    /// ([`DeviceOperator`]): the vectors stay on the device, the hard thresholds are the
+    /// device's exact top-k, and only scalars cross to the host between steps.
+    ///
+    /// ```no_run
+    /// use kselect::recovery::{sparse_signal, Algorithm, DeviceOperator, Ensemble, LinearOperator, SignalKind, Solver};
+    /// use kselect::Device;
+    /// let a = Ensemble::Gaussian.generate::<f32>(128, 256, 1)?;
+    /// let x = sparse_signal::<f32>(256, 8, SignalKind::Gaussian, 2)?;
+    /// let mut y = vec![0.0; 128];
+    /// a.apply(&x, &mut y);
+    /// let on_gpu = DeviceOperator::upload(&a, &Device::cuda(0)?)?;
+    /// let found = Solver::new(Algorithm::Niht, 8).solve_on(&on_gpu, &y)?;
+    /// assert!(found.stop.is_success());
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn solve_on<T: Real>(&self, op: &DeviceOperator<T>, y: &[T]) -> Result<Recovery<T>> {
+        self.check(op.shape(), y.len())?;
+        check_finite(y, 0, y.len())?;
+        self.run(op.shape(), y, || Cuda::new(op, y))
     }
 
     /// Solves `count` problems with the same operator at once: `ys` holds their measurement
@@ -302,16 +325,17 @@ impl Solver {
             )));
         }
         let count = ys.len() / m;
-        self.check(op, m)?;
+        self.check(op.shape(), m)?;
         for p in 0..count {
             check_finite(&ys[p * m..(p + 1) * m], p, m)?;
         }
-        ys.par_chunks(m).map(|y| self.run(op, y)).collect()
+        ys.par_chunks(m)
+            .map(|y| self.run(op.shape(), y, || Ok(Host::new(op, y))))
+            .collect()
     }
 
     /// The checks of the options against the operator.
-    fn check<T: Real>(&self, op: &dyn LinearOperator<T>, len: usize) -> Result<()> {
-        let (m, n) = op.shape();
+    fn check(&self, (m, n): (usize, usize), len: usize) -> Result<()> {
         if m == 0 || n == 0 {
             return Err(Error::InvalidArgument(format!(
                 "the operator is {m} x {n}: it needs at least one measurement and one unknown"
@@ -328,7 +352,7 @@ impl Solver {
                 self.k
             )));
         }
-        let tol = self.tolerance_for::<T>();
+        let tol = self.tolerance.unwrap_or(1.0);
         if !(tol > 0.0 && tol.is_finite()) {
             return Err(Error::InvalidArgument(format!(
                 "the tolerance must be positive and finite, not {tol}"
@@ -344,9 +368,14 @@ impl Solver {
         Ok(())
     }
 
-    /// One solve, the input checked.
-    fn run<T: Real>(&self, op: &dyn LinearOperator<T>, y: &[T]) -> Result<Recovery<T>> {
-        let (_, n) = op.shape();
+    /// One solve of `y` by an operator of `shape`, the input checked, on the backend `backend`
+    /// makes.
+    fn run<T: Real, B: Backend<T>>(
+        &self,
+        (_, n): (usize, usize),
+        y: &[T],
+        backend: impl FnOnce() -> Result<B>,
+    ) -> Result<Recovery<T>> {
         let norm_y = crate::recovery::vector::norm2(y).sqrt();
         let mut monitor = Monitor::new(norm_y, self.tolerance_for::<T>(), self.max_iterations);
         if self.k == 0 || norm_y == 0.0 {
@@ -369,8 +398,7 @@ impl Solver {
             tol: self.tolerance_for::<T>(),
             norm_y,
         };
-        let (solution, support, stop) =
-            self.algorithm_on(&Host::new(op, y), &problem, &mut monitor)?;
+        let (solution, support, stop) = self.algorithm_on(&backend()?, &problem, &mut monitor)?;
         let residuals = monitor.into_residuals();
         Ok(Recovery {
             solution,

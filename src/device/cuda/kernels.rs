@@ -97,6 +97,12 @@ pub(crate) static KNN: KernelSource = KernelSource {
     text: include_str!("../../../kernels/knn.cu"),
 };
 
+/// Sparse recovery: the solvers' vector steps and reductions, the sparse operator's products.
+pub(crate) static RECOVERY: KernelSource = KernelSource {
+    name: "recovery.cu",
+    text: include_str!("../../../kernels/recovery.cu"),
+};
+
 /// Every source of `kernels/`, for checks that compile them all.
 #[cfg_attr(not(test), allow(dead_code))]
 pub(crate) static ALL: &[&KernelSource] = &[
@@ -113,6 +119,7 @@ pub(crate) static ALL: &[&KernelSource] = &[
     &FUSED_MULTISELECT,
     &REGRESSION,
     &KNN,
+    &RECOVERY,
 ];
 
 impl KernelSource {

@@ -1,0 +1,233 @@
+//! Sparse recovery: the time of an iteration of each solver, on the CPU or a CUDA GPU, against
+//! the floor of any such iteration — the operator and its adjoint applied once each.
+//!
+//! ```text
+//! cargo bench --bench recovery -- --device cuda --ensemble gaussian --n 16384 --m 8192 \
+//!     --rho 0.1 --dtype f32 --algorithms niht,htp,cgiht --reps 5 --json recovery.json
+//! ```
+//!
+//! Options: `--device cpu|cuda` (default cuda; without a GPU, `cuda` prints a note and exits
+//! 0 unless `KSELECT_REQUIRE_GPU=1`), `--ensemble` (an `Ensemble` name; default gaussian),
+//! `--n` (default 16384), `--m` (default n / 2), `--rho` (`k = round(rho m)`; default 0.1),
+//! `--signal gaussian|sign` (default gaussian), `--dtype f32|f64` (default f32),
+//! `--algorithms` (comma separated; default niht), `--reps` (default 5), `--seed` (default 1),
+//! `--json PATH`.
+//!
+//! **The problem**: the operator drawn from the ensemble with `seed`, a `k`-sparse signal
+//! drawn with `seed + 1`, `y = A x`. **The solve**: `Solver::new(algorithm, k).solve(&op, &y)`
+//! on the CPU, `solve_on(&uploaded, &y)` on the GPU (the operator uploaded once, before the
+//! timing), wall clock from the call to its return (the solution back on the host), median of
+//! `--reps` after one untimed solve; the time an iteration is that over the iterations run.
+//! **The floor** (GPU): one `apply` and one `adjoint` of the uploaded operator between CUDA
+//! events, median of 20 after 3 untimed.
+
+use std::time::Instant;
+
+use kselect::recovery::{
+    sparse_signal, Algorithm, DeviceOperator, Ensemble, LinearOperator, Real, SignalKind, Solver,
+};
+use kselect::{Device, DeviceBuffer};
+
+#[path = "common/gpu.rs"]
+mod gpu;
+#[path = "common/options.rs"]
+mod options;
+#[path = "common/report.rs"]
+mod report;
+
+use report::median;
+
+struct Options {
+    device: String,
+    ensemble: Ensemble,
+    n: usize,
+    m: Option<usize>,
+    rho: f64,
+    signal: SignalKind,
+    dtype: String,
+    algorithms: Vec<Algorithm>,
+    reps: usize,
+    seed: u64,
+    json: Option<String>,
+}
+
+fn parse_options() -> Options {
+    let mut opts = Options {
+        device: "cuda".into(),
+        ensemble: Ensemble::Gaussian,
+        n: 16384,
+        m: None,
+        rho: 0.1,
+        signal: SignalKind::Gaussian,
+        dtype: "f32".into(),
+        algorithms: vec![Algorithm::Niht],
+        reps: 5,
+        seed: 1,
+        json: None,
+    };
+    let count = |v: &str| v.parse::<f64>().ok().map(|v| v as usize);
+    options::for_each(|name, value| {
+        match name {
+            "--device" => opts.device = value,
+            "--ensemble" => opts.ensemble = value.parse().unwrap_or(opts.ensemble),
+            "--n" => opts.n = count(&value).unwrap_or(opts.n),
+            "--m" => opts.m = count(&value),
+            "--rho" => opts.rho = value.parse().unwrap_or(opts.rho),
+            "--signal" => opts.signal = value.parse().unwrap_or(opts.signal),
+            "--dtype" => opts.dtype = value,
+            "--algorithms" => opts.algorithms = options::parsed(&value),
+            "--reps" => opts.reps = value.parse().unwrap_or(opts.reps).max(1),
+            "--seed" => opts.seed = value.parse().unwrap_or(opts.seed),
+            "--json" => opts.json = Some(value),
+            _ => return false,
+        }
+        true
+    });
+    opts
+}
+
+fn main() {
+    let opts = parse_options();
+    let device = match opts.device.as_str() {
+        "cpu" => Device::Cpu,
+        _ => match gpu::device_or_exit("recovery") {
+            Some(gpu) => {
+                println!("device: {}", gpu::describe(&gpu));
+                Device::Cuda(gpu)
+            }
+            None => return,
+        },
+    };
+    let results = match opts.dtype.as_str() {
+        "f64" => run::<f64>(&opts, &device),
+        _ => run::<f32>(&opts, &device),
+    };
+    let failed = results.iter().any(|r| r.get("error").is_some());
+    report::finish(opts.json.as_deref(), failed, || {
+        let fields = serde_json::json!({
+            "device": match &device { Device::Cuda(g) => gpu::describe(g), Device::Cpu => "cpu".into() },
+            "ensemble": opts.ensemble.to_string(), "n": opts.n, "dtype": opts.dtype,
+            "signal": opts.signal.name(),
+            "timing": "solve: wall clock of one solve (operator already on the device), median of --reps after one; per iteration = solve / iterations; floor: apply + adjoint between CUDA events, median of 20 after 3",
+        });
+        (fields, results)
+    });
+}
+
+fn run<T: Real>(opts: &Options, device: &Device) -> Vec<serde_json::Value> {
+    let n = opts.n;
+    let m = opts.m.unwrap_or(n / 2);
+    let k = ((opts.rho * m as f64).round() as usize).max(1);
+    println!(
+        "{} n = {n}, m = {m}, k = {k}, {} signal, {}",
+        opts.ensemble, opts.signal, opts.dtype
+    );
+    let problem = || -> kselect::Result<_> {
+        let op = opts.ensemble.generate::<T>(m, n, opts.seed)?;
+        let x = sparse_signal::<T>(n, k, opts.signal, opts.seed + 1)?;
+        let mut y = vec![T::zero(); m];
+        op.apply(&x, &mut y);
+        Ok((op, x, y))
+    };
+    let (op, x, y) = match problem() {
+        Ok(p) => p,
+        Err(e) => return vec![serde_json::json!({ "error": e.to_string() })],
+    };
+    let uploaded = match device {
+        Device::Cuda(_) => match DeviceOperator::upload(&op, device) {
+            Ok(u) => Some(u),
+            Err(e) => return vec![serde_json::json!({ "error": e.to_string() })],
+        },
+        Device::Cpu => None,
+    };
+    let floor_ms = match (&uploaded, device) {
+        (Some(u), Device::Cuda(gpu)) => floor(u, device, gpu).ok(),
+        _ => None,
+    };
+    if let Some(f) = floor_ms {
+        println!("floor (apply + adjoint): {f:.4} ms");
+    }
+    println!(
+        "{:>8} {:>6} {:>10} {:>12} {:>9}  stop",
+        "algo", "iters", "solve ms", "ms / iter", "x floor"
+    );
+    let mut results = Vec::new();
+    for &algorithm in &opts.algorithms {
+        let solver = Solver::new(algorithm, k);
+        let solve = || match &uploaded {
+            Some(u) => solver.solve_on(u, &y),
+            None => solver.solve(&op, &y),
+        };
+        let mut times = Vec::new();
+        let mut last = None;
+        let mut error = None;
+        for r in 0..=opts.reps {
+            let start = Instant::now();
+            match solve() {
+                Ok(found) => {
+                    if r > 0 {
+                        times.push(start.elapsed().as_secs_f64() * 1e3);
+                    }
+                    last = Some(found);
+                }
+                Err(e) => {
+                    error = Some(e.to_string());
+                    break;
+                }
+            }
+        }
+        let Some(found) = last.filter(|_| error.is_none()) else {
+            println!(
+                "{:>8}  error: {}",
+                algorithm.name(),
+                error.clone().unwrap_or_default()
+            );
+            results.push(serde_json::json!({ "algorithm": algorithm.name(), "error": error }));
+            continue;
+        };
+        let ms = median(times.clone());
+        let per = ms / found.iterations.max(1) as f64;
+        let largest = x.iter().map(|v| v.as_f64().abs()).fold(0.0, f64::max);
+        let err = found
+            .solution
+            .iter()
+            .zip(&x)
+            .map(|(a, b)| (a.as_f64() - b.as_f64()).abs())
+            .fold(0.0, f64::max);
+        let ratio = floor_ms.map(|f| per / f);
+        println!(
+            "{:>8} {:>6} {:>10.3} {:>12.4} {:>9}  {} (error {:.1e})",
+            algorithm.name(),
+            found.iterations,
+            ms,
+            per,
+            ratio.map_or("-".into(), |r| format!("{r:.2}")),
+            found.stop,
+            err / largest
+        );
+        results.push(serde_json::json!({
+            "algorithm": algorithm.name(), "m": m, "k": k, "iterations": found.iterations,
+            "stop": found.stop.name(), "relative_error": err / largest,
+            "solve_ms": ms, "times_ms": times, "ms_per_iteration": per,
+            "floor_ms": floor_ms, "x_floor": ratio,
+        }));
+    }
+    results
+}
+
+/// The median time of one apply and one adjoint, in ms.
+fn floor<T: Real>(
+    u: &DeviceOperator<T>,
+    device: &Device,
+    gpu: &kselect::CudaDevice,
+) -> kselect::Result<f64> {
+    let (m, n) = u.shape();
+    let x = DeviceBuffer::from_host(device, &vec![T::one(); n])?;
+    let mut y = DeviceBuffer::from_host(device, &vec![T::zero(); m])?;
+    let mut back = DeviceBuffer::from_host(device, &vec![T::zero(); n])?;
+    let times = gpu::event_times(gpu, 3, 20, |_| {
+        u.apply(&x, &mut y)?;
+        u.adjoint(&y, &mut back)
+    })?;
+    Ok(median(times))
+}

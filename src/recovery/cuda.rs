@@ -1,0 +1,574 @@
+//! The CUDA backend of the solvers: vectors in device memory, the operator's products by
+//! cuBLAS (dense matrices) or the crate's kernels (sparse binary matrices), hard thresholding
+//! by the crate's device top-k, and the reductions of `kernels/recovery.cu`, summed on the
+//! host from per-block parts.
+
+use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, LaunchArgs, PushKernelArg};
+
+use crate::device::cuda::blas::blas_handle;
+use crate::device::cuda::kernels::{kernel_name, RECOVERY};
+use crate::device::cuda::launch::config;
+use crate::device::cuda::{driver_error, CudaDevice};
+use crate::device::{Device, DeviceBuffer};
+use crate::error::{Error, Result};
+use crate::recovery::backend::Backend;
+use crate::recovery::{DenseMatrix, LinearOperator, Operator, Real, SparseBinary};
+use crate::select::Selector;
+
+/// Threads of the kernels (`REC_THREADS`).
+const THREADS: u32 = 256;
+/// Blocks of the reductions: their parts are summed on the host.
+const PARTS: usize = 264;
+
+/// An operator copied to a CUDA device, ready for the solvers.
+///
+/// ```no_run
+/// use kselect::recovery::{DeviceOperator, Ensemble};
+/// use kselect::Device;
+/// let a = Ensemble::Gaussian.generate::<f32>(64, 256, 1)?;
+/// let on_gpu = DeviceOperator::upload(&a, &Device::cuda(0)?)?;
+/// assert_eq!(on_gpu.shape(), (64, 256));
+/// # Ok::<(), kselect::Error>(())
+/// ```
+pub struct DeviceOperator<T: Real> {
+    dev: CudaDevice,
+    form: Form<T>,
+    m: usize,
+    n: usize,
+}
+
+impl<T: Real> std::fmt::Debug for DeviceOperator<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceOperator")
+            .field("m", &self.m)
+            .field("n", &self.n)
+            .field("device", &self.dev.ordinal())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The device form of each kind of operator.
+enum Form<T> {
+    /// Row-major `m x n`: column-major `n x m` for cuBLAS.
+    Dense(CudaSlice<T>),
+    /// Rows' columns (CSR), columns' rows, `d` and the entries' value.
+    Sparse {
+        start: CudaSlice<u64>,
+        cols: CudaSlice<u64>,
+        rows: CudaSlice<u64>,
+        d: u32,
+        value: f64,
+    },
+}
+
+impl<T: Real> DeviceOperator<T> {
+    /// Copies `op` to `device` (a CUDA device). Dense matrices and sparse binary matrices have
+    /// a device form; an error names the kinds that do not yet.
+    ///
+    /// ```no_run
+    /// use kselect::recovery::{DeviceOperator, Ensemble};
+    /// use kselect::Device;
+    /// let a = Ensemble::Sparse { d: 7 }.generate::<f64>(128, 512, 3)?;
+    /// assert!(DeviceOperator::upload(&a, &Device::Cpu).is_err());
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn upload(op: &Operator<T>, device: &Device) -> Result<DeviceOperator<T>> {
+        let Device::Cuda(dev) = device else {
+            return Err(Error::InvalidArgument(
+                "an operator is uploaded to a CUDA device, not the CPU".into(),
+            ));
+        };
+        let (m, n) = op.shape();
+        let form = match op {
+            Operator::Dense(a) => dense(dev, a)?,
+            Operator::Sparse(a) => sparse(dev, a)?,
+            Operator::Dct(_) => {
+                return Err(Error::InvalidArgument(
+                    "the subsampled DCT operator runs on the CPU only so far; dense and \
+                     sparse operators run on CUDA"
+                        .into(),
+                ))
+            }
+        };
+        Ok(DeviceOperator {
+            dev: dev.clone(),
+            form,
+            m,
+            n,
+        })
+    }
+
+    /// `(m, n)`.
+    ///
+    /// ```no_run
+    /// # use kselect::recovery::{DeviceOperator, Ensemble};
+    /// # use kselect::Device;
+    /// let a = Ensemble::Sign.generate::<f32>(8, 16, 1)?;
+    /// assert_eq!(DeviceOperator::upload(&a, &Device::cuda(0)?)?.shape(), (8, 16));
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn shape(&self) -> (usize, usize) {
+        (self.m, self.n)
+    }
+
+    /// The device.
+    pub(crate) fn device(&self) -> &CudaDevice {
+        &self.dev
+    }
+
+    /// `y = A x` on the device: `x` holds `n` values, `y` `m` (overwritten).
+    ///
+    /// ```no_run
+    /// use kselect::recovery::{DeviceOperator, Ensemble};
+    /// use kselect::{Device, DeviceBuffer};
+    /// let device = Device::cuda(0)?;
+    /// let a = DeviceOperator::upload(&Ensemble::Sign.generate::<f64>(4, 16, 1)?, &device)?;
+    /// let x = DeviceBuffer::from_host(&device, &[0.0; 16])?;
+    /// let mut y = DeviceBuffer::from_host(&device, &[1.0; 4])?;
+    /// a.apply(&x, &mut y)?;
+    /// assert_eq!(y.to_host()?, vec![0.0; 4]);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn apply(&self, x: &DeviceBuffer<T>, y: &mut DeviceBuffer<T>) -> Result<()> {
+        self.check_lengths(x.len(), y.len(), self.n, self.m)?;
+        self.product(x.as_slice(), y.as_slice_mut(), false)
+    }
+
+    /// `x = A^T y` on the device: `y` holds `m` values, `x` `n` (overwritten).
+    ///
+    /// ```no_run
+    /// use kselect::recovery::{DeviceOperator, Ensemble};
+    /// use kselect::{Device, DeviceBuffer};
+    /// let device = Device::cuda(0)?;
+    /// let a = DeviceOperator::upload(&Ensemble::Sign.generate::<f64>(4, 16, 1)?, &device)?;
+    /// let y = DeviceBuffer::from_host(&device, &[0.0; 4])?;
+    /// let mut x = DeviceBuffer::from_host(&device, &[1.0; 16])?;
+    /// a.adjoint(&y, &mut x)?;
+    /// assert_eq!(x.to_host()?, vec![0.0; 16]);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn adjoint(&self, y: &DeviceBuffer<T>, x: &mut DeviceBuffer<T>) -> Result<()> {
+        self.check_lengths(y.len(), x.len(), self.m, self.n)?;
+        self.product(y.as_slice(), x.as_slice_mut(), true)
+    }
+
+    /// An error unless the input and output lengths are those of the product.
+    fn check_lengths(
+        &self,
+        input: usize,
+        output: usize,
+        want_in: usize,
+        want_out: usize,
+    ) -> Result<()> {
+        if input != want_in || output != want_out {
+            return Err(Error::InvalidArgument(format!(
+                "a product of the {} x {} operator takes {want_in} values to {want_out}, not \
+                 {input} to {output}",
+                self.m, self.n
+            )));
+        }
+        Ok(())
+    }
+
+    /// `y = A x` (`transpose`: `x = A^T y`), `input` and `output` of the right lengths.
+    fn product(
+        &self,
+        input: &CudaSlice<T>,
+        output: &mut CudaSlice<T>,
+        transpose: bool,
+    ) -> Result<()> {
+        match &self.form {
+            Form::Dense(a) => gemv(&self.dev, a, (self.m, self.n), input, output, transpose),
+            Form::Sparse {
+                start,
+                cols,
+                rows,
+                d,
+                value,
+            } => {
+                let dev = &self.dev;
+                let (op, count) = if transpose {
+                    ("rec_sparse_adjoint", self.n)
+                } else {
+                    ("rec_sparse_apply", self.m)
+                };
+                let name = kernel_name(op, T::DTYPE);
+                let f = dev.function(&RECOVERY, &name)?;
+                let count64 = count as u64;
+                let mut launch = dev.stream().launch_builder(&f);
+                if transpose {
+                    launch.arg(rows).arg(d);
+                } else {
+                    launch.arg(start).arg(cols);
+                }
+                launch.arg(input).arg(value).arg(&count64).arg(output);
+                // SAFETY: rec_sparse_apply(const u64* start, const u64* cols, const T* x, double w,
+                // u64 m, T* y): start holds m + 1 offsets into cols, whose entries are below n
+                // (x's length), y holds m; rec_sparse_adjoint(const u64* rows, u32 d, const T* y,
+                // double w, u64 n, T* x): rows holds n d entries below m (y's length), x holds
+                // n. The output aliases no input.
+                unsafe { launch.launch(config(blocks(count), THREADS)) }
+                    .map_err(|e| driver_error(&format!("launching {name}"), e))?;
+                Ok(())
+            }
+        }
+    }
+}
+
+/// A dense matrix on the device, row-major as on the host.
+fn dense<T: Real>(dev: &CudaDevice, a: &DenseMatrix<T>) -> Result<Form<T>> {
+    Ok(Form::Dense(
+        DeviceBuffer::from_host_on(dev, a.as_slice())?.into_slice(),
+    ))
+}
+
+/// A sparse binary matrix on the device: its columns' rows, and its rows' columns (CSR).
+fn sparse<T: Real>(dev: &CudaDevice, a: &SparseBinary<T>) -> Result<Form<T>> {
+    let (m, n) = a.shape();
+    let d = a.nonzeros_per_column();
+    let rows_of_columns = a.rows_of_columns();
+    let mut start = vec![0u64; m + 1];
+    for &i in rows_of_columns {
+        start[i + 1] += 1;
+    }
+    for i in 0..m {
+        start[i + 1] += start[i];
+    }
+    let mut next = start.clone();
+    let mut cols = vec![0u64; n * d];
+    for j in 0..n {
+        for &i in &rows_of_columns[j * d..(j + 1) * d] {
+            cols[next[i] as usize] = j as u64;
+            next[i] += 1;
+        }
+    }
+    let rows: Vec<u64> = rows_of_columns.iter().map(|&i| i as u64).collect();
+    let upload = |v: &[u64]| Ok::<_, Error>(DeviceBuffer::from_host_on(dev, v)?.into_slice());
+    Ok(Form::Sparse {
+        start: upload(&start)?,
+        cols: upload(&cols)?,
+        rows: upload(&rows)?,
+        d: d as u32,
+        value: 1.0 / (d as f64).sqrt(),
+    })
+}
+
+/// `y = A x` or `x = A^T y` by cuBLAS `gemv`, `A` row-major `m x n` (so column-major `n x m`).
+fn gemv<T: Real>(
+    dev: &CudaDevice,
+    a: &CudaSlice<T>,
+    (m, n): (usize, usize),
+    input: &CudaSlice<T>,
+    output: &mut CudaSlice<T>,
+    transpose: bool,
+) -> Result<()> {
+    use cudarc::cublas::sys::cublasOperation_t;
+    use cudarc::cublas::GemvConfig;
+    let handle = blas_handle(dev, "sparse recovery")?;
+    let cfg = GemvConfig {
+        // Column-major n x m: its transpose is A.
+        trans: if transpose {
+            cublasOperation_t::CUBLAS_OP_N
+        } else {
+            cublasOperation_t::CUBLAS_OP_T
+        },
+        m: n as i32,
+        n: m as i32,
+        alpha: T::one(),
+        lda: n as i32,
+        incx: 1,
+        beta: T::zero(),
+        incy: 1,
+    };
+    let blas = handle.lock().unwrap_or_else(|e| e.into_inner());
+    // SAFETY: a holds n * m values (lda = n); input and output hold the lengths of the
+    // product's sides (m for x, n for y when transposed, and the reverse otherwise).
+    unsafe { T::gemv(&blas, cfg, a, input, output) }.map_err(|e| Error::Cuda {
+        context: "cuBLAS gemv in sparse recovery".into(),
+        message: format!("{e:?}"),
+    })
+}
+
+/// Blocks of an element-wise kernel over `count` items.
+fn blocks(count: usize) -> usize {
+    count.div_ceil(THREADS as usize).clamp(1, 4096)
+}
+
+/// One problem on a CUDA device: the uploaded operator, the measurements, the device's top-k.
+pub(crate) struct Cuda<'a, T: Real> {
+    op: &'a DeviceOperator<T>,
+    y: DeviceBuffer<T>,
+    selector: Selector,
+}
+
+impl<'a, T: Real> Cuda<'a, T> {
+    /// The problem `y = A x` on `op`'s device.
+    pub fn new(op: &'a DeviceOperator<T>, y: &[T]) -> Result<Cuda<'a, T>> {
+        let dev = op.device().clone();
+        Ok(Cuda {
+            y: DeviceBuffer::from_host_on(&dev, y)?,
+            selector: Selector::on(Device::Cuda(dev)),
+            op,
+        })
+    }
+
+    fn dev(&self) -> &CudaDevice {
+        self.op.device()
+    }
+
+    /// The kernel `{op}_{dtype}` (or `op` when `typed` is false) and its name.
+    fn kernel(&self, op: &str, typed: bool) -> Result<(CudaFunction, String)> {
+        let name = if typed {
+            kernel_name(op, T::DTYPE)
+        } else {
+            op.to_string()
+        };
+        Ok((self.dev().function(&RECOVERY, &name)?, name))
+    }
+
+    /// Launches the kernel `name` whose arguments `launch` holds, over `grid` blocks.
+    fn run(&self, mut launch: LaunchArgs<'_>, grid: usize, name: &str) -> Result<()> {
+        // SAFETY: every caller pushes the arguments of the kernel it names, with the lengths
+        // its comment in kernels/recovery.cu asks for (the callers' vectors have the problem's
+        // shapes, supports at most n entries below n).
+        unsafe { launch.launch(config(grid, THREADS)) }
+            .map_err(|e| driver_error(&format!("launching {name}"), e))?;
+        Ok(())
+    }
+
+    /// Downloads the `PARTS` partial results of a reduction.
+    fn parts<P: DeviceRepr + Copy + Default>(&self, parts: &CudaSlice<P>) -> Result<Vec<P>> {
+        self.dev()
+            .stream()
+            .clone_dtoh(parts)
+            .map_err(|e| driver_error("reading a reduction's parts", e))
+    }
+
+    /// `<a, b>` over `count` entries, or over the support's entries.
+    fn dot_of(
+        &self,
+        a: &DeviceBuffer<T>,
+        b: &DeviceBuffer<T>,
+        support: Option<&DeviceBuffer<u64>>,
+    ) -> Result<f64> {
+        let count = support.map_or(a.len(), |s| s.len()) as u64;
+        let mut parts = self
+            .dev()
+            .alloc_zeros::<f64>(PARTS, "a reduction's parts")?;
+        let null = 0u64;
+        let (f, name) = self.kernel("rec_dot", true)?;
+        let mut l = self.dev().stream().launch_builder(&f);
+        l.arg(a.as_slice()).arg(b.as_slice());
+        match support {
+            Some(s) => l.arg(s.as_slice()),
+            None => l.arg(&null),
+        };
+        l.arg(&count).arg(&mut parts);
+        self.run(l, PARTS, &name)?;
+        Ok(self.parts(&parts)?.iter().sum())
+    }
+}
+
+impl<T: Real> Backend<T> for Cuda<'_, T> {
+    type Vector = DeviceBuffer<T>;
+    type Support = DeviceBuffer<u64>;
+
+    fn shape(&self) -> (usize, usize) {
+        self.op.shape()
+    }
+    fn measurements(&self) -> &DeviceBuffer<T> {
+        &self.y
+    }
+    fn zeros(&self, len: usize) -> Result<DeviceBuffer<T>> {
+        let slice = self.dev().alloc_zeros::<T>(len, "a recovery vector")?;
+        Ok(DeviceBuffer::from_slice(self.dev(), slice))
+    }
+    fn upload(&self, v: &[T]) -> Result<DeviceBuffer<T>> {
+        DeviceBuffer::from_host_on(self.dev(), v)
+    }
+    fn copy(&self, src: &DeviceBuffer<T>, dst: &mut DeviceBuffer<T>) -> Result<()> {
+        self.dev()
+            .stream()
+            .memcpy_dtod(src.as_slice(), dst.as_slice_mut())
+            .map_err(|e| driver_error("copying a recovery vector", e))
+    }
+    fn apply(&self, x: &DeviceBuffer<T>, y: &mut DeviceBuffer<T>) -> Result<()> {
+        self.op.product(x.as_slice(), y.as_slice_mut(), false)
+    }
+    fn adjoint(&self, y: &DeviceBuffer<T>, x: &mut DeviceBuffer<T>) -> Result<()> {
+        self.op.product(y.as_slice(), x.as_slice_mut(), true)
+    }
+    fn dot(&self, a: &DeviceBuffer<T>, b: &DeviceBuffer<T>) -> Result<f64> {
+        self.dot_of(a, b, None)
+    }
+    fn dot_on(
+        &self,
+        s: &DeviceBuffer<u64>,
+        a: &DeviceBuffer<T>,
+        b: &DeviceBuffer<T>,
+    ) -> Result<f64> {
+        self.dot_of(a, b, Some(s))
+    }
+    fn add_scaled(
+        &self,
+        a: &DeviceBuffer<T>,
+        s: f64,
+        b: &DeviceBuffer<T>,
+        out: &mut DeviceBuffer<T>,
+    ) -> Result<()> {
+        let n = a.len() as u64;
+        {
+            let (f, name) = self.kernel("rec_add_scaled", true)?;
+            let mut l = self.dev().stream().launch_builder(&f);
+            l.arg(a.as_slice())
+                .arg(b.as_slice())
+                .arg(&s)
+                .arg(&n)
+                .arg(out.as_slice_mut());
+            self.run(l, blocks(a.len()), &name)
+        }
+    }
+    fn axpy(&self, s: f64, b: &DeviceBuffer<T>, y: &mut DeviceBuffer<T>) -> Result<()> {
+        let n = b.len() as u64;
+        {
+            let (f, name) = self.kernel("rec_axpy", true)?;
+            let mut l = self.dev().stream().launch_builder(&f);
+            l.arg(b.as_slice()).arg(&s).arg(&n).arg(y.as_slice_mut());
+            self.run(l, blocks(b.len()), &name)
+        }
+    }
+    fn xpay(&self, a: &DeviceBuffer<T>, s: f64, y: &mut DeviceBuffer<T>) -> Result<()> {
+        let n = a.len() as u64;
+        {
+            let (f, name) = self.kernel("rec_xpay", true)?;
+            let mut l = self.dev().stream().launch_builder(&f);
+            l.arg(a.as_slice()).arg(&s).arg(&n).arg(y.as_slice_mut());
+            self.run(l, blocks(a.len()), &name)
+        }
+    }
+    fn restrict(
+        &self,
+        v: &DeviceBuffer<T>,
+        s: &DeviceBuffer<u64>,
+        out: &mut DeviceBuffer<T>,
+    ) -> Result<()> {
+        self.dev()
+            .stream()
+            .memset_zeros(out.as_slice_mut())
+            .map_err(|e| driver_error("zeroing a recovery vector", e))?;
+        let k = s.len() as u64;
+        if k == 0 {
+            return Ok(());
+        }
+        {
+            let (f, name) = self.kernel("rec_scatter", true)?;
+            let mut l = self.dev().stream().launch_builder(&f);
+            l.arg(v.as_slice())
+                .arg(s.as_slice())
+                .arg(&k)
+                .arg(out.as_slice_mut());
+            self.run(l, blocks(s.len()), &name)
+        }
+    }
+    fn difference(
+        &self,
+        a: &DeviceBuffer<T>,
+        b: &DeviceBuffer<T>,
+        out: &mut DeviceBuffer<T>,
+    ) -> Result<()> {
+        let n = a.len() as u64;
+        {
+            let (f, name) = self.kernel("rec_difference", true)?;
+            let mut l = self.dev().stream().launch_builder(&f);
+            l.arg(a.as_slice())
+                .arg(b.as_slice())
+                .arg(&n)
+                .arg(out.as_slice_mut());
+            self.run(l, blocks(a.len()), &name)
+        }
+    }
+    fn finite(&self, v: &DeviceBuffer<T>) -> Result<bool> {
+        let n = v.len() as u64;
+        let mut flag = self.dev().alloc_zeros::<u32>(1, "a flag")?;
+        let (f, name) = self.kernel("rec_nonfinite", true)?;
+        let mut l = self.dev().stream().launch_builder(&f);
+        l.arg(v.as_slice()).arg(&n).arg(&mut flag);
+        self.run(l, blocks(v.len()), &name)?;
+        Ok(self.parts(&flag)?[0] == 0)
+    }
+    fn largest(&self, v: &DeviceBuffer<T>, k: usize) -> Result<DeviceBuffer<u64>> {
+        let n = v.len();
+        if k == 0 {
+            return self.empty();
+        }
+        if k >= n {
+            let mut all = self.dev().alloc::<u64>(n, "a support")?;
+            let count = n as u64;
+            {
+                let (f, name) = self.kernel("rec_iota", false)?;
+                let mut l = self.dev().stream().launch_builder(&f);
+                l.arg(&count).arg(&mut all);
+                self.run(l, blocks(n), &name)
+            }?;
+            return Ok(DeviceBuffer::from_slice(self.dev(), all));
+        }
+        Ok(self.selector.threshold_device(v, k)?.into_support())
+    }
+    fn empty(&self) -> Result<DeviceBuffer<u64>> {
+        let none = self.dev().alloc::<u64>(0, "a support")?;
+        Ok(DeviceBuffer::from_slice(self.dev(), none))
+    }
+    fn union(&self, a: &DeviceBuffer<u64>, b: &DeviceBuffer<u64>) -> Result<DeviceBuffer<u64>> {
+        // Supports of at most a few k entries: merged on the host.
+        let (a, b) = (a.to_host()?, b.to_host()?);
+        let (a, b): (Vec<usize>, Vec<usize>) = (
+            a.iter().map(|&i| i as usize).collect(),
+            b.iter().map(|&i| i as usize).collect(),
+        );
+        let joined: Vec<u64> = crate::recovery::vector::union(&a, &b)
+            .into_iter()
+            .map(|i| i as u64)
+            .collect();
+        DeviceBuffer::from_host_on(self.dev(), &joined)
+    }
+    fn same(&self, a: &DeviceBuffer<u64>, b: &DeviceBuffer<u64>) -> Result<bool> {
+        if a.len() != b.len() {
+            return Ok(false);
+        }
+        if a.is_empty() {
+            return Ok(true);
+        }
+        let k = a.len() as u64;
+        let mut flag = self.dev().alloc_zeros::<u32>(1, "a flag")?;
+        let (f, name) = self.kernel("rec_differ", false)?;
+        let mut l = self.dev().stream().launch_builder(&f);
+        l.arg(a.as_slice()).arg(b.as_slice()).arg(&k).arg(&mut flag);
+        self.run(l, blocks(a.len()), &name)?;
+        Ok(self.parts(&flag)?[0] == 0)
+    }
+    fn fingerprint(&self, s: &DeviceBuffer<u64>) -> Result<u64> {
+        if s.is_empty() {
+            return Ok(0);
+        }
+        let k = s.len() as u64;
+        let mut parts = self
+            .dev()
+            .alloc_zeros::<u64>(PARTS, "a reduction's parts")?;
+        {
+            let (f, name) = self.kernel("rec_fingerprint", false)?;
+            let mut l = self.dev().stream().launch_builder(&f);
+            l.arg(s.as_slice()).arg(&k).arg(&mut parts);
+            self.run(l, PARTS, &name)
+        }?;
+        Ok(self
+            .parts(&parts)?
+            .iter()
+            .fold(0u64, |sum, &p| sum.wrapping_add(p)))
+    }
+    fn to_host(&self, v: &DeviceBuffer<T>) -> Result<Vec<T>> {
+        v.to_host()
+    }
+    fn indices(&self, s: &DeviceBuffer<u64>) -> Result<Vec<usize>> {
+        Ok(s.to_host()?.into_iter().map(|i| i as usize).collect())
+    }
+}
