@@ -140,7 +140,7 @@ fn table(diagram: &PhaseDiagram, problems: usize) -> String {
         .collect();
     let _ = writeln!(
         s,
-        "{:<13}{} delta x {} rho, {} trial{} a cell, seed {}: {problems} problems for each of \
+        "{:<13}{} delta x {} rho, {} trial{} a cell, seed {}: {problems} problem{} for each of \
          {}",
         "grid:",
         diagram.deltas.len(),
@@ -148,6 +148,7 @@ fn table(diagram: &PhaseDiagram, problems: usize) -> String {
         diagram.trials,
         if diagram.trials == 1 { "" } else { "s" },
         diagram.seed,
+        if problems == 1 { "" } else { "s" },
         names.join(", ")
     );
     let _ = writeln!(

@@ -568,7 +568,9 @@ pub fn report(out: &Outcome, device: &Device, file: Option<&Path>) -> String {
                 "residual:   |y - A x| / |y| = {}",
                 scientific(p.relative_residual())
             );
-            let _ = writeln!(s, "support:    {} entries", p.support.len());
+            let entries = p.support.len();
+            let plural = if entries == 1 { "entry" } else { "entries" };
+            let _ = writeln!(s, "support:    {entries} {plural}");
         }
         Some(problems) => {
             let stops: Vec<String> = stop_counts(&out.solved)
