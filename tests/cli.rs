@@ -1448,7 +1448,7 @@ fn options_of_other_commands_are_clear_errors() {
     assert!(
         err.starts_with(
             "error: `kselect quantiles` has no --k option; it is an option of `select`, `topk`, \
-             `threshold`, `neighbors` and `knn`"
+             `threshold`, `neighbors`, `knn` and `recover`"
         ),
         "{err}"
     );

@@ -517,8 +517,8 @@ fn algorithm_on_topk_is_a_clear_error() {
         (
             "topk",
             &["--k", "2", "--algorithm", "radix"],
-            "`kselect topk` has no --algorithm option; it is an option of `select` and \
-             `quantiles`",
+            "`kselect topk` has no --algorithm option; it is an option of `select`, \
+             `quantiles` and `recover`",
         ),
         (
             "topk",

@@ -7,7 +7,8 @@
 //!   `>` (big endian, swapped on reading), and `=`, `|` or no byte-order character (native,
 //!   as `numpy.dtype` reads them);
 //! - shape `(n,)` ([`read_npy`]; `fortran_order` may be either value, which is the same for
-//!   1-D), or also `(rows, cols)` in C order ([`read_npy_array`]);
+//!   1-D), or also `(rows, cols)` in C order ([`read_npy_array`]), or in either order
+//!   ([`Source::read_npy_array_any_order`]);
 //! - gzip-compressed files (a name ending in `.gz`, or the gzip magic bytes), read to the end
 //!   of the gzip stream so that its checksum is checked;
 //! - any reader, standard input or a pipe included ([`read_npy_from`],
@@ -348,10 +349,31 @@ pub(crate) fn read_matrix(
     path: &Path,
     size: Option<u64>,
 ) -> Result<NpyArray> {
+    read_shaped(reader, path, size, false)
+}
+
+/// Reads a 1-D or 2-D `.npy` array from `reader`, with its shape, a 2-D array in C or in
+/// Fortran order (its values then rearranged into C order).
+pub(crate) fn read_matrix_any_order(
+    reader: &mut impl Read,
+    path: &Path,
+    size: Option<u64>,
+) -> Result<NpyArray> {
+    read_shaped(reader, path, size, true)
+}
+
+/// Reads a 1-D or 2-D `.npy` array; a 2-D array stored in Fortran order is refused unless
+/// `fortran` allows it, and then returned in C order.
+fn read_shaped(
+    reader: &mut impl Read,
+    path: &Path,
+    size: Option<u64>,
+    fortran: bool,
+) -> Result<NpyArray> {
     let header = read_header(reader, path, size)?;
     match header.shape[..] {
         [_] => {}
-        [rows, cols] if header.fortran_order && rows > 1 && cols > 1 => {
+        [rows, cols] if header.fortran_order && rows > 1 && cols > 1 && !fortran => {
             return Err(Error::format(
                 path,
                 format!(
@@ -372,11 +394,33 @@ pub(crate) fn read_matrix(
             ))
         }
     }
-    let values = read_body(reader, path, &header)?;
+    let mut values = read_body(reader, path, &header)?;
+    if let [rows, cols] = header.shape[..] {
+        if header.fortran_order && rows > 1 && cols > 1 {
+            values = to_c_order(values, rows, cols);
+        }
+    }
     Ok(NpyArray {
         values,
         shape: header.shape,
     })
+}
+
+/// The values of a `rows x cols` array stored column after column, row after row.
+fn to_c_order(column: Column, rows: usize, cols: usize) -> Column {
+    fn transposed<T: Copy>(v: &[T], rows: usize, cols: usize) -> Vec<T> {
+        (0..rows)
+            .flat_map(|i| (0..cols).map(move |j| v[j * rows + i]))
+            .collect()
+    }
+    match column {
+        Column::F32(v) => Column::F32(transposed(&v, rows, cols)),
+        Column::F64(v) => Column::F64(transposed(&v, rows, cols)),
+        Column::I32(v) => Column::I32(transposed(&v, rows, cols)),
+        Column::I64(v) => Column::I64(transposed(&v, rows, cols)),
+        Column::U32(v) => Column::U32(transposed(&v, rows, cols)),
+        Column::U64(v) => Column::U64(transposed(&v, rows, cols)),
+    }
 }
 
 /// A shape as Python writes it: `(3,)`, `(2, 3)`, `()`.
@@ -1185,6 +1229,33 @@ mod tests {
         assert!(e.contains("too many"), "{e}");
         // The 1-D reader still refuses 2-D arrays.
         assert!(err(&npy_bytes(1, &header("(2, 3)", "False"), &data)).contains("1-D"));
+    }
+
+    #[test]
+    fn two_dimensional_arrays_in_fortran_order_when_allowed() {
+        let data: Vec<u8> = (0..6i32).flat_map(|x| x.to_le_bytes()).collect();
+        let bytes = npy_bytes(
+            1,
+            "{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3), }",
+            &data,
+        );
+        let path = PathBuf::from("mem.npy");
+        let sized = read_matrix_any_order(&mut &bytes[..], &path, Some(bytes.len() as u64));
+        let unsized_ = read_matrix_any_order(&mut &bytes[..], &path, None);
+        assert_eq!(format!("{sized:?}"), format!("{unsized_:?}"));
+        // Column-major [[0, 2, 4], [1, 3, 5]], returned row after row.
+        let array = sized.unwrap();
+        assert_eq!(array.shape, vec![2, 3]);
+        assert_eq!(array.values, Column::I32(vec![0, 2, 4, 1, 3, 5]));
+        // C order is read as it is, and the plain reader still refuses Fortran order.
+        let c = npy_bytes(
+            1,
+            "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 3), }",
+            &data,
+        );
+        let array = read_matrix_any_order(&mut &c[..], &path, None).unwrap();
+        assert_eq!(array.values, Column::I32(vec![0, 1, 2, 3, 4, 5]));
+        assert!(read_matrix(&mut &bytes[..], &path, None).is_err());
     }
 
     #[test]

@@ -289,6 +289,35 @@ impl<'a> Source<'a> {
         Ok(array)
     }
 
+    /// Reads a 1-D or 2-D `.npy` array with its shape, as
+    /// [`read_npy_array`](Source::read_npy_array) does, but a 2-D array may also be stored in
+    /// Fortran (column-major) order: its values are then returned in C order, row after row.
+    ///
+    /// ```
+    /// use kselect::io::{Column, Source};
+    ///
+    /// // numpy.asfortranarray([[1, 2, 3], [4, 5, 6]]) saved: the values stored by columns.
+    /// let mut header = "{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3), }".to_string();
+    /// header.push_str(&" ".repeat(117 - header.len())); // 10 + 118 bytes: aligned to 64
+    /// header.push('\n');
+    /// let mut bytes = b"\x93NUMPY\x01\x00\x76\x00".to_vec();
+    /// bytes.extend_from_slice(header.as_bytes());
+    /// for v in [1i32, 4, 2, 5, 3, 6] {
+    ///     bytes.extend_from_slice(&v.to_le_bytes());
+    /// }
+    /// let array = Source::from_reader(&bytes[..], "a.npy")?.read_npy_array_any_order()?;
+    /// assert_eq!(array.shape, vec![2, 3]);
+    /// assert_eq!(array.values, Column::I32(vec![1, 2, 3, 4, 5, 6]));
+    /// assert!(Source::from_reader(&bytes[..], "a.npy")?.read_npy_array().is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn read_npy_array_any_order(mut self) -> Result<NpyArray> {
+        let length = self.content_length();
+        let array = npy::read_matrix_any_order(&mut self.reader, &self.name, length)?;
+        self.check_compressed_stream()?;
+        Ok(array)
+    }
+
     /// Reads one column of a CSV file (see [`read_csv_column`](crate::io::read_csv_column)).
     ///
     /// ```

@@ -4,12 +4,13 @@ use std::path::PathBuf;
 
 use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 use kselect::knn::{Metric, Weights};
+use kselect::recovery::{Algorithm as RecoveryAlgorithm, Ensemble, SignalKind};
 use kselect::{Algorithm, NanPolicy, QuantileMethod};
 
 /// Exact order statistics of a column of numbers: the k-th smallest or largest values, the
 /// median and quantiles, the top-k values of arrays and matrices and hard thresholding, on the
-/// CPU or a CUDA GPU; robust regression (LTS and LMS) built on them; and exact k nearest
-/// neighbours, with kNN regression and classification.
+/// CPU or a CUDA GPU; robust regression (LTS and LMS) built on them; exact k nearest
+/// neighbours, with kNN regression and classification; and compressed sensing.
 #[derive(Debug, Parser)]
 #[command(
     name = "kselect",
@@ -18,10 +19,12 @@ use kselect::{Algorithm, NanPolicy, QuantileMethod};
                   values, the median and quantiles, the top-k values of arrays and matrices with \
                   their indices, and hard thresholding, on the CPU or a CUDA GPU; and robust \
                   regression (least trimmed squares and least median of squares) built on \
-                  them; and exact k nearest neighbours, with kNN regression and \
-                  classification.\n\n\
-                  Input files are NumPy .npy arrays (1-D; topk, lts, lms and knn also read \
-                  2-D, neighbors only 2-D) or CSV files with a header row (select, quantiles, \
+                  them; exact k nearest neighbours, with kNN regression and \
+                  classification; and compressed sensing: sparse signals recovered from few \
+                  measurements by iterative hard thresholding and its relatives, and their \
+                  phase transitions.\n\n\
+                  Input files are NumPy .npy arrays (1-D; topk, lts, lms, knn and recover also \
+                  read 2-D, neighbors only 2-D) or CSV files with a header row (select, quantiles, \
                   lts, lms, neighbors and knn), either possibly \
                   gzip-compressed; FILE - reads standard input. Every input is read once, so a \
                   pipe or a FIFO reads like a file; long reads show their progress on standard \
@@ -39,8 +42,11 @@ use kselect::{Algorithm, NanPolicy, QuantileMethod};
         kselect lts stackloss.csv --response stack.loss --json\n  \
         kselect lms Animals2.csv --response brain --predictors body --log brain,body\n  \
         kselect neighbors base.npy --query q.npy --k 10 --out-indices I.npy --out-distances D.npy\n  \
-        kselect knn iris.csv --response species --classify --k 1,5,9 --standardize\n\n\
-        Exit status: 0 on success, 1 when the input or the selection fails, 2 for a usage error."
+        kselect knn iris.csv --response species --classify --k 1,5,9 --standardize\n  \
+        kselect recover --ensemble gaussian --n 1024 --m 256 --y y.npy --k 20 --out x.npy\n  \
+        kselect phase-transition --ensemble gaussian --n 256 --algorithms niht,htp --plot pt.png\n\n\
+        Exit status: 0 on success, 1 when the input or the selection fails, 2 for a usage error; \
+        kselect recover: 3 when a solver stopped without converging."
 )]
 pub struct Cli {
     /// What to do.
@@ -264,6 +270,88 @@ pub enum Command {
             --out predicted.csv"
     )]
     Knn(KnnArgs),
+
+    /// Compressed sensing: recover a k-sparse signal x from measurements y = A x, the matrix A
+    /// read from a file or drawn from a random ensemble.
+    #[command(
+        long_about = "Compressed sensing: recover a k-sparse signal x (at most k nonzeros among \
+            n entries) from m measurements y = A x, by iterative hard thresholding or one of its \
+            relatives.\n\n\
+            The operator A (m x n) is a 2-D NumPy .npy array (--matrix: f4 or f8, integer dtypes \
+            read as f8, in C or Fortran order, every entry finite), or is drawn from a random \
+            ensemble (--ensemble with --n, --m and --seed; a seed always gives the same \
+            operator). --y holds the measurements: a 1-D .npy array of m values, or a 2-D array \
+            of B rows of m values: B problems with the same operator, solved at once. Either \
+            file may be gzip-compressed (.gz), and one of them may be - (standard input).\n\n\
+            Every iteration keeps the k entries of largest magnitude (H_k; equal magnitudes by \
+            the lower index), found by exact selection. A solver stops when |y - A x| <= tol |y| \
+            (converged), or when it diverged, came back to an earlier support and residual \
+            (cycling), made no progress over 16 iterations, converged too slowly after 1000, or \
+            reached --max-iter.\n\n\
+            The element type follows the files: f4 when every input is f4 (--y, and --matrix \
+            when given), f8 otherwise (an f4 file beside an f8 one is converted to f8, exactly). \
+            The solution is written in that type.",
+        after_help = "Output: without --json, a short report: the operator, the measurements, \
+            the algorithm, why it stopped and after how many iterations, the final residual \
+            |y - A x| / |y|, the size of the support, the file written and the time; for a \
+            batch, the count of each reason to stop and a line per problem (only the problems \
+            that did not converge, when there are more than 20). With --json, one JSON object \
+            (see --json).\n\n\
+            Exit status: 0 when every problem converged; 3 when a solver stopped without \
+            converging (the report is printed and --out written all the same, but the solution \
+            is the algorithm's last iterate, not a converged one, and a warning on standard \
+            error says so); 1 for an error (an unreadable file, shapes that do not match, NaN or \
+            infinity in y or A, k > n); 2 for a usage error.\n\n\
+            Examples:\n  \
+            kselect recover --ensemble gaussian --n 1024 --m 256 --seed 7 --y y.npy --k 20 \
+            --out x.npy\n  \
+            kselect recover --matrix A.npy --y y.npy --k 10 --algorithm htp --json\n  \
+            kselect recover --ensemble dct --n 16384 --m 4096 --y batch.npy --k 400 --out X.npy",
+        group(
+            ArgGroup::new("operator")
+                .required(true)
+                .multiple(false)
+                .args(["matrix", "ensemble"])
+        )
+    )]
+    Recover(RecoverArgs),
+
+    /// Phase transitions of compressed sensing: how often each recovery algorithm recovers a
+    /// k-sparse signal over a grid of delta = m / n and rho = k / m, and where it succeeds half
+    /// the time.
+    #[command(
+        long_about = "Phase transitions of compressed sensing (Donoho & Tanner; Blanchard & \
+            Tanner): how often each recovery algorithm recovers a k-sparse signal of length n \
+            from m measurements, over a grid of delta = m / n (undersampling) and rho = k / m \
+            (sparsity), and the curve rho*(delta) where it succeeds half the time.\n\n\
+            Each cell of the grid runs --trials problems: m = round(delta n) and k = round(rho \
+            m) (each at least 1), an operator drawn from --ensemble and a k-sparse signal with \
+            --signal nonzeros, each from its own seed derived from --seed, the cell and the \
+            trial, so that every algorithm solves the same problems, in every run. A trial \
+            succeeds when the solution's largest error is below 1e-3 times the signal's largest \
+            entry. The 50% point rho* of each delta comes from a logistic fit of the successes \
+            against rho; it is absent where every trial of the column succeeded or every one \
+            failed.\n\n\
+            A LIST is comma-separated numbers in (0, 1], ranges a:b:step (a, a + step, ... up \
+            to b included), or both: 0.1,0.3:0.5:0.1 is 0.1, 0.3, 0.4, 0.5. The values are \
+            sorted and repeats dropped. By default delta and rho each run from 0.05 to 0.95 by \
+            0.05 (0.05:0.95:0.05).\n\n\
+            The trials run in parallel on every CPU thread; a run longer than a second draws \
+            its progress on standard error when that is a terminal.",
+        after_help = "Output: the experiment, then a table of the 50% curve: delta, and rho* \
+            for each algorithm (- where that delta has no transition), and the files written. \
+            --json FILE writes the whole diagram as JSON (see --json); --plot FILE draws it.\n\n\
+            Exit status: 0 on success, 1 when the experiment or writing its files fails, 2 for a \
+            usage error (a value of a LIST outside (0, 1] among them).\n\n\
+            Examples:\n  \
+            kselect phase-transition --ensemble gaussian --n 256 --algorithms niht,htp,cosamp \
+            --plot phase.png\n  \
+            kselect phase-transition --ensemble sparse:7 --n 512 --deltas 0.1:0.9:0.1 \
+            --rhos 0.02:0.5:0.02 --trials 20 --json phase.json\n  \
+            kselect phase-transition --ensemble dct --n 1024 --dtype f32 --signal sign \
+            --plot dct.svg"
+    )]
+    PhaseTransition(PhaseTransitionArgs),
 }
 
 /// The options of `kselect topk`.
@@ -892,6 +980,267 @@ pub struct KnnArgs {
     pub json: bool,
 }
 
+/// The options of `kselect recover`.
+#[derive(Debug, Args)]
+pub struct RecoverArgs {
+    /// The measurement matrix A: a 2-D .npy array of m rows and n columns (f4 or f8; integer
+    /// dtypes read as f8; C or Fortran order), possibly gzip-compressed (.gz); - reads standard
+    /// input. Not with --ensemble.
+    #[arg(long, value_name = "A.npy")]
+    pub matrix: Option<PathBuf>,
+
+    /// Draw A from a random ensemble: gaussian (entries N(0, 1/m)), sign (entries +-1/sqrt(m)),
+    /// dct (m rows of the orthonormal DCT, applied by FFT), sparse or sparse:d (d entries
+    /// 1/sqrt(d) in each column; d = 7 by default). Needs --n and --m. Not with --matrix.
+    #[arg(
+        long,
+        value_name = "NAME",
+        value_parser = parse_ensemble,
+        requires = "n",
+        requires = "m"
+    )]
+    pub ensemble: Option<Ensemble>,
+
+    /// The length n of the signal (the columns of A), with --ensemble.
+    #[arg(
+        long,
+        value_name = "N",
+        allow_negative_numbers = true,
+        value_parser = parse_size,
+        conflicts_with = "matrix"
+    )]
+    pub n: Option<usize>,
+
+    /// The number m of measurements (the rows of A), with --ensemble: the length of each
+    /// problem's measurements in --y.
+    #[arg(
+        long,
+        value_name = "M",
+        allow_negative_numbers = true,
+        value_parser = parse_size,
+        conflicts_with = "matrix"
+    )]
+    pub m: Option<usize>,
+
+    /// The seed A is drawn from, with --ensemble (1 by default): the same seed, the same
+    /// operator, on every machine.
+    #[arg(
+        long,
+        value_name = "S",
+        allow_negative_numbers = true,
+        value_parser = parse_seed,
+        conflicts_with = "matrix"
+    )]
+    pub seed: Option<u64>,
+
+    /// The measurements: a 1-D .npy array of m values (one problem), or a 2-D array of B rows
+    /// of m values (B problems with the same A); f4 or f8 (integer dtypes read as f8),
+    /// possibly gzip-compressed (.gz); - reads standard input. Every value finite.
+    #[arg(long = "y", value_name = "Y.npy")]
+    pub y: PathBuf,
+
+    /// The sparsity: the most nonzeros of the signal, 1 to n.
+    #[arg(
+        short = 'k',
+        long = "k",
+        value_name = "K",
+        allow_negative_numbers = true,
+        value_parser = parse_sparsity
+    )]
+    pub k: usize,
+
+    /// The algorithm: niht (the default: normalised IHT, the step that minimises the residual
+    /// along the gradient), iht (a fixed step 1 / |A|^2), htp (hard thresholding pursuit: least
+    /// squares on NIHT's support), cosamp (compressive sampling matching pursuit), sp
+    /// (subspace pursuit) or cgiht (conjugate-gradient IHT, restarted when the support
+    /// changes).
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "niht",
+        value_parser = parse_recovery_algorithm
+    )]
+    pub algorithm: RecoveryAlgorithm,
+
+    /// Converged when |y - A x| <= T |y|: positive. By default 1e-5 for f4 data and 1e-10 for
+    /// f8.
+    #[arg(long, value_name = "T", allow_negative_numbers = true, value_parser = parse_tolerance)]
+    pub tol: Option<f64>,
+
+    /// The most iterations of each problem: 1 or more (5000 by default).
+    #[arg(
+        long = "max-iter",
+        value_name = "I",
+        allow_negative_numbers = true,
+        value_parser = parse_iterations
+    )]
+    pub max_iter: Option<usize>,
+
+    /// Where it runs: cpu, or auto (the default), which is the CPU for recovery. cuda is an
+    /// error: recovery runs on the CPU only so far.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "BACKEND",
+        default_value_t = Backend::Auto,
+        hide_possible_values = true
+    )]
+    pub backend: Backend,
+
+    /// Write the solution to this .npy file (gzip-compressed when the name ends in .gz): n
+    /// values, or B x n for B problems, in the element type of the inputs. Written even when a
+    /// solver did not converge (see the exit status), to a temporary file beside it renamed
+    /// over it once complete. Not an input file.
+    #[arg(short = 'o', long, value_name = "X.npy")]
+    pub out: Option<PathBuf>,
+
+    /// Print one JSON object instead of the report, with the keys: y, matrix (null with
+    /// --ensemble), ensemble and seed (null with --matrix), m, n, k, dtype ("f32" or "f64"),
+    /// algorithm, tolerance, max_iterations, out (the file written, when given); for one
+    /// problem (a 1-D --y): stop (converged, diverged, cycling, no progress, slow
+    /// convergence, iteration limit), converged (true or false), iterations, residual
+    /// (|y - A x|), relative_residual (over |y|), residuals (|y - A x| at the start and after
+    /// each iteration), support (the indices kept, ascending) and values (the solution's
+    /// entries there); for a batch (a 2-D --y): problems (B), converged (whether every one
+    /// did), stops (how many stopped for each reason) and results (a list of B objects with
+    /// the keys of one problem); then backend, device and seconds (wall time of the solves
+    /// alone).
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl RecoverArgs {
+    /// The files read, each with its option.
+    pub fn inputs(&self) -> Vec<(&'static str, &std::path::Path)> {
+        let matrix = self.matrix.as_deref().map(|m| ("--matrix", m));
+        matrix
+            .into_iter()
+            .chain([("--y", self.y.as_path())])
+            .collect()
+    }
+}
+
+/// The options of `kselect phase-transition`.
+#[derive(Debug, Args)]
+pub struct PhaseTransitionArgs {
+    /// The operators: gaussian, sign, dct, sparse or sparse:d (d nonzeros in each column; 7 by
+    /// default), as for kselect recover --ensemble.
+    #[arg(long, value_name = "NAME", value_parser = parse_ensemble)]
+    pub ensemble: Ensemble,
+
+    /// The length n of the signals.
+    #[arg(long, value_name = "N", allow_negative_numbers = true, value_parser = parse_size)]
+    pub n: usize,
+
+    /// The values of delta = m / n: a LIST of numbers in (0, 1] and ranges a:b:step (see
+    /// above).
+    #[arg(
+        long,
+        value_name = "LIST",
+        allow_hyphen_values = true,
+        default_value = "0.05:0.95:0.05",
+        value_parser = parse_deltas
+    )]
+    pub deltas: Grid,
+
+    /// The values of rho = k / m: a LIST of numbers in (0, 1] and ranges a:b:step.
+    #[arg(
+        long,
+        value_name = "LIST",
+        allow_hyphen_values = true,
+        default_value = "0.05:0.95:0.05",
+        value_parser = parse_rhos
+    )]
+    pub rhos: Grid,
+
+    /// The problems of each cell: 1 or more (10 by default).
+    #[arg(long, value_name = "T", allow_negative_numbers = true, value_parser = parse_trials)]
+    pub trials: Option<usize>,
+
+    /// The algorithms, a comma-separated list (or the option repeated) of niht, iht, htp,
+    /// cosamp, sp and cgiht, each named once (niht by default). They solve the same problems.
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        value_parser = parse_recovery_algorithm
+    )]
+    pub algorithms: Vec<RecoveryAlgorithm>,
+
+    /// The signals' nonzeros: gaussian (standard normal values; the default) or sign (+1 or
+    /// -1, the hardest case at a given k).
+    #[arg(long, value_name = "KIND", value_parser = parse_signal)]
+    pub signal: Option<SignalKind>,
+
+    /// The seed every problem's seed is derived from (1 by default).
+    #[arg(long, value_name = "S", allow_negative_numbers = true, value_parser = parse_seed)]
+    pub seed: Option<u64>,
+
+    /// The element type of the operators, signals and solvers.
+    #[arg(long, value_enum, value_name = "DTYPE", default_value_t = Dtype::F64)]
+    pub dtype: Dtype,
+
+    /// The most iterations of each solve: 1 or more (each algorithm's default, 5000, when not
+    /// given).
+    #[arg(
+        long = "max-iter",
+        value_name = "I",
+        allow_negative_numbers = true,
+        value_parser = parse_iterations
+    )]
+    pub max_iter: Option<usize>,
+
+    /// Draw the diagram into this file (.png or .svg): the first algorithm's fraction of
+    /// successes in each cell, shaded, and every algorithm's 50% curve. Written to a temporary
+    /// file beside it, renamed over it once complete.
+    #[arg(long, value_name = "FILE.png|.svg", value_parser = parse_plot_path)]
+    pub plot: Option<PathBuf>,
+
+    /// Write the diagram as JSON to this file (- prints it on standard output instead of the
+    /// table): {"ensemble", "n", "signal", "dtype", "trials", "success", "seed", "deltas",
+    /// "rhos", "algorithms": [{"algorithm", "cells": [{"delta", "rho", "m", "k", "trials",
+    /// "successes", "mean_iterations", "seconds"}, ...] (every rho of the first delta, then
+    /// the next), "curve": [{"delta", "rho"}, ...] (the 50% points)}, ...]}. Written as --plot
+    /// is. Not the --plot file.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// Where it runs: cpu, or auto (the default), which is the CPU for recovery. cuda is an
+    /// error: recovery runs on the CPU only so far.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "BACKEND",
+        default_value_t = Backend::Auto,
+        hide_possible_values = true
+    )]
+    pub backend: Backend,
+}
+
+impl PhaseTransitionArgs {
+    /// The files to write, each with its option (standard output left out).
+    pub fn outputs(&self) -> Vec<(&'static str, &std::path::Path)> {
+        [("--plot", &self.plot), ("--json", &self.json)]
+            .into_iter()
+            .filter_map(|(option, path)| Some((option, path.as_deref()?)))
+            .filter(|(_, path)| *path != std::path::Path::new("-"))
+            .collect()
+    }
+}
+
+/// The values of a grid axis (`--deltas`, `--rhos`): ascending, each once, in (0, 1].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Grid(pub Vec<f64>);
+
+/// `--dtype`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Dtype {
+    /// 32-bit floats.
+    F32,
+    /// 64-bit floats.
+    F64,
+}
+
 /// `--backend`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Backend {
@@ -966,6 +1315,136 @@ fn parse_neighbours(s: &str) -> Result<usize, String> {
 /// `kselect threshold --k`.
 fn parse_entries_kept(s: &str) -> Result<usize, String> {
     parse_whole(s, "k is the number of entries to keep: 1 or more")
+}
+
+/// `kselect recover --n`, `--m`, `kselect phase-transition --n`.
+fn parse_size(s: &str) -> Result<usize, String> {
+    let why = "a dimension is a whole number: 1 or more";
+    match parse_whole(s, why)? {
+        0 => Err(why.to_string()),
+        size => Ok(size),
+    }
+}
+
+/// `kselect recover --k`.
+fn parse_sparsity(s: &str) -> Result<usize, String> {
+    let why = "k is the most nonzeros of the signal: 1 or more";
+    match parse_whole(s, why)? {
+        0 => Err(why.to_string()),
+        k => Ok(k),
+    }
+}
+
+/// `--max-iter`.
+fn parse_iterations(s: &str) -> Result<usize, String> {
+    let why = "--max-iter is the most iterations of a solve: 1 or more";
+    match parse_whole(s, why)? {
+        0 => Err(why.to_string()),
+        iterations => Ok(iterations),
+    }
+}
+
+/// `kselect phase-transition --trials`.
+fn parse_trials(s: &str) -> Result<usize, String> {
+    let why = "--trials is the number of problems of each cell: 1 or more";
+    match parse_whole(s, why)? {
+        0 => Err(why.to_string()),
+        trials => Ok(trials),
+    }
+}
+
+/// `kselect recover --tol`.
+fn parse_tolerance(s: &str) -> Result<f64, String> {
+    let tol: f64 = s.trim().parse().map_err(|_| not_a_number(s, "a number"))?;
+    if tol.is_finite() && tol > 0.0 {
+        Ok(tol)
+    } else {
+        Err(format!(
+            "the tolerance is relative to |y|: finite and positive, not {s}"
+        ))
+    }
+}
+
+/// The most values of a grid axis.
+const MAX_GRID: usize = 10_000;
+
+/// `--deltas`.
+fn parse_deltas(s: &str) -> Result<Grid, String> {
+    parse_grid(s, "delta")
+}
+
+/// `--rhos`.
+fn parse_rhos(s: &str) -> Result<Grid, String> {
+    parse_grid(s, "rho")
+}
+
+/// A LIST of `kselect phase-transition`: comma-separated numbers and ranges `a:b:step` (from
+/// `a` to `b` included, within a billionth of a step; each value rounded to 12 decimals, so
+/// that `0.05:0.95:0.05` gives 0.15 rather than 0.15000000000000002), every value in (0, 1];
+/// sorted, each value once.
+fn parse_grid(s: &str, name: &str) -> Result<Grid, String> {
+    let number = |t: &str| -> Result<f64, String> {
+        let v: f64 = t
+            .trim()
+            .parse()
+            .map_err(|_| not_a_number(t.trim(), "a number"))?;
+        if v.is_finite() {
+            Ok(v)
+        } else {
+            Err(format!("{name} = {} is outside (0, 1]", t.trim()))
+        }
+    };
+    let mut values = Vec::new();
+    for item in s.split(',') {
+        let parts: Vec<&str> = item.split(':').collect();
+        match parts[..] {
+            [value] if !value.trim().is_empty() => values.push(number(value)?),
+            [a, b, step] => {
+                let (a, b, step) = (number(a)?, number(b)?, number(step)?);
+                if step <= 0.0 {
+                    return Err(format!(
+                        "the range {}: its step must be positive",
+                        item.trim()
+                    ));
+                }
+                if b < a {
+                    return Err(format!(
+                        "the range {} ends below its start: a range a:b:step runs from a up to b",
+                        item.trim()
+                    ));
+                }
+                let count = ((b - a) / step + 1e-9).floor() + 1.0;
+                if count > MAX_GRID as f64 {
+                    return Err(format!(
+                        "the range {} has {count} values: at most {MAX_GRID}",
+                        item.trim()
+                    ));
+                }
+                values.extend(
+                    (0..count as usize).map(|i| ((a + i as f64 * step) * 1e12).round() / 1e12),
+                );
+            }
+            _ => {
+                return Err(format!(
+                    "`{}` is neither a number nor a range a:b:step (a LIST is numbers and ranges \
+                     separated by commas, as 0.1,0.3:0.5:0.1)",
+                    item.trim()
+                ))
+            }
+        }
+    }
+    if let Some(v) = values.iter().find(|v| !(**v > 0.0 && **v <= 1.0)) {
+        return Err(format!("{name} = {v} is outside (0, 1]"));
+    }
+    values.sort_by(f64::total_cmp);
+    values.dedup();
+    if values.len() > MAX_GRID {
+        return Err(format!(
+            "{} values of {name}: at most {MAX_GRID}",
+            values.len()
+        ));
+    }
+    Ok(Grid(values))
 }
 
 fn parse_seed(s: &str) -> Result<u64, String> {
@@ -1096,6 +1575,18 @@ fn parse_algorithm(s: &str) -> Result<Algorithm, String> {
     s.parse().map_err(|e: kselect::Error| strip_prefix(e))
 }
 
+fn parse_recovery_algorithm(s: &str) -> Result<RecoveryAlgorithm, String> {
+    s.parse().map_err(|e: kselect::Error| strip_prefix(e))
+}
+
+fn parse_ensemble(s: &str) -> Result<Ensemble, String> {
+    s.parse().map_err(|e: kselect::Error| strip_prefix(e))
+}
+
+fn parse_signal(s: &str) -> Result<SignalKind, String> {
+    s.parse().map_err(|e: kselect::Error| strip_prefix(e))
+}
+
 fn parse_weights(s: &str) -> Result<Weights, String> {
     s.parse().map_err(|e: kselect::Error| strip_prefix(e))
 }
@@ -1114,5 +1605,67 @@ fn strip_prefix(e: kselect::Error) -> String {
     match e {
         kselect::Error::InvalidArgument(message) => message,
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grids_take_numbers_and_ranges() {
+        let default = parse_grid("0.05:0.95:0.05", "delta").unwrap().0;
+        let want: Vec<f64> = (1..20).map(|i| i as f64 * 0.05).collect();
+        assert_eq!(default.len(), 19);
+        for (got, want) in default.iter().zip(&want) {
+            assert!((got - want).abs() < 1e-12, "{got} {want}");
+        }
+        assert_eq!(default[2], 0.15, "rounded, not 0.15000000000000002");
+        assert_eq!(
+            parse_grid(" 0.5, 0.1:0.3:0.1 ,0.2", "rho").unwrap().0,
+            vec![0.1, 0.2, 0.3, 0.5],
+            "sorted, each value once"
+        );
+        assert_eq!(parse_grid("1", "rho").unwrap().0, vec![1.0]);
+        assert_eq!(parse_grid("0.5:0.5:0.1", "rho").unwrap().0, vec![0.5]);
+    }
+
+    #[test]
+    fn bad_grids_say_why() {
+        let cases = [
+            ("0,0.5", "delta = 0 is outside (0, 1]"),
+            ("0.5,1.5", "delta = 1.5 is outside (0, 1]"),
+            ("-0.1", "delta = -0.1 is outside (0, 1]"),
+            ("nan", "delta = nan is outside (0, 1]"),
+            ("0.1,,0.2", "`` is neither a number nor a range"),
+            ("0.1:0.2", "`0.1:0.2` is neither a number nor a range"),
+            ("0.1:0.5:0", "its step must be positive"),
+            ("0.5:0.1:0.1", "ends below its start"),
+            ("0.1:0.9:1e-9", "at most 10000"),
+            ("x", "`x` is not a number"),
+            ("--rhos", "the value is missing: --rhos is an option"),
+        ];
+        for (list, want) in cases {
+            let e = parse_grid(list, "delta").unwrap_err();
+            assert!(e.contains(want), "{list}: {e}");
+        }
+    }
+
+    #[test]
+    fn recovery_values_are_checked() {
+        assert_eq!(parse_sparsity("3"), Ok(3));
+        assert!(parse_sparsity("0").unwrap_err().contains("1 or more"));
+        assert!(parse_size("-2").unwrap_err().contains("1 or more"));
+        assert!(parse_iterations("0").is_err());
+        assert!(parse_trials("0").is_err());
+        assert_eq!(parse_tolerance("1e-6"), Ok(1e-6));
+        for bad in ["0", "-1", "inf", "nan"] {
+            assert!(parse_tolerance(bad).is_err(), "{bad}");
+        }
+        assert_eq!(parse_ensemble("sparse:12"), Ok(Ensemble::Sparse { d: 12 }));
+        assert!(parse_recovery_algorithm("omp")
+            .unwrap_err()
+            .starts_with("unknown recovery algorithm"));
+        assert_eq!(parse_signal("sign"), Ok(SignalKind::Sign));
     }
 }

@@ -21,6 +21,13 @@
 //! kselect knn TRAIN --response COL [--predictors A,B,...] [--query FILE] --k K[,K,...]
 //!                [--classify] [--weights uniform|distance] [--metric NAME] [--standardize]
 //!                [--backend auto|cpu|cuda] [--out FILE] [--json]
+//! kselect recover (--matrix A.npy | --ensemble NAME --n N --m M [--seed S]) --y Y.npy --k K
+//!                [--algorithm niht|iht|htp|cosamp|sp|cgiht] [--tol T] [--max-iter I]
+//!                [--backend auto|cpu|cuda] [--out X.npy] [--json]
+//! kselect phase-transition --ensemble gaussian|sign|dct|sparse[:d] --n N [--deltas LIST]
+//!                [--rhos LIST] [--trials T] [--algorithms LIST] [--signal gaussian|sign]
+//!                [--seed S] [--dtype f32|f64] [--max-iter I] [--plot FILE.png|.svg]
+//!                [--json FILE] [--backend auto|cpu|cuda]
 //! ```
 //!
 //! `FILE` is `-` for standard input, in every command. Every input is opened once and read
@@ -28,7 +35,8 @@
 //! is a terminal.
 //!
 //! Errors are printed as `error: <message>` on stderr; the exit status is 0 on success, 1 when
-//! the input or the selection fails, and 2 for a usage error.
+//! the input or the selection fails, and 2 for a usage error. `kselect recover` exits with 3
+//! when a solver stopped without converging (after its report, with a warning on stderr).
 
 mod cli;
 mod knn;
@@ -37,10 +45,12 @@ mod neighbors;
 mod open;
 mod output;
 mod output_files;
+mod phase_transition;
 mod points;
 mod progress;
 mod quantiles;
 mod quantiles_output;
+mod recover;
 mod regression;
 mod regression_output;
 mod select;
@@ -60,8 +70,8 @@ use kselect::regression::Method;
 use kselect::{Device, Error, Result, Selector, TopKOptions, TopKOrder};
 
 use cli::{
-    Backend, Command, KnnArgs, NeighborsArgs, QuantilesArgs, RegressionArgs, SelectArgs,
-    ThresholdArgs, TopkArgs,
+    Backend, Command, KnnArgs, NeighborsArgs, QuantilesArgs, RecoverArgs, RegressionArgs,
+    SelectArgs, ThresholdArgs, TopkArgs,
 };
 use output::Context;
 use select::Request;
@@ -70,8 +80,8 @@ use summary::Input;
 fn main() -> ExitCode {
     // Usage errors exit with status 2, --help and --version with 0.
     let cli = usage::parse();
-    let result = match &cli.command {
-        Command::Select(args) => run_select(args),
+    let result: Result<Printed> = match &cli.command {
+        Command::Select(args) => run_select(args).map(Printed::from),
         Command::Quantiles(args) => {
             if let Some(problem) = args.probabilities_problem() {
                 usage::refuse("quantiles", ErrorKind::ValueValidation, problem);
@@ -79,17 +89,17 @@ fn main() -> ExitCode {
             if let Some(problem) = output_files::clash(&args.file, &args.outputs()) {
                 usage::refuse("quantiles", ErrorKind::ArgumentConflict, problem);
             }
-            run_quantiles(args)
+            run_quantiles(args).map(Printed::from)
         }
-        Command::Topk(args) => run_topk(args),
+        Command::Topk(args) => run_topk(args).map(Printed::from),
         Command::Threshold(args) => {
             if let Some(problem) = output_files::clash(&args.file, &[("--out", &args.out)]) {
                 usage::refuse("threshold", ErrorKind::ArgumentConflict, problem);
             }
-            run_threshold(args)
+            run_threshold(args).map(Printed::from)
         }
-        Command::Lts(args) => run_regression(Method::Lts, args),
-        Command::Lms(args) => run_regression(Method::Lms, args),
+        Command::Lts(args) => run_regression(Method::Lts, args).map(Printed::from),
+        Command::Lms(args) => run_regression(Method::Lms, args).map(Printed::from),
         Command::Neighbors(args) => {
             let query = args.query.as_deref().map(|q| ("--query", q));
             let inputs: Vec<_> = [("BASE", args.base.as_path())]
@@ -97,7 +107,7 @@ fn main() -> ExitCode {
                 .chain(query)
                 .collect();
             refuse_clashes("neighbors", &inputs, &args.outputs());
-            run_neighbors(args)
+            run_neighbors(args).map(Printed::from)
         }
         Command::Knn(args) => {
             if args.query.is_some() && args.k.len() > 1 {
@@ -118,19 +128,34 @@ fn main() -> ExitCode {
                 .collect();
             let out = args.out.as_deref().map(|o| ("--out", o));
             refuse_clashes("knn", &inputs, &Vec::from_iter(out));
-            run_knn(args)
+            run_knn(args).map(Printed::from)
+        }
+        Command::Recover(args) => {
+            let out = args.out.as_deref().map(|o| ("--out", o));
+            refuse_clashes("recover", &args.inputs(), &Vec::from_iter(out));
+            run_recover(args)
+        }
+        Command::PhaseTransition(args) => {
+            if let Some(problem) = output_files::duplicate(&args.outputs()) {
+                usage::refuse("phase-transition", ErrorKind::ArgumentConflict, problem);
+            }
+            phase_transition::run(args).map(Printed::from)
         }
     };
     match result {
-        Ok(text) => {
+        Ok(printed) => {
             let mut stdout = std::io::stdout().lock();
-            match stdout
-                .write_all(text.as_bytes())
-                .and_then(|()| stdout.flush())
-            {
-                Ok(()) => ExitCode::SUCCESS,
+            let status = ExitCode::from(printed.status);
+            let written = stdout
+                .write_all(printed.text.as_bytes())
+                .and_then(|()| stdout.flush());
+            if let Some(warning) = &printed.warning {
+                let _ = writeln!(std::io::stderr(), "warning: {warning}");
+            }
+            match written {
+                Ok(()) => status,
                 // A reader that stopped early (`| head`) is not an error.
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => status,
                 Err(e) => fail(&format!("cannot write the output: {e}")),
             }
         }
@@ -141,6 +166,25 @@ fn main() -> ExitCode {
                 _ => "",
             };
             fail(&format!("{e}{hint}"))
+        }
+    }
+}
+
+/// What a command prints on standard output, the warning it adds on standard error, and the
+/// exit status it ends with.
+struct Printed {
+    text: String,
+    warning: Option<String>,
+    status: u8,
+}
+
+impl From<String> for Printed {
+    /// Output that ends a run with success.
+    fn from(text: String) -> Printed {
+        Printed {
+            text,
+            warning: None,
+            status: 0,
         }
     }
 }
@@ -388,6 +432,24 @@ fn run_knn(args: &KnnArgs) -> Result<String> {
         (knn::Results::Predictions(_), false, Some(out)) => {
             knn_output::summary(args, &outcome, &device, out)
         }
+    })
+}
+
+/// Runs `kselect recover` and returns what it prints, with exit status 3
+/// ([`recover::NOT_CONVERGED`]) and a warning when a solver stopped without converging.
+fn run_recover(args: &RecoverArgs) -> Result<Printed> {
+    let device = recover::device(args.backend)?;
+    let outcome = recover::run(args)?;
+    let out = args.out.as_deref();
+    let text = if args.json {
+        recover::json(&outcome, &device, out)
+    } else {
+        recover::report(&outcome, &device, out)
+    };
+    Ok(Printed {
+        text,
+        warning: outcome.warning(),
+        status: outcome.status(),
     })
 }
 

@@ -1,5 +1,6 @@
 //! The files the commands write (`threshold --out`, `quantiles --plot` and `--cdf-plot`,
-//! `neighbors --out-indices` and `--out-distances`, `knn --out`):
+//! `neighbors --out-indices` and `--out-distances`, `knn --out`, `recover --out`,
+//! `phase-transition --plot` and `--json`):
 //! refused before any work when one is the input file or two are the same file, and written
 //! through a temporary file in the same directory that is renamed over the target only once it
 //! is complete, so that a failed run never leaves a truncated file or destroys an existing one.
@@ -35,18 +36,31 @@ pub fn clash(input: &Path, outputs: &[(&str, &Path)]) -> Option<String> {
                 path.display(),
             ));
         }
-        if let Some(&(earlier, earlier_path)) = outputs[..i]
-            .iter()
-            .find(|(_, other)| identity.is_some() && FileIdentity::of(other) == identity)
-        {
-            return Some(format!(
-                "{earlier} {} and {option} {} are the same file: choose a file for each",
-                earlier_path.display(),
-                path.display()
-            ));
+        if let Some(problem) = same_as_earlier(outputs, i) {
+            return Some(problem);
         }
     }
     None
+}
+
+/// Why the outputs cannot be written as given: two of them are the same file (for a command
+/// that reads no file).
+pub fn duplicate(outputs: &[(&str, &Path)]) -> Option<String> {
+    (0..outputs.len()).find_map(|i| same_as_earlier(outputs, i))
+}
+
+/// Why output `i` cannot be written: it is the same file as an earlier output.
+fn same_as_earlier(outputs: &[(&str, &Path)], i: usize) -> Option<String> {
+    let (option, path) = outputs[i];
+    let identity = FileIdentity::of(path)?;
+    let &(earlier, earlier_path) = outputs[..i]
+        .iter()
+        .find(|(_, other)| FileIdentity::of(other).as_ref() == Some(&identity))?;
+    Some(format!(
+        "{earlier} {} and {option} {} are the same file: choose a file for each",
+        earlier_path.display(),
+        path.display()
+    ))
 }
 
 /// What makes two paths the same file.
@@ -116,13 +130,15 @@ pub enum FileKind {
     Plot,
     /// A CSV table.
     Table,
+    /// A JSON document.
+    Json,
 }
 
 impl FileKind {
     /// The error of `source` in writing `path`.
     fn error(self, path: &Path, source: std::io::Error) -> Error {
         match self {
-            FileKind::Array | FileKind::Table => Error::Io {
+            FileKind::Array | FileKind::Table | FileKind::Json => Error::Io {
                 path: path.to_path_buf(),
                 source,
             },
@@ -265,6 +281,15 @@ mod tests {
         assert_eq!(clash(&input, &[("--plot", &a), ("--cdf-plot", &b)]), None);
         let problem = clash(&input, &[("--plot", &a), ("--cdf-plot", &also_a)]).unwrap();
         assert!(problem.contains("are the same file"), "{problem}");
+        assert_eq!(
+            duplicate(&[("--plot", &a), ("--json", &also_a)]),
+            Some(format!(
+                "--plot {} and --json {} are the same file: choose a file for each",
+                a.display(),
+                also_a.display()
+            ))
+        );
+        assert_eq!(duplicate(&[("--plot", &a), ("--json", &b)]), None);
         // A missing directory is no clash: writing there fails later, with its own message.
         let missing = dir.path().join("missing/a.png");
         assert_eq!(clash(&input, &[("--plot", &missing)]), None);

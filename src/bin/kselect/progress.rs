@@ -1,8 +1,9 @@
 //! Progress of long reads and long fits, drawn on standard error.
 //!
 //! [`FitBar`] shows the stages of an LTS or LMS fit (the starts, then the refinement), with the
-//! work done out of each stage's total, from the fit's progress reports; like the bar of a
-//! read, it appears only once the fit has run for a second, and is cleared when it ends.
+//! work done out of each stage's total, from the fit's progress reports, or the problems a
+//! phase-transition experiment has solved out of its total; like the bar of a read, it appears
+//! only once the work has run for a second, and is cleared when it ends.
 //!
 //! [`reading`] wraps the bytes of an input in a reader that counts them into an indicatif
 //! progress bar. The bar stays hidden for a second: most inputs are read before then, and
@@ -84,8 +85,9 @@ impl<R: Read> Read for ReadProgress<R> {
     }
 }
 
-/// The progress bar of a fit (see the [module documentation](self)): hidden until the fit has
-/// run for a second, then on standard error (if it is a terminal); cleared when dropped.
+/// The progress bar of a fit or an experiment (see the [module documentation](self)): hidden
+/// until the work has run for a second, then on standard error (if it is a terminal); cleared
+/// when dropped.
 pub struct FitBar {
     bar: ProgressBar,
     show_at: Instant,
@@ -107,18 +109,7 @@ impl FitBar {
     pub fn callback(&self) -> impl Fn(FitProgress) + Send + Sync + 'static {
         let (bar, show_at, shown) = (self.bar.clone(), self.show_at, Arc::clone(&self.shown));
         move |report: FitProgress| {
-            if !shown.load(Ordering::Relaxed)
-                && Instant::now() >= show_at
-                && !shown.swap(true, Ordering::Relaxed)
-            {
-                bar.set_draw_target(ProgressDrawTarget::stderr());
-                bar.set_style(
-                    ProgressStyle::with_template(FIT_TEMPLATE)
-                        .map(|style| style.progress_chars("=> "))
-                        .unwrap_or_else(|_| ProgressStyle::default_bar()),
-                );
-                bar.enable_steady_tick(TICK);
-            }
+            show_when_due(&bar, show_at, &shown);
             if bar.message() != report.stage.name() {
                 bar.set_message(report.stage.name());
                 bar.reset_eta();
@@ -126,6 +117,38 @@ impl FitBar {
             bar.set_length(report.total);
             bar.set_position(report.done);
         }
+    }
+
+    /// The callback that moves the bar to `done` units of `total`, named `unit` (e.g.
+    /// `"problems"`), for `PhaseTransition::run`. It may be called from many threads, the
+    /// counts out of order: the bar never moves back.
+    pub fn counter(&self, unit: &str) -> impl Fn(usize, usize) + Send + Sync + 'static {
+        let (bar, show_at, shown) = (self.bar.clone(), self.show_at, Arc::clone(&self.shown));
+        bar.set_message(unit.to_string());
+        move |done: usize, total: usize| {
+            show_when_due(&bar, show_at, &shown);
+            bar.set_length(total as u64);
+            if done as u64 > bar.position() {
+                bar.set_position(done as u64);
+            }
+        }
+    }
+}
+
+/// Draws `bar` on standard error (if it is a terminal) from now on, once `show_at` has come
+/// and unless it is `shown` already.
+fn show_when_due(bar: &ProgressBar, show_at: Instant, shown: &AtomicBool) {
+    if !shown.load(Ordering::Relaxed)
+        && Instant::now() >= show_at
+        && !shown.swap(true, Ordering::Relaxed)
+    {
+        bar.set_draw_target(ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template(FIT_TEMPLATE)
+                .map(|style| style.progress_chars("=> "))
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        bar.enable_steady_tick(TICK);
     }
 }
 
@@ -215,5 +238,19 @@ mod tests {
             !bar.shown.load(Ordering::Relaxed),
             "hidden during the first second"
         );
+    }
+
+    #[test]
+    fn a_counter_never_moves_back() {
+        let bar = FitBar::new("phase transition");
+        let callback = bar.counter("problems");
+        callback(6, 40);
+        callback(3, 40); // a thread that counted earlier, reporting late
+        assert_eq!(bar.bar.position(), 6);
+        assert_eq!(bar.bar.length(), Some(40));
+        assert_eq!(bar.bar.message(), "problems");
+        callback(40, 40);
+        assert_eq!(bar.bar.position(), 40);
+        assert!(!bar.shown.load(Ordering::Relaxed));
     }
 }
