@@ -1,6 +1,6 @@
 // Sparse recovery on the device: the vector steps of the solvers (scaled sums, restriction to
-// a support), reductions into per-block partial results (inner products in double, checks of
-// finiteness, equality and a fingerprint of supports), and the products of the sparse binary
+// a support), reductions into per-block partial results (inner products in double, the
+// equality and a fingerprint of supports), and the products of the sparse binary
 // operator.
 #include "common.cuh"
 
@@ -71,14 +71,6 @@ __device__ void rec_dot(const T* __restrict__ a, const T* __restrict__ b, const 
     rec_block_sum(acc, partial);
 }
 
-// *flag = 1 when an entry is NaN or infinite.
-template <typename T>
-__device__ void rec_nonfinite(const T* __restrict__ v, u64 n, u32* __restrict__ flag) {
-    bool bad = false;
-    REC_FOR_EACH(i, n) bad |= !isfinite((double)v[i]);
-    if (bad) atomicExch(flag, 1u);
-}
-
 #define REC_VECTOR_OPS(NAME, T)                                                                  \
     extern "C" __global__ void rec_add_scaled_##NAME(const T* a, const T* b, double s, u64 n,    \
                                                      T* out) {                                   \
@@ -99,9 +91,6 @@ __device__ void rec_nonfinite(const T* __restrict__ v, u64 n, u32* __restrict__ 
     extern "C" __global__ void rec_dot_##NAME(const T* a, const T* b, const u64* s, u64 count,   \
                                               double* partial) {                                 \
         rec_dot<T>(a, b, s, count, partial);                                                     \
-    }                                                                                            \
-    extern "C" __global__ void rec_nonfinite_##NAME(const T* v, u64 n, u32* flag) {              \
-        rec_nonfinite<T>(v, n, flag);                                                            \
     }
 REC_VECTOR_OPS(f32, float)
 REC_VECTOR_OPS(f64, double)

@@ -50,8 +50,6 @@ pub(crate) trait Backend<T: Real> {
     fn restrict(&self, v: &Self::Vector, s: &Self::Support, out: &mut Self::Vector) -> Result<()>;
     /// `out = a - b`.
     fn difference(&self, a: &Self::Vector, b: &Self::Vector, out: &mut Self::Vector) -> Result<()>;
-    /// Whether every entry is finite.
-    fn finite(&self, v: &Self::Vector) -> Result<bool>;
     /// The `k` entries of largest magnitude (ties to the lower index), or all when `k >= n`.
     fn largest(&self, v: &Self::Vector, k: usize) -> Result<Self::Support>;
     /// The empty support.
@@ -70,6 +68,11 @@ pub(crate) trait Backend<T: Real> {
     /// `|a|^2`.
     fn norm2(&self, a: &Self::Vector) -> Result<f64> {
         self.dot(a, a)
+    }
+
+    /// `(|a|^2, |b|^2)`, at once where the device can.
+    fn norms2(&self, a: &Self::Vector, b: &Self::Vector) -> Result<(f64, f64)> {
+        Ok((self.norm2(a)?, self.norm2(b)?))
     }
 }
 
@@ -147,9 +150,6 @@ impl<T: Real> Backend<T> for Host<'_, T> {
     fn difference(&self, a: &Vec<T>, b: &Vec<T>, out: &mut Vec<T>) -> Result<()> {
         vector::difference(a, b, out);
         Ok(())
-    }
-    fn finite(&self, v: &Vec<T>) -> Result<bool> {
-        Ok(v.iter().all(|x| x.as_f64().is_finite()))
     }
     fn largest(&self, v: &Vec<T>, k: usize) -> Result<Vec<usize>> {
         largest(&self.selector, v, k)

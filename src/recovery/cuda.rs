@@ -401,6 +401,25 @@ impl<T: Real> Backend<T> for Cuda<'_, T> {
     fn dot(&self, a: &DeviceBuffer<T>, b: &DeviceBuffer<T>) -> Result<f64> {
         self.dot_of(a, b, None)
     }
+    fn norms2(&self, a: &DeviceBuffer<T>, b: &DeviceBuffer<T>) -> Result<(f64, f64)> {
+        // Both reductions, then one copy of their parts.
+        let mut parts = self.dev().alloc_zeros::<f64>(2 * PARTS, "a reduction's parts")?;
+        let null = 0u64;
+        for (i, v) in [a, b].into_iter().enumerate() {
+            let count = v.len() as u64;
+            let mut half = parts.slice_mut(i * PARTS..(i + 1) * PARTS);
+            let (f, name) = self.kernel("rec_dot", true)?;
+            let mut l = self.dev().stream().launch_builder(&f);
+            l.arg(v.as_slice())
+                .arg(v.as_slice())
+                .arg(&null)
+                .arg(&count)
+                .arg(&mut half);
+            self.run(l, PARTS, &name)?;
+        }
+        let parts = self.parts(&parts)?;
+        Ok((parts[..PARTS].iter().sum(), parts[PARTS..].iter().sum()))
+    }
     fn dot_on(
         &self,
         s: &DeviceBuffer<u64>,
@@ -486,15 +505,6 @@ impl<T: Real> Backend<T> for Cuda<'_, T> {
                 .arg(out.as_slice_mut());
             self.run(l, blocks(a.len()), &name)
         }
-    }
-    fn finite(&self, v: &DeviceBuffer<T>) -> Result<bool> {
-        let n = v.len() as u64;
-        let mut flag = self.dev().alloc_zeros::<u32>(1, "a flag")?;
-        let (f, name) = self.kernel("rec_nonfinite", true)?;
-        let mut l = self.dev().stream().launch_builder(&f);
-        l.arg(v.as_slice()).arg(&n).arg(&mut flag);
-        self.run(l, blocks(v.len()), &name)?;
-        Ok(self.parts(&flag)?[0] == 0)
     }
     fn largest(&self, v: &DeviceBuffer<T>, k: usize) -> Result<DeviceBuffer<u64>> {
         let n = v.len();

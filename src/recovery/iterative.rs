@@ -72,15 +72,16 @@ impl<V> Residual<V> {
     }
 }
 
-/// Records `x`'s residual and support; `Some` outcome when the monitor says stop.
+/// Records `x`'s residual and support (whose fingerprint is `print`); `Some` outcome when the
+/// monitor says stop.
 fn record<T: Real, B: Backend<T>>(
     b: &B,
     monitor: &mut Monitor,
-    residual: f64,
+    (residual, print): (f64, u64),
     x: &B::Vector,
     support: &B::Support,
 ) -> Result<Option<Outcome<T>>> {
-    let stop = monitor.record(residual, b.fingerprint(support)?);
+    let stop = monitor.record(residual, print);
     stop.map(|stop| finish(b, x, support, stop)).transpose()
 }
 
@@ -94,7 +95,7 @@ pub(crate) fn finish<T: Real, B: Backend<T>>(
     Ok((b.to_host(x)?, b.indices(support)?, stop))
 }
 
-/// A non-finite step: recorded as divergence.
+/// A step that is not finite (its size overflowed): recorded as divergence.
 fn diverged<T: Real, B: Backend<T>>(
     b: &B,
     monitor: &mut Monitor,
@@ -121,20 +122,22 @@ pub(crate) fn iht<T: Real, B: Backend<T>>(
     let mut res = Residual::new(b)?;
     let mut support = b.empty()?;
     let (mut g, mut v) = (b.zeros(n)?, b.zeros(n)?);
-    if let Some(done) = record(b, monitor, p.norm_y, &x, &support)? {
+    if let Some(done) = record(b, monitor, (p.norm_y, 0), &x, &support)? {
         return Ok(done);
     }
+    if !mu.is_finite() {
+        return diverged(b, monitor, &x, &support);
+    }
     loop {
+        // x and g are finite (the residual was), so is v: a NaN never reaches the threshold.
         b.adjoint(&res.r, &mut g)?;
         b.add_scaled(&x, mu, &g, &mut v)?;
-        if !b.finite(&v)? {
-            return diverged(b, monitor, &x, &support);
-        }
         support = b.largest(&v, p.k)?;
         b.restrict(&v, &support, &mut x)?;
         res.recompute(b, &x)?;
         let norm = b.norm2(&res.r)?.sqrt();
-        if let Some(done) = record(b, monitor, norm, &x, &support)? {
+        let print = b.fingerprint(&support)?;
+        if let Some(done) = record(b, monitor, (norm, print), &x, &support)? {
             return Ok(done);
         }
     }
@@ -160,21 +163,23 @@ pub(crate) fn niht<T: Real, B: Backend<T>>(
     b.adjoint(&res.r, &mut g)?;
     // The first step's support: the k largest of A^T y.
     let mut support = b.largest(&g, p.k)?;
+    let mut print = b.fingerprint(&support)?;
     let empty = b.empty()?;
-    if let Some(done) = record(b, monitor, p.norm_y, &x, &empty)? {
+    if let Some(done) = record(b, monitor, (p.norm_y, 0), &x, &empty)? {
         return Ok(done);
     }
     loop {
         b.restrict(&g, &support, &mut gs)?;
         b.apply(&gs, &mut ag)?;
-        let (gg, agg) = (b.norm2(&gs)?, b.norm2(&ag)?);
+        let (gg, agg) = b.norms2(&gs, &ag)?;
         let mut mu = if agg > 0.0 { gg / agg } else { 1.0 };
+        if !mu.is_finite() {
+            return diverged(b, monitor, &x, &support);
+        }
         let mut moved = false;
         let new_support = loop {
+            // x, g and mu are finite: so is v.
             b.add_scaled(&x, mu, &g, &mut v)?;
-            if !b.finite(&v)? {
-                return diverged(b, monitor, &x, &support);
-            }
             let taken = b.largest(&v, p.k)?;
             b.restrict(&v, &taken, &mut next)?;
             if b.same(&taken, &support)? {
@@ -182,7 +187,7 @@ pub(crate) fn niht<T: Real, B: Backend<T>>(
             }
             b.difference(&next, &x, &mut d)?;
             b.apply(&d, &mut ad)?;
-            let (dd, add) = (b.norm2(&d)?, b.norm2(&ad)?);
+            let (dd, add) = b.norms2(&d, &ad)?;
             let omega = if add > 0.0 {
                 (1.0 - SAFETY) * dd / add
             } else {
@@ -202,9 +207,12 @@ pub(crate) fn niht<T: Real, B: Backend<T>>(
             res.update(b, mu, &ag)?;
         }
         std::mem::swap(&mut x, &mut next);
+        if moved {
+            print = b.fingerprint(&new_support)?;
+        }
         support = new_support;
         let norm = res.norm(b, p, &x)?;
-        if let Some(done) = record(b, monitor, norm, &x, &support)? {
+        if let Some(done) = record(b, monitor, (norm, print), &x, &support)? {
             return Ok(done);
         }
         b.adjoint(&res.r, &mut g)?;
@@ -232,10 +240,11 @@ pub(crate) fn cgiht<T: Real, B: Backend<T>>(
     let (mut ag, mut ad) = (b.zeros(m)?, b.zeros(m)?);
     b.adjoint(&res.r, &mut g)?;
     let mut support = b.largest(&g, p.k)?;
+    let mut print = b.fingerprint(&support)?;
     // Whether the last direction (and A of it on the support) may be built on.
     let mut conjugate = false;
     let empty = b.empty()?;
-    if let Some(done) = record(b, monitor, p.norm_y, &x, &empty)? {
+    if let Some(done) = record(b, monitor, (p.norm_y, 0), &x, &empty)? {
         return Ok(done);
     }
     loop {
@@ -262,10 +271,10 @@ pub(crate) fn cgiht<T: Real, B: Backend<T>>(
         } else {
             1.0
         };
-        b.add_scaled(&x, alpha, &dir, &mut v)?;
-        if !b.finite(&v)? {
+        if !alpha.is_finite() {
             return diverged(b, monitor, &x, &support);
         }
+        b.add_scaled(&x, alpha, &dir, &mut v)?;
         let taken = b.largest(&v, p.k)?;
         b.restrict(&v, &taken, &mut x)?;
         if b.same(&taken, &support)? {
@@ -275,10 +284,11 @@ pub(crate) fn cgiht<T: Real, B: Backend<T>>(
         } else {
             res.recompute(b, &x)?;
             conjugate = false;
+            print = b.fingerprint(&taken)?;
         }
         support = taken;
         let norm = res.norm(b, p, &x)?;
-        if let Some(done) = record(b, monitor, norm, &x, &support)? {
+        if let Some(done) = record(b, monitor, (norm, print), &x, &support)? {
             return Ok(done);
         }
         b.adjoint(&res.r, &mut g)?;

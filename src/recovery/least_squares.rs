@@ -30,8 +30,9 @@ impl<V> Scratch<V> {
 
 /// Minimises `|y - A z|` over the `z` supported on `support`, starting from `z` (supported
 /// there): conjugate gradients on `A_S^T A_S z = A_S^T y`, one product with `A` and one with
-/// `A^T` a step, until the gradient `A_S^T r` falls to `tol` times its size at the start, or
-/// [`MOST_STEPS`] steps. Leaves the residual `y - A z` in `r`.
+/// `A^T` a step, until the gradient `A_S^T r` falls to `tol` times its size at the start, a
+/// step fails to reduce the residual (it is then undone), or [`MOST_STEPS`] steps. Leaves the
+/// residual `y - A z` in `r`.
 pub(crate) fn solve_on<T: Real, B: Backend<T>>(
     b: &B,
     support: &B::Support,
@@ -47,6 +48,7 @@ pub(crate) fn solve_on<T: Real, B: Backend<T>>(
     b.copy(&w.s, &mut w.p)?;
     let mut gamma = b.norm2(&w.s)?;
     let start = gamma.sqrt();
+    let mut residual = b.norm2(r)?;
     for _ in 0..MOST_STEPS {
         if gamma == 0.0 || gamma.sqrt() <= tol * start {
             break;
@@ -59,6 +61,16 @@ pub(crate) fn solve_on<T: Real, B: Backend<T>>(
         let alpha = gamma / qq;
         b.axpy(alpha, &w.p, z)?;
         b.axpy(-alpha, &w.q, r)?;
+        // The residual falls at every step in exact arithmetic; where rounding (near the
+        // type's precision, or on nearly dependent columns) makes it grow, the step is undone
+        // and the solve ends.
+        let rr = b.norm2(r)?;
+        if rr > residual || rr.is_nan() {
+            b.axpy(-alpha, &w.p, z)?;
+            b.axpy(alpha, &w.q, r)?;
+            break;
+        }
+        residual = rr;
         b.adjoint(r, &mut w.t)?;
         b.restrict(&w.t, support, &mut w.s)?;
         let next = b.norm2(&w.s)?;
