@@ -403,7 +403,9 @@ impl<T: Real> Backend<T> for Cuda<'_, T> {
     }
     fn norms2(&self, a: &DeviceBuffer<T>, b: &DeviceBuffer<T>) -> Result<(f64, f64)> {
         // Both reductions, then one copy of their parts.
-        let mut parts = self.dev().alloc_zeros::<f64>(2 * PARTS, "a reduction's parts")?;
+        let mut parts = self
+            .dev()
+            .alloc_zeros::<f64>(2 * PARTS, "a reduction's parts")?;
         let null = 0u64;
         for (i, v) in [a, b].into_iter().enumerate() {
             let count = v.len() as u64;

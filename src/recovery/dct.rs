@@ -8,6 +8,7 @@ use rustfft::num_complex::Complex;
 use rustfft::{Fft, FftPlanner};
 
 use crate::error::{Error, Result};
+use crate::recovery::operator::assert_lengths;
 use crate::recovery::{LinearOperator, Real};
 
 /// The rows `rows` (sorted ascending, distinct) of the orthonormal DCT-II of length `n`,
@@ -210,16 +211,7 @@ impl<T: Real> LinearOperator<T> for SubsampledDct<T> {
     /// When `x` does not hold `n` values or `y` `m`.
     fn apply(&self, x: &[T], y: &mut [T]) {
         let (m, n) = self.shape();
-        assert_eq!(
-            x.len(),
-            n,
-            "A x of a DCT of length {n} needs x of {n} values"
-        );
-        assert_eq!(
-            y.len(),
-            m,
-            "A x of a DCT with {m} rows fills y of {m} values"
-        );
+        assert_lengths((m, n), x.len(), y.len(), false);
         let mut full = vec![T::zero(); n];
         self.dct2(x, &mut full);
         for (yi, &row) in y.iter_mut().zip(&self.rows) {
@@ -232,16 +224,7 @@ impl<T: Real> LinearOperator<T> for SubsampledDct<T> {
     /// When `y` does not hold `m` values or `x` `n`.
     fn adjoint(&self, y: &[T], x: &mut [T]) {
         let (m, n) = self.shape();
-        assert_eq!(
-            y.len(),
-            m,
-            "A^T y of a DCT with {m} rows needs y of {m} values"
-        );
-        assert_eq!(
-            x.len(),
-            n,
-            "A^T y of a DCT of length {n} fills x of {n} values"
-        );
+        assert_lengths((m, n), y.len(), x.len(), true);
         let mut z = vec![T::zero(); n];
         for (&yi, &row) in y.iter().zip(&self.rows) {
             z[row] = yi;

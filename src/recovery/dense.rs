@@ -4,6 +4,7 @@ use ndarray::ArrayView2;
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
+use crate::recovery::operator::assert_lengths;
 use crate::recovery::{LinearOperator, Real};
 
 /// Multiply–adds below which a product is not split further between threads.
@@ -147,16 +148,7 @@ impl<T: Real> LinearOperator<T> for DenseMatrix<T> {
     /// When `x` does not hold `n` values or `y` `m`.
     fn apply(&self, x: &[T], y: &mut [T]) {
         let (m, n) = (self.rows, self.cols);
-        assert_eq!(
-            x.len(),
-            n,
-            "A x of an {m} x {n} matrix needs x of {n} values"
-        );
-        assert_eq!(
-            y.len(),
-            m,
-            "A x of an {m} x {n} matrix fills y of {m} values"
-        );
+        assert_lengths((m, n), x.len(), y.len(), false);
         y.par_iter_mut()
             .zip(self.data.par_chunks(n))
             .with_min_len((GRAIN / n).max(1))
@@ -174,16 +166,7 @@ impl<T: Real> LinearOperator<T> for DenseMatrix<T> {
     /// When `y` does not hold `m` values or `x` `n`.
     fn adjoint(&self, y: &[T], x: &mut [T]) {
         let (m, n) = (self.rows, self.cols);
-        assert_eq!(
-            y.len(),
-            m,
-            "A^T y of an {m} x {n} matrix needs y of {m} values"
-        );
-        assert_eq!(
-            x.len(),
-            n,
-            "A^T y of an {m} x {n} matrix fills x of {n} values"
-        );
+        assert_lengths((m, n), y.len(), x.len(), true);
         if n >= WIDE {
             // Blocks of columns, a few per thread, each long enough to stream its part of a
             // row: every x_j sums over the rows in order.

@@ -91,3 +91,21 @@ pub trait LinearOperator<T: Real>: Send + Sync {
             .for_each(|(y, x)| self.adjoint(y, x));
     }
 }
+
+/// Panics unless `input` and `output` hold the values of `A x` (`adjoint`: of `A^T y`) for an
+/// `m x n` operator: the check of every operator's products.
+pub(crate) fn assert_lengths((m, n): (usize, usize), input: usize, output: usize, adjoint: bool) {
+    let (product, from, to, (want_in, want_out)) = if adjoint {
+        ("A^T y", "y", "x", (m, n))
+    } else {
+        ("A x", "x", "y", (n, m))
+    };
+    assert_eq!(
+        input, want_in,
+        "{product} of an {m} x {n} operator needs {from} of {want_in} values"
+    );
+    assert_eq!(
+        output, want_out,
+        "{product} of an {m} x {n} operator fills {to} of {want_out} values"
+    );
+}

@@ -3,6 +3,7 @@
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
+use crate::recovery::operator::assert_lengths;
 use crate::recovery::{LinearOperator, Real};
 
 /// Output entries below which a product is not split further between threads.
@@ -174,16 +175,7 @@ impl<T: Real> LinearOperator<T> for SparseBinary<T> {
     /// When `x` does not hold `n` values or `y` `m`.
     fn apply(&self, x: &[T], y: &mut [T]) {
         let (m, n) = (self.rows, self.cols);
-        assert_eq!(
-            x.len(),
-            n,
-            "A x of an {m} x {n} matrix needs x of {n} values"
-        );
-        assert_eq!(
-            y.len(),
-            m,
-            "A x of an {m} x {n} matrix fills y of {m} values"
-        );
+        assert_lengths((m, n), x.len(), y.len(), false);
         y.par_iter_mut()
             .enumerate()
             .with_min_len(GRAIN)
@@ -202,16 +194,7 @@ impl<T: Real> LinearOperator<T> for SparseBinary<T> {
     /// When `y` does not hold `m` values or `x` `n`.
     fn adjoint(&self, y: &[T], x: &mut [T]) {
         let (m, n) = (self.rows, self.cols);
-        assert_eq!(
-            y.len(),
-            m,
-            "A^T y of an {m} x {n} matrix needs y of {m} values"
-        );
-        assert_eq!(
-            x.len(),
-            n,
-            "A^T y of an {m} x {n} matrix fills x of {n} values"
-        );
+        assert_lengths((m, n), y.len(), x.len(), true);
         x.par_iter_mut()
             .zip(self.rows_of_columns.par_chunks(self.per_column))
             .with_min_len(GRAIN)
