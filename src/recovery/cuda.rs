@@ -1,5 +1,7 @@
 //! The CUDA backend of the solvers: vectors in device memory, the operator's products by
-//! cuBLAS (dense matrices) or the crate's kernels (sparse binary matrices), hard thresholding
+//! cuBLAS (dense matrices), cuFFT (the subsampled DCT: one complex FFT of length `n` between
+//! the packing and the choice of rows, as on the CPU) or the crate's kernels (sparse binary
+//! matrices), hard thresholding
 //! by the crate's device top-k, and the reductions of `kernels/recovery.cu`, summed on the
 //! host from per-block parts.
 
@@ -51,6 +53,14 @@ impl<T: Real> std::fmt::Debug for DeviceOperator<T> {
 enum Form<T> {
     /// Row-major `m x n`: column-major `n x m` for cuBLAS.
     Dense(CudaSlice<T>),
+    /// The rows kept, the forward and inverse factors (`n` complex pairs each), and the plan
+    /// of a complex FFT of length `n`.
+    Dct {
+        rows: CudaSlice<u64>,
+        turn: CudaSlice<T>,
+        unturn: CudaSlice<T>,
+        plan: cudarc::cufft::CudaFft,
+    },
     /// Rows' columns (CSR), columns' rows, `d` and the entries' value.
     Sparse {
         start: CudaSlice<u64>,
@@ -62,8 +72,8 @@ enum Form<T> {
 }
 
 impl<T: Real> DeviceOperator<T> {
-    /// Copies `op` to `device` (a CUDA device). Dense matrices and sparse binary matrices have
-    /// a device form; an error names the kinds that do not yet.
+    /// Copies `op` to `device` (a CUDA device): a dense matrix (its products by cuBLAS), a
+    /// subsampled DCT (by cuFFT) or a sparse binary matrix (by the crate's kernels).
     ///
     /// ```no_run
     /// use kselect::recovery::{DeviceOperator, Ensemble};
@@ -82,13 +92,7 @@ impl<T: Real> DeviceOperator<T> {
         let form = match op {
             Operator::Dense(a) => dense(dev, a)?,
             Operator::Sparse(a) => sparse(dev, a)?,
-            Operator::Dct(_) => {
-                return Err(Error::InvalidArgument(
-                    "the subsampled DCT operator runs on the CPU only so far; dense and \
-                     sparse operators run on CUDA"
-                        .into(),
-                ))
-            }
+            Operator::Dct(a) => dct(dev, a)?,
         };
         Ok(DeviceOperator {
             dev: dev.clone(),
@@ -179,6 +183,53 @@ impl<T: Real> DeviceOperator<T> {
     ) -> Result<()> {
         match &self.form {
             Form::Dense(a) => gemv(&self.dev, a, (self.m, self.n), input, output, transpose),
+            Form::Dct {
+                rows,
+                turn,
+                unturn,
+                plan,
+            } => {
+                let (dev, m, n) = (&self.dev, self.m, self.n);
+                let mut a = dev.alloc_zeros::<T>(2 * n, "a DCT's transform")?;
+                let mut b = dev.alloc::<T>(2 * n, "a DCT's transform")?;
+                let (m64, n64) = (m as u64, n as u64);
+                let fft_error = |e| Error::Cuda {
+                    context: "cuFFT in the subsampled DCT".into(),
+                    message: format!("{e:?}"),
+                };
+                if transpose {
+                    // The measurements spread into the inverse transform's input, in two
+                    // passes (each writes one entry a row), then the inverse FFT and the
+                    // reordering.
+                    for second in [0u32, 1] {
+                        let (f, name) = recovery_kernel(dev, "rec_dct_spread", T::DTYPE)?;
+                        let mut l = dev.stream().launch_builder(&f);
+                        l.arg(input)
+                            .arg(unturn)
+                            .arg(rows)
+                            .arg(&m64)
+                            .arg(&n64)
+                            .arg(&second)
+                            .arg(&mut a);
+                        launch_dct(l, m, &name)?;
+                    }
+                    T::fft(plan, &mut a, &mut b, n, false).map_err(fft_error)?;
+                    let (f, name) = recovery_kernel(dev, "rec_dct_unpack", T::DTYPE)?;
+                    let mut l = dev.stream().launch_builder(&f);
+                    l.arg(&b).arg(&n64).arg(output);
+                    launch_dct(l, n.div_ceil(2), &name)
+                } else {
+                    let (f, name) = recovery_kernel(dev, "rec_dct_pack", T::DTYPE)?;
+                    let mut l = dev.stream().launch_builder(&f);
+                    l.arg(input).arg(&n64).arg(&mut a);
+                    launch_dct(l, n.div_ceil(2), &name)?;
+                    T::fft(plan, &mut a, &mut b, n, true).map_err(fft_error)?;
+                    let (f, name) = recovery_kernel(dev, "rec_dct_rows", T::DTYPE)?;
+                    let mut l = dev.stream().launch_builder(&f);
+                    l.arg(&b).arg(turn).arg(rows).arg(&m64).arg(output);
+                    launch_dct(l, m, &name)
+                }
+            }
             Form::Sparse {
                 start,
                 cols,
@@ -220,6 +271,59 @@ fn dense<T: Real>(dev: &CudaDevice, a: &DenseMatrix<T>) -> Result<Form<T>> {
     Ok(Form::Dense(
         DeviceBuffer::from_host_on(dev, a.as_slice())?.into_slice(),
     ))
+}
+
+/// The kernel `{op}_{dtype}` of `kernels/recovery.cu` and its name.
+fn recovery_kernel(
+    dev: &CudaDevice,
+    op: &str,
+    dtype: crate::element::DType,
+) -> Result<(CudaFunction, String)> {
+    let name = kernel_name(op, dtype);
+    Ok((dev.function(&RECOVERY, &name)?, name))
+}
+
+/// Launches a DCT kernel over `count` items.
+fn launch_dct(mut launch: LaunchArgs<'_>, count: usize, name: &str) -> Result<()> {
+    // SAFETY: the DCT kernels of kernels/recovery.cu with their arguments: x and the unpacked
+    // output n values, y m, the transforms 2 n (n complex pairs), turn and unturn 2 n, rows m
+    // distinct indices below n.
+    unsafe { launch.launch(config(blocks(count), THREADS)) }
+        .map_err(|e| driver_error(&format!("launching {name}"), e))?;
+    Ok(())
+}
+
+/// A subsampled DCT on the device: its rows, its factors, and a plan of a complex FFT of its
+/// length.
+fn dct<T: Real>(dev: &CudaDevice, a: &crate::recovery::SubsampledDct<T>) -> Result<Form<T>> {
+    // SAFETY: only tries to load the shared library.
+    if !unsafe { cudarc::cufft::sys::is_culib_present() } {
+        return Err(Error::CudaUnavailable(
+            "the cuFFT library (libcufft.so) is not installed; the subsampled DCT on CUDA needs it"
+                .into(),
+        ));
+    }
+    let n = a.len();
+    let n32 = i32::try_from(n).map_err(|_| {
+        Error::InvalidArgument(format!(
+            "a DCT of length {n} is too long for cuFFT (at most 2^31 - 1)"
+        ))
+    })?;
+    let (turn, unturn) = a.twiddles();
+    let rows: Vec<u64> = a.rows().iter().map(|&r| r as u64).collect();
+    let plan =
+        cudarc::cufft::CudaFft::plan_1d(n32, T::KIND, 1, dev.stream().clone()).map_err(|e| {
+            Error::Cuda {
+                context: "planning cuFFT for the subsampled DCT".into(),
+                message: format!("{e:?}"),
+            }
+        })?;
+    Ok(Form::Dct {
+        rows: DeviceBuffer::from_host_on(dev, &rows)?.into_slice(),
+        turn: DeviceBuffer::from_host_on(dev, &turn)?.into_slice(),
+        unturn: DeviceBuffer::from_host_on(dev, &unturn)?.into_slice(),
+        plan,
+    })
 }
 
 /// A sparse binary matrix on the device: its columns' rows, and its rows' columns (CSR).

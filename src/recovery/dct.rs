@@ -141,6 +141,13 @@ impl<T: Real> SubsampledDct<T> {
         &self.rows
     }
 
+    /// The factors of the forward transform (`s_k e^{-i pi k / 2n}`) and of the inverse one,
+    /// each as `n` interleaved `(re, im)` pairs: what the CUDA form of the operator needs.
+    pub(crate) fn twiddles(&self) -> (Vec<T>, Vec<T>) {
+        let interleave = |v: &[Complex<T>]| v.iter().flat_map(|c| [c.re, c.im]).collect();
+        (interleave(&self.turn), interleave(&self.unturn))
+    }
+
     /// The full orthonormal DCT-II of `x` into `out` (both of `n` values).
     fn dct2(&self, x: &[T], out: &mut [T]) {
         let n = self.len;

@@ -81,6 +81,68 @@ mod blas {
         ) -> Result<(), cudarc::cublas::result::CublasError>;
     }
 
+    /// The complex-to-complex FFT of this type (`C2C` or `Z2Z`) on interleaved `(re, im)`
+    /// pairs.
+    pub trait Fft: Sized {
+        /// cuFFT's transform type for this element type.
+        const KIND: cudarc::cufft::sys::cufftType;
+
+        /// `output = FFT(input)` (unnormalised; `forward` or inverse), `n` complex values each.
+        fn fft(
+            plan: &cudarc::cufft::CudaFft,
+            input: &mut CudaSlice<Self>,
+            output: &mut CudaSlice<Self>,
+            n: usize,
+            forward: bool,
+        ) -> Result<(), cudarc::cufft::result::CufftError>;
+    }
+
+    fn direction(forward: bool) -> cudarc::cufft::FftDirection {
+        if forward {
+            cudarc::cufft::FftDirection::Forward
+        } else {
+            cudarc::cufft::FftDirection::Inverse
+        }
+    }
+
+    impl Fft for f32 {
+        const KIND: cudarc::cufft::sys::cufftType = cudarc::cufft::sys::cufftType::CUFFT_C2C;
+
+        fn fft(
+            plan: &cudarc::cufft::CudaFft,
+            input: &mut CudaSlice<f32>,
+            output: &mut CudaSlice<f32>,
+            n: usize,
+            forward: bool,
+        ) -> Result<(), cudarc::cufft::result::CufftError> {
+            use cudarc::cufft::sys::float2;
+            // SAFETY: 2 n floats are n (re, im) pairs, float2's layout.
+            let mut a = unsafe { input.transmute_mut::<float2>(n) }.expect("2 n floats");
+            // SAFETY: as above.
+            let mut b = unsafe { output.transmute_mut::<float2>(n) }.expect("2 n floats");
+            plan.exec_c2c(&mut a, &mut b, direction(forward))
+        }
+    }
+
+    impl Fft for f64 {
+        const KIND: cudarc::cufft::sys::cufftType = cudarc::cufft::sys::cufftType::CUFFT_Z2Z;
+
+        fn fft(
+            plan: &cudarc::cufft::CudaFft,
+            input: &mut CudaSlice<f64>,
+            output: &mut CudaSlice<f64>,
+            n: usize,
+            forward: bool,
+        ) -> Result<(), cudarc::cufft::result::CufftError> {
+            use cudarc::cufft::sys::double2;
+            // SAFETY: 2 n doubles are n (re, im) pairs, double2's layout.
+            let mut a = unsafe { input.transmute_mut::<double2>(n) }.expect("2 n doubles");
+            // SAFETY: as above.
+            let mut b = unsafe { output.transmute_mut::<double2>(n) }.expect("2 n doubles");
+            plan.exec_z2z(&mut a, &mut b, direction(forward))
+        }
+    }
+
     impl Gemv for f32 {
         unsafe fn gemv(
             blas: &CudaBlas,
@@ -117,6 +179,7 @@ mod blas {
 pub trait Real:
     Element
     + blas::Gemv
+    + blas::Fft
     + num_traits::Float
     + rustfft::FftNum
     + std::iter::Sum
