@@ -943,3 +943,71 @@ fn the_help_names_both_commands_and_the_exit_status() {
     assert!(text.contains("a:b:step"), "{text}");
     assert!(text.contains("[default: 0.05:0.95:0.05]"), "{text}");
 }
+
+#[test]
+fn truncated_huge_header_and_junk_inputs_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = operator::<f64>();
+    let x = signal::<f64>(21);
+    let y = vector(&dir, "y.npy", &measure(&a, &x));
+    let c = matrix(&dir, "a.npy", &entries(&a), M, N);
+    let bad = |name: &str, from: &str| {
+        let bytes = std::fs::read(from).unwrap();
+        let cut = path(&dir, &format!("cut-{name}"));
+        // The last value cut in half.
+        std::fs::write(&cut, &bytes[..bytes.len() - 4]).unwrap();
+        let huge = path(&dir, &format!("huge-{name}"));
+        let header = "{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000, 128), }";
+        std::fs::write(&huge, npy_with_header(header)).unwrap();
+        let junk = path(&dir, &format!("junk-{name}"));
+        std::fs::write(&junk, b"\x93NUMPY\x01\x00\xff\xff garbage").unwrap();
+        [cut, huge, junk].map(|p| p.display().to_string())
+    };
+    for broken in bad("y.npy", &y) {
+        let err = fails("recover", &["--matrix", &c, "--y", &broken, "--k", "10"], 1);
+        assert!(!err.is_empty(), "{broken}: no message");
+    }
+    for broken in bad("a.npy", &c) {
+        let err = fails("recover", &["--matrix", &broken, "--y", &y, "--k", "10"], 1);
+        assert!(!err.is_empty(), "{broken}: no message");
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn measurements_from_a_fifo_are_read_once() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let a = operator::<f64>();
+    let x = signal::<f64>(23);
+    let y = vector(&dir, "y.npy", &measure(&a, &x));
+    let bytes = std::fs::read(&y).unwrap();
+    let fifo = path(&dir, "y.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success(), "mkfifo failed");
+    let writer_path = fifo.clone();
+    let writer = std::thread::spawn(move || {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&writer_path)
+            .unwrap();
+        // In pieces, a pause between them.
+        for piece in bytes.chunks(300) {
+            if f.write_all(piece).and_then(|()| f.flush()).is_err() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    });
+    let base = ensemble_args();
+    let fifo_name = fifo.display().to_string();
+    let from_fifo = recover_json(&args(&base, &["--y", &fifo_name, "--k", "10"]));
+    writer.join().unwrap();
+    let from_file = recover_json(&args(&base, &["--y", &y, "--k", "10"]));
+    assert_eq!(u64s(&from_fifo["support"]), support(&x));
+    assert_eq!(from_fifo["support"], from_file["support"]);
+    assert_eq!(from_fifo["iterations"], from_file["iterations"]);
+}

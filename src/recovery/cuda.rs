@@ -202,7 +202,8 @@ impl<T: Real> DeviceOperator<T> {
                     // passes (each writes one entry a row), then the inverse FFT and the
                     // reordering.
                     for second in [0u32, 1] {
-                        let (f, name) = recovery_kernel(dev, "rec_dct_spread", T::DTYPE)?;
+                        let (f, name) =
+                            recovery_kernel(dev, kernel_name("rec_dct_spread", T::DTYPE))?;
                         let mut l = dev.stream().launch_builder(&f);
                         l.arg(input)
                             .arg(unturn)
@@ -211,23 +212,23 @@ impl<T: Real> DeviceOperator<T> {
                             .arg(&n64)
                             .arg(&second)
                             .arg(&mut a);
-                        launch_dct(l, m, &name)?;
+                        launch_recovery(l, blocks(m), &name)?;
                     }
                     T::fft(plan, &mut a, &mut b, n, false).map_err(fft_error)?;
-                    let (f, name) = recovery_kernel(dev, "rec_dct_unpack", T::DTYPE)?;
+                    let (f, name) = recovery_kernel(dev, kernel_name("rec_dct_unpack", T::DTYPE))?;
                     let mut l = dev.stream().launch_builder(&f);
                     l.arg(&b).arg(&n64).arg(output);
-                    launch_dct(l, n.div_ceil(2), &name)
+                    launch_recovery(l, blocks(n.div_ceil(2)), &name)
                 } else {
-                    let (f, name) = recovery_kernel(dev, "rec_dct_pack", T::DTYPE)?;
+                    let (f, name) = recovery_kernel(dev, kernel_name("rec_dct_pack", T::DTYPE))?;
                     let mut l = dev.stream().launch_builder(&f);
                     l.arg(input).arg(&n64).arg(&mut a);
-                    launch_dct(l, n.div_ceil(2), &name)?;
+                    launch_recovery(l, blocks(n.div_ceil(2)), &name)?;
                     T::fft(plan, &mut a, &mut b, n, true).map_err(fft_error)?;
-                    let (f, name) = recovery_kernel(dev, "rec_dct_rows", T::DTYPE)?;
+                    let (f, name) = recovery_kernel(dev, kernel_name("rec_dct_rows", T::DTYPE))?;
                     let mut l = dev.stream().launch_builder(&f);
                     l.arg(&b).arg(turn).arg(rows).arg(&m64).arg(output);
-                    launch_dct(l, m, &name)
+                    launch_recovery(l, blocks(m), &name)
                 }
             }
             Form::Sparse {
@@ -243,8 +244,10 @@ impl<T: Real> DeviceOperator<T> {
                 } else {
                     ("rec_sparse_apply", self.m)
                 };
-                let name = kernel_name(op, T::DTYPE);
-                let f = dev.function(&RECOVERY, &name)?;
+                // rec_sparse_apply(start, cols, x, w, m, y): start holds m + 1 offsets into
+                // cols, whose entries are below n; rec_sparse_adjoint(rows, d, y, w, n, x):
+                // rows holds n d entries below m.
+                let (f, name) = recovery_kernel(dev, kernel_name(op, T::DTYPE))?;
                 let count64 = count as u64;
                 let mut launch = dev.stream().launch_builder(&f);
                 if transpose {
@@ -253,14 +256,7 @@ impl<T: Real> DeviceOperator<T> {
                     launch.arg(start).arg(cols);
                 }
                 launch.arg(input).arg(value).arg(&count64).arg(output);
-                // SAFETY: rec_sparse_apply(const u64* start, const u64* cols, const T* x, double w,
-                // u64 m, T* y): start holds m + 1 offsets into cols, whose entries are below n
-                // (x's length), y holds m; rec_sparse_adjoint(const u64* rows, u32 d, const T* y,
-                // double w, u64 n, T* x): rows holds n d entries below m (y's length), x holds
-                // n. The output aliases no input.
-                unsafe { launch.launch(config(blocks(count), THREADS)) }
-                    .map_err(|e| driver_error(&format!("launching {name}"), e))?;
-                Ok(())
+                launch_recovery(launch, blocks(count), &name)
             }
         }
     }
@@ -273,22 +269,19 @@ fn dense<T: Real>(dev: &CudaDevice, a: &DenseMatrix<T>) -> Result<Form<T>> {
     ))
 }
 
-/// The kernel `{op}_{dtype}` of `kernels/recovery.cu` and its name.
-fn recovery_kernel(
-    dev: &CudaDevice,
-    op: &str,
-    dtype: crate::element::DType,
-) -> Result<(CudaFunction, String)> {
-    let name = kernel_name(op, dtype);
+/// The kernel `name` of `kernels/recovery.cu`, and its name.
+fn recovery_kernel(dev: &CudaDevice, name: String) -> Result<(CudaFunction, String)> {
     Ok((dev.function(&RECOVERY, &name)?, name))
 }
 
-/// Launches a DCT kernel over `count` items.
-fn launch_dct(mut launch: LaunchArgs<'_>, count: usize, name: &str) -> Result<()> {
-    // SAFETY: the DCT kernels of kernels/recovery.cu with their arguments: x and the unpacked
-    // output n values, y m, the transforms 2 n (n complex pairs), turn and unturn 2 n, rows m
-    // distinct indices below n.
-    unsafe { launch.launch(config(blocks(count), THREADS)) }
+/// Launches the kernel `name` of `kernels/recovery.cu`, whose arguments `launch` holds, over
+/// `grid` blocks.
+fn launch_recovery(mut launch: LaunchArgs<'_>, grid: usize, name: &str) -> Result<()> {
+    // SAFETY: every caller pushes the arguments of the kernel it names, with the lengths its
+    // comment in kernels/recovery.cu asks for: the vectors have the problem's shapes (x and
+    // the unpacked DCT output n values, y m, the transforms 2 n), supports and DCT rows at most
+    // n distinct indices below n, the sparse operator's index arrays those `sparse` built.
+    unsafe { launch.launch(config(grid, THREADS)) }
         .map_err(|e| driver_error(&format!("launching {name}"), e))?;
     Ok(())
 }
@@ -427,17 +420,12 @@ impl<'a, T: Real> Cuda<'a, T> {
         } else {
             op.to_string()
         };
-        Ok((self.dev().function(&RECOVERY, &name)?, name))
+        recovery_kernel(self.dev(), name)
     }
 
     /// Launches the kernel `name` whose arguments `launch` holds, over `grid` blocks.
-    fn run(&self, mut launch: LaunchArgs<'_>, grid: usize, name: &str) -> Result<()> {
-        // SAFETY: every caller pushes the arguments of the kernel it names, with the lengths
-        // its comment in kernels/recovery.cu asks for (the callers' vectors have the problem's
-        // shapes, supports at most n entries below n).
-        unsafe { launch.launch(config(grid, THREADS)) }
-            .map_err(|e| driver_error(&format!("launching {name}"), e))?;
-        Ok(())
+    fn run(&self, launch: LaunchArgs<'_>, grid: usize, name: &str) -> Result<()> {
+        launch_recovery(launch, grid, name)
     }
 
     /// Downloads the `PARTS` partial results of a reduction.

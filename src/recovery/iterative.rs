@@ -74,7 +74,7 @@ impl<V> Residual<V> {
 
 /// Records `x`'s residual and support (whose fingerprint is `print`); `Some` outcome when the
 /// monitor says stop.
-fn record<T: Real, B: Backend<T>>(
+pub(crate) fn record<T: Real, B: Backend<T>>(
     b: &B,
     monitor: &mut Monitor,
     (residual, print): (f64, u64),

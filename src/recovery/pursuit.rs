@@ -3,7 +3,7 @@
 
 use crate::error::Result;
 use crate::recovery::backend::Backend;
-use crate::recovery::iterative::finish;
+use crate::recovery::iterative;
 use crate::recovery::least_squares::{solve_on, Scratch};
 use crate::recovery::solver::{Outcome, Problem};
 use crate::recovery::stopping::Monitor;
@@ -18,8 +18,7 @@ fn record<T: Real, B: Backend<T>>(
     support: &B::Support,
 ) -> Result<Option<Outcome<T>>> {
     let residual = b.norm2(r)?.sqrt();
-    let stop = monitor.record(residual, b.fingerprint(support)?);
-    stop.map(|stop| finish(b, x, support, stop)).transpose()
+    iterative::record(b, monitor, (residual, b.fingerprint(support)?), x, support)
 }
 
 /// HTP with NIHT's step: `S = supp H_k(x + mu A^T r)`, `mu = |g_T|^2 / |A g_T|^2` on the

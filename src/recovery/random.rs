@@ -1,8 +1,8 @@
 //! The generator behind every random operator and signal of the module: SplitMix64, with
-//! uniform doubles, standard normals (Box–Muller) and uniform integers derived from it in a
+//! standard normals (Box–Muller) and uniform integers derived from it in a
 //! fixed, documented way, so that a seed gives the same draws on every platform.
 
-/// 2^-53, the spacing of the uniform doubles.
+/// 2^-53, the spacing of the doubles Box–Muller draws.
 const TWO_POW_MINUS_53: f64 = 1.0 / (1u64 << 53) as f64;
 
 /// SplitMix64 (Steele, Lea and Flood), seeded with its initial state.
@@ -10,7 +10,6 @@ const TWO_POW_MINUS_53: f64 = 1.0 / (1u64 << 53) as f64;
 /// - [`next_u64`](Rng::next_u64): `state += 0x9E3779B97F4A7C15`, then the state mixed by
 ///   `z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9`, `z = (z ^ (z >> 27)) * 0x94D049BB133111EB`,
 ///   `z ^ (z >> 31)` (wrapping arithmetic);
-/// - [`uniform`](Rng::uniform): `(u >> 11) 2^-53`, in `[0, 1)`;
 /// - [`normal`](Rng::normal): Box–Muller from two draws `a`, `b`: `u1 = ((a >> 11) + 0.5)
 ///   2^-53` (in `(0, 1)`), `u2 = (b >> 11) 2^-53`, `r = sqrt(-2 ln u1)`, the pair
 ///   `r cos(2 pi u2)`, `r sin(2 pi u2)`: the first returned, the second kept for the next call;
@@ -37,12 +36,6 @@ impl Rng {
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
-    }
-
-    /// A uniform double in `[0, 1)`, a multiple of 2^-53.
-    #[allow(dead_code)] // part of the generator's documented set of draws
-    pub(crate) fn uniform(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * TWO_POW_MINUS_53
     }
 
     /// A standard normal value (Box–Muller, the second value of each pair kept for the next
@@ -124,11 +117,9 @@ mod tests {
     }
 
     #[test]
-    fn uniform_and_below_are_in_range() {
+    fn below_is_in_range() {
         let mut rng = Rng::new(7);
         for _ in 0..10_000 {
-            let u = rng.uniform();
-            assert!((0.0..1.0).contains(&u));
             assert!(rng.below(13) < 13);
         }
         assert_eq!(rng.below(0), 0);
