@@ -11,7 +11,8 @@
 //! `--n` (default 16384), `--m` (default n / 2), `--rho` (`k = round(rho m)`; default 0.1),
 //! `--signal gaussian|sign` (default gaussian), `--dtype f32|f64` (default f32),
 //! `--algorithms` (comma separated; default niht), `--reps` (default 5), `--seed` (default 1),
-//! `--json PATH`.
+//! `--batch B` (default 1), `--loop yes|no` (whether a batch is also solved by a loop of
+//! single solves; default yes), `--json PATH`.
 //!
 //! **The problem**: the operator drawn from the ensemble with `seed`, a `k`-sparse signal
 //! drawn with `seed + 1`, `y = A x`. **The solve**: `Solver::new(algorithm, k).solve(&op, &y)`
@@ -20,6 +21,12 @@
 //! `--reps` after one untimed solve; the time an iteration is that over the iterations run.
 //! **The floor** (GPU): one `apply` and one `adjoint` of the uploaded operator between CUDA
 //! events, median of 20 after 3 untimed.
+//!
+//! **Batches** (`--batch B`): `B` problems with the one operator, the signals drawn with
+//! `seed + 1 + p`. The batch solved at once (`solve_many_on`; `solve_many` on the CPU), median
+//! of `--reps` after one; its iterations are those of the problem that ran longest (the
+//! problems run in lockstep). Against it, the loop of single solves (`solve_on` / `solve`)
+//! timed once, and the batched floor: `apply_many` and `adjoint_many` of `B` vectors.
 
 use std::time::Instant;
 
@@ -48,6 +55,8 @@ struct Options {
     algorithms: Vec<Algorithm>,
     reps: usize,
     seed: u64,
+    batch: usize,
+    single_loop: bool,
     json: Option<String>,
 }
 
@@ -63,6 +72,8 @@ fn parse_options() -> Options {
         algorithms: vec![Algorithm::Niht],
         reps: 5,
         seed: 1,
+        batch: 1,
+        single_loop: true,
         json: None,
     };
     let count = |v: &str| v.parse::<f64>().ok().map(|v| v as usize);
@@ -78,6 +89,8 @@ fn parse_options() -> Options {
             "--algorithms" => opts.algorithms = options::parsed(&value),
             "--reps" => opts.reps = value.parse().unwrap_or(opts.reps).max(1),
             "--seed" => opts.seed = value.parse().unwrap_or(opts.seed),
+            "--batch" => opts.batch = count(&value).unwrap_or(opts.batch).max(1),
+            "--loop" => opts.single_loop = value != "no",
             "--json" => opts.json = Some(value),
             _ => return false,
         }
@@ -98,16 +111,18 @@ fn main() {
             None => return,
         },
     };
-    let results = match opts.dtype.as_str() {
-        "f64" => run::<f64>(&opts, &device),
-        _ => run::<f32>(&opts, &device),
+    let results = match (opts.dtype.as_str(), opts.batch > 1) {
+        ("f64", false) => run::<f64>(&opts, &device),
+        ("f64", true) => run_batch::<f64>(&opts, &device),
+        (_, false) => run::<f32>(&opts, &device),
+        (_, true) => run_batch::<f32>(&opts, &device),
     };
     let failed = results.iter().any(|r| r.get("error").is_some());
     report::finish(opts.json.as_deref(), failed, || {
         let fields = serde_json::json!({
             "device": match &device { Device::Cuda(g) => gpu::describe(g), Device::Cpu => "cpu".into() },
             "ensemble": opts.ensemble.to_string(), "n": opts.n, "dtype": opts.dtype,
-            "signal": opts.signal.name(),
+            "signal": opts.signal.name(), "batch": opts.batch,
             "timing": "solve: wall clock of one solve (operator already on the device), median of --reps after one; per iteration = solve / iterations; floor: apply + adjoint between CUDA events, median of 20 after 3",
         });
         (fields, results)
@@ -213,6 +228,128 @@ fn run<T: Real>(opts: &Options, device: &Device) -> Vec<serde_json::Value> {
         }));
     }
     results
+}
+
+/// `B` problems solved at once against a loop of single solves and the batched floor.
+fn run_batch<T: Real>(opts: &Options, device: &Device) -> Vec<serde_json::Value> {
+    let (n, batch) = (opts.n, opts.batch);
+    let m = opts.m.unwrap_or(n / 2);
+    let k = ((opts.rho * m as f64).round() as usize).max(1);
+    println!(
+        "{batch} problems of {} n = {n}, m = {m}, k = {k}, {} signal, {}",
+        opts.ensemble, opts.signal, opts.dtype
+    );
+    let problems = || -> kselect::Result<_> {
+        let op = opts.ensemble.generate::<T>(m, n, opts.seed)?;
+        let mut ys = vec![T::zero(); batch * m];
+        for (p, y) in ys.chunks_mut(m).enumerate() {
+            let x = sparse_signal::<T>(n, k, opts.signal, opts.seed + 1 + p as u64)?;
+            op.apply(&x, y);
+        }
+        let uploaded = match device {
+            Device::Cuda(_) => Some(DeviceOperator::upload(&op, device)?),
+            Device::Cpu => None,
+        };
+        Ok((op, ys, uploaded))
+    };
+    let (op, ys, uploaded) = match problems() {
+        Ok(p) => p,
+        Err(e) => return vec![serde_json::json!({ "error": e.to_string() })],
+    };
+    let floor_ms = match (&uploaded, device) {
+        (Some(u), Device::Cuda(gpu)) => batch_floor(u, device, gpu, batch).ok(),
+        _ => None,
+    };
+    if let Some(f) = floor_ms {
+        println!("batched floor (apply_many + adjoint_many): {f:.4} ms");
+    }
+    let mut results = Vec::new();
+    for &algorithm in &opts.algorithms {
+        let solver = Solver::new(algorithm, k);
+        let together = || match &uploaded {
+            Some(u) => solver.solve_many_on(u, &ys),
+            None => solver.solve_many(&op, &ys),
+        };
+        let one_by_one = || -> kselect::Result<Vec<_>> {
+            ys.chunks(m)
+                .map(|y| match &uploaded {
+                    Some(u) => solver.solve_on(u, y),
+                    None => solver.solve(&op, y),
+                })
+                .collect()
+        };
+        let timed = || -> kselect::Result<_> {
+            let mut times = Vec::new();
+            let mut found = together()?;
+            for _ in 0..opts.reps {
+                let start = Instant::now();
+                found = together()?;
+                times.push(start.elapsed().as_secs_f64() * 1e3);
+            }
+            let start = Instant::now();
+            let alone = if opts.single_loop {
+                one_by_one()?
+            } else {
+                Vec::new()
+            };
+            let loop_ms = start.elapsed().as_secs_f64() * 1e3;
+            Ok((times, found, alone, loop_ms))
+        };
+        let (times, found, alone, loop_ms) = match timed() {
+            Ok(t) => t,
+            Err(e) => {
+                println!("{:>8}  error: {e}", algorithm.name());
+                results.push(
+                    serde_json::json!({ "algorithm": algorithm.name(), "error": e.to_string() }),
+                );
+                continue;
+            }
+        };
+        let ms = median(times.clone());
+        let iterations = found.iter().map(|f| f.iterations).max().unwrap_or(0);
+        let per = ms / iterations.max(1) as f64;
+        let ratio = floor_ms.map(|f| per / f);
+        let successes = found.iter().filter(|f| f.stop.is_success()).count();
+        let same = found
+            .iter()
+            .zip(&alone)
+            .filter(|(a, b)| a.support == b.support && a.iterations == b.iterations)
+            .count();
+        println!(
+            "{:>8}: batch {ms:.3} ms, {iterations} iterations, {per:.4} ms / iteration ({}), \
+             loop of single solves {loop_ms:.1} ms ({:.1}x); {successes} of {batch} converged, \
+             {same} as alone",
+            algorithm.name(),
+            ratio.map_or("-".into(), |r| format!("{r:.2}x floor")),
+            loop_ms / ms
+        );
+        results.push(serde_json::json!({
+            "algorithm": algorithm.name(), "m": m, "k": k, "batch": batch,
+            "iterations": iterations, "batch_ms": ms, "times_ms": times,
+            "ms_per_iteration": per, "floor_ms": floor_ms, "x_floor": ratio,
+            "loop_ms": loop_ms, "speedup": loop_ms / ms, "converged": successes,
+            "same_as_alone": same,
+        }));
+    }
+    results
+}
+
+/// The median time of `apply_many` and `adjoint_many` of `batch` vectors, in ms.
+fn batch_floor<T: Real>(
+    u: &DeviceOperator<T>,
+    device: &Device,
+    gpu: &kselect::CudaDevice,
+    batch: usize,
+) -> kselect::Result<f64> {
+    let (m, n) = u.shape();
+    let x = DeviceBuffer::from_host(device, &vec![T::one(); n * batch])?;
+    let mut y = DeviceBuffer::from_host(device, &vec![T::zero(); m * batch])?;
+    let mut back = DeviceBuffer::from_host(device, &vec![T::zero(); n * batch])?;
+    let times = gpu::event_times(gpu, 3, 20, |_| {
+        u.apply_many(&x, &mut y)?;
+        u.adjoint_many(&y, &mut back)
+    })?;
+    Ok(median(times))
 }
 
 /// The median time of one apply and one adjoint, in ms.

@@ -132,37 +132,45 @@ extern "C" __global__ void rec_iota(u64 n, u64* __restrict__ s) {
 
 // The sparse binary operator: d entries of value w in each column. y = A x by rows (CSR:
 // row i's columns at cols[start[i] .. start[i + 1]]); x = A^T y by columns (column j's rows
-// at rows[j d .. (j + 1) d]). Each sum runs in index order.
+// at rows[j d .. (j + 1) d]). Each sum runs in index order. `count` problems side by side:
+// x holds count vectors of n values, y count of m.
 template <typename T>
 __device__ void rec_sparse_apply(const u64* __restrict__ start, const u64* __restrict__ cols,
-                                 const T* __restrict__ x, double w, u64 m, T* __restrict__ y) {
+                                 const T* __restrict__ x, double w, u64 m, u64 n, u64 count,
+                                 T* __restrict__ y) {
     const T wt = (T)w;
-    REC_FOR_EACH(i, m) {
+    REC_FOR_EACH(t, m * count) {
+        const u64 i = t % m;
+        const T* xc = x + (t / m) * n;
         T acc = 0;
-        for (u64 e = start[i]; e < start[i + 1]; ++e) acc += x[cols[e]];
-        y[i] = wt * acc;
+        for (u64 e = start[i]; e < start[i + 1]; ++e) acc += xc[cols[e]];
+        y[t] = wt * acc;
     }
 }
 
 template <typename T>
 __device__ void rec_sparse_adjoint(const u64* __restrict__ rows, u32 d, const T* __restrict__ y,
-                                   double w, u64 n, T* __restrict__ x) {
+                                   double w, u64 m, u64 n, u64 count, T* __restrict__ x) {
     const T wt = (T)w;
-    REC_FOR_EACH(j, n) {
+    REC_FOR_EACH(t, n * count) {
+        const u64 j = t % n;
+        const T* yc = y + (t / n) * m;
         T acc = 0;
-        for (u32 e = 0; e < d; ++e) acc += y[rows[j * d + e]];
-        x[j] = wt * acc;
+        for (u32 e = 0; e < d; ++e) acc += yc[rows[j * d + e]];
+        x[t] = wt * acc;
     }
 }
 
 #define REC_SPARSE(NAME, T)                                                                      \
     extern "C" __global__ void rec_sparse_apply_##NAME(const u64* start, const u64* cols,        \
-                                                       const T* x, double w, u64 m, T* y) {      \
-        rec_sparse_apply<T>(start, cols, x, w, m, y);                                            \
+                                                       const T* x, double w, u64 m, u64 n,       \
+                                                       u64 count, T* y) {                        \
+        rec_sparse_apply<T>(start, cols, x, w, m, n, count, y);                                  \
     }                                                                                            \
     extern "C" __global__ void rec_sparse_adjoint_##NAME(const u64* rows, u32 d, const T* y,     \
-                                                         double w, u64 n, T* x) {                \
-        rec_sparse_adjoint<T>(rows, d, y, w, n, x);                                              \
+                                                         double w, u64 m, u64 n, u64 count,      \
+                                                         T* x) {                                 \
+        rec_sparse_adjoint<T>(rows, d, y, w, m, n, count, x);                                    \
     }
 REC_SPARSE(f32, float)
 REC_SPARSE(f64, double)
@@ -245,3 +253,252 @@ __device__ void rec_dct_unpack(const T* __restrict__ v, u64 n, T* __restrict__ x
     }
 REC_DCT(f32, float)
 REC_DCT(f64, double)
+
+// Batches: `count` problems side by side, each problem's vector contiguous (a column-major
+// matrix of one column a problem), each problem's support `k` indices inside its column.
+// Per-column scalars are doubles (a fingerprint's 64 bits stored in one), so that the host
+// reads every scalar of a step in one copy.
+
+// v = x + mu[c] g, column c of n entries scaled by its own step.
+template <typename T>
+__device__ void rec_cols_step(const T* __restrict__ x, const T* __restrict__ g,
+                              const double* __restrict__ mu, u64 n, u64 total, T* __restrict__ v) {
+    REC_FOR_EACH(i, total) {
+        const T st = (T)mu[i / n];
+        v[i] = x[i] + st * g[i];
+    }
+}
+
+// out[c n + s] = v[c n + s] for the k indices s of each column's support (out zeroed before).
+template <typename T>
+__device__ void rec_cols_restrict(const T* __restrict__ v, const u64* __restrict__ s, u64 k, u64 n,
+                                  u64 total, T* __restrict__ out) {
+    REC_FOR_EACH(j, total) {
+        const u64 i = (j / k) * n + s[j];
+        out[i] = v[i];
+    }
+}
+
+// r = r - s_c a_c: with s_c = 1 and a = ad where the column's support moved (ad holds the
+// moved columns only, column place[c]), s_c = mu[c] and a = ag where it held.
+template <typename T>
+__device__ void rec_cols_residual(const T* __restrict__ ag, const T* __restrict__ ad,
+                                  const double* __restrict__ mu, const u64* __restrict__ place,
+                                  u64 m, u64 total, T* __restrict__ r) {
+    REC_FOR_EACH(i, total) {
+        const u64 c = i / m;
+        const u64 p = place[c];
+        if (p != ~0ull) {
+            r[i] = r[i] + (T)(-1.0) * ad[p * m + i % m];
+        } else {
+            r[i] = r[i] + (T)(-mu[c]) * ag[i];
+        }
+    }
+}
+
+// r = y - ax in the columns marked.
+template <typename T>
+__device__ void rec_cols_refresh(const T* __restrict__ y, const T* __restrict__ ax,
+                                 const u32* __restrict__ marked, u64 m, u64 total,
+                                 T* __restrict__ r) {
+    REC_FOR_EACH(i, total) {
+        if (marked[i / m]) r[i] = y[i] - ax[i];
+    }
+}
+
+// The block's sum (in double) of a value each thread holds, returned to thread 0.
+__device__ __forceinline__ double rec_block_total(double acc) {
+    __shared__ double warp_sums[REC_THREADS / WARP_SIZE];
+    for (int off = WARP_SIZE / 2; off > 0; off /= 2) acc += __shfl_down_sync(FULL_MASK, acc, off);
+    if ((threadIdx.x & (WARP_SIZE - 1)) == 0) warp_sums[threadIdx.x / WARP_SIZE] = acc;
+    __syncthreads();
+    double total = 0.0;
+    if (threadIdx.x == 0) {
+        for (int w = 0; w < REC_THREADS / WARP_SIZE; ++w) total += warp_sums[w];
+    }
+    __syncthreads();
+    return total;
+}
+
+// The sum of squares of column blockIdx.x of a (len values a column), in double, to thread 0.
+template <typename T>
+__device__ double rec_column_sumsq(const T* __restrict__ a, u64 len) {
+    const T* col = a + (u64)blockIdx.x * len;
+    double acc = 0.0;
+    for (u64 i = threadIdx.x; i < len; i += blockDim.x) acc += (double)col[i] * (double)col[i];
+    return rec_block_total(acc);
+}
+
+// sums[c] = |a_c|^2, one block a column.
+template <typename T>
+__device__ void rec_cols_sumsq(const T* __restrict__ a, u64 len, double* __restrict__ sums) {
+    const double total = rec_column_sumsq(a, len);
+    if (threadIdx.x == 0) sums[blockIdx.x] = total;
+}
+
+// partial[b] = part p of |a_c|^2 for block b = c parts + p: a column's long sum shared by
+// `parts` blocks (each takes every parts-th stretch of blockDim.x entries).
+template <typename T>
+__device__ void rec_cols_partial_sumsq(const T* __restrict__ a, u64 len, u32 parts,
+                                       double* __restrict__ partial) {
+    const u64 c = blockIdx.x / parts;
+    const u64 p = blockIdx.x % parts;
+    const T* col = a + c * len;
+    double acc = 0.0;
+    for (u64 i = p * blockDim.x + threadIdx.x; i < len; i += (u64)parts * blockDim.x)
+        acc += (double)col[i] * (double)col[i];
+    const double total = rec_block_total(acc);
+    if (threadIdx.x == 0) partial[blockIdx.x] = total;
+}
+
+// sums[c] = the sum of column c's `parts` partial sums, in order.
+extern "C" __global__ void rec_cols_sum_parts(const double* __restrict__ partial, u32 parts,
+                                              u64 count, double* __restrict__ sums) {
+    REC_FOR_EACH(c, count) {
+        double total = 0.0;
+        for (u32 p = 0; p < parts; ++p) total += partial[c * parts + p];
+        sums[c] = total;
+    }
+}
+
+// NIHT's step of each column from the partial sums of |g_S|^2 and |A g_S|^2: their quotient,
+// 1 when the latter is 0.
+extern "C" __global__ void rec_cols_step_parts(const double* __restrict__ gg, u32 g_parts,
+                                               const double* __restrict__ agg, u32 a_parts,
+                                               u64 count, double* __restrict__ mu) {
+    REC_FOR_EACH(c, count) {
+        double num = 0.0, den = 0.0;
+        for (u32 p = 0; p < g_parts; ++p) num += gg[c * g_parts + p];
+        for (u32 p = 0; p < a_parts; ++p) den += agg[c * a_parts + p];
+        mu[c] = den > 0.0 ? num / den : 1.0;
+    }
+}
+
+// NIHT's step of each column: mu[c] = |g_S|^2 / |A g_S|^2 (1 when the latter is 0), one block
+// a column.
+template <typename T>
+__device__ void rec_cols_step_size(const T* __restrict__ gs, u64 n, const T* __restrict__ ags,
+                                   u64 m, double* __restrict__ mu) {
+    const double gg = rec_column_sumsq(gs, n);
+    const double agg = rec_column_sumsq(ags, m);
+    if (threadIdx.x == 0) mu[blockIdx.x] = agg > 0.0 ? gg / agg : 1.0;
+}
+
+// a = 0 in the columns marked (of len values each).
+template <typename T>
+__device__ void rec_cols_clear(const u32* __restrict__ marked, u64 len, u64 total,
+                               T* __restrict__ a) {
+    REC_FOR_EACH(i, total) {
+        if (marked[i / len]) a[i] = 0;
+    }
+}
+
+// dst column j = src column cols[j] (len values a column; total = len times the columns).
+template <typename T>
+__device__ void rec_cols_gather(const T* __restrict__ src, const u64* __restrict__ cols, u64 len,
+                                u64 total, T* __restrict__ dst) {
+    REC_FOR_EACH(i, total) dst[i] = src[cols[i / len] * len + i % len];
+}
+
+// dst column cols[j] = src column j.
+template <typename T>
+__device__ void rec_cols_scatter(const T* __restrict__ src, const u64* __restrict__ cols, u64 len,
+                                 u64 total, T* __restrict__ dst) {
+    REC_FOR_EACH(i, total) dst[cols[i / len] * len + i % len] = src[i];
+}
+
+// out column j = a column cols[j] - b column cols[j].
+template <typename T>
+__device__ void rec_cols_gather_difference(const T* __restrict__ a, const T* __restrict__ b,
+                                           const u64* __restrict__ cols, u64 len, u64 total,
+                                           T* __restrict__ out) {
+    REC_FOR_EACH(i, total) {
+        const u64 at = cols[i / len] * len + i % len;
+        out[i] = a[at] - b[at];
+    }
+}
+
+// differ[j / k] = 1 where a[j] != b[j] (differ zeroed before).
+extern "C" __global__ void rec_cols_differ(const u64* __restrict__ a, const u64* __restrict__ b,
+                                           u64 k, u64 total, double* __restrict__ differ) {
+    REC_FOR_EACH(j, total) {
+        if (a[j] != b[j]) differ[j / k] = 1.0;
+    }
+}
+
+// prints[c] = the wrapping sum of mix(s + 1) over column c's k indices (its 64 bits stored in a
+// double), one block a column.
+extern "C" __global__ void rec_cols_fingerprint(const u64* __restrict__ s, u64 k,
+                                                double* __restrict__ prints) {
+    const u64* col = s + (u64)blockIdx.x * k;
+    u64 acc = 0;
+    for (u64 j = threadIdx.x; j < k; j += blockDim.x) acc += rec_mix(col[j] + 1);
+    __shared__ u64 warp_sums[REC_THREADS / WARP_SIZE];
+    for (int off = WARP_SIZE / 2; off > 0; off /= 2) acc += __shfl_down_sync(FULL_MASK, acc, off);
+    if ((threadIdx.x & (WARP_SIZE - 1)) == 0) warp_sums[threadIdx.x / WARP_SIZE] = acc;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        u64 total = 0;
+        for (int w = 0; w < REC_THREADS / WARP_SIZE; ++w) total += warp_sums[w];
+        prints[blockIdx.x] = __longlong_as_double((long long)total);
+    }
+}
+
+// Supports (k indices a column) gathered and scattered by column.
+extern "C" __global__ void rec_cols_gather_index(const u64* src, const u64* cols, u64 len,
+                                                 u64 total, u64* dst) {
+    rec_cols_gather<u64>(src, cols, len, total, dst);
+}
+extern "C" __global__ void rec_cols_scatter_index(const u64* src, const u64* cols, u64 len,
+                                                  u64 total, u64* dst) {
+    rec_cols_scatter<u64>(src, cols, len, total, dst);
+}
+
+#define REC_COLS(NAME, T)                                                                        \
+    extern "C" __global__ void rec_cols_step_##NAME(const T* x, const T* g, const double* mu,    \
+                                                    u64 n, u64 total, T* v) {                    \
+        rec_cols_step<T>(x, g, mu, n, total, v);                                                 \
+    }                                                                                            \
+    extern "C" __global__ void rec_cols_restrict_##NAME(const T* v, const u64* s, u64 k, u64 n,  \
+                                                        u64 total, T* out) {                     \
+        rec_cols_restrict<T>(v, s, k, n, total, out);                                            \
+    }                                                                                            \
+    extern "C" __global__ void rec_cols_residual_##NAME(const T* ag, const T* ad,                \
+                                                        const double* mu, const u64* place,      \
+                                                        u64 m, u64 total, T* r) {                \
+        rec_cols_residual<T>(ag, ad, mu, place, m, total, r);                                    \
+    }                                                                                            \
+    extern "C" __global__ void rec_cols_refresh_##NAME(const T* y, const T* ax,                  \
+                                                       const u32* marked, u64 m, u64 total,      \
+                                                       T* r) {                                   \
+        rec_cols_refresh<T>(y, ax, marked, m, total, r);                                         \
+    }                                                                                            \
+    extern "C" __global__ void rec_cols_sumsq_##NAME(const T* a, u64 len, double* sums) {       \
+        rec_cols_sumsq<T>(a, len, sums);                                                         \
+    }                                                                                            \
+    extern "C" __global__ void rec_cols_partial_sumsq_##NAME(const T* a, u64 len, u32 parts,     \
+                                                             double* partial) {                  \
+        rec_cols_partial_sumsq<T>(a, len, parts, partial);                                       \
+    }                                                                                            \
+    extern "C" __global__ void rec_cols_step_size_##NAME(const T* gs, u64 n, const T* ags,      \
+                                                         u64 m, double* mu) {                    \
+        rec_cols_step_size<T>(gs, n, ags, m, mu);                                                \
+    }                                                                                            \
+    extern "C" __global__ void rec_cols_clear_##NAME(const u32* marked, u64 len, u64 total,      \
+                                                     T* a) {                                     \
+        rec_cols_clear<T>(marked, len, total, a);                                                \
+    }                                                                                            \
+    extern "C" __global__ void rec_cols_gather_##NAME(const T* src, const u64* cols, u64 len,    \
+                                                      u64 total, T* dst) {                       \
+        rec_cols_gather<T>(src, cols, len, total, dst);                                          \
+    }                                                                                            \
+    extern "C" __global__ void rec_cols_scatter_##NAME(const T* src, const u64* cols, u64 len,   \
+                                                       u64 total, T* dst) {                      \
+        rec_cols_scatter<T>(src, cols, len, total, dst);                                         \
+    }                                                                                            \
+    extern "C" __global__ void rec_cols_gather_difference_##NAME(                                \
+        const T* a, const T* b, const u64* cols, u64 len, u64 total, T* out) {                   \
+        rec_cols_gather_difference<T>(a, b, cols, len, total, out);                              \
+    }
+REC_COLS(f32, float)
+REC_COLS(f64, double)

@@ -430,3 +430,109 @@ fn device_products_equal_the_cpu_f64() {
 fn device_products_equal_the_cpu_f32() {
     device_products_equal_the_cpu::<f32>(1e-5);
 }
+
+fn a_gpu_batch_solves_each_problem_as_alone<T: Real>(tol: f64) {
+    let Some(device) = common::cuda_device() else {
+        eprintln!("skipped (no CUDA device)");
+        return;
+    };
+    let (m, n, count) = (128, 256, 24);
+    for ensemble in [Ensemble::Gaussian, Ensemble::Sparse { d: 7 }, Ensemble::Dct] {
+        let op = ensemble.generate::<T>(m, n, 31).unwrap();
+        let on_gpu = DeviceOperator::upload(&op, &device).unwrap();
+        for algorithm in [Algorithm::Niht, Algorithm::Iht, Algorithm::Htp] {
+            if (algorithm, ensemble.name()) == (Algorithm::Iht, "sparse") {
+                continue;
+            }
+            let k = if algorithm == Algorithm::Iht { 4 } else { 10 };
+            // Problems of every sparsity up to well past the region, and one of y = 0.
+            let mut ys = vec![T::zero(); count * m];
+            let mut signals = Vec::new();
+            for (p, y) in ys.chunks_mut(m).enumerate() {
+                let nonzeros = match p {
+                    5 => 0,
+                    _ if p % 4 == 0 => k / 2,
+                    _ if p % 4 == 1 => k,
+                    _ => 1 + p % (3 * k),
+                };
+                let kind = [SignalKind::Gaussian, SignalKind::Sign][p % 2];
+                let x = sparse_signal::<T>(n, nonzeros, kind, 900 + p as u64).unwrap();
+                y.copy_from_slice(&measure(&op, &x));
+                signals.push((nonzeros, x));
+            }
+            let solver = Solver::new(algorithm, k).max_iterations(800);
+            let batch = solver.solve_many_on(&on_gpu, &ys).unwrap();
+            assert_eq!(batch.len(), count);
+            for (p, (found, (nonzeros, x))) in batch.iter().zip(&signals).enumerate() {
+                let what = format!("{ensemble} {algorithm} problem {p} of the batch");
+                let alone = solver.solve_on(&on_gpu, &ys[p * m..(p + 1) * m]).unwrap();
+                assert_eq!(found.solution.len(), n, "{what}");
+                assert!(found.support.len() <= k, "{what}");
+                assert_eq!(found.residuals.len(), found.iterations + 1, "{what}");
+                if *nonzeros == 0 {
+                    assert_eq!(found, &alone, "{what}");
+                    assert!(found.solution.iter().all(|v| *v == T::zero()), "{what}");
+                } else if *nonzeros <= k / 2 {
+                    // Well inside the region: recovered, as alone.
+                    let bound = if tol < 1e-9 { 1e-8 } else { 1e-3 };
+                    for (found, how) in [(found, "batch"), (&alone, "alone")] {
+                        assert!(found.stop.is_success(), "{what} ({how}): {}", found.stop);
+                        let err = relative_error(&found.solution, x);
+                        assert!(err < bound, "{what} ({how}): relative error {err:e}");
+                    }
+                    let scale = x.iter().map(|v| v.as_f64().abs()).fold(1e-30, f64::max);
+                    for (a, b) in found.solution.iter().zip(&alone.solution) {
+                        assert!((a.as_f64() - b.as_f64()).abs() <= tol * scale, "{what}");
+                    }
+                    if *nonzeros == k / 2 && k / 2 > 0 && algorithm != Algorithm::Htp {
+                        // The entries kept beyond the signal's are rounding noise, where a
+                        // product in another order may choose others: the signal's are kept.
+                        let signal = support_of(x);
+                        assert!(signal.iter().all(|i| found.support.contains(i)), "{what}");
+                    }
+                }
+                if *nonzeros == k {
+                    // Exactly k nonzeros: the same support, stop and iterations as alone.
+                    assert_eq!(found.support, alone.support, "{what}");
+                    assert_eq!(found.stop, alone.stop, "{what}");
+                    assert_eq!(found.iterations, alone.iterations, "{what}");
+                }
+            }
+        }
+    }
+    // Every problem stopped at once, and the errors of a batch.
+    let op = Ensemble::Gaussian.generate::<T>(16, 32, 3).unwrap();
+    let on_gpu = DeviceOperator::upload(&op, &device).unwrap();
+    let solver = Solver::new(Algorithm::Niht, 3);
+    let zeros = solver.solve_many_on(&on_gpu, &[T::zero(); 48]).unwrap();
+    assert!(zeros
+        .iter()
+        .all(|z| z.stop == StopReason::Converged && z.iterations == 0));
+    assert!(solver.solve_many_on(&on_gpu, &[]).unwrap().is_empty());
+    let e = solver
+        .solve_many_on(&on_gpu, &[T::zero(); 17])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("whole problems"), "{e}");
+    let mut bad = vec![T::one(); 32];
+    bad[20] = T::of(f64::NAN);
+    let e = solver.solve_many_on(&on_gpu, &bad).unwrap_err().to_string();
+    assert!(e.contains("problem 1"), "{e}");
+    let capped = Solver::new(Algorithm::Niht, 3).max_iterations(0);
+    let none = capped.solve_many_on(&on_gpu, &[T::one(); 32]).unwrap();
+    let alone = capped.solve_on(&on_gpu, &[T::one(); 16]).unwrap();
+    assert_eq!(
+        (none[1].stop, none[1].iterations),
+        (alone.stop, alone.iterations)
+    );
+}
+
+#[test]
+fn a_gpu_batch_solves_each_problem_as_alone_f64() {
+    a_gpu_batch_solves_each_problem_as_alone::<f64>(1e-9);
+}
+
+#[test]
+fn a_gpu_batch_solves_each_problem_as_alone_f32() {
+    a_gpu_batch_solves_each_problem_as_alone::<f32>(1e-4);
+}

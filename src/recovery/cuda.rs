@@ -5,7 +5,9 @@
 //! by the crate's device top-k, and the reductions of `kernels/recovery.cu`, summed on the
 //! host from per-block parts.
 
-use cudarc::driver::{CudaFunction, CudaSlice, DeviceRepr, LaunchArgs, PushKernelArg};
+use cudarc::driver::{
+    CudaFunction, CudaSlice, CudaView, CudaViewMut, DeviceRepr, LaunchArgs, PushKernelArg,
+};
 
 use crate::device::cuda::blas::blas_handle;
 use crate::device::cuda::kernels::{kernel_name, RECOVERY};
@@ -15,10 +17,10 @@ use crate::device::{Device, DeviceBuffer};
 use crate::error::{Error, Result};
 use crate::recovery::backend::Backend;
 use crate::recovery::{DenseMatrix, LinearOperator, Operator, Real, SparseBinary};
-use crate::select::Selector;
+use crate::select::batch::cuda::largest_magnitudes;
 
 /// Threads of the kernels (`REC_THREADS`).
-const THREADS: u32 = 256;
+pub(super) const THREADS: u32 = 256;
 /// Blocks of the reductions: their parts are summed on the host.
 const PARTS: usize = 264;
 
@@ -156,6 +158,76 @@ impl<T: Real> DeviceOperator<T> {
         self.product(y.as_slice(), x.as_slice_mut(), true)
     }
 
+    /// [`apply`](DeviceOperator::apply) to many vectors at once: `xs` holds them one after
+    /// the other (`n` values each), `ys` receives their products in the same order (`m` each;
+    /// overwritten). Dense operators take one cuBLAS `gemm`.
+    ///
+    /// ```no_run
+    /// use kselect::recovery::{DeviceOperator, Ensemble};
+    /// use kselect::{Device, DeviceBuffer};
+    /// let device = Device::cuda(0)?;
+    /// let a = DeviceOperator::upload(&Ensemble::Sign.generate::<f32>(4, 8, 1)?, &device)?;
+    /// let xs = DeviceBuffer::from_host(&device, &[0.0f32; 3 * 8])?;
+    /// let mut ys = DeviceBuffer::from_host(&device, &[1.0f32; 3 * 4])?;
+    /// a.apply_many(&xs, &mut ys)?;
+    /// assert_eq!(ys.to_host()?, vec![0.0; 12]);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn apply_many(&self, xs: &DeviceBuffer<T>, ys: &mut DeviceBuffer<T>) -> Result<()> {
+        let count = self.count_of(xs.len(), ys.len(), self.n, self.m)?;
+        self.products(
+            &xs.as_slice().as_view(),
+            &mut ys.as_slice_mut().as_view_mut(),
+            count,
+            false,
+        )
+    }
+
+    /// [`adjoint`](DeviceOperator::adjoint) of many vectors at once: `ys` holds them one after
+    /// the other (`m` values each), `xs` receives their products in the same order (`n` each;
+    /// overwritten).
+    ///
+    /// ```no_run
+    /// use kselect::recovery::{DeviceOperator, Ensemble};
+    /// use kselect::{Device, DeviceBuffer};
+    /// let device = Device::cuda(0)?;
+    /// let a = DeviceOperator::upload(&Ensemble::Sign.generate::<f32>(4, 8, 1)?, &device)?;
+    /// let ys = DeviceBuffer::from_host(&device, &[0.0f32; 2 * 4])?;
+    /// let mut xs = DeviceBuffer::from_host(&device, &[1.0f32; 2 * 8])?;
+    /// a.adjoint_many(&ys, &mut xs)?;
+    /// assert_eq!(xs.to_host()?, vec![0.0; 16]);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn adjoint_many(&self, ys: &DeviceBuffer<T>, xs: &mut DeviceBuffer<T>) -> Result<()> {
+        let count = self.count_of(ys.len(), xs.len(), self.m, self.n)?;
+        self.products(
+            &ys.as_slice().as_view(),
+            &mut xs.as_slice_mut().as_view_mut(),
+            count,
+            true,
+        )
+    }
+
+    /// The number of products of many vectors at once, or an error unless the input and
+    /// output hold the same number of whole vectors (fewer than 2^31).
+    fn count_of(
+        &self,
+        input: usize,
+        output: usize,
+        len_in: usize,
+        len_out: usize,
+    ) -> Result<usize> {
+        let count = input / len_in;
+        if input % len_in != 0 || output != count * len_out || i32::try_from(count).is_err() {
+            return Err(Error::InvalidArgument(format!(
+                "products of the {} x {} operator take whole vectors of {len_in} values to \
+                 vectors of {len_out}: {input} values do not go to {output}",
+                self.m, self.n
+            )));
+        }
+        Ok(count)
+    }
+
     /// An error unless the input and output lengths are those of the product.
     fn check_lengths(
         &self,
@@ -181,55 +253,47 @@ impl<T: Real> DeviceOperator<T> {
         output: &mut CudaSlice<T>,
         transpose: bool,
     ) -> Result<()> {
+        self.products(&input.as_view(), &mut output.as_view_mut(), 1, transpose)
+    }
+
+    /// `count` products side by side: `y_c = A x_c` (`transpose`: `x_c = A^T y_c`), each
+    /// problem's input and output contiguous, one after the other (`count` times the lengths of
+    /// one product). Dense matrices take one cuBLAS `gemm` (`gemv` for one product), sparse
+    /// ones one launch of their kernels; the DCT transforms one problem after another.
+    pub(crate) fn products(
+        &self,
+        input: &CudaView<'_, T>,
+        output: &mut CudaViewMut<'_, T>,
+        count: usize,
+        transpose: bool,
+    ) -> Result<()> {
+        let (m, n) = (self.m, self.n);
+        let (len_in, len_out) = if transpose { (m, n) } else { (n, m) };
+        debug_assert!(input.len() == count * len_in && output.len() == count * len_out);
         match &self.form {
-            Form::Dense(a) => gemv(&self.dev, a, (self.m, self.n), input, output, transpose),
+            Form::Dense(a) if count == 1 => gemv(&self.dev, a, (m, n), input, output, transpose),
+            Form::Dense(a) => gemm(&self.dev, a, (m, n), input, output, count, transpose),
             Form::Dct {
                 rows,
                 turn,
                 unturn,
                 plan,
             } => {
-                let (dev, m, n) = (&self.dev, self.m, self.n);
+                let dev = &self.dev;
+                let parts = DctParts {
+                    rows,
+                    turn,
+                    unturn,
+                    plan,
+                };
                 let mut a = dev.alloc_zeros::<T>(2 * n, "a DCT's transform")?;
                 let mut b = dev.alloc::<T>(2 * n, "a DCT's transform")?;
-                let (m64, n64) = (m as u64, n as u64);
-                let fft_error = |e| Error::Cuda {
-                    context: "cuFFT in the subsampled DCT".into(),
-                    message: format!("{e:?}"),
-                };
-                if transpose {
-                    // The measurements spread into the inverse transform's input, in two
-                    // passes (each writes one entry a row), then the inverse FFT and the
-                    // reordering.
-                    for second in [0u32, 1] {
-                        let (f, name) =
-                            recovery_kernel(dev, kernel_name("rec_dct_spread", T::DTYPE))?;
-                        let mut l = dev.stream().launch_builder(&f);
-                        l.arg(input)
-                            .arg(unturn)
-                            .arg(rows)
-                            .arg(&m64)
-                            .arg(&n64)
-                            .arg(&second)
-                            .arg(&mut a);
-                        launch_recovery(l, blocks(m), &name)?;
-                    }
-                    T::fft(plan, &mut a, &mut b, n, false).map_err(fft_error)?;
-                    let (f, name) = recovery_kernel(dev, kernel_name("rec_dct_unpack", T::DTYPE))?;
-                    let mut l = dev.stream().launch_builder(&f);
-                    l.arg(&b).arg(&n64).arg(output);
-                    launch_recovery(l, blocks(n.div_ceil(2)), &name)
-                } else {
-                    let (f, name) = recovery_kernel(dev, kernel_name("rec_dct_pack", T::DTYPE))?;
-                    let mut l = dev.stream().launch_builder(&f);
-                    l.arg(input).arg(&n64).arg(&mut a);
-                    launch_recovery(l, blocks(n.div_ceil(2)), &name)?;
-                    T::fft(plan, &mut a, &mut b, n, true).map_err(fft_error)?;
-                    let (f, name) = recovery_kernel(dev, kernel_name("rec_dct_rows", T::DTYPE))?;
-                    let mut l = dev.stream().launch_builder(&f);
-                    l.arg(&b).arg(turn).arg(rows).arg(&m64).arg(output);
-                    launch_recovery(l, blocks(m), &name)
+                for c in 0..count {
+                    let x = input.slice(c * len_in..(c + 1) * len_in);
+                    let mut y = output.slice_mut(c * len_out..(c + 1) * len_out);
+                    dct_product(dev, &parts, (m, n), &x, &mut y, (&mut a, &mut b), transpose)?;
                 }
+                Ok(())
             }
             Form::Sparse {
                 start,
@@ -239,26 +303,97 @@ impl<T: Real> DeviceOperator<T> {
                 value,
             } => {
                 let dev = &self.dev;
-                let (op, count) = if transpose {
-                    ("rec_sparse_adjoint", self.n)
+                let op = if transpose {
+                    "rec_sparse_adjoint"
                 } else {
-                    ("rec_sparse_apply", self.m)
+                    "rec_sparse_apply"
                 };
-                // rec_sparse_apply(start, cols, x, w, m, y): start holds m + 1 offsets into
-                // cols, whose entries are below n; rec_sparse_adjoint(rows, d, y, w, n, x):
-                // rows holds n d entries below m.
+                // rec_sparse_apply(start, cols, x, w, m, n, count, y): start holds m + 1
+                // offsets into cols, whose entries are below n; rec_sparse_adjoint(rows, d, y,
+                // w, m, n, count, x): rows holds n d entries below m; x holds count n values,
+                // y count m.
                 let (f, name) = recovery_kernel(dev, kernel_name(op, T::DTYPE))?;
-                let count64 = count as u64;
+                let (m64, n64, count64) = (m as u64, n as u64, count as u64);
                 let mut launch = dev.stream().launch_builder(&f);
                 if transpose {
                     launch.arg(rows).arg(d);
                 } else {
                     launch.arg(start).arg(cols);
                 }
-                launch.arg(input).arg(value).arg(&count64).arg(output);
-                launch_recovery(launch, blocks(count), &name)
+                launch
+                    .arg(input)
+                    .arg(value)
+                    .arg(&m64)
+                    .arg(&n64)
+                    .arg(&count64)
+                    .arg(output);
+                launch_recovery(launch, blocks(count * len_out), &name)
             }
         }
+    }
+}
+
+/// The device parts of a subsampled DCT.
+struct DctParts<'a, T> {
+    rows: &'a CudaSlice<u64>,
+    turn: &'a CudaSlice<T>,
+    unturn: &'a CudaSlice<T>,
+    plan: &'a cudarc::cufft::CudaFft,
+}
+
+/// One product of the subsampled DCT (`transpose`: its adjoint), through the two transform
+/// buffers of `2 n` values.
+fn dct_product<T: Real>(
+    dev: &CudaDevice,
+    parts: &DctParts<'_, T>,
+    (m, n): (usize, usize),
+    input: &CudaView<'_, T>,
+    output: &mut CudaViewMut<'_, T>,
+    (a, b): (&mut CudaSlice<T>, &mut CudaSlice<T>),
+    transpose: bool,
+) -> Result<()> {
+    let (m64, n64) = (m as u64, n as u64);
+    let fft_error = |e| Error::Cuda {
+        context: "cuFFT in the subsampled DCT".into(),
+        message: format!("{e:?}"),
+    };
+    if transpose {
+        // The measurements spread into the inverse transform's input (zeroed), in two passes
+        // (each writes one entry a row), then the inverse FFT and the reordering.
+        dev.stream()
+            .memset_zeros(a)
+            .map_err(|e| driver_error("zeroing a DCT's transform", e))?;
+        for second in [0u32, 1] {
+            let (f, name) = recovery_kernel(dev, kernel_name("rec_dct_spread", T::DTYPE))?;
+            let mut l = dev.stream().launch_builder(&f);
+            l.arg(input)
+                .arg(parts.unturn)
+                .arg(parts.rows)
+                .arg(&m64)
+                .arg(&n64)
+                .arg(&second)
+                .arg(&mut *a);
+            launch_recovery(l, blocks(m), &name)?;
+        }
+        T::fft(parts.plan, a, b, n, false).map_err(fft_error)?;
+        let (f, name) = recovery_kernel(dev, kernel_name("rec_dct_unpack", T::DTYPE))?;
+        let mut l = dev.stream().launch_builder(&f);
+        l.arg(&*b).arg(&n64).arg(output);
+        launch_recovery(l, blocks(n.div_ceil(2)), &name)
+    } else {
+        let (f, name) = recovery_kernel(dev, kernel_name("rec_dct_pack", T::DTYPE))?;
+        let mut l = dev.stream().launch_builder(&f);
+        l.arg(input).arg(&n64).arg(&mut *a);
+        launch_recovery(l, blocks(n.div_ceil(2)), &name)?;
+        T::fft(parts.plan, a, b, n, true).map_err(fft_error)?;
+        let (f, name) = recovery_kernel(dev, kernel_name("rec_dct_rows", T::DTYPE))?;
+        let mut l = dev.stream().launch_builder(&f);
+        l.arg(&*b)
+            .arg(parts.turn)
+            .arg(parts.rows)
+            .arg(&m64)
+            .arg(output);
+        launch_recovery(l, blocks(m), &name)
     }
 }
 
@@ -270,13 +405,13 @@ fn dense<T: Real>(dev: &CudaDevice, a: &DenseMatrix<T>) -> Result<Form<T>> {
 }
 
 /// The kernel `name` of `kernels/recovery.cu`, and its name.
-fn recovery_kernel(dev: &CudaDevice, name: String) -> Result<(CudaFunction, String)> {
+pub(super) fn recovery_kernel(dev: &CudaDevice, name: String) -> Result<(CudaFunction, String)> {
     Ok((dev.function(&RECOVERY, &name)?, name))
 }
 
 /// Launches the kernel `name` of `kernels/recovery.cu`, whose arguments `launch` holds, over
 /// `grid` blocks.
-fn launch_recovery(mut launch: LaunchArgs<'_>, grid: usize, name: &str) -> Result<()> {
+pub(super) fn launch_recovery(mut launch: LaunchArgs<'_>, grid: usize, name: &str) -> Result<()> {
     // SAFETY: every caller pushes the arguments of the kernel it names, with the lengths its
     // comment in kernels/recovery.cu asks for: the vectors have the problem's shapes (x and
     // the unpacked DCT output n values, y m, the transforms 2 n), supports and DCT rows at most
@@ -355,8 +490,8 @@ fn gemv<T: Real>(
     dev: &CudaDevice,
     a: &CudaSlice<T>,
     (m, n): (usize, usize),
-    input: &CudaSlice<T>,
-    output: &mut CudaSlice<T>,
+    input: &CudaView<'_, T>,
+    output: &mut CudaViewMut<'_, T>,
     transpose: bool,
 ) -> Result<()> {
     use cudarc::cublas::sys::cublasOperation_t;
@@ -386,8 +521,61 @@ fn gemv<T: Real>(
     })
 }
 
+/// `count` products `Y = A X` or `X = A^T Y` by cuBLAS `gemm`, `A` row-major `m x n` (so
+/// column-major `n x m`), each problem's vector a column of `X` (`n x count`) or `Y`
+/// (`m x count`).
+fn gemm<T: Real>(
+    dev: &CudaDevice,
+    a: &CudaSlice<T>,
+    (m, n): (usize, usize),
+    input: &CudaView<'_, T>,
+    output: &mut CudaViewMut<'_, T>,
+    count: usize,
+    transpose: bool,
+) -> Result<()> {
+    use cudarc::cublas::sys::cublasOperation_t;
+    use cudarc::cublas::GemmConfig;
+    let handle = blas_handle(dev, "sparse recovery")?;
+    let cfg = if transpose {
+        // X (n x count) = Ac (n x m) Y (m x count).
+        GemmConfig {
+            transa: cublasOperation_t::CUBLAS_OP_N,
+            transb: cublasOperation_t::CUBLAS_OP_N,
+            m: n as i32,
+            n: count as i32,
+            k: m as i32,
+            alpha: T::one(),
+            lda: n as i32,
+            ldb: m as i32,
+            beta: T::zero(),
+            ldc: n as i32,
+        }
+    } else {
+        // Y (m x count) = Ac^T (m x n) X (n x count).
+        GemmConfig {
+            transa: cublasOperation_t::CUBLAS_OP_T,
+            transb: cublasOperation_t::CUBLAS_OP_N,
+            m: m as i32,
+            n: count as i32,
+            k: n as i32,
+            alpha: T::one(),
+            lda: n as i32,
+            ldb: n as i32,
+            beta: T::zero(),
+            ldc: m as i32,
+        }
+    };
+    let blas = handle.lock().unwrap_or_else(|e| e.into_inner());
+    // SAFETY: a holds n * m values (lda = n); input holds count columns of the product's input
+    // length (ldb), output count columns of its output length (ldc), without overlap.
+    unsafe { T::gemm(&blas, cfg, a, input, output) }.map_err(|e| Error::Cuda {
+        context: format!("cuBLAS gemm of {count} products in sparse recovery"),
+        message: format!("{e:?}"),
+    })
+}
+
 /// Blocks of an element-wise kernel over `count` items.
-fn blocks(count: usize) -> usize {
+pub(super) fn blocks(count: usize) -> usize {
     count.div_ceil(THREADS as usize).clamp(1, 4096)
 }
 
@@ -395,16 +583,13 @@ fn blocks(count: usize) -> usize {
 pub(crate) struct Cuda<'a, T: Real> {
     op: &'a DeviceOperator<T>,
     y: DeviceBuffer<T>,
-    selector: Selector,
 }
 
 impl<'a, T: Real> Cuda<'a, T> {
     /// The problem `y = A x` on `op`'s device.
     pub fn new(op: &'a DeviceOperator<T>, y: &[T]) -> Result<Cuda<'a, T>> {
-        let dev = op.device().clone();
         Ok(Cuda {
-            y: DeviceBuffer::from_host_on(&dev, y)?,
-            selector: Selector::on(Device::Cuda(dev)),
+            y: DeviceBuffer::from_host_on(op.device(), y)?,
             op,
         })
     }
@@ -616,7 +801,8 @@ impl<T: Real> Backend<T> for Cuda<'_, T> {
             }?;
             return Ok(DeviceBuffer::from_slice(self.dev(), all));
         }
-        Ok(self.selector.threshold_device(v, k)?.into_support())
+        let support = largest_magnitudes(self.dev(), v.as_slice(), 1, n, k)?;
+        Ok(DeviceBuffer::from_slice(self.dev(), support))
     }
     fn empty(&self) -> Result<DeviceBuffer<u64>> {
         let none = self.dev().alloc::<u64>(0, "a support")?;

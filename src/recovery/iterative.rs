@@ -12,11 +12,11 @@ use crate::recovery::stopping::{Monitor, StopReason};
 use crate::recovery::Real;
 
 /// Iterations between exact recomputations of the residual.
-const REFRESH: usize = 32;
+pub(crate) const REFRESH: usize = 32;
 /// NIHT's `c`: a step is kept while it is at most `(1 - c)` times the largest safe one.
-const SAFETY: f64 = 0.01;
+pub(crate) const SAFETY: f64 = 0.01;
 /// NIHT's `kappa`: a step too long is divided by `kappa (1 - c)`.
-const SHRINK: f64 = 2.0;
+pub(crate) const SHRINK: f64 = 2.0;
 /// Power iterations that estimate `|A|^2` for IHT's default step.
 const POWER_STEPS: usize = 30;
 
@@ -297,7 +297,7 @@ pub(crate) fn cgiht<T: Real, B: Backend<T>>(
 
 /// `|A|^2` (the largest eigenvalue of `A^T A`) by power iteration from a fixed start, raised
 /// by 1% against the estimate's shortfall.
-fn squared_norm<T: Real, B: Backend<T>>(b: &B) -> Result<f64> {
+pub(crate) fn squared_norm<T: Real, B: Backend<T>>(b: &B) -> Result<f64> {
     let (m, n) = b.shape();
     let start: Vec<f64> = (0..n).map(|i| 1.0 + (i % 7) as f64 / 7.0).collect();
     let norm = start.iter().map(|v| v * v).sum::<f64>().sqrt();

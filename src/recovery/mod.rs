@@ -31,6 +31,8 @@ mod operator;
 pub use operator::LinearOperator;
 
 mod backend;
+mod batch;
+mod columns;
 mod cuda;
 mod iterative;
 mod least_squares;
@@ -64,20 +66,32 @@ pub use phase::{AlgorithmDiagram, Cell, CurvePoint, PhaseDiagram, PhaseTransitio
 use crate::element::Element;
 
 mod blas {
-    //! The cuBLAS matrix-vector product of each element type, for the CUDA backend.
-    use cudarc::cublas::{CudaBlas, Gemv as _, GemvConfig};
-    use cudarc::driver::CudaSlice;
+    //! The cuBLAS products (matrix-vector and matrix-matrix) and cuFFT transforms of each element
+    //! type, for the CUDA backend.
+    use cudarc::cublas::{CudaBlas, Gemm as _, GemmConfig, Gemv as _, GemvConfig};
+    use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
-    /// `y = alpha op(A) x + beta y` by cuBLAS in this type.
-    pub trait Gemv: Sized {
+    /// `y = alpha op(A) x + beta y` and `C = alpha op(A) op(B) + beta C` by cuBLAS in this
+    /// type.
+    pub trait Blas: Sized {
         /// # Safety
         /// `a`, `x` and `y` hold what `cfg` describes.
-        unsafe fn gemv(
+        unsafe fn gemv<A: DevicePtr<Self>, X: DevicePtr<Self>, Y: DevicePtrMut<Self>>(
             blas: &CudaBlas,
             cfg: GemvConfig<Self>,
-            a: &CudaSlice<Self>,
-            x: &CudaSlice<Self>,
-            y: &mut CudaSlice<Self>,
+            a: &A,
+            x: &X,
+            y: &mut Y,
+        ) -> Result<(), cudarc::cublas::result::CublasError>;
+
+        /// # Safety
+        /// `a`, `b` and `c` hold what `cfg` describes.
+        unsafe fn gemm<A: DevicePtr<Self>, B: DevicePtr<Self>, C: DevicePtrMut<Self>>(
+            blas: &CudaBlas,
+            cfg: GemmConfig<Self>,
+            a: &A,
+            b: &B,
+            c: &mut C,
         ) -> Result<(), cudarc::cublas::result::CublasError>;
     }
 
@@ -143,31 +157,35 @@ mod blas {
         }
     }
 
-    impl Gemv for f32 {
-        unsafe fn gemv(
-            blas: &CudaBlas,
-            cfg: GemvConfig<f32>,
-            a: &CudaSlice<f32>,
-            x: &CudaSlice<f32>,
-            y: &mut CudaSlice<f32>,
-        ) -> Result<(), cudarc::cublas::result::CublasError> {
-            // SAFETY: the caller's promise.
-            unsafe { blas.gemv(cfg, a, x, y) }
-        }
-    }
+    macro_rules! blas_products {
+        ($t:ty) => {
+            impl Blas for $t {
+                unsafe fn gemv<A: DevicePtr<$t>, X: DevicePtr<$t>, Y: DevicePtrMut<$t>>(
+                    blas: &CudaBlas,
+                    cfg: GemvConfig<$t>,
+                    a: &A,
+                    x: &X,
+                    y: &mut Y,
+                ) -> Result<(), cudarc::cublas::result::CublasError> {
+                    // SAFETY: the caller's promise.
+                    unsafe { blas.gemv(cfg, a, x, y) }
+                }
 
-    impl Gemv for f64 {
-        unsafe fn gemv(
-            blas: &CudaBlas,
-            cfg: GemvConfig<f64>,
-            a: &CudaSlice<f64>,
-            x: &CudaSlice<f64>,
-            y: &mut CudaSlice<f64>,
-        ) -> Result<(), cudarc::cublas::result::CublasError> {
-            // SAFETY: the caller's promise.
-            unsafe { blas.gemv(cfg, a, x, y) }
-        }
+                unsafe fn gemm<A: DevicePtr<$t>, B: DevicePtr<$t>, C: DevicePtrMut<$t>>(
+                    blas: &CudaBlas,
+                    cfg: GemmConfig<$t>,
+                    a: &A,
+                    b: &B,
+                    c: &mut C,
+                ) -> Result<(), cudarc::cublas::result::CublasError> {
+                    // SAFETY: the caller's promise.
+                    unsafe { blas.gemm(cfg, a, b, c) }
+                }
+            }
+        };
     }
+    blas_products!(f32);
+    blas_products!(f64);
 }
 
 /// The element types of signals and operators: `f32` and `f64`.
@@ -178,7 +196,7 @@ mod blas {
 /// ```
 pub trait Real:
     Element
-    + blas::Gemv
+    + blas::Blas
     + blas::Fft
     + num_traits::Float
     + rustfft::FftNum

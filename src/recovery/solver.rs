@@ -5,6 +5,7 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::recovery::backend::{Backend, Host};
+use crate::recovery::batch::{Lockstep, Settings};
 use crate::recovery::cuda::Cuda;
 use crate::recovery::stopping::{Monitor, StopReason};
 use crate::recovery::{iterative, pursuit, DeviceOperator, LinearOperator, Real};
@@ -293,6 +294,9 @@ impl Solver {
     pub fn solve_on<T: Real>(&self, op: &DeviceOperator<T>, y: &[T]) -> Result<Recovery<T>> {
         self.check(op.shape(), y.len())?;
         check_finite(y, 0, y.len())?;
+        if let Some(found) = self.lockstep(op, y, 1)? {
+            return Ok(found.into_iter().next().expect("one problem"));
+        }
         self.run(op.shape(), y, || Cuda::new(op, y))
     }
 
@@ -318,6 +322,81 @@ impl Solver {
         ys: &[T],
     ) -> Result<Vec<Recovery<T>>> {
         let (m, _) = op.shape();
+        self.check_many(op.shape(), ys)?;
+        ys.par_chunks(m)
+            .map(|y| self.run(op.shape(), y, || Ok(Host::new(op, y))))
+            .collect()
+    }
+
+    /// [`solve_many`](Solver::solve_many) on a CUDA device: the problems' vectors are the
+    /// columns of matrices on the device, so each product with the operator is one cuBLAS
+    /// `gemm` for every problem (dense operators; the sparse kernels take every problem in one
+    /// launch, the DCT transforms one problem after another), and each hard threshold one
+    /// batched top-k. IHT and NIHT run the problems together, each problem by the steps of
+    /// its own solve ([`solve_on`](Solver::solve_on)); the other algorithms solve them one
+    /// after another on the device.
+    ///
+    /// ```no_run
+    /// use kselect::recovery::{sparse_signal, Algorithm, DeviceOperator, Ensemble, LinearOperator, SignalKind, Solver};
+    /// use kselect::Device;
+    /// let a = Ensemble::Gaussian.generate::<f32>(128, 256, 1)?;
+    /// let mut ys = vec![0.0; 3 * 128];
+    /// for (p, y) in ys.chunks_mut(128).enumerate() {
+    ///     a.apply(&sparse_signal::<f32>(256, 8, SignalKind::Gaussian, p as u64)?, y);
+    /// }
+    /// let on_gpu = DeviceOperator::upload(&a, &Device::cuda(0)?)?;
+    /// let found = Solver::new(Algorithm::Niht, 8).solve_many_on(&on_gpu, &ys)?;
+    /// assert!(found.iter().all(|f| f.stop.is_success()));
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn solve_many_on<T: Real>(
+        &self,
+        op: &DeviceOperator<T>,
+        ys: &[T],
+    ) -> Result<Vec<Recovery<T>>> {
+        let (m, _) = op.shape();
+        let count = self.check_many(op.shape(), ys)?;
+        if count == 0 {
+            return Ok(Vec::new());
+        }
+        if i32::try_from(count).is_err() {
+            return Err(Error::InvalidArgument(format!(
+                "{count} problems at once: at most 2^31 - 1 on CUDA"
+            )));
+        }
+        match self.lockstep(op, ys, count)? {
+            Some(found) => Ok(found),
+            None => ys.chunks(m).map(|y| self.solve_on(op, y)).collect(),
+        }
+    }
+
+    /// The `count` problems of `ys` (checked) solved together on the device by IHT or NIHT;
+    /// `None` for the other algorithms, and for `k = 0`.
+    fn lockstep<T: Real>(
+        &self,
+        op: &DeviceOperator<T>,
+        ys: &[T],
+        count: usize,
+    ) -> Result<Option<Vec<Recovery<T>>>> {
+        let settings = Settings {
+            k: self.k,
+            tol: self.tolerance_for::<T>(),
+            max_iterations: self.max_iterations,
+        };
+        let m = op.shape().0;
+        Ok(match self.algorithm {
+            _ if self.k == 0 => None,
+            Algorithm::Niht => Some(Lockstep::new(op, ys, count, &settings)?.niht()?),
+            Algorithm::Iht => {
+                Some(Lockstep::new(op, ys, count, &settings)?.iht(self.step, &ys[..m])?)
+            }
+            _ => None,
+        })
+    }
+
+    /// The checks of [`solve_many`](Solver::solve_many)'s problems: the options, whole
+    /// problems, finite measurements. Returns the number of problems.
+    fn check_many<T: Real>(&self, (m, n): (usize, usize), ys: &[T]) -> Result<usize> {
         if m == 0 || ys.len() % m != 0 {
             return Err(Error::InvalidArgument(format!(
                 "{} measurements do not make whole problems of m = {m} each",
@@ -325,13 +404,11 @@ impl Solver {
             )));
         }
         let count = ys.len() / m;
-        self.check(op.shape(), m)?;
+        self.check((m, n), m)?;
         for p in 0..count {
             check_finite(&ys[p * m..(p + 1) * m], p, m)?;
         }
-        ys.par_chunks(m)
-            .map(|y| self.run(op.shape(), y, || Ok(Host::new(op, y))))
-            .collect()
+        Ok(count)
     }
 
     /// The checks of the options against the operator.

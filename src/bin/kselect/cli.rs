@@ -1076,8 +1076,8 @@ pub struct RecoverArgs {
     )]
     pub max_iter: Option<usize>,
 
-    /// Where it runs: cpu, or auto (the default), which is the CPU for recovery. cuda is an
-    /// error: recovery runs on the CPU only so far.
+    /// Where it runs: cuda (GPU 0: the operator copied there, a batch solved at once), cpu,
+    /// or auto (the default: cuda when a GPU is usable, else the CPU).
     #[arg(
         long,
         value_enum,
@@ -1205,8 +1205,8 @@ pub struct PhaseTransitionArgs {
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 
-    /// Where it runs: cpu, or auto (the default), which is the CPU for recovery. cuda is an
-    /// error: recovery runs on the CPU only so far.
+    /// Where it runs: cpu, or auto (the default), which is the CPU for the experiment. cuda
+    /// is an error: the experiment runs on the CPU only so far.
     #[arg(
         long,
         value_enum,

@@ -439,7 +439,7 @@ fn run_knn(args: &KnnArgs) -> Result<String> {
 /// ([`recover::NOT_CONVERGED`]) and a warning when a solver stopped without converging.
 fn run_recover(args: &RecoverArgs) -> Result<Printed> {
     let device = recover::device(args.backend)?;
-    let outcome = recover::run(args)?;
+    let outcome = recover::run(args, &device)?;
     let out = args.out.as_deref();
     let text = if args.json {
         recover::json(&outcome, &device, out)

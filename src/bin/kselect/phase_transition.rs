@@ -8,18 +8,17 @@ use std::time::Instant;
 
 use kselect::plot::plot_phase_diagram;
 use kselect::recovery::{Ensemble, PhaseDiagram, PhaseTransition};
-use kselect::{Error, Result};
+use kselect::{Device, Error, Result};
 
-use crate::cli::{Dtype, PhaseTransitionArgs};
+use crate::cli::{Backend, Dtype, PhaseTransitionArgs};
 use crate::output::aligned;
 use crate::output_files::{write_replacing, FileKind};
 use crate::progress::FitBar;
-use crate::recover;
 
 /// Runs the experiment, writes the files asked for and returns what it prints: the table, or
 /// the JSON itself for `--json -`.
 pub fn run(args: &PhaseTransitionArgs) -> Result<String> {
-    let device = recover::device(args.backend)?;
+    let device = device(args.backend)?;
     check(args)?;
     let mut experiment = PhaseTransition::new(args.ensemble, args.n)
         .deltas(args.deltas.0.clone())
@@ -83,6 +82,19 @@ pub fn run(args: &PhaseTransitionArgs) -> Result<String> {
         device.description()
     );
     Ok(s)
+}
+
+/// The device of the experiment: the CPU, for `--backend cpu` and `auto` (every trial draws its
+/// own operator, and the CPU solves the trials in parallel); `cuda` is an error.
+fn device(backend: Backend) -> Result<Device> {
+    match backend {
+        Backend::Auto | Backend::Cpu => Ok(Device::Cpu),
+        Backend::Cuda => Err(Error::InvalidArgument(
+            "--backend cuda: the phase-transition experiment runs on the CPU only so far \
+             (--backend cpu, or auto, which is the CPU here); kselect recover solves on CUDA"
+                .into(),
+        )),
+    }
 }
 
 /// The checks the experiment cannot make before it runs: algorithms named twice, a sparse

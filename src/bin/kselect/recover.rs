@@ -10,7 +10,7 @@ use std::time::Instant;
 use kselect::io::npy::{write_npy, write_npy_matrix};
 use kselect::io::{Column, FileFormat};
 use kselect::recovery::{
-    Algorithm, DenseMatrix, Ensemble, Operator, Real, Recovery, Solver, StopReason,
+    Algorithm, DenseMatrix, DeviceOperator, Ensemble, Operator, Real, Recovery, Solver, StopReason,
 };
 use kselect::{Device, Error, Result};
 
@@ -27,16 +27,14 @@ pub const NOT_CONVERGED: u8 = 3;
 /// that did not converge, at most this many.
 const LISTED: usize = 20;
 
-/// The device recovery runs on: the CPU, for `--backend cpu` and `auto`; `cuda` is an error.
+/// The device `--backend` names for recovery: `auto` is CUDA device 0 when a GPU is usable
+/// and the CPU otherwise, `cpu` the CPU, `cuda` CUDA device 0 (an error without a usable GPU).
 pub fn device(backend: Backend) -> Result<Device> {
-    match backend {
-        Backend::Auto | Backend::Cpu => Ok(Device::Cpu),
-        Backend::Cuda => Err(Error::InvalidArgument(
-            "--backend cuda: recovery runs on the CPU only so far (--backend cpu, or auto, \
-             which is the CPU for recovery)"
-                .into(),
-        )),
-    }
+    Ok(match backend {
+        Backend::Auto => Device::auto(),
+        Backend::Cpu => Device::Cpu,
+        Backend::Cuda => Device::cuda(0)?,
+    })
 }
 
 /// The values of a file, in the type they are solved in.
@@ -205,6 +203,7 @@ impl Outcome {
 /// The problem as read, before the element type is chosen.
 struct Setup<'a> {
     args: &'a RecoverArgs,
+    device: &'a Device,
     y: PathBuf,
     /// The matrix file, with `--matrix`.
     matrix: Option<PathBuf>,
@@ -213,9 +212,8 @@ struct Setup<'a> {
     batch: Option<usize>,
 }
 
-/// Reads the files, draws or builds the operator, solves, and writes `--out`.
-pub fn run(args: &RecoverArgs) -> Result<Outcome> {
-    device(args.backend)?;
+/// Reads the files, draws or builds the operator, solves on `device`, and writes `--out`.
+pub fn run(args: &RecoverArgs, device: &Device) -> Result<Outcome> {
     let matrix = args
         .matrix
         .as_deref()
@@ -290,6 +288,7 @@ pub fn run(args: &RecoverArgs) -> Result<Outcome> {
     }
     let setup = Setup {
         args,
+        device,
         y: y.name,
         matrix: matrix.as_ref().map(|a| a.name.clone()),
         m,
@@ -334,9 +333,17 @@ fn solve<T: Real>(setup: &Setup<'_>, ys: Vec<T>, matrix: Option<Vec<T>>) -> Resu
         solver = solver.max_iterations(iterations);
     }
     let start = Instant::now();
-    let found: Vec<Recovery<T>> = match setup.batch {
-        None => vec![solver.solve(&operator, &ys)?],
-        Some(_) => solver.solve_many(&operator, &ys)?,
+    let found: Vec<Recovery<T>> = match (setup.device, setup.batch) {
+        (Device::Cpu, None) => vec![solver.solve(&operator, &ys)?],
+        (Device::Cpu, Some(_)) => solver.solve_many(&operator, &ys)?,
+        (Device::Cuda(_), batch) => {
+            // The operator's copy to the device counts in the time.
+            let on_device = DeviceOperator::upload(&operator, setup.device)?;
+            match batch {
+                None => vec![solver.solve_on(&on_device, &ys)?],
+                Some(_) => solver.solve_many_on(&on_device, &ys)?,
+            }
+        }
     };
     let seconds = start.elapsed().as_secs_f64();
     if let Some(out) = &args.out {
@@ -689,10 +696,13 @@ mod tests {
     }
 
     #[test]
-    fn cuda_is_refused_and_auto_is_the_cpu() {
-        let e = device(Backend::Cuda).unwrap_err().to_string();
-        assert!(e.contains("CPU only so far"), "{e}");
-        assert!(matches!(device(Backend::Auto), Ok(Device::Cpu)));
+    fn the_backends_name_their_devices() {
         assert!(matches!(device(Backend::Cpu), Ok(Device::Cpu)));
+        match device(Backend::Cuda) {
+            Ok(d) => assert_eq!(d.backend_name(), "cuda"),
+            Err(e) => assert!(e.to_string().contains("CUDA"), "{e}"),
+        }
+        let auto = device(Backend::Auto).unwrap();
+        assert_eq!(auto.backend_name(), Device::auto().backend_name());
     }
 }

@@ -801,6 +801,28 @@ fn top_k_on_device<T: Element>(
     finish_top_k(dev, top, count, k, mode, sorted)
 }
 
+/// The indices (inside each row, ascending) of the `k` entries of largest magnitude of each of
+/// `rows` rows of `cols` values (`1 <= k <= cols`), equal magnitudes by the lower index, left on
+/// the device without a copy to the host (NaN counts as the largest magnitude and is not
+/// reported).
+pub(crate) fn largest_magnitudes<T: Element>(
+    dev: &CudaDevice,
+    x: &CudaSlice<T>,
+    rows: usize,
+    cols: usize,
+    k: usize,
+) -> Result<CudaSlice<u64>> {
+    let spans = Spans::Rows {
+        rows,
+        cols,
+        stride: cols,
+    };
+    spans.check(x.len())?;
+    check_span_lengths(spans)?;
+    let order = KeyOrder::LargestMagnitude { nan_low: false };
+    Ok(top_k_on_device(dev, x, spans, k, order, false)?.indices)
+}
+
 /// Index-ordered results sorted when asked.
 fn finish_top_k<T: Element>(
     dev: &CudaDevice,

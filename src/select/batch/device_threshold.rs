@@ -61,11 +61,6 @@ impl<T: Element> DeviceThreshold<T> {
         &self.support
     }
 
-    /// The support, the threshold entry dropped.
-    pub(crate) fn into_support(self) -> DeviceBuffer<u64> {
-        self.support
-    }
-
     /// The number of entries kept.
     ///
     /// ```no_run

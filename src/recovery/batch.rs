@@ -1,0 +1,518 @@
+//! Many problems with one operator on a CUDA device, solved together: each problem's vectors
+//! are a column of a matrix (`n x count` signals, `m x count` measurements), so the operator's
+//! products are one `gemm` (or one launch of the sparse kernels) for every problem, and the
+//! hard thresholds one batched top-k. The problems run in lockstep, each by the steps and
+//! decisions of the single solve ([`iterative`](super::iterative)): the scalars of each
+//! problem (step sizes, norms, whether its support moved) are computed on the device for every
+//! column at once and read by the host once or twice an iteration, where each problem's
+//! [`Monitor`] decides. A problem that stops has its solution copied out and its columns
+//! cleared to zero, which every later step keeps at zero.
+
+use cudarc::driver::CudaSlice;
+
+use crate::device::cuda::{driver_error, CudaDevice};
+use crate::error::Result;
+use crate::recovery::columns::{download, upload, Columns};
+use crate::recovery::cuda::{Cuda, DeviceOperator};
+use crate::recovery::iterative::{squared_norm, REFRESH, SAFETY, SHRINK};
+use crate::recovery::solver::Recovery;
+use crate::recovery::stopping::{Monitor, StopReason};
+use crate::recovery::Real;
+
+/// What the lockstep solvers need of each problem: the sparsity, the tolerance and the
+/// iteration limit.
+pub(crate) struct Settings {
+    pub k: usize,
+    pub tol: f64,
+    pub max_iterations: usize,
+}
+
+/// `count` problems `y_c = A x_c` on the operator's device, and what the host knows of each.
+pub(crate) struct Lockstep<'a, T: Real> {
+    op: &'a DeviceOperator<T>,
+    m: usize,
+    n: usize,
+    k: usize,
+    count: usize,
+    tol: f64,
+    /// The measurements, a column each (cleared where the problem stopped).
+    y: CudaSlice<T>,
+    /// Each problem's `|y|`.
+    norm_y: Vec<f64>,
+    /// Each running problem's monitor (`None` once it stopped).
+    monitors: Vec<Option<Monitor>>,
+    /// Each problem's result, once it stopped.
+    results: Vec<Option<Recovery<T>>>,
+}
+
+impl<'a, T: Real> Lockstep<'a, T> {
+    /// The problems of `ys` (`count` measurement vectors one after the other), checked by the
+    /// caller. Problems with `y = 0` stop at once, converged at `x = 0`.
+    pub fn new(
+        op: &'a DeviceOperator<T>,
+        ys: &[T],
+        count: usize,
+        settings: &Settings,
+    ) -> Result<Lockstep<'a, T>> {
+        let (m, n) = op.shape();
+        let norm_y: Vec<f64> = ys
+            .chunks(m)
+            .map(|y| crate::recovery::vector::norm2(y).sqrt())
+            .collect();
+        let monitors = norm_y
+            .iter()
+            .map(|&norm| Some(Monitor::new(norm, settings.tol, settings.max_iterations)))
+            .collect();
+        let mut solve = Lockstep {
+            op,
+            m,
+            n,
+            k: settings.k,
+            count,
+            tol: settings.tol,
+            y: op
+                .device()
+                .stream()
+                .clone_htod(ys)
+                .map_err(|e| driver_error("copying the measurements to the device", e))?,
+            norm_y,
+            monitors,
+            results: (0..count).map(|_| None).collect(),
+        };
+        for c in 0..count {
+            if solve.norm_y[c] == 0.0 {
+                solve.record(c, 0.0, 0);
+                let recovery = solve.stopped(c, StopReason::Converged, vec![T::zero(); n], vec![]);
+                solve.results[c] = Some(recovery);
+            }
+        }
+        Ok(solve)
+    }
+
+    fn dev(&self) -> &CudaDevice {
+        self.op.device()
+    }
+
+    /// Whether problem `c` still runs.
+    fn running(&self, c: usize) -> bool {
+        self.results[c].is_none()
+    }
+
+    /// The results, in order (every problem has stopped).
+    fn into_results(self) -> Vec<Recovery<T>> {
+        self.results
+            .into_iter()
+            .map(|r| r.expect("every problem stopped"))
+            .collect()
+    }
+
+    /// Records problem `c`'s residual and support fingerprint; `Some` when it must stop.
+    fn record(&mut self, c: usize, residual: f64, print: u64) -> Option<StopReason> {
+        let monitor = self.monitors[c].as_mut().expect("a running problem");
+        monitor.record(residual, print)
+    }
+
+    /// The result of problem `c`, stopped for `stop` at `solution` and `support`.
+    fn stopped(
+        &mut self,
+        c: usize,
+        stop: StopReason,
+        solution: Vec<T>,
+        support: Vec<usize>,
+    ) -> Recovery<T> {
+        let residuals = self.monitors[c]
+            .take()
+            .expect("a running problem")
+            .into_residuals();
+        Recovery {
+            solution,
+            support,
+            iterations: residuals.len() - 1,
+            residuals,
+            stop,
+        }
+    }
+
+    /// Stops the problems of `stops` at their columns of `x` and `supports` (`k` indices a
+    /// column), clears their measurements, and returns the mask of their columns (to clear
+    /// them in the solver's other matrices); `None` when none stopped.
+    fn finish(
+        &mut self,
+        stops: &[(usize, StopReason)],
+        x: &CudaSlice<T>,
+        supports: &CudaSlice<u64>,
+    ) -> Result<Option<CudaSlice<u32>>> {
+        if stops.is_empty() {
+            return Ok(None);
+        }
+        let (n, k) = (self.n, self.k);
+        let stream = self.dev().stream().clone();
+        // A few problems: their columns; many: the whole matrices at once.
+        let whole = stops.len() > 8;
+        let (all_x, all_s) = if whole {
+            (
+                download(self.dev(), &x.as_view(), "the solutions")?,
+                download(self.dev(), &supports.as_view(), "the supports")?,
+            )
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        for &(c, stop) in stops {
+            let (solution, support) = if whole {
+                (
+                    all_x[c * n..(c + 1) * n].to_vec(),
+                    all_s[c * k..(c + 1) * k].to_vec(),
+                )
+            } else {
+                let solution = stream
+                    .clone_dtoh(&x.slice(c * n..(c + 1) * n))
+                    .map_err(|e| driver_error("copying a solution to the host", e))?;
+                let support = stream
+                    .clone_dtoh(&supports.slice(c * k..(c + 1) * k))
+                    .map_err(|e| driver_error("copying a support to the host", e))?;
+                (solution, support)
+            };
+            let support = support.into_iter().map(|i| i as usize).collect();
+            let recovery = self.stopped(c, stop, solution, support);
+            self.results[c] = Some(recovery);
+        }
+        self.clear_measurements(stops).map(Some)
+    }
+
+    /// Clears the measurements of the problems of `stops`; returns the mask of their columns.
+    fn clear_measurements(&mut self, stops: &[(usize, StopReason)]) -> Result<CudaSlice<u32>> {
+        let mut marked = vec![0u32; self.count];
+        for &(c, _) in stops {
+            marked[c] = 1;
+        }
+        let marked = upload(self.dev(), &marked)?;
+        self.columns().clear(&marked, &mut self.y, self.m)?;
+        Ok(marked)
+    }
+
+    /// Stops the problems of `stops` at `x = 0` with an empty support (before an iteration).
+    fn finish_at_zero(&mut self, stops: &[(usize, StopReason)]) -> Result<()> {
+        for &(c, stop) in stops {
+            let recovery = self.stopped(c, stop, vec![T::zero(); self.n], Vec::new());
+            self.results[c] = Some(recovery);
+        }
+        if !stops.is_empty() {
+            self.clear_measurements(stops)?;
+        }
+        Ok(())
+    }
+
+    /// Every column of the batch.
+    fn columns(&self) -> Columns<'a, T> {
+        Columns::new(self.op, self.k, self.count)
+    }
+
+    /// The problems still running.
+    fn running_problems(&self) -> Vec<usize> {
+        (0..self.count).filter(|&c| self.running(c)).collect()
+    }
+
+    /// The first record of each problem (`|y|`, at `x = 0`), and the stops it causes.
+    fn start(&mut self) -> Result<()> {
+        let mut stops = Vec::new();
+        for c in self.running_problems() {
+            if let Some(stop) = self.record(c, self.norm_y[c], 0) {
+                stops.push((c, stop));
+            }
+        }
+        self.finish_at_zero(&stops)
+    }
+
+    /// Records each running problem's residual norm (from the squared norms `sums`) and
+    /// support fingerprint; returns the problems that must stop.
+    fn record_all(&mut self, sums: &[f64], prints: &[u64]) -> Vec<(usize, StopReason)> {
+        let mut stops = Vec::new();
+        for c in self.running_problems() {
+            if let Some(stop) = self.record(c, sums[c].sqrt(), prints[c]) {
+                stops.push((c, stop));
+            }
+        }
+        stops
+    }
+
+    /// IHT for every problem: `x = H_k(x + mu A^T (y - A x))`, `mu` given or `1 / |A|^2`
+    /// (estimated as for one problem).
+    pub fn iht(mut self, step: Option<f64>, first_y: &[T]) -> Result<Vec<Recovery<T>>> {
+        let all = self.columns();
+        let (m, n, count) = (self.m, self.n, self.count);
+        let mu = match step {
+            Some(mu) => mu,
+            None => 1.0 / squared_norm(&Cuda::new(self.op, first_y)?)?,
+        };
+        self.start()?;
+        if !mu.is_finite() {
+            let running = self.running_problems();
+            for &c in &running {
+                self.record(c, f64::INFINITY, 0);
+            }
+            let stops: Vec<_> = running.iter().map(|&c| (c, StopReason::Diverged)).collect();
+            self.finish_at_zero(&stops)?;
+        }
+        let dev = all.dev();
+        let mut x = all.zeros(n)?;
+        let mut r = self.y.clone();
+        let (mut g, mut v, mut ax) = (all.zeros(n)?, all.zeros(n)?, all.zeros(m)?);
+        let steps = upload(dev, &vec![mu; count])?;
+        // Each column's squared residual norm, then its support's fingerprint.
+        let mut scalars = dev.alloc_zeros::<f64>(2 * count, "a batch's scalars")?;
+        while !self.running_problems().is_empty() {
+            all.adjoint(&r, &mut g)?;
+            all.step(&x, &g, &steps, &mut v)?;
+            let support = all.largest(&v)?;
+            all.restrict(&v, &support, &mut x)?;
+            all.apply(&x, &mut ax)?;
+            all.difference(&self.y, &ax, &mut r)?;
+            all.sumsq(&r, m, &mut scalars.slice_mut(..count))?;
+            all.fingerprints(&support, &mut scalars.slice_mut(count..))?;
+            let values = download(dev, &scalars.as_view(), "the residuals' norms")?;
+            let prints = bits(&values[count..]);
+            let stops = self.record_all(&values[..count], &prints);
+            if let Some(marked) = self.finish(&stops, &x, &support)? {
+                all.clear(&marked, &mut x, n)?;
+                all.clear(&marked, &mut r, m)?;
+            }
+        }
+        Ok(self.into_results())
+    }
+
+    /// NIHT for every problem, each column by the steps of the single solve: the normalised
+    /// step on the support, the safeguard when the support moves (the step shortened until it
+    /// is safe), the residual updated by linearity and recomputed every [`REFRESH`] updates or
+    /// near convergence. The columns whose support moved are gathered for the product `A d`
+    /// and for the safeguard's retries, so that a step costs two products for every column
+    /// and a third for those whose support moved.
+    pub fn niht(mut self) -> Result<Vec<Recovery<T>>> {
+        let all = self.columns();
+        let (m, n, count) = (self.m, self.n, self.count);
+        let dev = all.dev().clone();
+        let mut x = all.zeros(n)?;
+        let mut r = self.y.clone();
+        let (mut g, mut gs, mut v, mut next) =
+            (all.zeros(n)?, all.zeros(n)?, all.zeros(n)?, all.zeros(n)?);
+        let (mut ag, mut ad, mut ax) = (all.zeros(m)?, all.zeros(m)?, all.zeros(m)?);
+        let mut mu = dev.alloc_zeros::<f64>(count, "the steps")?;
+        // The steps and the supports' changes; the residuals' norms and the fingerprints.
+        let mut scalars = dev.alloc_zeros::<f64>(2 * count, "a batch's scalars")?;
+        let held = upload(&dev, &vec![u64::MAX; count])?;
+        all.adjoint(&r, &mut g)?;
+        // The first step's support: the k largest of A^T y.
+        let mut support = all.largest(&g)?;
+        all.fingerprints(&support, &mut scalars.slice_mut(count..))?;
+        let mut print = bits(&download(
+            &dev,
+            &scalars.slice(count..),
+            "the fingerprints",
+        )?);
+        let mut updates = vec![0usize; count];
+        self.start()?;
+        while !self.running_problems().is_empty() {
+            all.restrict(&g, &support, &mut gs)?;
+            all.apply(&gs, &mut ag)?;
+            all.step_sizes(&gs, &ag, &mut mu)?;
+            all.step(&x, &g, &mu, &mut v)?;
+            let mut taken = all.largest(&v)?;
+            all.restrict(&v, &taken, &mut next)?;
+            all.differ(&taken, &support, &mut scalars.slice_mut(count..))?;
+            dev.stream()
+                .memcpy_dtod(&mu, &mut scalars.slice_mut(..count))
+                .map_err(|e| driver_error("copying the steps", e))?;
+            let values = download(&dev, &scalars.as_view(), "the steps")?;
+            let mut steps = values[..count].to_vec();
+            let mut stops = Vec::new();
+            let mut candidates = Vec::new();
+            for c in self.running_problems() {
+                if !steps[c].is_finite() {
+                    stops.push((c, StopReason::Diverged));
+                    // The column is cleared below; a zero step keeps it finite meanwhile.
+                    steps[c] = 0.0;
+                } else if values[count + c] != 0.0 {
+                    candidates.push(c);
+                }
+            }
+            let mut steps_changed = !stops.is_empty();
+            let mut moved = Vec::new();
+            let mut first = true;
+            while !candidates.is_empty() {
+                let three = safeguard_round(
+                    all,
+                    (&x, &g, &support),
+                    (&mut taken, &mut next, &mut ad),
+                    &candidates,
+                    (!first).then_some(&steps),
+                )?;
+                let some = candidates.len();
+                let (changed, dd, add) =
+                    (&three[..some], &three[some..2 * some], &three[2 * some..]);
+                let mut retry = Vec::new();
+                for (j, &c) in candidates.iter().enumerate() {
+                    if !first && changed[j] == 0.0 {
+                        // With the shorter step the support held.
+                        continue;
+                    }
+                    let omega = if add[j] > 0.0 {
+                        (1.0 - SAFETY) * dd[j] / add[j]
+                    } else {
+                        f64::INFINITY
+                    };
+                    if steps[c] <= omega {
+                        moved.push(c);
+                    } else {
+                        steps[c] /= SHRINK * (1.0 - SAFETY);
+                        steps_changed = true;
+                        retry.push(c);
+                    }
+                }
+                candidates = retry;
+                first = false;
+            }
+            if steps_changed {
+                dev.stream()
+                    .memcpy_htod(&steps, &mut mu)
+                    .map_err(|e| driver_error("copying the steps to the device", e))?;
+            }
+            for &(c, _) in &stops {
+                self.record(c, f64::INFINITY, 0);
+            }
+            if let Some(marked) = self.finish(&stops, &x, &support)? {
+                for (a, len) in [
+                    (&mut x, n),
+                    (&mut r, m),
+                    (&mut g, n),
+                    (&mut next, n),
+                    (&mut ag, m),
+                ] {
+                    all.clear(&marked, a, len)?;
+                }
+            }
+            let place = if moved.is_empty() {
+                None
+            } else {
+                let mut place = vec![u64::MAX; count];
+                for &c in &moved {
+                    place[c] = c as u64;
+                }
+                Some(upload(&dev, &place)?)
+            };
+            all.residual_update((&ag, &ad), &mu, place.as_ref().unwrap_or(&held), &mut r)?;
+            std::mem::swap(&mut x, &mut next);
+            support = taken;
+            all.sumsq(&r, m, &mut scalars.slice_mut(..count))?;
+            let values = if moved.is_empty() {
+                download(&dev, &scalars.slice(..count), "the residuals' norms")?
+            } else {
+                all.fingerprints(&support, &mut scalars.slice_mut(count..))?;
+                download(&dev, &scalars.as_view(), "the residuals' norms")?
+            };
+            let mut norms = values[..count].to_vec();
+            if !moved.is_empty() {
+                let prints = bits(&values[count..]);
+                for &c in &moved {
+                    print[c] = prints[c];
+                }
+            }
+            // The residual recomputed from x where it was updated REFRESH times or seems to
+            // have converged.
+            let mut refresh = vec![0u32; count];
+            for c in self.running_problems() {
+                updates[c] += 1;
+                let norm = norms[c].sqrt();
+                if updates[c] >= REFRESH || norm <= 2.0 * self.tol * self.norm_y[c] {
+                    refresh[c] = 1;
+                    updates[c] = 0;
+                }
+            }
+            if refresh.contains(&1) {
+                let marked = upload(&dev, &refresh)?;
+                all.apply(&x, &mut ax)?;
+                all.refresh((&self.y, &ax), &marked, &mut r)?;
+                all.sumsq(&r, m, &mut scalars.slice_mut(..count))?;
+                norms = download(&dev, &scalars.slice(..count), "the residuals' norms")?;
+            }
+            let stops = self.record_all(&norms, &print);
+            if let Some(marked) = self.finish(&stops, &x, &support)? {
+                all.clear(&marked, &mut x, n)?;
+                all.clear(&marked, &mut r, m)?;
+            }
+            if self.running_problems().is_empty() {
+                break;
+            }
+            all.adjoint(&r, &mut g)?;
+        }
+        Ok(self.into_results())
+    }
+}
+
+/// One round of NIHT's safeguard for the `candidates` (ascending columns whose support moved):
+/// after a retry (`steps` given: the candidates' shortened steps), their step, threshold and
+/// support's change again, written into their columns of `taken` and `next`; then `d = next -
+/// x` and `A d` (into their columns of `ad`). Returns, for each candidate, whether its support
+/// changed (after a retry only), then `|d|^2`, then `|A d|^2`. When every column is a
+/// candidate, the columns are used in place; otherwise the candidates' are gathered.
+fn safeguard_round<T: Real>(
+    all: Columns<'_, T>,
+    (x, g, support): (&CudaSlice<T>, &CudaSlice<T>, &CudaSlice<u64>),
+    (taken, next, ad): (&mut CudaSlice<u64>, &mut CudaSlice<T>, &mut CudaSlice<T>),
+    candidates: &[usize],
+    steps: Option<&Vec<f64>>,
+) -> Result<Vec<f64>> {
+    let (m, n) = (all.m, all.n);
+    let dev = all.dev();
+    let some = all.with_count(candidates.len());
+    let whole = candidates.len() == all.count;
+    let count = some.count;
+    let mut three = dev.alloc::<f64>(3 * count, "a batch's scalars")?;
+    if whole {
+        if let Some(steps) = steps {
+            let mu = upload(dev, steps)?;
+            let mut v = all.scratch(n)?;
+            all.step(x, g, &mu, &mut v)?;
+            *taken = all.largest(&v)?;
+            all.restrict(&v, taken, next)?;
+            all.differ(taken, support, &mut three.slice_mut(..count))?;
+        }
+        let mut d = all.scratch(n)?;
+        all.difference(next, x, &mut d)?;
+        all.apply(&d, ad)?;
+        all.sumsq(&d, n, &mut three.slice_mut(count..2 * count))?;
+        all.sumsq(ad, m, &mut three.slice_mut(2 * count..))?;
+        return download(dev, &three.as_view(), "the safeguard's norms");
+    }
+    let cols = upload(
+        dev,
+        &candidates.iter().map(|&c| c as u64).collect::<Vec<_>>(),
+    )?;
+    if let Some(steps) = steps {
+        let (mut xs, mut gs) = (some.scratch(n)?, some.scratch(n)?);
+        some.gather(x, &cols, n, &mut xs)?;
+        some.gather(g, &cols, n, &mut gs)?;
+        let theirs: Vec<f64> = candidates.iter().map(|&c| steps[c]).collect();
+        let mut vs = some.scratch(n)?;
+        some.step(&xs, &gs, &upload(dev, &theirs)?, &mut vs)?;
+        let taken_some = some.largest(&vs)?;
+        let mut next_some = some.scratch(n)?;
+        some.restrict(&vs, &taken_some, &mut next_some)?;
+        let mut support_some = dev.alloc::<u64>(some.k * count, "supports")?;
+        some.gather_support(support, &cols, &mut support_some)?;
+        some.differ(&taken_some, &support_some, &mut three.slice_mut(..count))?;
+        some.scatter_support(&taken_some, &cols, taken)?;
+        some.scatter(&next_some, &cols, n, next)?;
+    }
+    let mut d = some.scratch(n)?;
+    some.gather_difference((next, x), &cols, &mut d)?;
+    let mut ad_some = some.scratch(m)?;
+    some.apply(&d, &mut ad_some)?;
+    some.sumsq(&d, n, &mut three.slice_mut(count..2 * count))?;
+    some.sumsq(&ad_some, m, &mut three.slice_mut(2 * count..))?;
+    some.scatter(&ad_some, &cols, m, ad)?;
+    download(dev, &three.as_view(), "the safeguard's norms")
+}
+
+/// Fingerprints from the `f64`s that hold their bits.
+fn bits(values: &[f64]) -> Vec<u64> {
+    values.iter().map(|v| v.to_bits()).collect()
+}
