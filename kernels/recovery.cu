@@ -384,13 +384,11 @@ __device__ void rec_cols_step_size(const T* __restrict__ gs, u64 n, const T* __r
     if (threadIdx.x == 0) mu[blockIdx.x] = agg > 0.0 ? gg / agg : 1.0;
 }
 
-// a = 0 in the columns marked (of len values each).
+// a = 0 in the columns listed (of len values each; total = len times the columns listed).
 template <typename T>
-__device__ void rec_cols_clear(const u32* __restrict__ marked, u64 len, u64 total,
+__device__ void rec_cols_clear(const u64* __restrict__ cols, u64 len, u64 total,
                                T* __restrict__ a) {
-    REC_FOR_EACH(i, total) {
-        if (marked[i / len]) a[i] = 0;
-    }
+    REC_FOR_EACH(i, total) a[cols[i / len] * len + i % len] = 0;
 }
 
 // dst column j = src column cols[j] (len values a column; total = len times the columns).
@@ -484,9 +482,9 @@ extern "C" __global__ void rec_cols_scatter_index(const u64* src, const u64* col
                                                          u64 m, double* mu) {                    \
         rec_cols_step_size<T>(gs, n, ags, m, mu);                                                \
     }                                                                                            \
-    extern "C" __global__ void rec_cols_clear_##NAME(const u32* marked, u64 len, u64 total,      \
+    extern "C" __global__ void rec_cols_clear_##NAME(const u64* cols, u64 len, u64 total,        \
                                                      T* a) {                                     \
-        rec_cols_clear<T>(marked, len, total, a);                                                \
+        rec_cols_clear<T>(cols, len, total, a);                                                  \
     }                                                                                            \
     extern "C" __global__ void rec_cols_gather_##NAME(const T* src, const u64* cols, u64 len,    \
                                                       u64 total, T* dst) {                       \

@@ -134,60 +134,36 @@ impl<'a, T: Real> Lockstep<'a, T> {
     }
 
     /// Stops the problems of `stops` at their columns of `x` and `supports` (`k` indices a
-    /// column), clears their measurements, and returns the mask of their columns (to clear
-    /// them in the solver's other matrices); `None` when none stopped.
+    /// column; both gathered and copied to the host at once), clears their measurements, and
+    /// returns the list of their columns (to clear them in the solver's other matrices);
+    /// `None` when none stopped.
     fn finish(
         &mut self,
         stops: &[(usize, StopReason)],
         x: &CudaSlice<T>,
         supports: &CudaSlice<u64>,
-    ) -> Result<Option<CudaSlice<u32>>> {
+    ) -> Result<Option<CudaSlice<u64>>> {
         if stops.is_empty() {
             return Ok(None);
         }
         let (n, k) = (self.n, self.k);
-        let stream = self.dev().stream().clone();
-        // A few problems: their columns; many: the whole matrices at once.
-        let whole = stops.len() > 8;
-        let (all_x, all_s) = if whole {
-            (
-                download(self.dev(), &x.as_view(), "the solutions")?,
-                download(self.dev(), &supports.as_view(), "the supports")?,
-            )
-        } else {
-            (Vec::new(), Vec::new())
-        };
-        for &(c, stop) in stops {
-            let (solution, support) = if whole {
-                (
-                    all_x[c * n..(c + 1) * n].to_vec(),
-                    all_s[c * k..(c + 1) * k].to_vec(),
-                )
-            } else {
-                let solution = stream
-                    .clone_dtoh(&x.slice(c * n..(c + 1) * n))
-                    .map_err(|e| driver_error("copying a solution to the host", e))?;
-                let support = stream
-                    .clone_dtoh(&supports.slice(c * k..(c + 1) * k))
-                    .map_err(|e| driver_error("copying a support to the host", e))?;
-                (solution, support)
-            };
-            let support = support.into_iter().map(|i| i as usize).collect();
+        let dev = self.dev();
+        let cols = column_list(dev, stops)?;
+        let some = self.columns().with_count(stops.len());
+        let mut xs = some.scratch(n)?;
+        some.gather(x, &cols, n, &mut xs)?;
+        let mut ss = dev.alloc::<u64>(k * stops.len(), "the supports")?;
+        some.gather_support(supports, &cols, &mut ss)?;
+        let xs = download(dev, &xs.as_view(), "the solutions")?;
+        let ss = download(dev, &ss.as_view(), "the supports")?;
+        for (j, &(c, stop)) in stops.iter().enumerate() {
+            let solution = xs[j * n..(j + 1) * n].to_vec();
+            let support = ss[j * k..(j + 1) * k].iter().map(|&i| i as usize).collect();
             let recovery = self.stopped(c, stop, solution, support);
             self.results[c] = Some(recovery);
         }
-        self.clear_measurements(stops).map(Some)
-    }
-
-    /// Clears the measurements of the problems of `stops`; returns the mask of their columns.
-    fn clear_measurements(&mut self, stops: &[(usize, StopReason)]) -> Result<CudaSlice<u32>> {
-        let mut marked = vec![0u32; self.count];
-        for &(c, _) in stops {
-            marked[c] = 1;
-        }
-        let marked = upload(self.dev(), &marked)?;
-        self.columns().clear(&marked, &mut self.y, self.m)?;
-        Ok(marked)
+        self.columns().clear(&cols, &mut self.y, self.m)?;
+        Ok(Some(cols))
     }
 
     /// Stops the problems of `stops` at `x = 0` with an empty support (before an iteration).
@@ -197,7 +173,8 @@ impl<'a, T: Real> Lockstep<'a, T> {
             self.results[c] = Some(recovery);
         }
         if !stops.is_empty() {
-            self.clear_measurements(stops)?;
+            let cols = column_list(self.dev(), stops)?;
+            self.columns().clear(&cols, &mut self.y, self.m)?;
         }
         Ok(())
     }
@@ -451,8 +428,8 @@ impl<'a, T: Real> Lockstep<'a, T> {
 /// after a retry (`steps` given: the candidates' shortened steps), their step, threshold and
 /// support's change again, written into their columns of `taken` and `next`; then `d = next -
 /// x` and `A d` (into their columns of `ad`). Returns, for each candidate, whether its support
-/// changed (after a retry only), then `|d|^2`, then `|A d|^2`. When every column is a
-/// candidate, the columns are used in place; otherwise the candidates' are gathered.
+/// changed (after a retry only), then `|d|^2`, then `|A d|^2`. When most columns are
+/// candidates, every column is computed in place; otherwise the candidates' are gathered.
 fn safeguard_round<T: Real>(
     all: Columns<'_, T>,
     (x, g, support): (&CudaSlice<T>, &CudaSlice<T>, &CudaSlice<u64>),
@@ -463,8 +440,10 @@ fn safeguard_round<T: Real>(
     let (m, n) = (all.m, all.n);
     let dev = all.dev();
     let some = all.with_count(candidates.len());
-    let whole = candidates.len() == all.count;
-    let count = some.count;
+    // Most columns: every column recomputed (the others' results come out as they were, the
+    // same steps on the same values), which spares the gathers.
+    let whole = 2 * candidates.len() > all.count;
+    let count = if whole { all.count } else { some.count };
     let mut three = dev.alloc::<f64>(3 * count, "a batch's scalars")?;
     if whole {
         if let Some(steps) = steps {
@@ -480,7 +459,12 @@ fn safeguard_round<T: Real>(
         all.apply(&d, ad)?;
         all.sumsq(&d, n, &mut three.slice_mut(count..2 * count))?;
         all.sumsq(ad, m, &mut three.slice_mut(2 * count..))?;
-        return download(dev, &three.as_view(), "the safeguard's norms");
+        let every = download(dev, &three.as_view(), "the safeguard's norms")?;
+        // The candidates' values, in the order of the gathered form.
+        return Ok((0..3)
+            .flat_map(|part| candidates.iter().map(move |&c| (part, c)))
+            .map(|(part, c)| every[part * count + c])
+            .collect());
     }
     let cols = upload(
         dev,
@@ -510,6 +494,14 @@ fn safeguard_round<T: Real>(
     some.sumsq(&ad_some, m, &mut three.slice_mut(2 * count..))?;
     some.scatter(&ad_some, &cols, m, ad)?;
     download(dev, &three.as_view(), "the safeguard's norms")
+}
+
+/// The columns of the problems of `stops`, on the device.
+fn column_list(dev: &CudaDevice, stops: &[(usize, StopReason)]) -> Result<CudaSlice<u64>> {
+    upload(
+        dev,
+        &stops.iter().map(|&(c, _)| c as u64).collect::<Vec<_>>(),
+    )
 }
 
 /// Fingerprints from the `f64`s that hold their bits.

@@ -320,14 +320,14 @@ impl<'a, T: Real> Columns<'a, T> {
         launch_recovery(l, blocks(self.n * self.count), &name)
     }
 
-    /// `a = 0` in the marked columns of `len` values.
-    pub fn clear(&self, marked: &CudaSlice<u32>, a: &mut CudaSlice<T>, len: usize) -> Result<()> {
+    /// `a = 0` in the columns listed in `cols` (of `len` values each).
+    pub fn clear(&self, cols: &CudaSlice<u64>, a: &mut CudaSlice<T>, len: usize) -> Result<()> {
         let dev = self.dev();
-        let (len64, total) = (len as u64, (len * self.count) as u64);
+        let (len64, total) = (len as u64, (len * cols.len()) as u64);
         let (f, name) = typed::<T>(dev, "rec_cols_clear")?;
         let mut l = dev.stream().launch_builder(&f);
-        l.arg(marked).arg(&len64).arg(&total).arg(a);
-        launch_recovery(l, blocks(len * self.count), &name)
+        l.arg(cols).arg(&len64).arg(&total).arg(a);
+        launch_recovery(l, blocks(len * cols.len()), &name)
     }
 
     /// `r_c = r_c - (A d)_c` where column `c`'s support moved (`place[c] = c`; `ad` then holds

@@ -467,7 +467,9 @@ fn mix(seed: u64, cell: u64, trial: u64, stream: u64) -> u64 {
 
 /// The `rho` at which a column of cells (ascending `rho`) succeeds half the time: the logistic
 /// fit `logit p = a + b rho` by Newton's method on the binomial likelihood, `-a / b`; `None`
-/// when every trial succeeded or every one failed, or when success does not fall with `rho`.
+/// when every trial succeeded or every one failed, when success does not fall with `rho`, or
+/// when no cell succeeded at most (or at least) half the time or the point lies outside the
+/// column's `rho`s (the fit would then extrapolate).
 fn fifty_percent(column: &[Cell]) -> Option<f64> {
     let trials: usize = column.iter().map(|c| c.trials).sum();
     let successes: usize = column.iter().map(|c| c.successes).sum();
@@ -509,7 +511,13 @@ fn fifty_percent(column: &[Cell]) -> Option<f64> {
         return None;
     }
     let rho = -a / b;
-    rho.is_finite().then_some(rho)
+    // Only a 50% point the column observed: some cell at or above half, some at or below, and
+    // the point inside the column's range (never a fit extrapolated past the grid).
+    let rate = |&(_, s, t): &(f64, f64, f64)| s / t;
+    let above = points.iter().any(|p| rate(p) >= 0.5);
+    let below = points.iter().any(|p| rate(p) <= 0.5);
+    let (low, high) = (points[0].0, points[points.len() - 1].0);
+    (rho.is_finite() && above && below && (low..=high).contains(&rho)).then_some(rho)
 }
 
 #[cfg(test)]
@@ -547,6 +555,9 @@ mod tests {
         assert_eq!(fifty_percent(&[cell(0.1, 10), cell(0.2, 10)]), None);
         assert_eq!(fifty_percent(&[cell(0.1, 0), cell(0.2, 0)]), None);
         assert_eq!(fifty_percent(&[cell(0.1, 0), cell(0.2, 10)]), None);
+        // Never at half or below: the 50% point lies past the grid, and is not guessed.
+        let unseen = [cell(0.3, 10), cell(0.4, 8), cell(0.5, 9), cell(0.6, 8)];
+        assert_eq!(fifty_percent(&unseen), None);
     }
 
     #[test]
