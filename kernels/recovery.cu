@@ -45,17 +45,26 @@ __device__ void rec_scatter(const T* __restrict__ v, const u64* __restrict__ s, 
     REC_FOR_EACH(j, k) out[s[j]] = v[s[j]];
 }
 
-// The block's sum of a value each thread holds, into partial[blockIdx.x].
-__device__ __forceinline__ void rec_block_sum(double acc, double* partial) {
-    __shared__ double warp_sums[REC_THREADS / WARP_SIZE];
+// The block's sum (wrapping for integers) of a value each thread holds, in a fixed order,
+// returned to thread 0.
+template <typename V>
+__device__ __forceinline__ V rec_block_total(V acc) {
+    __shared__ V warp_sums[REC_THREADS / WARP_SIZE];
     for (int off = WARP_SIZE / 2; off > 0; off /= 2) acc += __shfl_down_sync(FULL_MASK, acc, off);
     if ((threadIdx.x & (WARP_SIZE - 1)) == 0) warp_sums[threadIdx.x / WARP_SIZE] = acc;
     __syncthreads();
+    V total = 0;
     if (threadIdx.x == 0) {
-        double total = 0.0;
         for (int w = 0; w < REC_THREADS / WARP_SIZE; ++w) total += warp_sums[w];
-        partial[blockIdx.x] = total;
     }
+    __syncthreads();
+    return total;
+}
+
+// The block's sum of a value each thread holds, into partial[blockIdx.x].
+__device__ __forceinline__ void rec_block_sum(double acc, double* partial) {
+    const double total = rec_block_total(acc);
+    if (threadIdx.x == 0) partial[blockIdx.x] = total;
 }
 
 // partial[b] = block b's share of sum a[i] b[i] (in double); with a support (k entries), of
@@ -104,17 +113,10 @@ __device__ __forceinline__ u64 rec_mix(u64 z) {
 
 // partial[b] = block b's wrapping sum of mix(s[j] + 1): the support's fingerprint, in parts.
 extern "C" __global__ void rec_fingerprint(const u64* __restrict__ s, u64 k, u64* __restrict__ partial) {
-    __shared__ u64 warp_sums[REC_THREADS / WARP_SIZE];
     u64 acc = 0;
     REC_FOR_EACH(j, k) acc += rec_mix(s[j] + 1);
-    for (int off = WARP_SIZE / 2; off > 0; off /= 2) acc += __shfl_down_sync(FULL_MASK, acc, off);
-    if ((threadIdx.x & (WARP_SIZE - 1)) == 0) warp_sums[threadIdx.x / WARP_SIZE] = acc;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        u64 total = 0;
-        for (int w = 0; w < REC_THREADS / WARP_SIZE; ++w) total += warp_sums[w];
-        partial[blockIdx.x] = total;
-    }
+    const u64 total = rec_block_total(acc);
+    if (threadIdx.x == 0) partial[blockIdx.x] = total;
 }
 
 // *flag = 1 when a[j] != b[j] for some j < k.
@@ -306,20 +308,6 @@ __device__ void rec_cols_refresh(const T* __restrict__ y, const T* __restrict__ 
     }
 }
 
-// The block's sum (in double) of a value each thread holds, returned to thread 0.
-__device__ __forceinline__ double rec_block_total(double acc) {
-    __shared__ double warp_sums[REC_THREADS / WARP_SIZE];
-    for (int off = WARP_SIZE / 2; off > 0; off /= 2) acc += __shfl_down_sync(FULL_MASK, acc, off);
-    if ((threadIdx.x & (WARP_SIZE - 1)) == 0) warp_sums[threadIdx.x / WARP_SIZE] = acc;
-    __syncthreads();
-    double total = 0.0;
-    if (threadIdx.x == 0) {
-        for (int w = 0; w < REC_THREADS / WARP_SIZE; ++w) total += warp_sums[w];
-    }
-    __syncthreads();
-    return total;
-}
-
 // The sum of squares of column blockIdx.x of a (len values a column), in double, to thread 0.
 template <typename T>
 __device__ double rec_column_sumsq(const T* __restrict__ a, u64 len) {
@@ -431,15 +419,8 @@ extern "C" __global__ void rec_cols_fingerprint(const u64* __restrict__ s, u64 k
     const u64* col = s + (u64)blockIdx.x * k;
     u64 acc = 0;
     for (u64 j = threadIdx.x; j < k; j += blockDim.x) acc += rec_mix(col[j] + 1);
-    __shared__ u64 warp_sums[REC_THREADS / WARP_SIZE];
-    for (int off = WARP_SIZE / 2; off > 0; off /= 2) acc += __shfl_down_sync(FULL_MASK, acc, off);
-    if ((threadIdx.x & (WARP_SIZE - 1)) == 0) warp_sums[threadIdx.x / WARP_SIZE] = acc;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        u64 total = 0;
-        for (int w = 0; w < REC_THREADS / WARP_SIZE; ++w) total += warp_sums[w];
-        prints[blockIdx.x] = __longlong_as_double((long long)total);
-    }
+    const u64 total = rec_block_total(acc);
+    if (threadIdx.x == 0) prints[blockIdx.x] = __longlong_as_double((long long)total);
 }
 
 // Supports (k indices a column) gathered and scattered by column.
@@ -500,3 +481,92 @@ extern "C" __global__ void rec_cols_scatter_index(const u64* src, const u64* col
     }
 REC_COLS(f32, float)
 REC_COLS(f64, double)
+
+// The change of each column's support from S to T (k ascending indices each), one block a
+// column: the indices of T not in S, then those of S not in T (bit 63 set), each in ascending
+// order, into list[c * 2k ...]; lengths[c] their count (a double, exact).
+__device__ __forceinline__ bool rec_holds(const u64* __restrict__ a, u64 k, u64 v) {
+    u64 lo = 0, hi = k;
+    while (lo < hi) {
+        const u64 mid = (lo + hi) / 2;
+        if (a[mid] < v) lo = mid + 1; else hi = mid;
+    }
+    return lo < k && a[lo] == v;
+}
+
+extern "C" __global__ void rec_cols_changes(const u64* __restrict__ S, const u64* __restrict__ T,
+                                            u64 k, u64* __restrict__ list,
+                                            double* __restrict__ lengths) {
+    const u64 c = blockIdx.x;
+    const u64* s = S + c * k;
+    const u64* t = T + c * k;
+    u64* out = list + c * 2 * k;
+    __shared__ u32 warp_counts[REC_THREADS / WARP_SIZE];
+    __shared__ u64 base;
+    if (threadIdx.x == 0) base = 0;
+    __syncthreads();
+    const int lane = threadIdx.x & (WARP_SIZE - 1), warp = threadIdx.x / WARP_SIZE;
+    for (int pass = 0; pass < 2; ++pass) {
+        const u64* from = pass ? s : t;
+        const u64* other = pass ? t : s;
+        for (u64 start = 0; start < k; start += blockDim.x) {
+            const u64 j = start + threadIdx.x;
+            bool keep = false;
+            u64 v = 0;
+            if (j < k) {
+                v = from[j];
+                keep = !rec_holds(other, k, v);
+            }
+            const unsigned ballot = __ballot_sync(FULL_MASK, keep);
+            if (lane == 0) warp_counts[warp] = __popc(ballot);
+            __syncthreads();
+            u64 place = base;
+            for (int w = 0; w < warp; ++w) place += warp_counts[w];
+            place += __popc(ballot & ((1u << lane) - 1u));
+            if (keep) out[place] = v | (pass ? (1ull << 63) : 0ull);
+            __syncthreads();
+            if (threadIdx.x == 0) {
+                u64 total = 0;
+                for (int w = 0; w < REC_THREADS / WARP_SIZE; ++w) total += warp_counts[w];
+                base += total;
+            }
+            __syncthreads();
+        }
+    }
+    if (threadIdx.x == 0) lengths[c] = (double)base;
+}
+
+// A d for NIHT's step d = mu g_S + w, w the support's change (v on T \ S, -v on S \ T): ad = mu
+// (A g_S) + A w, with A row-major m x n and w's few entries from the change lists; thread
+// (c, i) sums row i over column c's list in order.
+template <typename T>
+__device__ void rec_dense_change_product(const T* __restrict__ a, u64 m, u64 n,
+                                         const u64* __restrict__ list,
+                                         const double* __restrict__ lengths, u64 stride,
+                                         const T* __restrict__ v, const double* __restrict__ mu,
+                                         const T* __restrict__ ag, u64 total, T* __restrict__ ad) {
+    REC_FOR_EACH(t, total) {
+        const u64 c = t / m, i = t % m;
+        const u64* l = list + c * stride;
+        const u64 len = (u64)lengths[c];
+        const T* row = a + i * n;
+        const T* vc = v + c * n;
+        T acc = 0;
+        for (u64 e = 0; e < len; ++e) {
+            const u64 word = l[e];
+            const u64 j = word & ~(1ull << 63);
+            const T term = row[j] * vc[j];
+            acc += (word >> 63) ? -term : term;
+        }
+        ad[t] = (T)mu[c] * ag[t] + acc;
+    }
+}
+
+#define REC_CHANGES(NAME, T)                                                                     \
+    extern "C" __global__ void rec_dense_change_product_##NAME(                                  \
+        const T* a, u64 m, u64 n, const u64* list, const double* lengths, u64 stride,            \
+        const T* v, const double* mu, const T* ag, u64 total, T* ad) {                           \
+        rec_dense_change_product<T>(a, m, n, list, lengths, stride, v, mu, ag, total, ad);       \
+    }
+REC_CHANGES(f32, float)
+REC_CHANGES(f64, double)

@@ -286,6 +286,8 @@ impl<'a, T: Real> Lockstep<'a, T> {
             "the fingerprints",
         )?);
         let mut updates = vec![0usize; count];
+        // The entries of the supports' last change (unknown at first).
+        let mut changes = f64::INFINITY;
         self.start()?;
         while !self.running_problems().is_empty() {
             all.restrict(&g, &support, &mut gs)?;
@@ -315,16 +317,34 @@ impl<'a, T: Real> Lockstep<'a, T> {
             let mut moved = Vec::new();
             let mut first = true;
             while !candidates.is_empty() {
-                let three = safeguard_round(
+                // A d from the support's change when it touches few columns of A.
+                let by_change = changes * 100.0 <= (n * count) as f64;
+                let four = safeguard_round(
                     all,
-                    (&x, &g, &support),
+                    Iterate {
+                        x: &x,
+                        g: &g,
+                        support: &support,
+                        v: &v,
+                        mu: &mu,
+                        ag: &ag,
+                    },
                     (&mut taken, &mut next, &mut ad),
                     &candidates,
                     (!first).then_some(&steps),
+                    by_change,
                 )?;
                 let some = candidates.len();
-                let (changed, dd, add) =
-                    (&three[..some], &three[some..2 * some], &three[2 * some..]);
+                let (changed, dd, add, lengths) = (
+                    &four[..some],
+                    &four[some..2 * some],
+                    &four[2 * some..3 * some],
+                    &four[3 * some..],
+                );
+                changes = lengths.iter().sum::<f64>();
+                if changes.is_nan() {
+                    changes = f64::INFINITY;
+                }
                 let mut retry = Vec::new();
                 for (j, &c) in candidates.iter().enumerate() {
                     if !first && changed[j] == 0.0 {
@@ -424,18 +444,34 @@ impl<'a, T: Real> Lockstep<'a, T> {
     }
 }
 
+/// The vectors of an NIHT iteration that the safeguard's rounds read: the iterate, the
+/// gradient, the support, the step `v = x + mu g` and the steps `mu` of the first round, and
+/// `A g_S`.
+struct Iterate<'b, T> {
+    x: &'b CudaSlice<T>,
+    g: &'b CudaSlice<T>,
+    support: &'b CudaSlice<u64>,
+    v: &'b CudaSlice<T>,
+    mu: &'b CudaSlice<f64>,
+    ag: &'b CudaSlice<T>,
+}
+
 /// One round of NIHT's safeguard for the `candidates` (ascending columns whose support moved):
 /// after a retry (`steps` given: the candidates' shortened steps), their step, threshold and
 /// support's change again, written into their columns of `taken` and `next`; then `d = next -
 /// x` and `A d` (into their columns of `ad`). Returns, for each candidate, whether its support
-/// changed (after a retry only), then `|d|^2`, then `|A d|^2`. When most columns are
-/// candidates, every column is computed in place; otherwise the candidates' are gathered.
+/// changed (after a retry only), `|d|^2`, `|A d|^2`, and the number of entries of its support's
+/// change (NaN where not counted), one list after the other. When most columns are candidates,
+/// every column is computed in place (and, for a dense operator and `by_change`, `A d` is `mu A
+/// g_S` plus the columns of `A` the support's change touches); otherwise the candidates' columns
+/// are gathered and `A d` is one product.
 fn safeguard_round<T: Real>(
     all: Columns<'_, T>,
-    (x, g, support): (&CudaSlice<T>, &CudaSlice<T>, &CudaSlice<u64>),
+    it: Iterate<'_, T>,
     (taken, next, ad): (&mut CudaSlice<u64>, &mut CudaSlice<T>, &mut CudaSlice<T>),
     candidates: &[usize],
     steps: Option<&Vec<f64>>,
+    by_change: bool,
 ) -> Result<Vec<f64>> {
     let (m, n) = (all.m, all.n);
     let dev = all.dev();
@@ -444,24 +480,53 @@ fn safeguard_round<T: Real>(
     // same steps on the same values), which spares the gathers.
     let whole = 2 * candidates.len() > all.count;
     let count = if whole { all.count } else { some.count };
-    let mut three = dev.alloc::<f64>(3 * count, "a batch's scalars")?;
+    let mut four = dev.alloc::<f64>(4 * count, "a batch's scalars")?;
     if whole {
-        if let Some(steps) = steps {
-            let mu = upload(dev, steps)?;
-            let mut v = all.scratch(n)?;
-            all.step(x, g, &mu, &mut v)?;
-            *taken = all.largest(&v)?;
-            all.restrict(&v, taken, next)?;
-            all.differ(taken, support, &mut three.slice_mut(..count))?;
-        }
+        let retried = match steps {
+            Some(steps) => {
+                let mu = upload(dev, steps)?;
+                let mut v = all.scratch(n)?;
+                all.step(it.x, it.g, &mu, &mut v)?;
+                *taken = all.largest(&v)?;
+                all.restrict(&v, taken, next)?;
+                all.differ(taken, it.support, &mut four.slice_mut(..count))?;
+                Some((v, mu))
+            }
+            None => None,
+        };
+        let (v, mu) = match &retried {
+            Some((v, mu)) => (v, mu),
+            None => (it.v, it.mu),
+        };
         let mut d = all.scratch(n)?;
-        all.difference(next, x, &mut d)?;
-        all.apply(&d, ad)?;
-        all.sumsq(&d, n, &mut three.slice_mut(count..2 * count))?;
-        all.sumsq(ad, m, &mut three.slice_mut(2 * count..))?;
-        let every = download(dev, &three.as_view(), "the safeguard's norms")?;
+        all.difference(next, it.x, &mut d)?;
+        all.sumsq(&d, n, &mut four.slice_mut(count..2 * count))?;
+        match all.op.dense_matrix() {
+            Some(a) => {
+                let mut list = dev.alloc::<u64>(2 * all.k * count, "the supports' changes")?;
+                all.changes(
+                    (it.support, taken),
+                    &mut list,
+                    &mut four.slice_mut(3 * count..),
+                )?;
+                if by_change {
+                    let lengths = four.slice(3 * count..);
+                    all.change_product(a, (&list, &lengths), v, mu, it.ag, ad)?;
+                } else {
+                    all.apply(&d, ad)?;
+                }
+            }
+            None => {
+                all.apply(&d, ad)?;
+                dev.stream()
+                    .memcpy_htod(&vec![f64::NAN; count], &mut four.slice_mut(3 * count..))
+                    .map_err(|e| driver_error("marking the changes uncounted", e))?;
+            }
+        }
+        all.sumsq(ad, m, &mut four.slice_mut(2 * count..3 * count))?;
+        let every = download(dev, &four.as_view(), "the safeguard's norms")?;
         // The candidates' values, in the order of the gathered form.
-        return Ok((0..3)
+        return Ok((0..4)
             .flat_map(|part| candidates.iter().map(move |&c| (part, c)))
             .map(|(part, c)| every[part * count + c])
             .collect());
@@ -472,8 +537,8 @@ fn safeguard_round<T: Real>(
     )?;
     if let Some(steps) = steps {
         let (mut xs, mut gs) = (some.scratch(n)?, some.scratch(n)?);
-        some.gather(x, &cols, n, &mut xs)?;
-        some.gather(g, &cols, n, &mut gs)?;
+        some.gather(it.x, &cols, n, &mut xs)?;
+        some.gather(it.g, &cols, n, &mut gs)?;
         let theirs: Vec<f64> = candidates.iter().map(|&c| steps[c]).collect();
         let mut vs = some.scratch(n)?;
         some.step(&xs, &gs, &upload(dev, &theirs)?, &mut vs)?;
@@ -481,19 +546,21 @@ fn safeguard_round<T: Real>(
         let mut next_some = some.scratch(n)?;
         some.restrict(&vs, &taken_some, &mut next_some)?;
         let mut support_some = dev.alloc::<u64>(some.k * count, "supports")?;
-        some.gather_support(support, &cols, &mut support_some)?;
-        some.differ(&taken_some, &support_some, &mut three.slice_mut(..count))?;
+        some.gather_support(it.support, &cols, &mut support_some)?;
+        some.differ(&taken_some, &support_some, &mut four.slice_mut(..count))?;
         some.scatter_support(&taken_some, &cols, taken)?;
         some.scatter(&next_some, &cols, n, next)?;
     }
     let mut d = some.scratch(n)?;
-    some.gather_difference((next, x), &cols, &mut d)?;
+    some.gather_difference((next, it.x), &cols, &mut d)?;
     let mut ad_some = some.scratch(m)?;
     some.apply(&d, &mut ad_some)?;
-    some.sumsq(&d, n, &mut three.slice_mut(count..2 * count))?;
-    some.sumsq(&ad_some, m, &mut three.slice_mut(2 * count..))?;
+    some.sumsq(&d, n, &mut four.slice_mut(count..2 * count))?;
+    some.sumsq(&ad_some, m, &mut four.slice_mut(2 * count..3 * count))?;
     some.scatter(&ad_some, &cols, m, ad)?;
-    download(dev, &three.as_view(), "the safeguard's norms")
+    let mut values = download(dev, &four.slice(..3 * count), "the safeguard's norms")?;
+    values.extend(std::iter::repeat_n(f64::NAN, count));
+    Ok(values)
 }
 
 /// The columns of the problems of `stops`, on the device.

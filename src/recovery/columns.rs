@@ -320,6 +320,55 @@ impl<'a, T: Real> Columns<'a, T> {
         launch_recovery(l, blocks(self.n * self.count), &name)
     }
 
+    /// Each column's change of support from `support` to `taken`: the indices of `taken` not
+    /// in `support`, then those of `support` not in `taken` (bit 63 set), into `list` (`2 k` a
+    /// column), their number into `lengths`.
+    pub fn changes(
+        &self,
+        (support, taken): (&CudaSlice<u64>, &CudaSlice<u64>),
+        list: &mut CudaSlice<u64>,
+        lengths: &mut CudaViewMut<'_, f64>,
+    ) -> Result<()> {
+        let dev = self.dev();
+        let k64 = self.k as u64;
+        let (f, name) = recovery_kernel(dev, "rec_cols_changes".to_string())?;
+        let mut l = dev.stream().launch_builder(&f);
+        l.arg(support).arg(taken).arg(&k64).arg(list).arg(lengths);
+        launch_recovery(l, self.count, &name)
+    }
+
+    /// `ad_c = mu_c ag_c + A w_c` for a dense `A`, `w_c` the change of column `c`'s support
+    /// (`v` on the indices entering it, `-v` on those leaving; [`changes`](Columns::changes)):
+    /// NIHT's `A d` from `A g_S` and the few columns of `A` the change touches.
+    #[allow(clippy::too_many_arguments)]
+    pub fn change_product(
+        &self,
+        a: &CudaSlice<T>,
+        (list, lengths): (&CudaSlice<u64>, &CudaView<'_, f64>),
+        v: &CudaSlice<T>,
+        mu: &CudaSlice<f64>,
+        ag: &CudaSlice<T>,
+        ad: &mut CudaSlice<T>,
+    ) -> Result<()> {
+        let dev = self.dev();
+        let (m64, n64) = (self.m as u64, self.n as u64);
+        let (stride, total) = ((2 * self.k) as u64, (self.m * self.count) as u64);
+        let (f, name) = typed::<T>(dev, "rec_dense_change_product")?;
+        let mut l = dev.stream().launch_builder(&f);
+        l.arg(a)
+            .arg(&m64)
+            .arg(&n64)
+            .arg(list)
+            .arg(lengths)
+            .arg(&stride)
+            .arg(v)
+            .arg(mu)
+            .arg(ag)
+            .arg(&total)
+            .arg(ad);
+        launch_recovery(l, blocks(self.m * self.count), &name)
+    }
+
     /// `a = 0` in the columns listed in `cols` (of `len` values each).
     pub fn clear(&self, cols: &CudaSlice<u64>, a: &mut CudaSlice<T>, len: usize) -> Result<()> {
         let dev = self.dev();

@@ -117,6 +117,14 @@ impl<T: Real> DeviceOperator<T> {
         (self.m, self.n)
     }
 
+    /// The matrix of a dense operator (row-major `m x n`), `None` for the other forms.
+    pub(crate) fn dense_matrix(&self) -> Option<&CudaSlice<T>> {
+        match &self.form {
+            Form::Dense(a) => Some(a),
+            _ => None,
+        }
+    }
+
     /// The device.
     pub(crate) fn device(&self) -> &CudaDevice {
         &self.dev
