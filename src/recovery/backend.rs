@@ -65,6 +65,22 @@ pub(crate) trait Backend<T: Real> {
     /// The support's indices on the host.
     fn indices(&self, s: &Self::Support) -> Result<Vec<usize>>;
 
+    /// NIHT's `A d` for the step from `x` (on `from`) to `next = H_to(v)`, `v = x + mu g`,
+    /// when the operator can take a few of its columns: `ad = mu A g_S + A w` with `ag = A g_S`
+    /// and `w` the support's change (`v` on the indices of `to` not in `from`, `-v` on those of
+    /// `from` not in `to`). `false` (and `ad` untouched) when the change is not small or the
+    /// operator has no such product; the caller then applies `A` to `d`.
+    fn change_product(
+        &self,
+        (mu, ag): (f64, &Self::Vector),
+        (from, to): (&Self::Support, &Self::Support),
+        v: &Self::Vector,
+        ad: &mut Self::Vector,
+    ) -> Result<bool> {
+        let _ = (mu, ag, from, to, v, ad);
+        Ok(false)
+    }
+
     /// `|a|^2`.
     fn norm2(&self, a: &Self::Vector) -> Result<f64> {
         self.dot(a, a)
@@ -172,7 +188,35 @@ impl<T: Real> Backend<T> for Host<'_, T> {
     fn indices(&self, s: &Vec<usize>) -> Result<Vec<usize>> {
         Ok(s.clone())
     }
+    fn change_product(
+        &self,
+        (mu, ag): (f64, &Vec<T>),
+        (from, to): (&Vec<usize>, &Vec<usize>),
+        v: &Vec<T>,
+        ad: &mut Vec<T>,
+    ) -> Result<bool> {
+        let entering = to.iter().filter(|i| from.binary_search(i).is_err());
+        let leaving = from.iter().filter(|i| to.binary_search(i).is_err());
+        let entries: Vec<(usize, T)> = entering
+            .map(|&j| (j, v[j]))
+            .chain(leaving.map(|&j| (j, -v[j])))
+            .collect();
+        // Worth it while the change reads far fewer entries than the whole product.
+        let n = v.len();
+        if entries.len() * CHANGE_SHARE > n || !self.op.apply_columns(&entries, ad) {
+            return Ok(false);
+        }
+        let mu = T::of(mu);
+        for (a, &g) in ad.iter_mut().zip(ag) {
+            *a = mu * g + *a;
+        }
+        Ok(true)
+    }
 }
+
+/// A change of support is applied column by column while it has at most `n / CHANGE_SHARE`
+/// entries.
+const CHANGE_SHARE: usize = 16;
 
 /// A hash of a set of indices: the wrapping sum of SplitMix64's finaliser of each index plus
 /// one (the same on every device, whatever the order of the sum).

@@ -158,6 +158,31 @@ impl<T: Real> LinearOperator<T> for DenseMatrix<T> {
     /// # Panics
     ///
     /// When `y` does not hold `m` values or `x` `n`.
+    fn apply_columns(&self, entries: &[(usize, T)], y: &mut [T]) -> bool {
+        let (m, n) = (self.rows, self.cols);
+        assert_eq!(
+            y.len(),
+            m,
+            "A w of an {m} x {n} matrix fills y of {m} values"
+        );
+        assert!(
+            entries.iter().all(|&(j, _)| j < n),
+            "A w of an {m} x {n} matrix takes indices below {n}"
+        );
+        // Each row's few entries, summed in the order given.
+        y.par_iter_mut()
+            .zip(self.data.par_chunks(n))
+            .with_min_len((GRAIN / entries.len().max(1)).max(1))
+            .for_each(|(yi, row)| {
+                let mut sum = T::zero();
+                for &(j, w) in entries {
+                    sum += row[j] * w;
+                }
+                *yi = sum;
+            });
+        true
+    }
+
     fn adjoint(&self, y: &[T], x: &mut [T]) {
         let (m, n) = (self.rows, self.cols);
         assert_lengths((m, n), y.len(), x.len(), true);

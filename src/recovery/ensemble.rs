@@ -286,6 +286,14 @@ impl<T: Real> LinearOperator<T> for Operator<T> {
             Operator::Sparse(a) => a.adjoint_many(ys, xs),
         }
     }
+
+    fn apply_columns(&self, entries: &[(usize, T)], y: &mut [T]) -> bool {
+        match self {
+            Operator::Dense(a) => a.apply_columns(entries, y),
+            Operator::Dct(a) => a.apply_columns(entries, y),
+            Operator::Sparse(a) => a.apply_columns(entries, y),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -186,7 +186,10 @@ pub(crate) fn niht<T: Real, B: Backend<T>>(
                 break taken;
             }
             b.difference(&next, &x, &mut d)?;
-            b.apply(&d, &mut ad)?;
+            // A d, from A g_S and the support's change where the operator can.
+            if !b.change_product((mu, &ag), (&support, &taken), &v, &mut ad)? {
+                b.apply(&d, &mut ad)?;
+            }
             let (dd, add) = b.norms2(&d, &ad)?;
             let omega = if add > 0.0 {
                 (1.0 - SAFETY) * dd / add

@@ -65,6 +65,24 @@ pub trait LinearOperator<T: Real>: Send + Sync {
             .for_each(|(x, y)| self.apply(x, y));
     }
 
+    /// `y = A w` for a `w` of a few nonzero entries (`(index, value)`, indices below `n`), when
+    /// the operator has a direct way to it (a dense matrix reads just those columns): `true`
+    /// then, `false` (and `y` untouched) when it has none, for the caller to apply `A` to the
+    /// whole vector. By default `false`.
+    ///
+    /// ```
+    /// use kselect::recovery::{DenseMatrix, LinearOperator};
+    /// let a = DenseMatrix::new(vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 2, 3)?;
+    /// let mut y = [0.0; 2];
+    /// assert!(a.apply_columns(&[(2, 1.0), (0, -1.0)], &mut y));
+    /// assert_eq!(y, [2.0, 2.0]);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    fn apply_columns(&self, entries: &[(usize, T)], y: &mut [T]) -> bool {
+        let _ = (entries, y);
+        false
+    }
+
     /// [`adjoint`](LinearOperator::adjoint) of each of several measurement vectors, `m`
     /// values each in `ys`, into `n` values each in `xs`; in parallel by default.
     ///
