@@ -38,13 +38,6 @@ __device__ void rec_difference(const T* __restrict__ a, const T* __restrict__ b,
     REC_FOR_EACH(i, n) out[i] = a[i] - b[i];
 }
 
-// out[s[j]] = v[s[j]] for the k entries of the support (out zeroed before).
-template <typename T>
-__device__ void rec_scatter(const T* __restrict__ v, const u64* __restrict__ s, u64 k,
-                            T* __restrict__ out) {
-    REC_FOR_EACH(j, k) out[s[j]] = v[s[j]];
-}
-
 // The block's sum (wrapping for integers) of a value each thread holds, in a fixed order,
 // returned to thread 0.
 template <typename V>
@@ -94,9 +87,6 @@ __device__ void rec_dot(const T* __restrict__ a, const T* __restrict__ b, const 
     extern "C" __global__ void rec_difference_##NAME(const T* a, const T* b, u64 n, T* out) {    \
         rec_difference<T>(a, b, n, out);                                                         \
     }                                                                                            \
-    extern "C" __global__ void rec_scatter_##NAME(const T* v, const u64* s, u64 k, T* out) {     \
-        rec_scatter<T>(v, s, k, out);                                                            \
-    }                                                                                            \
     extern "C" __global__ void rec_dot_##NAME(const T* a, const T* b, const u64* s, u64 count,   \
                                               double* partial) {                                 \
         rec_dot<T>(a, b, s, count, partial);                                                     \
@@ -109,22 +99,6 @@ __device__ __forceinline__ u64 rec_mix(u64 z) {
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
-}
-
-// partial[b] = block b's wrapping sum of mix(s[j] + 1): the support's fingerprint, in parts.
-extern "C" __global__ void rec_fingerprint(const u64* __restrict__ s, u64 k, u64* __restrict__ partial) {
-    u64 acc = 0;
-    REC_FOR_EACH(j, k) acc += rec_mix(s[j] + 1);
-    const u64 total = rec_block_total(acc);
-    if (threadIdx.x == 0) partial[blockIdx.x] = total;
-}
-
-// *flag = 1 when a[j] != b[j] for some j < k.
-extern "C" __global__ void rec_differ(const u64* __restrict__ a, const u64* __restrict__ b, u64 k,
-                                      u32* __restrict__ flag) {
-    bool differ = false;
-    REC_FOR_EACH(j, k) differ |= a[j] != b[j];
-    if (differ) atomicExch(flag, 1u);
 }
 
 // s[j] = j: the support of every entry.
@@ -308,34 +282,22 @@ __device__ void rec_cols_refresh(const T* __restrict__ y, const T* __restrict__ 
     }
 }
 
-// The sum of squares of column blockIdx.x of a (len values a column), in double, to thread 0.
+// Part p of the sum of squares (in double) of column c of a (len values a column), shared by
+// `parts` blocks (each takes every parts-th stretch of blockDim.x entries); to thread 0.
 template <typename T>
-__device__ double rec_column_sumsq(const T* __restrict__ a, u64 len) {
-    const T* col = a + (u64)blockIdx.x * len;
+__device__ double rec_column_sumsq(const T* __restrict__ a, u64 len, u64 c, u64 p, u64 parts) {
+    const T* col = a + c * len;
     double acc = 0.0;
-    for (u64 i = threadIdx.x; i < len; i += blockDim.x) acc += (double)col[i] * (double)col[i];
+    for (u64 i = p * blockDim.x + threadIdx.x; i < len; i += parts * blockDim.x)
+        acc += (double)col[i] * (double)col[i];
     return rec_block_total(acc);
 }
 
-// sums[c] = |a_c|^2, one block a column.
-template <typename T>
-__device__ void rec_cols_sumsq(const T* __restrict__ a, u64 len, double* __restrict__ sums) {
-    const double total = rec_column_sumsq(a, len);
-    if (threadIdx.x == 0) sums[blockIdx.x] = total;
-}
-
-// partial[b] = part p of |a_c|^2 for block b = c parts + p: a column's long sum shared by
-// `parts` blocks (each takes every parts-th stretch of blockDim.x entries).
+// partial[b] = part p of |a_c|^2 for block b = c parts + p (with one part, |a_c|^2 itself).
 template <typename T>
 __device__ void rec_cols_partial_sumsq(const T* __restrict__ a, u64 len, u32 parts,
                                        double* __restrict__ partial) {
-    const u64 c = blockIdx.x / parts;
-    const u64 p = blockIdx.x % parts;
-    const T* col = a + c * len;
-    double acc = 0.0;
-    for (u64 i = p * blockDim.x + threadIdx.x; i < len; i += (u64)parts * blockDim.x)
-        acc += (double)col[i] * (double)col[i];
-    const double total = rec_block_total(acc);
+    const double total = rec_column_sumsq(a, len, blockIdx.x / parts, blockIdx.x % parts, parts);
     if (threadIdx.x == 0) partial[blockIdx.x] = total;
 }
 
@@ -367,8 +329,8 @@ extern "C" __global__ void rec_cols_step_parts(const double* __restrict__ gg, u3
 template <typename T>
 __device__ void rec_cols_step_size(const T* __restrict__ gs, u64 n, const T* __restrict__ ags,
                                    u64 m, double* __restrict__ mu) {
-    const double gg = rec_column_sumsq(gs, n);
-    const double agg = rec_column_sumsq(ags, m);
+    const double gg = rec_column_sumsq(gs, n, blockIdx.x, 0, 1);
+    const double agg = rec_column_sumsq(ags, m, blockIdx.x, 0, 1);
     if (threadIdx.x == 0) mu[blockIdx.x] = agg > 0.0 ? gg / agg : 1.0;
 }
 
@@ -451,9 +413,6 @@ extern "C" __global__ void rec_cols_scatter_index(const u64* src, const u64* col
                                                        const u32* marked, u64 m, u64 total,      \
                                                        T* r) {                                   \
         rec_cols_refresh<T>(y, ax, marked, m, total, r);                                         \
-    }                                                                                            \
-    extern "C" __global__ void rec_cols_sumsq_##NAME(const T* a, u64 len, double* sums) {       \
-        rec_cols_sumsq<T>(a, len, sums);                                                         \
     }                                                                                            \
     extern "C" __global__ void rec_cols_partial_sumsq_##NAME(const T* a, u64 len, u32 parts,     \
                                                              double* partial) {                  \

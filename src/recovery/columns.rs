@@ -129,16 +129,20 @@ impl<'a, T: Real> Columns<'a, T> {
     }
 
     /// The partial sums of squares of the columns of `a` (`len` values each), `parts` a
-    /// column (`count * parts` of them).
-    fn partial_sumsq(&self, a: &CudaSlice<T>, len: usize, parts: u32) -> Result<CudaSlice<f64>> {
+    /// column (`count * parts` of them, a column's one after the other), into `partial`.
+    fn partial_sumsq(
+        &self,
+        a: &CudaSlice<T>,
+        len: usize,
+        parts: u32,
+        partial: &mut CudaViewMut<'_, f64>,
+    ) -> Result<()> {
         let dev = self.dev();
-        let mut partial = dev.alloc::<f64>(self.count * parts as usize, "partial sums")?;
         let len64 = len as u64;
         let (f, name) = typed::<T>(dev, "rec_cols_partial_sumsq")?;
         let mut l = dev.stream().launch_builder(&f);
-        l.arg(a).arg(&len64).arg(&parts).arg(&mut partial);
-        launch_recovery(l, self.count * parts as usize, &name)?;
-        Ok(partial)
+        l.arg(a).arg(&len64).arg(&parts).arg(partial);
+        launch_recovery(l, self.count * parts as usize, &name)
     }
 
     /// `sums[c] = |a_c|^2` for columns of `len` values.
@@ -148,16 +152,13 @@ impl<'a, T: Real> Columns<'a, T> {
         len: usize,
         sums: &mut CudaViewMut<'_, f64>,
     ) -> Result<()> {
-        let dev = self.dev();
         let parts = self.parts(len);
         if parts == 1 {
-            let len64 = len as u64;
-            let (f, name) = typed::<T>(dev, "rec_cols_sumsq")?;
-            let mut l = dev.stream().launch_builder(&f);
-            l.arg(a).arg(&len64).arg(sums);
-            return launch_recovery(l, self.count, &name);
+            return self.partial_sumsq(a, len, 1, sums);
         }
-        let partial = self.partial_sumsq(a, len, parts)?;
+        let dev = self.dev();
+        let mut partial = dev.alloc::<f64>(self.count * parts as usize, "partial sums")?;
+        self.partial_sumsq(a, len, parts, &mut partial.as_view_mut())?;
         let count64 = self.count as u64;
         let (f, name) = recovery_kernel(dev, "rec_cols_sum_parts".to_string())?;
         let mut l = dev.stream().launch_builder(&f);
@@ -181,8 +182,10 @@ impl<'a, T: Real> Columns<'a, T> {
             l.arg(gs).arg(&n64).arg(ags).arg(&m64).arg(mu);
             return launch_recovery(l, self.count, &name);
         }
-        let gg = self.partial_sumsq(gs, self.n, g_parts)?;
-        let agg = self.partial_sumsq(ags, self.m, a_parts)?;
+        let mut gg = dev.alloc::<f64>(self.count * g_parts as usize, "partial sums")?;
+        let mut agg = dev.alloc::<f64>(self.count * a_parts as usize, "partial sums")?;
+        self.partial_sumsq(gs, self.n, g_parts, &mut gg.as_view_mut())?;
+        self.partial_sumsq(ags, self.m, a_parts, &mut agg.as_view_mut())?;
         let count64 = self.count as u64;
         let (f, name) = recovery_kernel(dev, "rec_cols_step_parts".to_string())?;
         let mut l = dev.stream().launch_builder(&f);

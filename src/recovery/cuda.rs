@@ -5,9 +5,7 @@
 //! by the crate's device top-k, and the reductions of `kernels/recovery.cu`, summed on the
 //! host from per-block parts.
 
-use cudarc::driver::{
-    CudaFunction, CudaSlice, CudaView, CudaViewMut, DeviceRepr, LaunchArgs, PushKernelArg,
-};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaView, CudaViewMut, LaunchArgs, PushKernelArg};
 
 use crate::device::cuda::blas::blas_handle;
 use crate::device::cuda::kernels::{kernel_name, RECOVERY};
@@ -16,6 +14,7 @@ use crate::device::cuda::{driver_error, CudaDevice};
 use crate::device::{Device, DeviceBuffer};
 use crate::error::{Error, Result};
 use crate::recovery::backend::Backend;
+use crate::recovery::columns::{download, Columns};
 use crate::recovery::{DenseMatrix, LinearOperator, Operator, Real, SparseBinary};
 use crate::select::batch::cuda::largest_magnitudes;
 
@@ -621,12 +620,9 @@ impl<'a, T: Real> Cuda<'a, T> {
         launch_recovery(launch, grid, name)
     }
 
-    /// Downloads the `PARTS` partial results of a reduction.
-    fn parts<P: DeviceRepr + Copy + Default>(&self, parts: &CudaSlice<P>) -> Result<Vec<P>> {
-        self.dev()
-            .stream()
-            .clone_dtoh(parts)
-            .map_err(|e| driver_error("reading a reduction's parts", e))
+    /// The steps of `count = 1` problem with supports of `k` indices.
+    fn one(&self, k: usize) -> Columns<'a, T> {
+        Columns::new(self.op, k, 1)
     }
 
     /// `<a, b>` over `count` entries, or over the support's entries.
@@ -650,7 +646,11 @@ impl<'a, T: Real> Cuda<'a, T> {
         };
         l.arg(&count).arg(&mut parts);
         self.run(l, PARTS, &name)?;
-        Ok(self.parts(&parts)?.iter().sum())
+        Ok(
+            download(self.dev(), &parts.as_view(), "a reduction's parts")?
+                .iter()
+                .sum(),
+        )
     }
 }
 
@@ -704,7 +704,7 @@ impl<T: Real> Backend<T> for Cuda<'_, T> {
                 .arg(&mut half);
             self.run(l, PARTS, &name)?;
         }
-        let parts = self.parts(&parts)?;
+        let parts = download(self.dev(), &parts.as_view(), "a reduction's parts")?;
         Ok((parts[..PARTS].iter().sum(), parts[PARTS..].iter().sum()))
     }
     fn dot_on(
@@ -758,23 +758,8 @@ impl<T: Real> Backend<T> for Cuda<'_, T> {
         s: &DeviceBuffer<u64>,
         out: &mut DeviceBuffer<T>,
     ) -> Result<()> {
-        self.dev()
-            .stream()
-            .memset_zeros(out.as_slice_mut())
-            .map_err(|e| driver_error("zeroing a recovery vector", e))?;
-        let k = s.len() as u64;
-        if k == 0 {
-            return Ok(());
-        }
-        {
-            let (f, name) = self.kernel("rec_scatter", true)?;
-            let mut l = self.dev().stream().launch_builder(&f);
-            l.arg(v.as_slice())
-                .arg(s.as_slice())
-                .arg(&k)
-                .arg(out.as_slice_mut());
-            self.run(l, blocks(s.len()), &name)
-        }
+        self.one(s.len())
+            .restrict(v.as_slice(), s.as_slice(), out.as_slice_mut())
     }
     fn difference(
         &self,
@@ -782,16 +767,8 @@ impl<T: Real> Backend<T> for Cuda<'_, T> {
         b: &DeviceBuffer<T>,
         out: &mut DeviceBuffer<T>,
     ) -> Result<()> {
-        let n = a.len() as u64;
-        {
-            let (f, name) = self.kernel("rec_difference", true)?;
-            let mut l = self.dev().stream().launch_builder(&f);
-            l.arg(a.as_slice())
-                .arg(b.as_slice())
-                .arg(&n)
-                .arg(out.as_slice_mut());
-            self.run(l, blocks(a.len()), &name)
-        }
+        self.one(0)
+            .difference(a.as_slice(), b.as_slice(), out.as_slice_mut())
     }
     fn largest(&self, v: &DeviceBuffer<T>, k: usize) -> Result<DeviceBuffer<u64>> {
         let n = v.len();
@@ -836,32 +813,19 @@ impl<T: Real> Backend<T> for Cuda<'_, T> {
         if a.is_empty() {
             return Ok(true);
         }
-        let k = a.len() as u64;
-        let mut flag = self.dev().alloc_zeros::<u32>(1, "a flag")?;
-        let (f, name) = self.kernel("rec_differ", false)?;
-        let mut l = self.dev().stream().launch_builder(&f);
-        l.arg(a.as_slice()).arg(b.as_slice()).arg(&k).arg(&mut flag);
-        self.run(l, blocks(a.len()), &name)?;
-        Ok(self.parts(&flag)?[0] == 0)
+        let mut changed = self.dev().alloc::<f64>(1, "a flag")?;
+        self.one(a.len())
+            .differ(a.as_slice(), b.as_slice(), &mut changed.as_view_mut())?;
+        Ok(download(self.dev(), &changed.as_view(), "a flag")?[0] == 0.0)
     }
     fn fingerprint(&self, s: &DeviceBuffer<u64>) -> Result<u64> {
         if s.is_empty() {
             return Ok(0);
         }
-        let k = s.len() as u64;
-        let mut parts = self
-            .dev()
-            .alloc_zeros::<u64>(PARTS, "a reduction's parts")?;
-        {
-            let (f, name) = self.kernel("rec_fingerprint", false)?;
-            let mut l = self.dev().stream().launch_builder(&f);
-            l.arg(s.as_slice()).arg(&k).arg(&mut parts);
-            self.run(l, PARTS, &name)
-        }?;
-        Ok(self
-            .parts(&parts)?
-            .iter()
-            .fold(0u64, |sum, &p| sum.wrapping_add(p)))
+        let mut print = self.dev().alloc::<f64>(1, "a fingerprint")?;
+        self.one(s.len())
+            .fingerprints(s.as_slice(), &mut print.as_view_mut())?;
+        Ok(download(self.dev(), &print.as_view(), "a fingerprint")?[0].to_bits())
     }
     fn to_host(&self, v: &DeviceBuffer<T>) -> Result<Vec<T>> {
         v.to_host()

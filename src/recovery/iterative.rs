@@ -106,6 +106,40 @@ fn diverged<T: Real, B: Backend<T>>(
     finish(b, x, support, StopReason::Diverged)
 }
 
+/// NIHT's step on `support`: `|g_S|^2 / |A g_S|^2` (1 when the latter is 0), with `g_S` left
+/// in `gs` and `A g_S` in `ag`.
+pub(crate) fn normalised_step<T: Real, B: Backend<T>>(
+    b: &B,
+    g: &B::Vector,
+    support: &B::Support,
+    gs: &mut B::Vector,
+    ag: &mut B::Vector,
+) -> Result<f64> {
+    b.restrict(g, support, gs)?;
+    b.apply(gs, ag)?;
+    let (gg, agg) = b.norms2(gs, ag)?;
+    Ok(if agg > 0.0 { gg / agg } else { 1.0 })
+}
+
+/// The start of the gradient methods at `x = 0`: `g = A^T y`, the first support (the `k`
+/// largest of `g`) and its fingerprint, and the first record (`|y|`, the empty support);
+/// the outcome when that record already stops.
+#[allow(clippy::type_complexity)]
+fn first_support<T: Real, B: Backend<T>>(
+    b: &B,
+    p: &Problem,
+    monitor: &mut Monitor,
+    (x, r): (&B::Vector, &B::Vector),
+    g: &mut B::Vector,
+) -> Result<(B::Support, u64, Option<Outcome<T>>)> {
+    b.adjoint(r, g)?;
+    let support = b.largest(g, p.k)?;
+    let print = b.fingerprint(&support)?;
+    let empty = b.empty()?;
+    let done = record(b, monitor, (p.norm_y, 0), x, &empty)?;
+    Ok((support, print, done))
+}
+
 /// IHT: `x = H_k(x + mu A^T (y - A x))`, `mu` given or `1 / |A|^2`.
 pub(crate) fn iht<T: Real, B: Backend<T>>(
     b: &B,
@@ -160,19 +194,12 @@ pub(crate) fn niht<T: Real, B: Backend<T>>(
         b.zeros(n)?,
     );
     let (mut ag, mut ad) = (b.zeros(m)?, b.zeros(m)?);
-    b.adjoint(&res.r, &mut g)?;
-    // The first step's support: the k largest of A^T y.
-    let mut support = b.largest(&g, p.k)?;
-    let mut print = b.fingerprint(&support)?;
-    let empty = b.empty()?;
-    if let Some(done) = record(b, monitor, (p.norm_y, 0), &x, &empty)? {
+    let (mut support, mut print, done) = first_support(b, p, monitor, (&x, &res.r), &mut g)?;
+    if let Some(done) = done {
         return Ok(done);
     }
     loop {
-        b.restrict(&g, &support, &mut gs)?;
-        b.apply(&gs, &mut ag)?;
-        let (gg, agg) = b.norms2(&gs, &ag)?;
-        let mut mu = if agg > 0.0 { gg / agg } else { 1.0 };
+        let mut mu = normalised_step(b, &g, &support, &mut gs, &mut ag)?;
         if !mu.is_finite() {
             return diverged(b, monitor, &x, &support);
         }
@@ -241,15 +268,12 @@ pub(crate) fn cgiht<T: Real, B: Backend<T>>(
         b.zeros(n)?,
     );
     let (mut ag, mut ad) = (b.zeros(m)?, b.zeros(m)?);
-    b.adjoint(&res.r, &mut g)?;
-    let mut support = b.largest(&g, p.k)?;
-    let mut print = b.fingerprint(&support)?;
-    // Whether the last direction (and A of it on the support) may be built on.
-    let mut conjugate = false;
-    let empty = b.empty()?;
-    if let Some(done) = record(b, monitor, (p.norm_y, 0), &x, &empty)? {
+    let (mut support, mut print, done) = first_support(b, p, monitor, (&x, &res.r), &mut g)?;
+    if let Some(done) = done {
         return Ok(done);
     }
+    // Whether the last direction (and A of it on the support) may be built on.
+    let mut conjugate = false;
     loop {
         b.restrict(&g, &support, &mut gs)?;
         b.apply(&gs, &mut ag)?;

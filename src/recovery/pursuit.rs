@@ -40,10 +40,7 @@ pub(crate) fn htp<T: Real, B: Backend<T>>(
         return Ok(done);
     }
     loop {
-        b.restrict(&g, &support, &mut w.s)?;
-        b.apply(&w.s, &mut w.q)?;
-        let (gg, agg) = (b.norm2(&w.s)?, b.norm2(&w.q)?);
-        let mu = if agg > 0.0 { gg / agg } else { 1.0 };
+        let mu = iterative::normalised_step(b, &g, &support, &mut w.s, &mut w.q)?;
         b.add_scaled(&x, mu, &g, &mut v)?;
         support = b.largest(&v, p.k)?;
         b.restrict(&v, &support, &mut x)?;
