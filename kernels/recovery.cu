@@ -301,27 +301,31 @@ __device__ void rec_cols_partial_sumsq(const T* __restrict__ a, u64 len, u32 par
     if (threadIdx.x == 0) partial[blockIdx.x] = total;
 }
 
-// sums[c] = the sum of column c's `parts` partial sums, in order.
+// The sum of column c's `parts` partial sums (parts a column, one after the other), one block
+// a column: thread t adds parts t, t + blockDim.x, ... in order, then the block's fixed-order
+// total; to thread 0.
+__device__ __forceinline__ double rec_parts_total(const double* __restrict__ partial, u32 parts,
+                                                  u64 c) {
+    double acc = 0.0;
+    for (u32 p = threadIdx.x; p < parts; p += blockDim.x) acc += partial[c * parts + p];
+    return rec_block_total(acc);
+}
+
+// sums[c] = the sum of column c's `parts` partial sums, one block a column.
 extern "C" __global__ void rec_cols_sum_parts(const double* __restrict__ partial, u32 parts,
-                                              u64 count, double* __restrict__ sums) {
-    REC_FOR_EACH(c, count) {
-        double total = 0.0;
-        for (u32 p = 0; p < parts; ++p) total += partial[c * parts + p];
-        sums[c] = total;
-    }
+                                              double* __restrict__ sums) {
+    const double total = rec_parts_total(partial, parts, blockIdx.x);
+    if (threadIdx.x == 0) sums[blockIdx.x] = total;
 }
 
 // NIHT's step of each column from the partial sums of |g_S|^2 and |A g_S|^2: their quotient,
-// 1 when the latter is 0.
+// 1 when the latter is 0; one block a column.
 extern "C" __global__ void rec_cols_step_parts(const double* __restrict__ gg, u32 g_parts,
                                                const double* __restrict__ agg, u32 a_parts,
-                                               u64 count, double* __restrict__ mu) {
-    REC_FOR_EACH(c, count) {
-        double num = 0.0, den = 0.0;
-        for (u32 p = 0; p < g_parts; ++p) num += gg[c * g_parts + p];
-        for (u32 p = 0; p < a_parts; ++p) den += agg[c * a_parts + p];
-        mu[c] = den > 0.0 ? num / den : 1.0;
-    }
+                                               double* __restrict__ mu) {
+    const double num = rec_parts_total(gg, g_parts, blockIdx.x);
+    const double den = rec_parts_total(agg, a_parts, blockIdx.x);
+    if (threadIdx.x == 0) mu[blockIdx.x] = den > 0.0 ? num / den : 1.0;
 }
 
 // NIHT's step of each column: mu[c] = |g_S|^2 / |A g_S|^2 (1 when the latter is 0), one block
@@ -374,15 +378,21 @@ extern "C" __global__ void rec_cols_differ(const u64* __restrict__ a, const u64*
     }
 }
 
-// prints[c] = the wrapping sum of mix(s + 1) over column c's k indices (its 64 bits stored in a
-// double), one block a column.
-extern "C" __global__ void rec_cols_fingerprint(const u64* __restrict__ s, u64 k,
+// prints[c] += the wrapping sum of mix(s + 1) over part p of column c's k indices (its 64 bits
+// held in a double; zeroed before, unless one part takes the column and writes it), block
+// b = c parts + p taking every parts-th stretch of blockDim.x indices. Integer sums, so the
+// parts' order does not matter.
+extern "C" __global__ void rec_cols_fingerprint(const u64* __restrict__ s, u64 k, u32 parts,
                                                 double* __restrict__ prints) {
-    const u64* col = s + (u64)blockIdx.x * k;
+    const u64 c = blockIdx.x / parts, p = blockIdx.x % parts;
+    const u64* col = s + c * k;
     u64 acc = 0;
-    for (u64 j = threadIdx.x; j < k; j += blockDim.x) acc += rec_mix(col[j] + 1);
+    for (u64 j = p * blockDim.x + threadIdx.x; j < k; j += (u64)parts * blockDim.x)
+        acc += rec_mix(col[j] + 1);
     const u64 total = rec_block_total(acc);
-    if (threadIdx.x == 0) prints[blockIdx.x] = __longlong_as_double((long long)total);
+    if (threadIdx.x == 0 && parts == 1) prints[c] = __longlong_as_double((long long)total);
+    else if (threadIdx.x == 0)
+        atomicAdd(reinterpret_cast<unsigned long long*>(prints + c), (unsigned long long)total);
 }
 
 // Supports (k indices a column) gathered and scattered by column.
@@ -441,6 +451,9 @@ extern "C" __global__ void rec_cols_scatter_index(const u64* src, const u64* col
 REC_COLS(f32, float)
 REC_COLS(f64, double)
 
+// The largest support rec_cols_changes stages in shared memory.
+#define REC_STAGED_SUPPORT 2048
+
 // The change of each column's support from S to T (k ascending indices each), one block a
 // column: the indices of T not in S, then those of S not in T (bit 63 set), each in ascending
 // order, into list[c * 2k ...]; lengths[c] their count (a double, exact).
@@ -464,10 +477,17 @@ extern "C" __global__ void rec_cols_changes(const u64* __restrict__ S, const u64
     __shared__ u64 base;
     if (threadIdx.x == 0) base = 0;
     __syncthreads();
+    // The other support, searched by every thread, staged in shared memory when it fits.
+    __shared__ u64 staged[REC_STAGED_SUPPORT];
     const int lane = threadIdx.x & (WARP_SIZE - 1), warp = threadIdx.x / WARP_SIZE;
     for (int pass = 0; pass < 2; ++pass) {
         const u64* from = pass ? s : t;
         const u64* other = pass ? t : s;
+        if (k <= REC_STAGED_SUPPORT) {
+            for (u64 j = threadIdx.x; j < k; j += blockDim.x) staged[j] = other[j];
+            __syncthreads();
+            other = staged;
+        }
         for (u64 start = 0; start < k; start += blockDim.x) {
             const u64 j = start + threadIdx.x;
             bool keep = false;
@@ -491,41 +511,83 @@ extern "C" __global__ void rec_cols_changes(const u64* __restrict__ S, const u64
             }
             __syncthreads();
         }
+        __syncthreads();
     }
     if (threadIdx.x == 0) lengths[c] = (double)base;
 }
 
-// A d for NIHT's step d = mu g_S + w, w the support's change (v on T \ S, -v on S \ T): ad = mu
-// (A g_S) + A w, with A row-major m x n and w's few entries from the change lists; thread
-// (c, i) sums row i over column c's list in order.
+// Products of a dense A (column-major m x n) with vectors that have few nonzeros, listed: column
+// c's list holds lengths[c] indices (at most stride; bit 63 set: the entry counts negated), and
+// the product sums A[:, j] v_c[j] over them. The list is cut into `chunks` stretches of
+// `per_chunk` entries; thread (q, c, i) sums stretch q of column c's list for row i, in order,
+// into partial[q][c m + i] (coalesced: a column of A is contiguous).
 template <typename T>
-__device__ void rec_dense_change_product(const T* __restrict__ a, u64 m, u64 n,
-                                         const u64* __restrict__ list,
-                                         const double* __restrict__ lengths, u64 stride,
-                                         const T* __restrict__ v, const double* __restrict__ mu,
-                                         const T* __restrict__ ag, u64 total, T* __restrict__ ad) {
-    REC_FOR_EACH(t, total) {
-        const u64 c = t / m, i = t % m;
+__device__ void rec_dense_columns(const T* __restrict__ a, u64 m, u64 n,
+                                  const u64* __restrict__ list, const double* __restrict__ lengths,
+                                  u64 stride, u64 per_chunk, const T* __restrict__ v, u64 total,
+                                  u64 chunks, T* __restrict__ partial) {
+    REC_FOR_EACH(t, total * chunks) {
+        const u64 q = t / total, s = t % total;
+        const u64 c = s / m, i = s % m;
         const u64* l = list + c * stride;
         const u64 len = (u64)lengths[c];
-        const T* row = a + i * n;
+        const u64 begin = q * per_chunk;
+        const u64 end = begin + per_chunk < len ? begin + per_chunk : len;
         const T* vc = v + c * n;
         T acc = 0;
-        for (u64 e = 0; e < len; ++e) {
+        for (u64 e = begin; e < end; ++e) {
             const u64 word = l[e];
             const u64 j = word & ~(1ull << 63);
-            const T term = row[j] * vc[j];
+            const T term = a[j * m + i] * vc[j];
             acc += (word >> 63) ? -term : term;
         }
-        ad[t] = (T)mu[c] * ag[t] + acc;
+        partial[t] = acc;
     }
 }
 
-#define REC_CHANGES(NAME, T)                                                                     \
-    extern "C" __global__ void rec_dense_change_product_##NAME(                                  \
-        const T* a, u64 m, u64 n, const u64* list, const double* lengths, u64 stride,            \
-        const T* v, const double* mu, const T* ag, u64 total, T* ad) {                           \
-        rec_dense_change_product<T>(a, m, n, list, lengths, stride, v, mu, ag, total, ad);       \
+// out[c m + i] = the stretches' sums in order, plus mu[c] base[c m + i] when SCALED.
+template <typename T, bool SCALED>
+__device__ void rec_dense_columns_sum(const T* __restrict__ partial, u64 chunks, u64 m,
+                                      const double* __restrict__ mu, const T* __restrict__ base,
+                                      u64 total, T* __restrict__ out) {
+    REC_FOR_EACH(s, total) {
+        T acc = SCALED ? (T)mu[s / m] * base[s] : (T)0;
+        for (u64 q = 0; q < chunks; ++q) acc += partial[q * total + s];
+        out[s] = acc;
     }
-REC_CHANGES(f32, float)
-REC_CHANGES(f64, double)
+}
+
+// A row-major block of `rows` rows of n values (rows first .. first + rows of A) written into
+// A column-major m x n.
+template <typename T>
+__device__ void rec_dense_transpose(const T* __restrict__ block, u64 rows, u64 first, u64 m,
+                                    u64 n, T* __restrict__ a) {
+    REC_FOR_EACH(t, rows * n) {
+        const u64 i = t / n, j = t % n;
+        a[j * m + first + i] = block[t];
+    }
+}
+
+#define REC_DENSE_COLUMNS(NAME, T)                                                               \
+    extern "C" __global__ void rec_dense_columns_##NAME(                                         \
+        const T* a, u64 m, u64 n, const u64* list, const double* lengths, u64 stride,            \
+        u64 per_chunk, const T* v, u64 total, u64 chunks, T* partial) {                          \
+        rec_dense_columns<T>(a, m, n, list, lengths, stride, per_chunk, v, total, chunks,        \
+                             partial);                                                           \
+    }                                                                                            \
+    extern "C" __global__ void rec_dense_columns_sum_##NAME(                                     \
+        const T* partial, u64 chunks, u64 m, const double* mu, const T* base, u64 total,         \
+        T* out) {                                                                                \
+        rec_dense_columns_sum<T, false>(partial, chunks, m, mu, base, total, out);               \
+    }                                                                                            \
+    extern "C" __global__ void rec_dense_columns_scaled_sum_##NAME(                              \
+        const T* partial, u64 chunks, u64 m, const double* mu, const T* base, u64 total,         \
+        T* out) {                                                                                \
+        rec_dense_columns_sum<T, true>(partial, chunks, m, mu, base, total, out);                \
+    }                                                                                            \
+    extern "C" __global__ void rec_dense_transpose_##NAME(const T* block, u64 rows, u64 first,   \
+                                                          u64 m, u64 n, T* a) {                  \
+        rec_dense_transpose<T>(block, rows, first, m, n, a);                                     \
+    }
+REC_DENSE_COLUMNS(f32, float)
+REC_DENSE_COLUMNS(f64, double)

@@ -235,6 +235,7 @@ impl<'a, T: Real> Lockstep<'a, T> {
         let mut r = self.y.clone();
         let (mut g, mut v, mut ax) = (all.zeros(n)?, all.zeros(n)?, all.zeros(m)?);
         let steps = upload(dev, &vec![mu; count])?;
+        let full = upload(dev, &vec![self.k as f64; count])?;
         // Each column's squared residual norm, then its support's fingerprint.
         let mut scalars = dev.alloc_zeros::<f64>(2 * count, "a batch's scalars")?;
         while !self.running_problems().is_empty() {
@@ -242,7 +243,7 @@ impl<'a, T: Real> Lockstep<'a, T> {
             all.step(&x, &g, &steps, &mut v)?;
             let support = all.largest(&v)?;
             all.restrict(&v, &support, &mut x)?;
-            all.apply(&x, &mut ax)?;
+            all.apply_supported(&x, (&support, &full), &mut ax)?;
             all.difference(&self.y, &ax, &mut r)?;
             all.sumsq(&r, m, &mut scalars.slice_mut(..count))?;
             all.fingerprints(&support, &mut scalars.slice_mut(count..))?;
@@ -275,7 +276,13 @@ impl<'a, T: Real> Lockstep<'a, T> {
         let mut mu = dev.alloc_zeros::<f64>(count, "the steps")?;
         // The steps and the supports' changes; the residuals' norms and the fingerprints.
         let mut scalars = dev.alloc_zeros::<f64>(2 * count, "a batch's scalars")?;
+        // The residual updates' places where no column moved and where every column did, and
+        // the refresh's marks where every column refreshes (kept, so that a single problem
+        // copies nothing to the device in an iteration).
         let held = upload(&dev, &vec![u64::MAX; count])?;
+        let every = upload(&dev, &(0..count as u64).collect::<Vec<_>>())?;
+        let all_marked = upload(&dev, &vec![1u32; count])?;
+        let full = upload(&dev, &vec![self.k as f64; count])?;
         all.adjoint(&r, &mut g)?;
         // The first step's support: the k largest of A^T y.
         let mut support = all.largest(&g)?;
@@ -291,7 +298,7 @@ impl<'a, T: Real> Lockstep<'a, T> {
         self.start()?;
         while !self.running_problems().is_empty() {
             all.restrict(&g, &support, &mut gs)?;
-            all.apply(&gs, &mut ag)?;
+            all.apply_supported(&gs, (&support, &full), &mut ag)?;
             all.step_sizes(&gs, &ag, &mut mu)?;
             all.step(&x, &g, &mu, &mut v)?;
             let mut taken = all.largest(&v)?;
@@ -318,7 +325,7 @@ impl<'a, T: Real> Lockstep<'a, T> {
             let mut first = true;
             while !candidates.is_empty() {
                 // A d from the support's change when it touches few columns of A.
-                let by_change = changes * 100.0 <= (n * count) as f64;
+                let by_change = all.change_by_columns(changes);
                 let four = safeguard_round(
                     all,
                     Iterate {
@@ -386,7 +393,7 @@ impl<'a, T: Real> Lockstep<'a, T> {
                     all.clear(&marked, a, len)?;
                 }
             }
-            let place = if moved.is_empty() {
+            let place = if moved.is_empty() || moved.len() == count {
                 None
             } else {
                 let mut place = vec![u64::MAX; count];
@@ -395,7 +402,12 @@ impl<'a, T: Real> Lockstep<'a, T> {
                 }
                 Some(upload(&dev, &place)?)
             };
-            all.residual_update((&ag, &ad), &mu, place.as_ref().unwrap_or(&held), &mut r)?;
+            let place = match &place {
+                Some(place) => place,
+                None if moved.is_empty() => &held,
+                None => &every,
+            };
+            all.residual_update((&ag, &ad), &mu, place, &mut r)?;
             std::mem::swap(&mut x, &mut next);
             support = taken;
             all.sumsq(&r, m, &mut scalars.slice_mut(..count))?;
@@ -424,9 +436,17 @@ impl<'a, T: Real> Lockstep<'a, T> {
                 }
             }
             if refresh.contains(&1) {
-                let marked = upload(&dev, &refresh)?;
-                all.apply(&x, &mut ax)?;
-                all.refresh((&self.y, &ax), &marked, &mut r)?;
+                let marked = if refresh.contains(&0) {
+                    Some(upload(&dev, &refresh)?)
+                } else {
+                    None
+                };
+                all.apply_supported(&x, (&support, &full), &mut ax)?;
+                all.refresh(
+                    (&self.y, &ax),
+                    marked.as_ref().unwrap_or(&all_marked),
+                    &mut r,
+                )?;
                 all.sumsq(&r, m, &mut scalars.slice_mut(..count))?;
                 norms = download(&dev, &scalars.slice(..count), "the residuals' norms")?;
             }
@@ -463,8 +483,8 @@ struct Iterate<'b, T> {
 /// changed (after a retry only), `|d|^2`, `|A d|^2`, and the number of entries of its support's
 /// change (NaN where not counted), one list after the other. When most columns are candidates,
 /// every column is computed in place (and, for a dense operator and `by_change`, `A d` is `mu A
-/// g_S` plus the columns of `A` the support's change touches); otherwise the candidates' columns
-/// are gathered and `A d` is one product.
+/// g_S` plus the columns of `A` the support's change touches); otherwise the candidates'
+/// columns are gathered and `A d` is one product.
 fn safeguard_round<T: Real>(
     all: Columns<'_, T>,
     it: Iterate<'_, T>,
@@ -502,7 +522,7 @@ fn safeguard_round<T: Real>(
         all.difference(next, it.x, &mut d)?;
         all.sumsq(&d, n, &mut four.slice_mut(count..2 * count))?;
         match all.op.dense_matrix() {
-            Some(a) => {
+            Some(_) => {
                 let mut list = dev.alloc::<u64>(2 * all.k * count, "the supports' changes")?;
                 all.changes(
                     (it.support, taken),
@@ -511,20 +531,22 @@ fn safeguard_round<T: Real>(
                 )?;
                 if by_change {
                     let lengths = four.slice(3 * count..);
-                    all.change_product(a, (&list, &lengths), v, mu, it.ag, ad)?;
+                    all.change_product((&list, &lengths), v, (mu, it.ag), ad)?;
                 } else {
                     all.apply(&d, ad)?;
                 }
             }
-            None => {
-                all.apply(&d, ad)?;
-                dev.stream()
-                    .memcpy_htod(&vec![f64::NAN; count], &mut four.slice_mut(3 * count..))
-                    .map_err(|e| driver_error("marking the changes uncounted", e))?;
-            }
+            None => all.apply(&d, ad)?,
         }
         all.sumsq(ad, m, &mut four.slice_mut(2 * count..3 * count))?;
-        let every = download(dev, &four.as_view(), "the safeguard's norms")?;
+        // The changes are counted for dense operators only (NaN: not counted).
+        let counted = if all.op.dense_matrix().is_some() {
+            4
+        } else {
+            3
+        };
+        let mut every = download(dev, &four.slice(..counted * count), "the safeguard's norms")?;
+        every.resize(4 * count, f64::NAN);
         // The candidates' values, in the order of the gathered form.
         return Ok((0..4)
             .flat_map(|part| candidates.iter().map(move |&c| (part, c)))

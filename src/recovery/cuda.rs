@@ -14,7 +14,7 @@ use crate::device::cuda::{driver_error, CudaDevice};
 use crate::device::{Device, DeviceBuffer};
 use crate::error::{Error, Result};
 use crate::recovery::backend::Backend;
-use crate::recovery::columns::{download, Columns};
+use crate::recovery::columns::{download, upload, Columns};
 use crate::recovery::{DenseMatrix, LinearOperator, Operator, Real, SparseBinary};
 use crate::select::batch::cuda::largest_magnitudes;
 
@@ -52,7 +52,8 @@ impl<T: Real> std::fmt::Debug for DeviceOperator<T> {
 
 /// The device form of each kind of operator.
 enum Form<T> {
-    /// Row-major `m x n`: column-major `n x m` for cuBLAS.
+    /// Column-major `m x n` (each column of `A` contiguous, as cuBLAS reads it), so that the
+    /// products with vectors of few nonzeros read only their columns.
     Dense(CudaSlice<T>),
     /// The rows kept, the forward and inverse factors (`n` complex pairs each), and the plan
     /// of a complex FFT of length `n`.
@@ -116,7 +117,7 @@ impl<T: Real> DeviceOperator<T> {
         (self.m, self.n)
     }
 
-    /// The matrix of a dense operator (row-major `m x n`), `None` for the other forms.
+    /// The matrix of a dense operator (column-major `m x n`), `None` for the other forms.
     pub(crate) fn dense_matrix(&self) -> Option<&CudaSlice<T>> {
         match &self.form {
             Form::Dense(a) => Some(a),
@@ -404,12 +405,36 @@ fn dct_product<T: Real>(
     }
 }
 
-/// A dense matrix on the device, row-major as on the host.
+/// A dense matrix on the device, column-major: the host's rows are copied a block at a time
+/// (at most [`TRANSPOSE_BLOCK`] values) and written into their places by a kernel.
 fn dense<T: Real>(dev: &CudaDevice, a: &DenseMatrix<T>) -> Result<Form<T>> {
-    Ok(Form::Dense(
-        DeviceBuffer::from_host_on(dev, a.as_slice())?.into_slice(),
-    ))
+    let (m, n) = a.shape();
+    let mut out = dev.alloc::<T>(m * n, "a dense operator")?;
+    let rows_per_block = (TRANSPOSE_BLOCK / n.max(1)).max(1);
+    let (f, name) = recovery_kernel(dev, kernel_name("rec_dense_transpose", T::DTYPE))?;
+    for (b, block) in a.as_slice().chunks(rows_per_block * n).enumerate() {
+        let rows = block.len() / n;
+        let staged = upload(dev, block)?;
+        let (rows64, first, m64, n64) = (
+            (rows) as u64,
+            (b * rows_per_block) as u64,
+            m as u64,
+            n as u64,
+        );
+        let mut l = dev.stream().launch_builder(&f);
+        l.arg(&staged)
+            .arg(&rows64)
+            .arg(&first)
+            .arg(&m64)
+            .arg(&n64)
+            .arg(&mut out);
+        launch_recovery(l, blocks(rows * n), &name)?;
+    }
+    Ok(Form::Dense(out))
 }
+
+/// The most values of a dense matrix staged on the device at once while it is uploaded.
+const TRANSPOSE_BLOCK: usize = 1 << 24;
 
 /// The kernel `name` of `kernels/recovery.cu`, and its name.
 pub(super) fn recovery_kernel(dev: &CudaDevice, name: String) -> Result<(CudaFunction, String)> {
@@ -492,7 +517,7 @@ fn sparse<T: Real>(dev: &CudaDevice, a: &SparseBinary<T>) -> Result<Form<T>> {
     })
 }
 
-/// `y = A x` or `x = A^T y` by cuBLAS `gemv`, `A` row-major `m x n` (so column-major `n x m`).
+/// `y = A x` or `x = A^T y` by cuBLAS `gemv`, `A` column-major `m x n`.
 fn gemv<T: Real>(
     dev: &CudaDevice,
     a: &CudaSlice<T>,
@@ -501,36 +526,29 @@ fn gemv<T: Real>(
     output: &mut CudaViewMut<'_, T>,
     transpose: bool,
 ) -> Result<()> {
-    use cudarc::cublas::sys::cublasOperation_t;
     use cudarc::cublas::GemvConfig;
     let handle = blas_handle(dev, "sparse recovery")?;
     let cfg = GemvConfig {
-        // Column-major n x m: its transpose is A.
-        trans: if transpose {
-            cublasOperation_t::CUBLAS_OP_N
-        } else {
-            cublasOperation_t::CUBLAS_OP_T
-        },
-        m: n as i32,
-        n: m as i32,
+        trans: operation(transpose),
+        m: m as i32,
+        n: n as i32,
         alpha: T::one(),
-        lda: n as i32,
+        lda: m as i32,
         incx: 1,
         beta: T::zero(),
         incy: 1,
     };
     let blas = handle.lock().unwrap_or_else(|e| e.into_inner());
-    // SAFETY: a holds n * m values (lda = n); input and output hold the lengths of the
-    // product's sides (m for x, n for y when transposed, and the reverse otherwise).
+    // SAFETY: a holds m * n values (lda = m); input and output hold the lengths of the
+    // product's sides (n for x, m for y, and the reverse when transposed).
     unsafe { T::gemv(&blas, cfg, a, input, output) }.map_err(|e| Error::Cuda {
         context: "cuBLAS gemv in sparse recovery".into(),
         message: format!("{e:?}"),
     })
 }
 
-/// `count` products `Y = A X` or `X = A^T Y` by cuBLAS `gemm`, `A` row-major `m x n` (so
-/// column-major `n x m`), each problem's vector a column of `X` (`n x count`) or `Y`
-/// (`m x count`).
+/// `count` products `Y = A X` or `X = A^T Y` by cuBLAS `gemm`, `A` column-major `m x n`, each
+/// problem's vector a column of `X` (`n x count`) or `Y` (`m x count`).
 fn gemm<T: Real>(
     dev: &CudaDevice,
     a: &CudaSlice<T>,
@@ -543,42 +561,37 @@ fn gemm<T: Real>(
     use cudarc::cublas::sys::cublasOperation_t;
     use cudarc::cublas::GemmConfig;
     let handle = blas_handle(dev, "sparse recovery")?;
-    let cfg = if transpose {
-        // X (n x count) = Ac (n x m) Y (m x count).
-        GemmConfig {
-            transa: cublasOperation_t::CUBLAS_OP_N,
-            transb: cublasOperation_t::CUBLAS_OP_N,
-            m: n as i32,
-            n: count as i32,
-            k: m as i32,
-            alpha: T::one(),
-            lda: n as i32,
-            ldb: m as i32,
-            beta: T::zero(),
-            ldc: n as i32,
-        }
-    } else {
-        // Y (m x count) = Ac^T (m x n) X (n x count).
-        GemmConfig {
-            transa: cublasOperation_t::CUBLAS_OP_T,
-            transb: cublasOperation_t::CUBLAS_OP_N,
-            m: m as i32,
-            n: count as i32,
-            k: n as i32,
-            alpha: T::one(),
-            lda: n as i32,
-            ldb: n as i32,
-            beta: T::zero(),
-            ldc: m as i32,
-        }
+    // Y (m x count) = A (m x n) X (n x count), or X (n x count) = A^T Y (m x count).
+    let (rows, inner) = if transpose { (n, m) } else { (m, n) };
+    let cfg = GemmConfig {
+        transa: operation(transpose),
+        transb: cublasOperation_t::CUBLAS_OP_N,
+        m: rows as i32,
+        n: count as i32,
+        k: inner as i32,
+        alpha: T::one(),
+        lda: m as i32,
+        ldb: inner as i32,
+        beta: T::zero(),
+        ldc: rows as i32,
     };
     let blas = handle.lock().unwrap_or_else(|e| e.into_inner());
-    // SAFETY: a holds n * m values (lda = n); input holds count columns of the product's input
+    // SAFETY: a holds m * n values (lda = m); input holds count columns of the product's input
     // length (ldb), output count columns of its output length (ldc), without overlap.
     unsafe { T::gemm(&blas, cfg, a, input, output) }.map_err(|e| Error::Cuda {
         context: format!("cuBLAS gemm of {count} products in sparse recovery"),
         message: format!("{e:?}"),
     })
+}
+
+/// cuBLAS's operation on the column-major matrix: `A` itself, or its transpose.
+fn operation(transpose: bool) -> cudarc::cublas::sys::cublasOperation_t {
+    use cudarc::cublas::sys::cublasOperation_t;
+    if transpose {
+        cublasOperation_t::CUBLAS_OP_T
+    } else {
+        cublasOperation_t::CUBLAS_OP_N
+    }
 }
 
 /// Blocks of an element-wise kernel over `count` items.
