@@ -749,6 +749,9 @@ __device__ void bt_sample_impl(const T* __restrict__ x, const u64* offsets, u64 
 // brackets[2s + 1] (the upper one), by radix selection in shared memory (m keys). A rank of
 // BT_NO_BOUND leaves that side open: the smallest key below, the largest above.
 #define BT_NO_BOUND 0xffffffffu
+// Threads a block of bt_sample_bounds (BOUNDS_THREADS on the host): a block is alone on its
+// multiprocessor, so more threads hide more of the shared memory's latency.
+#define BT_BOUNDS_THREADS 1024
 template <typename K>
 __device__ void bt_sample_bounds_impl(const K* __restrict__ samples, u64 nspans, u32 m,
                                       const u32* __restrict__ brackets, K* bounds) {
@@ -1279,7 +1282,7 @@ KSELECT_FOR_EACH_TYPE(BATCH_SELECT_KERNELS)
         bt_choose_##NAME(u64* state, u32* hist, u64 nq, u32 shift) {                            \
         bt_choose_impl<K>(state, hist, nq, shift);                                               \
     }                                                                                            \
-    extern "C" __global__ void __launch_bounds__(BT_THREADS)                                     \
+    extern "C" __global__ void __launch_bounds__(BT_BOUNDS_THREADS)                              \
         bt_sample_bounds_##NAME(const K* samples, u64 nspans, u32 m, const u32* brackets,       \
                                 K* bounds) {                                                     \
         bt_sample_bounds_impl<K>(samples, nspans, m, brackets, bounds);                          \
