@@ -521,7 +521,8 @@ fn safeguard_round<T: Real>(
         let mut d = all.scratch(n)?;
         all.difference(next, it.x, &mut d)?;
         all.sumsq(&d, n, &mut four.slice_mut(count..2 * count))?;
-        match all.op.dense_matrix() {
+        // The changes are counted for dense operators only (the last list; NaN: not counted).
+        let counted = match all.op.dense_matrix() {
             Some(_) => {
                 let mut list = dev.alloc::<u64>(2 * all.k * count, "the supports' changes")?;
                 all.changes(
@@ -535,16 +536,14 @@ fn safeguard_round<T: Real>(
                 } else {
                     all.apply(&d, ad)?;
                 }
+                4
             }
-            None => all.apply(&d, ad)?,
-        }
-        all.sumsq(ad, m, &mut four.slice_mut(2 * count..3 * count))?;
-        // The changes are counted for dense operators only (NaN: not counted).
-        let counted = if all.op.dense_matrix().is_some() {
-            4
-        } else {
-            3
+            None => {
+                all.apply(&d, ad)?;
+                3
+            }
         };
+        all.sumsq(ad, m, &mut four.slice_mut(2 * count..3 * count))?;
         let mut every = download(dev, &four.slice(..counted * count), "the safeguard's norms")?;
         every.resize(4 * count, f64::NAN);
         // The candidates' values, in the order of the gathered form.

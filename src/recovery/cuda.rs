@@ -415,12 +415,8 @@ fn dense<T: Real>(dev: &CudaDevice, a: &DenseMatrix<T>) -> Result<Form<T>> {
     for (b, block) in a.as_slice().chunks(rows_per_block * n).enumerate() {
         let rows = block.len() / n;
         let staged = upload(dev, block)?;
-        let (rows64, first, m64, n64) = (
-            (rows) as u64,
-            (b * rows_per_block) as u64,
-            m as u64,
-            n as u64,
-        );
+        let (rows64, first) = (rows as u64, (b * rows_per_block) as u64);
+        let (m64, n64) = (m as u64, n as u64);
         let mut l = dev.stream().launch_builder(&f);
         l.arg(&staged)
             .arg(&rows64)

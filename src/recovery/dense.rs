@@ -157,7 +157,7 @@ impl<T: Real> LinearOperator<T> for DenseMatrix<T> {
 
     /// # Panics
     ///
-    /// When `y` does not hold `m` values or `x` `n`.
+    /// When `y` does not hold `m` values or an index is not below `n`.
     fn apply_columns(&self, entries: &[(usize, T)], y: &mut [T]) -> bool {
         let (m, n) = (self.rows, self.cols);
         assert_eq!(
@@ -183,6 +183,9 @@ impl<T: Real> LinearOperator<T> for DenseMatrix<T> {
         true
     }
 
+    /// # Panics
+    ///
+    /// When `y` does not hold `m` values or `x` `n`.
     fn adjoint(&self, y: &[T], x: &mut [T]) {
         let (m, n) = (self.rows, self.cols);
         assert_lengths((m, n), y.len(), x.len(), true);
