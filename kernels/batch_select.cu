@@ -14,8 +14,9 @@
 //
 // Short spans (up to BT_SHORT values) take one block each, their keys in shared memory:
 // 8-bit MSD radix selection in the block, an index-ordered compaction, a bitonic sort.
-// Long spans are split into tiles: digit histograms per query over all tiles (`bt_hist`), a
-// choice per query (`bt_choose`), then for top-k the tiles' counts, their scan and an
+// Long spans are split into tiles (few tiles into parts, a block each): digit histograms per
+// query over all tiles (`bt_hist`), a choice per query (`bt_choose`, or the histogram pass's
+// last block for few queries), then for top-k the tiles' counts, their scan and an
 // index-ordered compaction.
 
 #define BT_ASCENDING 0
@@ -67,6 +68,14 @@ __device__ __forceinline__ void span_of(const u64* offsets, u64 cols, u64 stride
         start = s * stride;
         len = cols;
     }
+}
+
+// Part p of `parts` (a power of two dividing BT_TILE) of a span's tile t: [lo, hi) inside the
+// span of `len` values (empty past its end).
+__device__ __forceinline__ void part_of_tile(u64 t, u32 p, u32 parts, u64 len, u64& lo, u64& hi) {
+    const u64 part_len = BT_TILE / parts;
+    lo = min(len, t * BT_TILE + (u64)p * part_len);
+    hi = min(len, lo + part_len);
 }
 
 // The span of tile t: the last s with tile_first[s] <= t (tile_first has nspans + 1 entries).
@@ -377,30 +386,64 @@ __device__ void bt_topk_short_impl(const T* __restrict__ x, const u64* offsets, 
 // ---------------------------------------------------------------------------------------------
 // Long spans: tiles of BT_TILE values; one query (a span and a rank) per state.
 
+// Queries q0, q0 + step, ... below nq, one block: the digit of each one's rank, the prefix and
+// rank narrowed, the histogram cleared for the next pass.
+__device__ void bt_choose_queries(u64* state, u32* hist, u64 q0, u64 nq, u64 step, u32 shift) {
+    __shared__ u64 pick[2];
+    for (u64 q = q0; q < nq; q += step) {
+        u32* h = hist + q * 256;
+        bt_pick_digit(h, state[q * BT_STATE + 1], pick);
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            state[q * BT_STATE] |= pick[0] << shift;
+            state[q * BT_STATE + 1] = pick[1];
+        }
+        for (u32 i = threadIdx.x; i < 256; i += blockDim.x) h[i] = 0;
+        __syncthreads();
+    }
+}
+
+// One block a query (see bt_choose_queries).
+template <typename K>
+__device__ void bt_choose_impl(u64* state, u32* hist, u64 nq, u32 shift) {
+    bt_choose_queries(state, hist, blockIdx.x, nq, gridDim.x, shift);
+}
+
 // Query q: state[q*BT_STATE + 0] = the prefix fixed so far, + 1 = the rank left among the keys
 // with that prefix, + 2 = its span. Queries of one span are consecutive: span s's queries are
 // q_first[s]..q_first[s+1] (q_first == null: one query a span). hist[q*256 + digit].
+// Each tile is cut into `parts` parts, a block each (tile_hist must then be null: few tiles
+// still fill the device). A tile's single query counts into a histogram a warp (8 copies:
+// the first digits of magnitudes fall in few bins, and the warps then do not wait on each
+// other's increments), summed at the end. With `done` (a zeroed counter; few queries) the
+// last block to finish also makes the choice of every one of the `nq` queries
+// (bt_choose_queries) and zeroes the counter again, so that no second launch is needed.
 template <typename T>
 __device__ void bt_hist_impl(const T* __restrict__ x, const u64* offsets, u64 cols, u64 stride, u64 nspans,
                              const u64* __restrict__ tile_first, const u64* __restrict__ q_first, u32 mode,
-                             const u64* __restrict__ state, u32* hist, u32 shift, u64* nan_counts,
-                             u32* tile_hist) {
+                             u64* state, u32* hist, u32 shift, u64* nan_counts, u32* tile_hist, u32 parts,
+                             u32* done, u64 nq_total) {
     typedef typename KeyOf<T>::type K;
     __shared__ u32 local[8][256];
     const u64 tiles = tile_first[nspans];
     const int bits = (int)sizeof(K) * 8;
     const K mask = shift + 8 >= (u32)bits ? (K)0 : (K)(~(K)0 << (shift + 8));
-    for (u64 t = blockIdx.x; t < tiles; t += gridDim.x) {
+    for (u64 w = blockIdx.x; w < tiles * parts; w += gridDim.x) {
+        const u64 t = w / parts;
         const u64 s = span_of_tile(tile_first, nspans, t);
         const u64 q0 = q_first ? q_first[s] : s, q1 = q_first ? q_first[s + 1] : s + 1;
         const u32 nq = (u32)(q1 - q0);
         u64 start, len;
         span_of(offsets, cols, stride, s, start, len);
-        const u64 lo = (t - tile_first[s]) * BT_TILE;
-        const u64 hi = min(len, lo + BT_TILE);
+        u64 lo, hi;
+        part_of_tile(t - tile_first[s], (u32)(w % parts), parts, len, lo, hi);
         for (u32 g = 0; g < nq; g += 8) {
             const u32 ng = min(8u, nq - g);
-            for (u32 i = threadIdx.x; i < 256 * ng; i += blockDim.x) local[i / 256][i % 256] = 0;
+            // One query: a copy a warp (blockDim.x is BT_THREADS, 8 warps).
+            const bool per_warp = ng == 1;
+            const u32 own = per_warp ? (threadIdx.x / 32) % 8 : 0;
+            const u32 cleared = per_warp ? 8 * 256 : 256 * ng;
+            for (u32 i = threadIdx.x; i < cleared; i += blockDim.x) local[i / 256][i % 256] = 0;
             __syncthreads();
             K prefix[8];
             for (u32 j = 0; j < ng; ++j) prefix[j] = (K)state[(q0 + g + j) * BT_STATE];
@@ -418,7 +461,7 @@ __device__ void bt_hist_impl(const T* __restrict__ x, const u64* offsets, u64 co
                     const K key = order_key(v[u], mode);
                     nans += is_nan_value(v[u]) ? 1u : 0u;
                     for (u32 j = 0; j < ng; ++j)
-                        if ((key & mask) == prefix[j]) atomicAdd(&local[j][(u32)(key >> shift) & 255u], 1u);
+                        if ((key & mask) == prefix[j]) atomicAdd(&local[j + own][(u32)(key >> shift) & 255u], 1u);
                 }
             }
             if (HasNan<T>::value && g == 0 && shift + 8 == (u32)bits) {
@@ -427,11 +470,25 @@ __device__ void bt_hist_impl(const T* __restrict__ x, const u64* offsets, u64 co
             }
             __syncthreads();
             for (u32 i = threadIdx.x; i < 256 * ng; i += blockDim.x) {
-                const u32 c = local[i / 256][i % 256];
+                u32 c = local[i / 256][i % 256];
+                if (per_warp)
+                    for (u32 copy = 1; copy < 8; ++copy) c += local[copy][i];
                 if (c) atomicAdd(&hist[(q0 + g + i / 256) * 256 + i % 256], c);
                 if (tile_hist && i < 256) tile_hist[t * 256 + i] = c;
             }
             __syncthreads();
+        }
+    }
+    if (done) {
+        __shared__ bool last;
+        __threadfence();
+        __syncthreads();
+        if (threadIdx.x == 0) last = atomicAdd(done, 1u) == gridDim.x - 1;
+        __syncthreads();
+        if (last) {
+            __threadfence();
+            bt_choose_queries(state, hist, 0, nq_total, 1, shift);
+            if (threadIdx.x == 0) *done = 0;
         }
     }
 }
@@ -454,23 +511,6 @@ __device__ void bt_nan_counts_impl(const T* __restrict__ x, const u64* offsets, 
     }
 }
 
-// One block a query: the digit of its rank, the prefix and rank narrowed, the histogram
-// cleared for the next pass.
-template <typename K>
-__device__ void bt_choose_impl(u64* state, u32* hist, u64 nq, u32 shift) {
-    __shared__ u64 pick[2];
-    for (u64 q = blockIdx.x; q < nq; q += gridDim.x) {
-        u32* h = hist + q * 256;
-        bt_pick_digit(h, state[q * BT_STATE + 1], pick);
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            state[q * BT_STATE] |= pick[0] << shift;
-            state[q * BT_STATE + 1] = pick[1];
-        }
-        for (u32 i = threadIdx.x; i < 256; i += blockDim.x) h[i] = 0;
-        __syncthreads();
-    }
-}
 
 // V (16 bytes' worth) values at offset o of a tile of n values starting at q (16-byte aligned
 // when `aligned`); zeros past the end.
@@ -489,18 +529,19 @@ __device__ __forceinline__ void bt_load_at(const T* q, u32 o, u32 n, bool aligne
 template <typename T>
 __device__ void bt_tile_counts_impl(const T* __restrict__ x, const u64* offsets, u64 cols, u64 stride,
                                     u64 nspans, const u64* __restrict__ tile_first, u32 mode,
-                                    const u64* __restrict__ state, u64* tile_counts) {
+                                    const u64* __restrict__ state, u64* tile_counts, u32 parts) {
     typedef typename KeyOf<T>::type K;
     const int V = 16 / (int)sizeof(T);
     __shared__ u64 scratch[32];
     const u64 tiles = tile_first[nspans];
-    for (u64 t = blockIdx.x; t < tiles; t += gridDim.x) {
+    for (u64 w = blockIdx.x; w < tiles * parts; w += gridDim.x) {
+        const u64 t = w / parts;
         const u64 s = span_of_tile(tile_first, nspans, t);
         u64 start, len;
         span_of(offsets, cols, stride, s, start, len);
         const K kth = (K)state[s * BT_STATE];
-        const u64 lo = (t - tile_first[s]) * BT_TILE;
-        const u64 hi = min(len, lo + BT_TILE);
+        u64 lo, hi;
+        part_of_tile(t - tile_first[s], (u32)(w % parts), parts, len, lo, hi);
         const T* q = x + start + lo;
         const u32 n = (u32)(hi - lo);
         const bool aligned = ((size_t)q & 15) == 0;
@@ -522,23 +563,25 @@ __device__ void bt_tile_counts_impl(const T* __restrict__ x, const u64* offsets,
         }
         u64 total;
         bt_exclusive_sum(packed, scratch, &total);
-        if (threadIdx.x == 0) tile_counts[t] = total;
+        if (threadIdx.x == 0) tile_counts[w] = total;
     }
 }
 
-// One block a span: the tiles' counts turned into exclusive prefixes (below, equal) within it.
-__device__ void bt_tile_scan_impl(const u64* tile_first, u64 nspans, u64* tile_counts) {
+// One block a span: the counts of its tiles' parts turned into exclusive prefixes (below,
+// equal) within it.
+__device__ void bt_tile_scan_impl(const u64* tile_first, u64 nspans, u64* tile_counts, u32 parts) {
     __shared__ u64 scratch[32];
     __shared__ u64 carry;
     for (u64 s = blockIdx.x; s < nspans; s += gridDim.x) {
         if (threadIdx.x == 0) carry = 0;
         __syncthreads();
-        for (u64 t0 = tile_first[s]; t0 < tile_first[s + 1]; t0 += blockDim.x) {
+        const u64 first = tile_first[s] * parts, end = tile_first[s + 1] * parts;
+        for (u64 t0 = first; t0 < end; t0 += blockDim.x) {
             const u64 t = t0 + threadIdx.x;
-            const u64 v = t < tile_first[s + 1] ? tile_counts[t] : 0;
+            const u64 v = t < end ? tile_counts[t] : 0;
             u64 total;
             const u64 before = bt_exclusive_sum(v, scratch, &total);
-            if (t < tile_first[s + 1]) tile_counts[t] = carry + before;
+            if (t < end) tile_counts[t] = carry + before;
             __syncthreads();
             if (threadIdx.x == 0) carry += total;
             __syncthreads();
@@ -552,23 +595,24 @@ template <typename T>
 __device__ void bt_compact_long_impl(const T* __restrict__ x, const u64* offsets, u64 cols, u64 stride,
                                      u64 nspans, const u64* __restrict__ tile_first, u32 mode,
                                      const u64* __restrict__ state, const u64* __restrict__ tile_counts, u64 k,
-                                     T* out_values, u64* out_idx) {
+                                     T* out_values, u64* out_idx, u32 parts) {
     typedef typename KeyOf<T>::type K;
     const int V = 16 / (int)sizeof(T);
     __shared__ u64 scratch[32];
     const u64 tiles = tile_first[nspans];
-    for (u64 t = blockIdx.x; t < tiles; t += gridDim.x) {
+    for (u64 w = blockIdx.x; w < tiles * parts; w += gridDim.x) {
+        const u64 t = w / parts;
         const u64 s = span_of_tile(tile_first, nspans, t);
         u64 start, len;
         span_of(offsets, cols, stride, s, start, len);
         const K kth = (K)state[s * BT_STATE];
         const u64 take = state[s * BT_STATE + 1] + 1;
-        const u64 lo = (t - tile_first[s]) * BT_TILE;
-        const u64 hi = min(len, lo + BT_TILE);
+        u64 lo, hi;
+        part_of_tile(t - tile_first[s], (u32)(w % parts), parts, len, lo, hi);
         const T* q = x + start + lo;
         const u32 n = (u32)(hi - lo);
         const bool aligned = ((size_t)q & 15) == 0;
-        u64 b = tile_counts[t] >> 32, e = tile_counts[t] & 0xffffffffull;
+        u64 b = tile_counts[w] >> 32, e = tile_counts[w] & 0xffffffffull;
         const int G = BT_WINDOW_VECS;
         for (u32 r0 = 0; r0 < n; r0 += (u32)(G * V) * blockDim.x) {
             // A thread's run: G vectors of consecutive values, so that runs in thread order are
@@ -1194,10 +1238,10 @@ __device__ void bt_last_taken_impl(const T* values, u64 k, u32 mode, u32 pass, u
     }                                                                                                         \
     extern "C" __global__ void __launch_bounds__(BT_THREADS)                                                  \
         bt_hist_##NAME(const T* x, const u64* offsets, u64 cols, u64 stride, u64 nspans,                     \
-                       const u64* tile_first, const u64* q_first, u32 mode, const u64* state, u32* hist,      \
-                       u32 shift, u64* nan_counts, u32* tile_hist) {                                          \
+                       const u64* tile_first, const u64* q_first, u32 mode, u64* state, u32* hist,            \
+                       u32 shift, u64* nan_counts, u32* tile_hist, u32 parts, u32* done, u64 nq) {            \
         bt_hist_impl<T>(x, offsets, cols, stride, nspans, tile_first, q_first, mode, state, hist, shift,      \
-                        nan_counts, tile_hist);                                                               \
+                        nan_counts, tile_hist, parts, done, nq);                                              \
     }                                                                                                         \
     extern "C" __global__ void __launch_bounds__(BT_THREADS)                                                  \
         bt_nan_counts_##NAME(const T* x, const u64* offsets, u64 cols, u64 stride, u64 nspans,               \
@@ -1220,15 +1264,16 @@ __device__ void bt_last_taken_impl(const T* values, u64 k, u32 mode, u32 pass, u
     }                                                                                                         \
     extern "C" __global__ void __launch_bounds__(BT_THREADS)                                                  \
         bt_tile_counts_##NAME(const T* x, const u64* offsets, u64 cols, u64 stride, u64 nspans,              \
-                              const u64* tile_first, u32 mode, const u64* state, u64* tile_counts) {          \
-        bt_tile_counts_impl<T>(x, offsets, cols, stride, nspans, tile_first, mode, state, tile_counts);       \
+                              const u64* tile_first, u32 mode, const u64* state, u64* tile_counts,            \
+                              u32 parts) {                                                                    \
+        bt_tile_counts_impl<T>(x, offsets, cols, stride, nspans, tile_first, mode, state, tile_counts, parts); \
     }                                                                                                         \
     extern "C" __global__ void __launch_bounds__(BT_THREADS, 4)                                               \
         bt_compact_long_##NAME(const T* x, const u64* offsets, u64 cols, u64 stride, u64 nspans,             \
                                const u64* tile_first, u32 mode, const u64* state, const u64* tile_counts,     \
-                               u64 k, T* out_values, u64* out_idx) {                                          \
+                               u64 k, T* out_values, u64* out_idx, u32 parts) {                               \
         bt_compact_long_impl<T>(x, offsets, cols, stride, nspans, tile_first, mode, state, tile_counts, k,    \
-                                out_values, out_idx);                                                         \
+                                out_values, out_idx, parts);                                                  \
     }                                                                                                         \
     extern "C" __global__ void bt_result_keys_##NAME(const T* values, u64 total, u64 k, u32 mode,            \
                                                      u32 with_span, u64* key64) {                             \
@@ -1298,8 +1343,8 @@ KSELECT_FOR_EACH_TYPE(BATCH_SELECT_KERNELS)
 KSELECT_FOR_EACH_KEY(BATCH_SELECT_KEY_KERNELS)
 
 extern "C" __global__ void __launch_bounds__(BT_THREADS) bt_tile_scan(const u64* tile_first, u64 nspans,
-                                                                      u64* tile_counts) {
-    bt_tile_scan_impl(tile_first, nspans, tile_counts);
+                                                                      u64* tile_counts, u32 parts) {
+    bt_tile_scan_impl(tile_first, nspans, tile_counts, parts);
 }
 
 extern "C" __global__ void bt_iota(u64 total, u32* out) {

@@ -48,6 +48,7 @@ struct Inner {
     name: String,
     compute_capability: (i32, i32),
     multiprocessors: usize,
+    l2_bytes: usize,
     stream: Arc<CudaStream>,
     /// The device's default memory pool, when allocations are stream-ordered from it.
     pool: Option<MemoryPool>,
@@ -110,6 +111,10 @@ impl CudaDevice {
                 cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
             )
             .map_err(|e| driver_error("reading the multiprocessor count", e))? as usize;
+        let l2_bytes = ctx
+            .attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
+            .map_err(|e| driver_error("reading the L2 cache size", e))?
+            .max(0) as usize;
         let pool = retaining_pool(&ctx);
         let inner = Arc::new(Inner {
             ordinal,
@@ -117,6 +122,7 @@ impl CudaDevice {
             name,
             compute_capability,
             multiprocessors,
+            l2_bytes,
             stream: ctx.default_stream(),
             modules: Mutex::new(HashMap::new()),
             functions: Mutex::new(HashMap::new()),
@@ -167,6 +173,17 @@ impl CudaDevice {
     /// The number of streaming multiprocessors.
     pub fn multiprocessors(&self) -> usize {
         self.inner.multiprocessors
+    }
+
+    /// The size of the L2 cache in bytes.
+    ///
+    /// ```no_run
+    /// let gpu = kselect::CudaDevice::new(0)?;
+    /// println!("{} MiB of L2", gpu.l2_bytes() >> 20);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn l2_bytes(&self) -> usize {
+        self.inner.l2_bytes
     }
 
     /// Free and total device memory in bytes.

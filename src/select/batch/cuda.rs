@@ -31,6 +31,8 @@ use crate::select::Algorithm;
 const THREADS: u32 = 256;
 /// Values of a tile of a long span (`BT_TILE`).
 const TILE: usize = 16384;
+/// 16-byte loads a thread makes at once in the counting and copying passes (`BT_WINDOW_VECS`).
+const WINDOW_VECS: usize = 4;
 /// Words of a long-span query's state (`BT_STATE`).
 const STATE: usize = 4;
 /// Up to this many queries a long span, its values are matched against each query's prefix in
@@ -334,6 +336,13 @@ fn long_states(spans: Spans<'_>, ranks: SpanRanks<'_>) -> (Vec<u64>, Option<Vec<
     (state, q_first)
 }
 
+/// The most parts a histogram pass cuts a tile into (a power of two; a part is then one
+/// round of `BT_ROUND` values a thread).
+const HIST_PARTS: usize = 8;
+
+/// Up to this many queries, the histogram pass's last block makes their choices.
+const FUSED_CHOICES: usize = 8;
+
 /// The digit passes of long-span queries. After them the states hold, per query, the
 /// selected order key and the rank left among the keys equal to it; the first pass also counts
 /// each span's NaNs.
@@ -346,6 +355,9 @@ struct LongPasses {
     queries: usize,
     state: CudaSlice<u64>,
     hist: CudaSlice<u32>,
+    /// The histogram pass's count of finished blocks (zero between passes), through which its
+    /// last block makes the choice of few queries.
+    done: CudaSlice<u32>,
     nans: CudaSlice<u64>,
     mode: u32,
     /// The values of all spans.
@@ -373,6 +385,7 @@ impl LongPasses {
             queries,
             state: upload(dev, state_words, "the selection states")?,
             hist: dev.alloc_zeros::<u32>(queries * 256, "the digit histograms")?,
+            done: dev.alloc_zeros::<u32>(1, "the finished blocks")?,
             nans: dev.alloc_zeros::<u64>(spans.count(), "the NaN counts")?,
             mode,
             values: (0..spans.count()).map(|s| spans.len_of(s)).sum(),
@@ -382,6 +395,15 @@ impl LongPasses {
     /// Blocks for a pass over every tile.
     fn tile_blocks(&self, dev: &CudaDevice) -> usize {
         grid_blocks(dev, self.tiles * THREADS as usize)
+    }
+
+    /// The parts (a block each) a pass cuts each tile into, at most `most` (a power of two
+    /// dividing the tile): enough for two blocks a multiprocessor when the tiles are few.
+    fn parts(&self, dev: &CudaDevice, most: usize) -> usize {
+        (2 * dev.multiprocessors())
+            .div_ceil(self.tiles.max(1))
+            .next_power_of_two()
+            .min(most)
     }
 
     /// The shift of digit `digit` (0 = the most significant) of keys of type `K`.
@@ -399,12 +421,15 @@ impl LongPasses {
         tile_hist: Option<&mut CudaSlice<u32>>,
     ) -> Result<()> {
         let hist_fn = dev.function(&BATCH_SELECT, &kernel_name("bt_hist", T::DTYPE))?;
-        let choose_fn = dev.function(
-            &BATCH_SELECT,
-            &format!("bt_choose_{}", key_suffix::<T::Key>()),
-        )?;
         let shift = Self::shift::<T::Key>(digit);
-        let blocks = self.tile_blocks(dev);
+        // Few tiles are cut into parts, a block each, unless each tile's histogram is kept.
+        let parts = if tile_hist.is_some() {
+            1
+        } else {
+            self.parts(dev, HIST_PARTS)
+        };
+        let blocks = grid_blocks(dev, self.tiles * parts * THREADS as usize);
+        let parts = parts as u32;
         let null = 0u64;
         let nq = self.queries as u64;
         let mut launch = dev.stream().launch_builder(&hist_fn);
@@ -417,7 +442,7 @@ impl LongPasses {
         };
         launch
             .arg(&self.mode)
-            .arg(&self.state)
+            .arg(&mut self.state)
             .arg(&mut self.hist)
             .arg(&shift)
             .arg(&mut self.nans);
@@ -425,13 +450,31 @@ impl LongPasses {
             Some(h) => launch.arg(h),
             None => launch.arg(&null),
         };
+        // Few queries are chosen by the pass's last block; many by a block each.
+        let fused = self.queries <= FUSED_CHOICES;
+        launch.arg(&parts);
+        if fused {
+            launch.arg(&mut self.done);
+        } else {
+            launch.arg(&null);
+        }
+        launch.arg(&nq);
         // SAFETY: bt_hist_T(const T* x, const u64* offsets, u64 cols, u64 stride, u64 nspans,
-        // const u64* tile_first, const u64* q_first, u32 mode, const u64* state, u32* hist,
-        // u32 shift, u64* nan_counts, u32* tile_hist): the spans lie in x; tile_first has
-        // nspans + 1 entries; q_first (or null: one query a span) has nspans + 1; state holds 4
-        // words and hist 256 a query; nan_counts nspans words; tile_hist (or null) 256 a tile.
+        // const u64* tile_first, const u64* q_first, u32 mode, u64* state, u32* hist,
+        // u32 shift, u64* nan_counts, u32* tile_hist, u32 parts, u32* done, u64 nq): the spans
+        // lie in x; tile_first has nspans + 1 entries; q_first (or null: one query a span) has
+        // nspans + 1; state holds 4 words and hist 256 a query; nan_counts nspans words;
+        // tile_hist (or null) 256 a tile, null when parts > 1; parts a power of two dividing
+        // BT_TILE; done (or null) one zeroed counter; nq queries.
         unsafe { launch.launch(config(blocks, THREADS)) }
             .map_err(|e| driver_error("launching bt_hist", e))?;
+        if fused {
+            return Ok(());
+        }
+        let choose_fn = dev.function(
+            &BATCH_SELECT,
+            &format!("bt_choose_{}", key_suffix::<T::Key>()),
+        )?;
         let mut launch = dev.stream().launch_builder(&choose_fn);
         launch
             .arg(&mut self.state)
@@ -763,7 +806,7 @@ fn top_k_on_device<T: Element>(
             spans.min_len()
         )));
     }
-    let total = count
+    count
         .checked_mul(k)
         .filter(|&t| t < u32::MAX as usize)
         .ok_or_else(|| {
@@ -778,20 +821,39 @@ fn top_k_on_device<T: Element>(
     if let Some(top) = sampled::top_k(dev, x, spans, k, mode, sorted)? {
         return Ok(top);
     }
-    let state_words: Vec<u64> = (0..count)
-        .flat_map(|s| [0, k as u64 - 1, s as u64, 0])
-        .collect();
+    let state_words = top_k_states(count, k);
     let mut passes = LongPasses::new(dev, spans, &state_words, None, mode)?;
     let filtered = if std::mem::size_of::<T::Key>() == 4 {
         top_k_candidates::<T, u32>(dev, x, &mut passes, k, sorted)?
     } else {
         top_k_candidates::<T, u64>(dev, x, &mut passes, k, sorted)?
     };
-    if let Some(top) = filtered {
-        return Ok(top);
+    match filtered {
+        Some(top) => Ok(top),
+        None => top_k_after_digits(dev, x, passes, k, sorted),
     }
-    let mut values = dev.alloc::<T>(total, "the top-k values")?;
-    let mut indices = dev.alloc::<u64>(total, "the top-k indices")?;
+}
+
+/// The digit passes' starting states of a top-k of `count` spans: rank k - 1, no digit fixed.
+fn top_k_states(count: usize, k: usize) -> Vec<u64> {
+    (0..count)
+        .flat_map(|s| [0, k as u64 - 1, s as u64, 0])
+        .collect()
+}
+
+/// The k first of each long span once every digit has been chosen: the index-ordered
+/// compaction, sorted when asked.
+fn top_k_after_digits<T: Element>(
+    dev: &CudaDevice,
+    x: &CudaSlice<T>,
+    passes: LongPasses,
+    k: usize,
+    sorted: bool,
+) -> Result<DeviceTopK<T>> {
+    let count = passes.first.len() - 1;
+    let mode = passes.mode;
+    let mut values = dev.alloc::<T>(count * k, "the top-k values")?;
+    let mut indices = dev.alloc::<u64>(count * k, "the top-k indices")?;
     compact_long(dev, x, &passes, k, mode, &mut values, &mut indices)?;
     let top = DeviceTopK {
         values,
@@ -799,6 +861,31 @@ fn top_k_on_device<T: Element>(
         nans: passes.nans,
     };
     finish_top_k(dev, top, count, k, mode, sorted)
+}
+
+/// Spans whose values take at most this share of the L2 cache take the digit passes alone:
+/// their reads after the first hit L2 and nothing waits on the host, where sampling reads
+/// once but copies its counts back two or three times.
+const RESIDENT_SHARE: usize = 2;
+
+/// The top-k of long spans small enough to stay in L2 by the digit passes, with no copy back
+/// to the host; `None` for short spans or larger inputs.
+fn top_k_resident<T: Element>(
+    dev: &CudaDevice,
+    x: &CudaSlice<T>,
+    spans: Spans<'_>,
+    k: usize,
+    order: KeyOrder,
+) -> Result<Option<DeviceTopK<T>>> {
+    let count = spans.count();
+    let bytes = (0..count).map(|s| spans.len_of(s)).sum::<usize>() * std::mem::size_of::<T>();
+    if spans.max_len() <= short_limit::<T>() || bytes > dev.l2_bytes() / RESIDENT_SHARE {
+        return Ok(None);
+    }
+    let state_words = top_k_states(count, k);
+    let mut passes = LongPasses::new(dev, spans, &state_words, None, mode_of(order))?;
+    passes.run_digits(dev, x, 0)?;
+    top_k_after_digits(dev, x, passes, k, false).map(Some)
 }
 
 /// The indices (inside each row, ascending) of the `k` entries of largest magnitude of each of
@@ -820,6 +907,14 @@ pub(crate) fn largest_magnitudes<T: Element>(
     spans.check(x.len())?;
     check_span_lengths(spans)?;
     let order = KeyOrder::LargestMagnitude { nan_low: false };
+    if k == 0 || k > cols {
+        return Err(Error::InvalidArgument(format!(
+            "top-k of k = {k} needs 1 <= k <= the row length {cols}"
+        )));
+    }
+    if let Some(top) = top_k_resident(dev, x, spans, k, order)? {
+        return Ok(top.indices);
+    }
     Ok(top_k_on_device(dev, x, spans, k, order, false)?.indices)
 }
 
@@ -955,8 +1050,14 @@ fn compact_long<T: Element>(
     let counts_fn = dev.function(&BATCH_SELECT, &kernel_name("bt_tile_counts", T::DTYPE))?;
     let scan_fn = dev.function(&BATCH_SELECT, "bt_tile_scan")?;
     let compact_fn = dev.function(&BATCH_SELECT, &kernel_name("bt_compact_long", T::DTYPE))?;
-    let mut tile_counts = dev.alloc::<u64>(passes.tiles.max(1), "the tiles' counts")?;
-    let blocks = grid_blocks(dev, passes.tiles * THREADS as usize);
+    // A part at least one round of the compaction (`BT_WINDOW_VECS` 16-byte loads a thread).
+    let parts = passes.parts(
+        dev,
+        TILE * std::mem::size_of::<T>() / (WINDOW_VECS * 16 * THREADS as usize),
+    );
+    let mut tile_counts = dev.alloc::<u64>((passes.tiles * parts).max(1), "the tiles' counts")?;
+    let blocks = grid_blocks(dev, passes.tiles * parts * THREADS as usize);
+    let parts = parts as u32;
     let null = 0u64;
     let mut launch = stream.launch_builder(&counts_fn);
     launch.arg(x);
@@ -965,19 +1066,21 @@ fn compact_long<T: Element>(
         .arg(&passes.tile_first)
         .arg(&mode)
         .arg(&passes.state)
-        .arg(&mut tile_counts);
+        .arg(&mut tile_counts)
+        .arg(&parts);
     // SAFETY: bt_tile_counts_T(const T* x, const u64* offsets, u64 cols, u64 stride,
-    // u64 nspans, const u64* tile_first, u32 mode, const u64* state, u64* tile_counts): as for
-    // bt_hist; tile_counts holds a word a tile.
+    // u64 nspans, const u64* tile_first, u32 mode, const u64* state, u64* tile_counts,
+    // u32 parts): as for bt_hist; tile_counts holds a word a part of a tile.
     unsafe { launch.launch(config(blocks, THREADS)) }
         .map_err(|e| driver_error("launching bt_tile_counts", e))?;
     let mut launch = stream.launch_builder(&scan_fn);
     launch
         .arg(&passes.tile_first)
         .arg(&passes.ds.count)
-        .arg(&mut tile_counts);
-    // SAFETY: bt_tile_scan(const u64* tile_first, u64 nspans, u64* tile_counts): one word a
-    // tile, the tiles of span s at tile_first[s]..tile_first[s + 1].
+        .arg(&mut tile_counts)
+        .arg(&parts);
+    // SAFETY: bt_tile_scan(const u64* tile_first, u64 nspans, u64* tile_counts, u32 parts):
+    // one word a part, the parts of span s at parts * tile_first[s]..parts * tile_first[s + 1].
     unsafe { launch.launch(config((passes.ds.count as usize).min(1 << 16), THREADS)) }
         .map_err(|e| driver_error("launching bt_tile_scan", e))?;
     let k64 = k as u64;
@@ -991,10 +1094,12 @@ fn compact_long<T: Element>(
         .arg(&tile_counts)
         .arg(&k64)
         .arg(values)
-        .arg(indices);
+        .arg(indices)
+        .arg(&parts);
     // SAFETY: bt_compact_long_T(..., const u64* tile_counts, u64 k, T* out_values,
-    // u64* out_idx): each span writes exactly k results at s * k (its k-th key and the count
-    // of equal keys to take come from the passes); the outputs hold nspans * k entries.
+    // u64* out_idx, u32 parts): each span writes exactly k results at s * k (its k-th key and
+    // the count of equal keys to take come from the passes); the outputs hold nspans * k
+    // entries; the parts as for bt_tile_counts.
     unsafe { launch.launch(config(blocks, THREADS)) }
         .map_err(|e| driver_error("launching bt_compact_long", e))?;
     Ok(())

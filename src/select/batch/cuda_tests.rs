@@ -482,3 +482,41 @@ fn sampled_path_on_sorted_rows_and_declines_repeats() {
     check_top_k(&dev, &equal, spans, 10);
     check_select(&dev, &equal, spans, SpanRanks::OnePerSpan(&[3, 7]));
 }
+
+#[test]
+fn largest_magnitudes_match_the_host_in_and_out_of_l2() {
+    let Some(dev) = gpu() else { return };
+    let order = KeyOrder::LargestMagnitude { nan_low: false };
+    // One row of each size a solver asks for (in L2: the digit passes alone; beyond it, the
+    // sampled pass), then a few rows; repeats, signed zeros, infinities and NaN among them.
+    let cases: [(usize, usize, usize); 7] = [
+        (1, 5000, 1),
+        (1, 16384, 819),
+        (1, 16384, 16384),
+        (1, 1 << 20, 13107),
+        (1, 1 << 20, 1),
+        (3, 300_001, 2999),
+        (1, (dev.l2_bytes() / 4).max(1 << 20) + 12_345, 40_000),
+    ];
+    for (c, &(rows, cols, k)) in cases.iter().enumerate() {
+        for nans in [false, true] {
+            let data = floats(rows * cols, 40 + c as u64, nans);
+            let buf = DeviceBuffer::from_host_on(&dev, &data).unwrap();
+            let got = largest_magnitudes(&dev, buf.as_slice(), rows, cols, k).unwrap();
+            let got = download(&dev, &got, rows * k, "the indices").unwrap();
+            for (r, row) in data.chunks(cols).enumerate() {
+                let (_, want) = reference(row, k, order, false);
+                let want: Vec<u64> = want.iter().map(|&i| i as u64).collect();
+                assert_eq!(
+                    got[r * k..(r + 1) * k],
+                    want[..],
+                    "{rows} x {cols}, k {k}, row {r}"
+                );
+            }
+        }
+    }
+    let data = floats(20_000, 9, false);
+    let buf = DeviceBuffer::from_host_on(&dev, &data).unwrap();
+    assert!(largest_magnitudes(&dev, buf.as_slice(), 1, 20_000, 0).is_err());
+    assert!(largest_magnitudes(&dev, buf.as_slice(), 1, 20_000, 20_001).is_err());
+}
