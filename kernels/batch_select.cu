@@ -158,17 +158,29 @@ __device__ __forceinline__ void bt_pick_digit(const u32* hist, u64 r, u64* out) 
 
 // The key of rank r among keys[0..len) in shared memory (8-bit digits from the top) and how
 // many keys equal to it rank at or below r among those equal (`*take`, at least 1).
-template <typename K>
-__device__ K bt_block_select(const K* keys, u32 len, u64 r, u32* hist, u64* pick, u64* take) {
+// With `copies` histograms of 256 counts in `hist` (1, or one a warp: the first digits of
+// magnitudes fall in a few bins, where one histogram makes the warps wait on each other's
+// increments), summed into the first before each choice.
+template <typename K, u32 copies>
+__device__ K bt_block_select_copies(const K* keys, u32 len, u64 r, u32* hist, u64* pick, u64* take) {
+    const u32 own = copies > 1 ? (threadIdx.x >> 5) % copies : 0;
     K prefix = 0, mask = 0;
     for (int shift = (int)sizeof(K) * 8 - 8; shift >= 0; shift -= 8) {
-        for (u32 i = threadIdx.x; i < 256; i += blockDim.x) hist[i] = 0;
+        for (u32 i = threadIdx.x; i < 256 * copies; i += blockDim.x) hist[i] = 0;
         __syncthreads();
         for (u32 i = threadIdx.x; i < len; i += blockDim.x) {
             const K v = keys[i];
-            if ((v & mask) == prefix) atomicAdd(&hist[(u32)(v >> shift) & 255u], 1u);
+            if ((v & mask) == prefix) atomicAdd(&hist[own * 256 + ((u32)(v >> shift) & 255u)], 1u);
         }
         __syncthreads();
+        if (copies > 1) {
+            for (u32 i = threadIdx.x; i < 256; i += blockDim.x) {
+                u32 c = 0;
+                for (u32 w = 0; w < copies; ++w) c += hist[w * 256 + i];
+                hist[i] = c;
+            }
+            __syncthreads();
+        }
         bt_pick_digit(hist, r, pick);
         __syncthreads();
         prefix |= (K)pick[0] << shift;
@@ -178,6 +190,12 @@ __device__ K bt_block_select(const K* keys, u32 len, u64 r, u32* hist, u64* pick
     }
     *take = r + 1;
     return prefix;
+}
+
+// With one histogram of 256 counts.
+template <typename K>
+__device__ K bt_block_select(const K* keys, u32 len, u64 r, u32* hist, u64* pick, u64* take) {
+    return bt_block_select_copies<K, 1>(keys, len, r, hist, pick, take);
 }
 
 // Sorts p (a power of two) pairs ascending by (key, idx) in shared memory.
@@ -356,32 +374,44 @@ __device__ void bt_sort_results(u64 s, u64 k, u32 mode, typename KeyOf<T>::type*
     __syncthreads();
 }
 
-template <typename T>
+// One block a span, its order keys in dynamic shared memory. `copies` histograms: 1 (static
+// shared memory), or one a warp placed after `room` keys (the longest span) in the dynamic
+// shared memory.
+template <typename T, u32 copies>
 __device__ void bt_topk_short_impl(const T* __restrict__ x, const u64* offsets, u64 cols, u64 stride, u64 nspans,
                                    u64 k, u32 mode, u32 sorted, T* out_values, u64* out_idx,
-                                   u64* __restrict__ nan_counts) {
+                                   u64* __restrict__ nan_counts, u64 room) {
     typedef typename KeyOf<T>::type K;
     extern __shared__ __align__(16) unsigned char bt_dyn[];
     K* keys = reinterpret_cast<K*>(bt_dyn);
-    __shared__ u32 hist[256];
+    __shared__ u32 one_hist[256];
+    u32* hist = copies > 1 ? reinterpret_cast<u32*>(keys + room) : one_hist;
     __shared__ u64 pick[2];
     __shared__ u64 scratch[32];
     __shared__ u32 nan_block;
     for (u64 s = blockIdx.x; s < nspans; s += gridDim.x) {
         u64 start;
         const u32 len = bt_begin_short(x, offsets, cols, stride, s, mode, keys, &nan_block, nan_counts, start);
-        if (len < k || k == 0) {
+        if (len < k || k == 0 || len > room) {
             __syncthreads();
             continue;  // refused by the host before the launch
         }
         u64 take;
-        const K kth = bt_block_select(keys, len, k - 1, hist, pick, &take);
+        const K kth = bt_block_select_copies<K, copies>(keys, len, k - 1, hist, pick, &take);
         bt_compact_short(x, start, len, keys, kth, take, k, s, scratch, out_values, out_idx);
         __syncthreads();
         if (sorted) bt_sort_results<T>(s, k, mode, keys, out_values, out_idx);
         __syncthreads();
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Mid-length spans alone on the device (a solver's one vector of up to 128 KB of keys):
+// one block of BT_RESIDENT_THREADS a span, its keys in shared memory, each digit counted into
+// a histogram a warp (the first digit of magnitudes falls in a few bins, where one histogram
+// would make the warps wait on each other's increments), then the index-ordered compaction.
+
+#define BT_RESIDENT_THREADS 1024
 
 // ---------------------------------------------------------------------------------------------
 // Long spans: tiles of BT_TILE values; one query (a span and a rank) per state.
@@ -1233,8 +1263,14 @@ __device__ void bt_last_taken_impl(const T* values, u64 k, u32 mode, u32 pass, u
     extern "C" __global__ void __launch_bounds__(BT_THREADS)                                                  \
         bt_topk_short_##NAME(const T* x, const u64* offsets, u64 cols, u64 stride, u64 nspans, u64 k,        \
                              u32 mode, u32 sorted, T* out_values, u64* out_idx, u64* nan_counts) {           \
-        bt_topk_short_impl<T>(x, offsets, cols, stride, nspans, k, mode, sorted, out_values, out_idx,         \
-                              nan_counts);                                                                    \
+        bt_topk_short_impl<T, 1>(x, offsets, cols, stride, nspans, k, mode, sorted, out_values, out_idx,      \
+                                 nan_counts, ~0ull);                                                          \
+    }                                                                                                         \
+    extern "C" __global__ void __launch_bounds__(BT_RESIDENT_THREADS)                                         \
+        bt_topk_resident_##NAME(const T* x, const u64* offsets, u64 cols, u64 stride, u64 nspans, u64 room,  \
+                                u64 k, u32 mode, T* out_values, u64* out_idx, u64* nan_counts) {              \
+        bt_topk_short_impl<T, BT_RESIDENT_THREADS / 32>(x, offsets, cols, stride, nspans, k, mode, 0u,        \
+                                                        out_values, out_idx, nan_counts, room);               \
     }                                                                                                         \
     extern "C" __global__ void __launch_bounds__(BT_THREADS)                                                  \
         bt_hist_##NAME(const T* x, const u64* offsets, u64 cols, u64 stride, u64 nspans,                     \

@@ -868,8 +868,67 @@ fn top_k_after_digits<T: Element>(
 /// once but copies its counts back two or three times.
 const RESIDENT_SHARE: usize = 2;
 
-/// The top-k of long spans small enough to stay in L2 by the digit passes, with no copy back
-/// to the host; `None` for short spans or larger inputs.
+/// The most key bytes a span that one block selects in shared memory holds (the solvers' one
+/// vector of up to 32768 `f32` or 16384 `f64` values).
+const RESIDENT_SPAN_BYTES: usize = 128 * 1024;
+/// Threads of that block (`BT_RESIDENT_THREADS`).
+const RESIDENT_THREADS: u32 = 1024;
+/// Its dynamic shared memory at most: the keys, then 256 counts a warp.
+const RESIDENT_SHARED: usize = RESIDENT_SPAN_BYTES + 256 * 4 * (RESIDENT_THREADS as usize / 32);
+
+/// The top-k of at most one span a multiprocessor, each of at most [`RESIDENT_SPAN_BYTES`] of
+/// keys, by one block a span in shared memory: one launch. `None` when the device refuses the
+/// shared memory.
+fn top_k_one_block<T: Element>(
+    dev: &CudaDevice,
+    x: &CudaSlice<T>,
+    spans: Spans<'_>,
+    k: usize,
+    mode: u32,
+) -> Result<Option<DeviceTopK<T>>> {
+    let function = dev.function(&BATCH_SELECT, &kernel_name("bt_topk_resident", T::DTYPE))?;
+    if !sampled::allow_shared(dev, &function, RESIDENT_SHARED)? {
+        return Ok(None);
+    }
+    let count = spans.count();
+    let room = spans.max_len();
+    let shared = room * std::mem::size_of::<T::Key>() + 256 * 4 * (RESIDENT_THREADS as usize / 32);
+    let ds = DeviceSpans::new(dev, spans)?;
+    let mut values = dev.alloc::<T>(count * k, "the top-k values")?;
+    let mut indices = dev.alloc::<u64>(count * k, "the top-k indices")?;
+    let mut nans = dev.alloc_zeros::<u64>(count, "the NaN counts")?;
+    let (room64, k64) = (room as u64, k as u64);
+    let null = 0u64;
+    let mut launch = dev.stream().launch_builder(&function);
+    launch.arg(x);
+    ds.push(&mut launch, &null);
+    launch
+        .arg(&room64)
+        .arg(&k64)
+        .arg(&mode)
+        .arg(&mut values)
+        .arg(&mut indices)
+        .arg(&mut nans);
+    let cfg = LaunchConfig {
+        grid_dim: (count as u32, 1, 1),
+        block_dim: (RESIDENT_THREADS, 1, 1),
+        shared_mem_bytes: shared as u32,
+    };
+    // SAFETY: bt_topk_resident_T(const T* x, const u64* offsets, u64 cols, u64 stride,
+    // u64 nspans, u64 room, u64 k, u32 mode, T* out_values, u64* out_idx, u64* nan_counts):
+    // spans checked against x, each of k to room values; the shared memory holds room keys and
+    // 256 counts a warp (allowed above); the outputs hold nspans * k entries.
+    unsafe { launch.launch(cfg) }.map_err(|e| driver_error("launching bt_topk_resident", e))?;
+    Ok(Some(DeviceTopK {
+        values,
+        indices,
+        nans,
+    }))
+}
+
+/// The top-k of long spans small enough to stay in L2, with no copy back to the host: one
+/// block a span in shared memory for a few spans of at most [`RESIDENT_SPAN_BYTES`] of keys,
+/// else the digit passes; `None` for short spans or larger inputs.
 fn top_k_resident<T: Element>(
     dev: &CudaDevice,
     x: &CudaSlice<T>,
@@ -881,6 +940,12 @@ fn top_k_resident<T: Element>(
     let bytes = (0..count).map(|s| spans.len_of(s)).sum::<usize>() * std::mem::size_of::<T>();
     if spans.max_len() <= short_limit::<T>() || bytes > dev.l2_bytes() / RESIDENT_SHARE {
         return Ok(None);
+    }
+    let key_bytes = spans.max_len() * std::mem::size_of::<T::Key>();
+    if key_bytes <= RESIDENT_SPAN_BYTES && count <= dev.multiprocessors() {
+        if let Some(top) = top_k_one_block(dev, x, spans, k, mode_of(order))? {
+            return Ok(Some(top));
+        }
     }
     let state_words = top_k_states(count, k);
     let mut passes = LongPasses::new(dev, spans, &state_words, None, mode_of(order))?;

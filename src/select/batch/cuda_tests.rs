@@ -486,32 +486,27 @@ fn sampled_path_on_sorted_rows_and_declines_repeats() {
 #[test]
 fn largest_magnitudes_match_the_host_in_and_out_of_l2() {
     let Some(dev) = gpu() else { return };
-    let order = KeyOrder::LargestMagnitude { nan_low: false };
-    // One row of each size a solver asks for (in L2: the digit passes alone; beyond it, the
-    // sampled pass), then a few rows; repeats, signed zeros, infinities and NaN among them.
-    let cases: [(usize, usize, usize); 7] = [
+    // One block a vector up to 32768 f32 (16384 f64) values, the digit passes up to half the
+    // L2, then sampling; repeats, signed zeros, infinities and NaN among the values.
+    let cases: [(usize, usize, usize); 10] = [
         (1, 5000, 1),
         (1, 16384, 819),
         (1, 16384, 16384),
+        (2, 32768, 3000),
+        (1, 32769, 3000),
         (1, 1 << 20, 13107),
         (1, 1 << 20, 1),
         (3, 300_001, 2999),
+        (200, 5000, 50),
         (1, (dev.l2_bytes() / 4).max(1 << 20) + 12_345, 40_000),
     ];
     for (c, &(rows, cols, k)) in cases.iter().enumerate() {
         for nans in [false, true] {
             let data = floats(rows * cols, 40 + c as u64, nans);
-            let buf = DeviceBuffer::from_host_on(&dev, &data).unwrap();
-            let got = largest_magnitudes(&dev, buf.as_slice(), rows, cols, k).unwrap();
-            let got = download(&dev, &got, rows * k, "the indices").unwrap();
-            for (r, row) in data.chunks(cols).enumerate() {
-                let (_, want) = reference(row, k, order, false);
-                let want: Vec<u64> = want.iter().map(|&i| i as u64).collect();
-                assert_eq!(
-                    got[r * k..(r + 1) * k],
-                    want[..],
-                    "{rows} x {cols}, k {k}, row {r}"
-                );
+            check_largest_magnitudes(&dev, &data, rows, cols, k);
+            if cols <= 1 << 20 {
+                let wide: Vec<f64> = data.iter().map(|&v| v as f64).collect();
+                check_largest_magnitudes(&dev, &wide, rows, cols, k);
             }
         }
     }
@@ -519,4 +514,27 @@ fn largest_magnitudes_match_the_host_in_and_out_of_l2() {
     let buf = DeviceBuffer::from_host_on(&dev, &data).unwrap();
     assert!(largest_magnitudes(&dev, buf.as_slice(), 1, 20_000, 0).is_err());
     assert!(largest_magnitudes(&dev, buf.as_slice(), 1, 20_000, 20_001).is_err());
+}
+
+fn check_largest_magnitudes<T: Element>(
+    dev: &CudaDevice,
+    data: &[T],
+    rows: usize,
+    cols: usize,
+    k: usize,
+) {
+    let order = KeyOrder::LargestMagnitude { nan_low: false };
+    let buf = DeviceBuffer::from_host_on(dev, data).unwrap();
+    let got = largest_magnitudes(dev, buf.as_slice(), rows, cols, k).unwrap();
+    let got = download(dev, &got, rows * k, "the indices").unwrap();
+    for (r, row) in data.chunks(cols).enumerate() {
+        let (_, want) = reference(row, k, order, false);
+        let want: Vec<u64> = want.iter().map(|&i| i as u64).collect();
+        assert_eq!(
+            got[r * k..(r + 1) * k],
+            want[..],
+            "{} {rows} x {cols}, k {k}, row {r}",
+            T::DTYPE
+        );
+    }
 }

@@ -135,7 +135,7 @@ const TOP_K_SHARED: usize = (WINDOW_TOP_K_REGION + WINDOW_TOP_K) * 8;
 
 /// Allows `bytes` (always the same for a kernel, so concurrent callers agree) of dynamic shared
 /// memory to `function`; false when the device refuses.
-fn allow_shared(
+pub(super) fn allow_shared(
     dev: &CudaDevice,
     function: &cudarc::driver::CudaFunction,
     bytes: usize,
