@@ -1261,15 +1261,15 @@ __device__ void bt_last_taken_impl(const T* values, u64 k, u32 mode, u32 pass, u
         bt_select_short_impl<T>(x, offsets, cols, stride, nspans, ranks, m, one_per_span, out, nan_counts);   \
     }                                                                                                         \
     extern "C" __global__ void __launch_bounds__(BT_THREADS)                                                  \
-        bt_topk_short_##NAME(const T* x, const u64* offsets, u64 cols, u64 stride, u64 nspans, u64 k,        \
-                             u32 mode, u32 sorted, T* out_values, u64* out_idx, u64* nan_counts) {           \
+        bt_topk_short_##NAME(const T* x, const u64* offsets, u64 cols, u64 stride, u64 nspans, u64 room,     \
+                             u64 k, u32 mode, u32 sorted, T* out_values, u64* out_idx, u64* nan_counts) {    \
         bt_topk_short_impl<T, 1>(x, offsets, cols, stride, nspans, k, mode, sorted, out_values, out_idx,      \
-                                 nan_counts, ~0ull);                                                          \
+                                 nan_counts, room);                                                           \
     }                                                                                                         \
     extern "C" __global__ void __launch_bounds__(BT_RESIDENT_THREADS)                                         \
         bt_topk_resident_##NAME(const T* x, const u64* offsets, u64 cols, u64 stride, u64 nspans, u64 room,  \
-                                u64 k, u32 mode, T* out_values, u64* out_idx, u64* nan_counts) {              \
-        bt_topk_short_impl<T, BT_RESIDENT_THREADS / 32>(x, offsets, cols, stride, nspans, k, mode, 0u,        \
+                                u64 k, u32 mode, u32 sorted, T* out_values, u64* out_idx, u64* nan_counts) {  \
+        bt_topk_short_impl<T, BT_RESIDENT_THREADS / 32>(x, offsets, cols, stride, nspans, k, mode, sorted,    \
                                                         out_values, out_idx, nan_counts, room);               \
     }                                                                                                         \
     extern "C" __global__ void __launch_bounds__(BT_THREADS)                                                  \

@@ -388,7 +388,7 @@ impl LongPasses {
             done: dev.alloc_zeros::<u32>(1, "the finished blocks")?,
             nans: dev.alloc_zeros::<u64>(spans.count(), "the NaN counts")?,
             mode,
-            values: (0..spans.count()).map(|s| spans.len_of(s)).sum(),
+            values: spans.total_len(),
         })
     }
 
@@ -886,44 +886,19 @@ fn top_k_one_block<T: Element>(
     k: usize,
     mode: u32,
 ) -> Result<Option<DeviceTopK<T>>> {
-    let function = dev.function(&BATCH_SELECT, &kernel_name("bt_topk_resident", T::DTYPE))?;
+    let name = kernel_name("bt_topk_resident", T::DTYPE);
+    let function = dev.function(&BATCH_SELECT, &name)?;
     if !sampled::allow_shared(dev, &function, RESIDENT_SHARED)? {
         return Ok(None);
     }
-    let count = spans.count();
     let room = spans.max_len();
-    let shared = room * std::mem::size_of::<T::Key>() + 256 * 4 * (RESIDENT_THREADS as usize / 32);
-    let ds = DeviceSpans::new(dev, spans)?;
-    let mut values = dev.alloc::<T>(count * k, "the top-k values")?;
-    let mut indices = dev.alloc::<u64>(count * k, "the top-k indices")?;
-    let mut nans = dev.alloc_zeros::<u64>(count, "the NaN counts")?;
-    let (room64, k64) = (room as u64, k as u64);
-    let null = 0u64;
-    let mut launch = dev.stream().launch_builder(&function);
-    launch.arg(x);
-    ds.push(&mut launch, &null);
-    launch
-        .arg(&room64)
-        .arg(&k64)
-        .arg(&mode)
-        .arg(&mut values)
-        .arg(&mut indices)
-        .arg(&mut nans);
     let cfg = LaunchConfig {
-        grid_dim: (count as u32, 1, 1),
+        grid_dim: (spans.count() as u32, 1, 1),
         block_dim: (RESIDENT_THREADS, 1, 1),
-        shared_mem_bytes: shared as u32,
+        shared_mem_bytes: (room * std::mem::size_of::<T::Key>()
+            + 256 * 4 * (RESIDENT_THREADS as usize / 32)) as u32,
     };
-    // SAFETY: bt_topk_resident_T(const T* x, const u64* offsets, u64 cols, u64 stride,
-    // u64 nspans, u64 room, u64 k, u32 mode, T* out_values, u64* out_idx, u64* nan_counts):
-    // spans checked against x, each of k to room values; the shared memory holds room keys and
-    // 256 counts a warp (allowed above); the outputs hold nspans * k entries.
-    unsafe { launch.launch(cfg) }.map_err(|e| driver_error("launching bt_topk_resident", e))?;
-    Ok(Some(DeviceTopK {
-        values,
-        indices,
-        nans,
-    }))
+    top_k_by_blocks(dev, x, spans, k, mode, false, (&function, &name), cfg).map(Some)
 }
 
 /// The top-k of long spans small enough to stay in L2, with no copy back to the host: one
@@ -937,7 +912,7 @@ fn top_k_resident<T: Element>(
     order: KeyOrder,
 ) -> Result<Option<DeviceTopK<T>>> {
     let count = spans.count();
-    let bytes = (0..count).map(|s| spans.len_of(s)).sum::<usize>() * std::mem::size_of::<T>();
+    let bytes = spans.total_len() * std::mem::size_of::<T>();
     if spans.max_len() <= short_limit::<T>() || bytes > dev.l2_bytes() / RESIDENT_SHARE {
         return Ok(None);
     }
@@ -1069,30 +1044,50 @@ fn top_k_short<T: Element>(
     mode: u32,
     sorted: bool,
 ) -> Result<DeviceTopK<T>> {
+    let name = kernel_name("bt_topk_short", T::DTYPE);
+    let function = dev.function(&BATCH_SELECT, &name)?;
+    let cfg = short_config::<T>(spans.count(), spans.max_len());
+    top_k_by_blocks(dev, x, spans, k, mode, sorted, (&function, &name), cfg)
+}
+
+/// The top-k of each span by one block a span, its keys in shared memory: `bt_topk_short` or
+/// `bt_topk_resident` launched with `cfg`.
+#[allow(clippy::too_many_arguments)]
+fn top_k_by_blocks<T: Element>(
+    dev: &CudaDevice,
+    x: &CudaSlice<T>,
+    spans: Spans<'_>,
+    k: usize,
+    mode: u32,
+    sorted: bool,
+    (function, name): (&cudarc::driver::CudaFunction, &str),
+    cfg: LaunchConfig,
+) -> Result<DeviceTopK<T>> {
     let count = spans.count();
-    let function = dev.function(&BATCH_SELECT, &kernel_name("bt_topk_short", T::DTYPE))?;
     let ds = DeviceSpans::new(dev, spans)?;
     let mut values = dev.alloc::<T>(count * k, "the top-k values")?;
     let mut indices = dev.alloc::<u64>(count * k, "the top-k indices")?;
     let mut nans = dev.alloc_zeros::<u64>(count, "the NaN counts")?;
-    let (k64, sorted32) = (k as u64, u32::from(sorted));
+    let (room64, k64, sorted32) = (spans.max_len() as u64, k as u64, u32::from(sorted));
     let null = 0u64;
-    let mut launch = dev.stream().launch_builder(&function);
+    let mut launch = dev.stream().launch_builder(function);
     launch.arg(x);
     ds.push(&mut launch, &null);
     launch
+        .arg(&room64)
         .arg(&k64)
         .arg(&mode)
         .arg(&sorted32)
         .arg(&mut values)
         .arg(&mut indices)
         .arg(&mut nans);
-    // SAFETY: bt_topk_short_T(const T* x, const u64* offsets, u64 cols, u64 stride,
-    // u64 nspans, u64 k, u32 mode, u32 sorted, T* out_values, u64* out_idx, u64* nan_counts):
-    // spans checked against x and at most short_limit long, each at least k; the outputs hold
-    // nspans * k entries; the shared memory holds a span's keys or the sort of k results.
-    unsafe { launch.launch(short_config::<T>(count, spans.max_len())) }
-        .map_err(|e| driver_error("launching bt_topk_short", e))?;
+    // SAFETY: bt_topk_short_T / bt_topk_resident_T(const T* x, const u64* offsets, u64 cols,
+    // u64 stride, u64 nspans, u64 room, u64 k, u32 mode, u32 sorted, T* out_values,
+    // u64* out_idx, u64* nan_counts): spans checked against x, each of k to room values; the
+    // outputs hold nspans * k entries; cfg's shared memory holds room keys (and for
+    // bt_topk_short the sort of k results; bt_topk_resident is never asked to sort) and, for
+    // bt_topk_resident, 256 counts a warp (allowed by the caller).
+    unsafe { launch.launch(cfg) }.map_err(|e| driver_error(&format!("launching {name}"), e))?;
     Ok(DeviceTopK {
         values,
         indices,

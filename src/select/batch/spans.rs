@@ -44,6 +44,17 @@ impl Spans<'_> {
         self.span(i).len()
     }
 
+    /// The values of all spans together.
+    pub(crate) fn total_len(&self) -> usize {
+        match *self {
+            Spans::Rows { rows, cols, .. } => rows * cols,
+            Spans::Offsets(offsets) => match (offsets.first(), offsets.last()) {
+                (Some(&first), Some(&last)) => last.saturating_sub(first),
+                _ => 0,
+            },
+        }
+    }
+
     /// The longest span's length (0 without spans).
     pub(crate) fn max_len(&self) -> usize {
         self.lengths().max().unwrap_or(0)
@@ -212,6 +223,7 @@ mod tests {
         };
         assert_eq!(rows.count(), 3);
         assert_eq!(rows.span(2), 8..10);
+        assert_eq!(rows.total_len(), 6);
         assert!(rows.check(10).is_ok());
         assert!(rows.check(9).is_err());
         let offsets = [0, 3, 3, 7];
@@ -219,6 +231,8 @@ mod tests {
         assert_eq!(segs.count(), 3);
         assert_eq!(segs.len_of(1), 0);
         assert_eq!((segs.min_len(), segs.max_len()), (0, 4));
+        assert_eq!(segs.total_len(), 7);
+        assert_eq!(Spans::Offsets(&[]).total_len(), 0);
         assert!(segs.check(7).is_ok());
         assert!(segs.check(6).is_err());
         assert!(Spans::Offsets(&[2, 1]).check(5).is_err());
