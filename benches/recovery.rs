@@ -11,8 +11,9 @@
 //! `--n` (default 16384), `--m` (default n / 2), `--rho` (`k = round(rho m)`; default 0.1),
 //! `--signal gaussian|sign` (default gaussian), `--dtype f32|f64` (default f32),
 //! `--algorithms` (comma separated; default niht), `--reps` (default 5), `--seed` (default 1),
-//! `--batch B` (default 1), `--loop yes|no` (whether a batch is also solved by a loop of
-//! single solves; default yes), `--json PATH`.
+//! `--batch B` (default 1), `--operators shared|each` (a batch's problems share one operator,
+//! or each has its own; default shared), `--loop yes|no` (whether a batch is also solved by a
+//! loop of single solves; default yes), `--json PATH`.
 //!
 //! **The problem**: the operator drawn from the ensemble with `seed`, a `k`-sparse signal
 //! drawn with `seed + 1`, `y = A x`. **The solve**: `Solver::new(algorithm, k).solve(&op, &y)`
@@ -27,8 +28,15 @@
 //! of `--reps` after one; its iterations are those of the problem that ran longest (the
 //! problems run in lockstep). Against it, the loop of single solves (`solve_on` / `solve`)
 //! timed once, and the batched floor: `apply_many` and `adjoint_many` of `B` vectors.
+//! With `--operators each`, problem `p` has its own operator, drawn with `seed + 1000000 + p`
+//! (a stack on the GPU, `DeviceOperator::upload_each`; `solve_each` on the CPU); the loop
+//! solves each with its own operator uploaded alone (before the timing), and the floors are
+//! the stack's `apply_many` and `adjoint_many` and, for dense operators, two reads of its
+//! matrices (a sum of as many values).
 
 use std::time::Instant;
+
+use rayon::prelude::*;
 
 use kselect::recovery::{
     sparse_signal, Algorithm, DeviceOperator, Ensemble, LinearOperator, Real, SignalKind, Solver,
@@ -56,6 +64,7 @@ struct Options {
     reps: usize,
     seed: u64,
     batch: usize,
+    each: bool,
     single_loop: bool,
     json: Option<String>,
 }
@@ -73,6 +82,7 @@ fn parse_options() -> Options {
         reps: 5,
         seed: 1,
         batch: 1,
+        each: false,
         single_loop: true,
         json: None,
     };
@@ -90,6 +100,7 @@ fn parse_options() -> Options {
             "--reps" => opts.reps = value.parse().unwrap_or(opts.reps).max(1),
             "--seed" => opts.seed = value.parse().unwrap_or(opts.seed),
             "--batch" => opts.batch = count(&value).unwrap_or(opts.batch).max(1),
+            "--operators" => opts.each = value == "each",
             "--loop" => opts.single_loop = value != "no",
             "--json" => opts.json = Some(value),
             _ => return false,
@@ -123,6 +134,7 @@ fn main() {
             "device": match &device { Device::Cuda(g) => gpu::describe(g), Device::Cpu => "cpu".into() },
             "ensemble": opts.ensemble.to_string(), "n": opts.n, "dtype": opts.dtype,
             "signal": opts.signal.name(), "batch": opts.batch,
+            "operators": if opts.each { "each" } else { "shared" },
             "timing": "solve: wall clock of one solve (operator already on the device), median of --reps after one; per iteration = solve / iterations; floor: apply + adjoint between CUDA events, median of 20 after 3",
         });
         (fields, results)
@@ -236,23 +248,45 @@ fn run_batch<T: Real>(opts: &Options, device: &Device) -> Vec<serde_json::Value>
     let m = opts.m.unwrap_or(n / 2);
     let k = ((opts.rho * m as f64).round() as usize).max(1);
     println!(
-        "{batch} problems of {} n = {n}, m = {m}, k = {k}, {} signal, {}",
-        opts.ensemble, opts.signal, opts.dtype
+        "{batch} problems of {} n = {n}, m = {m}, k = {k}, {} signal, {}, {} operator{}",
+        opts.ensemble,
+        opts.signal,
+        opts.dtype,
+        if opts.each { "one" } else { "a shared" },
+        if opts.each { " each" } else { "" }
     );
     let problems = || -> kselect::Result<_> {
-        let op = opts.ensemble.generate::<T>(m, n, opts.seed)?;
+        let seeds: Vec<u64> = if opts.each {
+            (0..batch as u64)
+                .map(|p| opts.seed + 1_000_000 + p)
+                .collect()
+        } else {
+            vec![opts.seed]
+        };
+        let ops = seeds
+            .into_par_iter()
+            .map(|seed| opts.ensemble.generate::<T>(m, n, seed))
+            .collect::<kselect::Result<Vec<_>>>()?;
         let mut ys = vec![T::zero(); batch * m];
         for (p, y) in ys.chunks_mut(m).enumerate() {
             let x = sparse_signal::<T>(n, k, opts.signal, opts.seed + 1 + p as u64)?;
-            op.apply(&x, y);
+            ops[p % ops.len()].apply(&x, y);
         }
         let uploaded = match device {
-            Device::Cuda(_) => Some(DeviceOperator::upload(&op, device)?),
+            Device::Cuda(_) => Some(DeviceOperator::upload_each(&ops, device)?),
             Device::Cpu => None,
         };
-        Ok((op, ys, uploaded))
+        // Each problem's operator alone on the device, for the loop of single solves.
+        let alone = match (device, opts.each && opts.single_loop) {
+            (Device::Cuda(_), true) => ops
+                .iter()
+                .map(|op| DeviceOperator::upload(op, device))
+                .collect::<kselect::Result<Vec<_>>>()?,
+            _ => Vec::new(),
+        };
+        Ok((ops, ys, uploaded, alone))
     };
-    let (op, ys, uploaded) = match problems() {
+    let (ops, ys, uploaded, alone_on_device) = match problems() {
         Ok(p) => p,
         Err(e) => return vec![serde_json::json!({ "error": e.to_string() })],
     };
@@ -263,18 +297,29 @@ fn run_batch<T: Real>(opts: &Options, device: &Device) -> Vec<serde_json::Value>
     if let Some(f) = floor_ms {
         println!("batched floor (apply_many + adjoint_many): {f:.4} ms");
     }
+    let dense = matches!(opts.ensemble, Ensemble::Gaussian | Ensemble::Sign);
+    let read_ms = match device {
+        Device::Cuda(gpu) if opts.each && dense => read_floor::<T>(device, gpu, batch * m * n).ok(),
+        _ => None,
+    };
+    if let Some(f) = read_ms {
+        println!("read floor (two reads of the operators' entries): {f:.4} ms");
+    }
     let mut results = Vec::new();
     for &algorithm in &opts.algorithms {
         let solver = Solver::new(algorithm, k);
         let together = || match &uploaded {
             Some(u) => solver.solve_many_on(u, &ys),
-            None => solver.solve_many(&op, &ys),
+            None if opts.each => solver.solve_each(&ops, &ys),
+            None => solver.solve_many(&ops[0], &ys),
         };
         let one_by_one = || -> kselect::Result<Vec<_>> {
             ys.chunks(m)
-                .map(|y| match &uploaded {
+                .enumerate()
+                .map(|(p, y)| match &uploaded {
+                    Some(_) if opts.each => solver.solve_on(&alone_on_device[p], y),
                     Some(u) => solver.solve_on(u, y),
-                    None => solver.solve(&op, y),
+                    None => solver.solve(&ops[p % ops.len()], y),
                 })
                 .collect()
         };
@@ -309,6 +354,7 @@ fn run_batch<T: Real>(opts: &Options, device: &Device) -> Vec<serde_json::Value>
         let iterations = found.iter().map(|f| f.iterations).max().unwrap_or(0);
         let per = ms / iterations.max(1) as f64;
         let ratio = floor_ms.map(|f| per / f);
+        let read_ratio = read_ms.map(|f| per / f);
         let successes = found.iter().filter(|f| f.stop.is_success()).count();
         let same = found
             .iter()
@@ -316,18 +362,19 @@ fn run_batch<T: Real>(opts: &Options, device: &Device) -> Vec<serde_json::Value>
             .filter(|(a, b)| a.support == b.support && a.iterations == b.iterations)
             .count();
         println!(
-            "{:>8}: batch {ms:.3} ms, {iterations} iterations, {per:.4} ms / iteration ({}), \
+            "{:>8}: batch {ms:.3} ms, {iterations} iterations, {per:.4} ms / iteration ({}{}), \
              loop of single solves {loop_ms:.1} ms ({:.1}x); {successes} of {batch} converged, \
              {same} as alone",
             algorithm.name(),
             ratio.map_or("-".into(), |r| format!("{r:.2}x floor")),
+            read_ratio.map_or(String::new(), |r| format!(", {r:.2}x the read floor")),
             loop_ms / ms
         );
         results.push(serde_json::json!({
             "algorithm": algorithm.name(), "m": m, "k": k, "batch": batch,
             "iterations": iterations, "batch_ms": ms, "times_ms": times,
             "ms_per_iteration": per, "floor_ms": floor_ms, "x_floor": ratio,
-            "loop_ms": loop_ms, "speedup": loop_ms / ms, "converged": successes,
+            "read_floor_ms": read_ms, "x_read_floor": read_ratio, "loop_ms": loop_ms, "speedup": loop_ms / ms, "converged": successes,
             "same_as_alone": same,
         }));
     }
@@ -348,6 +395,20 @@ fn batch_floor<T: Real>(
     let times = gpu::event_times(gpu, 3, 20, |_| {
         u.apply_many(&x, &mut y)?;
         u.adjoint_many(&y, &mut back)
+    })?;
+    Ok(median(times))
+}
+
+/// The median time of two reads of `len` values (sums of a buffer of that many), in ms.
+fn read_floor<T: Real>(
+    device: &Device,
+    gpu: &kselect::CudaDevice,
+    len: usize,
+) -> kselect::Result<f64> {
+    let values = DeviceBuffer::from_host(device, &vec![T::one(); len])?;
+    let times = gpu::event_times(gpu, 3, 20, |_| {
+        values.sum()?;
+        values.sum().map(|_| ())
     })?;
     Ok(median(times))
 }

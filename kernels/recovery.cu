@@ -109,44 +109,51 @@ extern "C" __global__ void rec_iota(u64 n, u64* __restrict__ s) {
 // The sparse binary operator: d entries of value w in each column. y = A x by rows (CSR:
 // row i's columns at cols[start[i] .. start[i + 1]]); x = A^T y by columns (column j's rows
 // at rows[j d .. (j + 1) d]). Each sum runs in index order. `count` problems side by side:
-// x holds count vectors of n values, y count of m.
+// x holds count vectors of n values, y count of m; with `stacked` set, each problem has its
+// own operator (count of them one after the other in start, cols and rows).
 template <typename T>
 __device__ void rec_sparse_apply(const u64* __restrict__ start, const u64* __restrict__ cols,
-                                 const T* __restrict__ x, double w, u64 m, u64 n, u64 count,
-                                 T* __restrict__ y) {
+                                 u64 stacked, const T* __restrict__ x, double w, u64 m, u64 n,
+                                 u64 count, T* __restrict__ y) {
     const T wt = (T)w;
     REC_FOR_EACH(t, m * count) {
-        const u64 i = t % m;
-        const T* xc = x + (t / m) * n;
+        const u64 i = t % m, c = t / m;
+        const T* xc = x + c * n;
+        // Column c's own operator when stacked: m + 1 offsets and n d entries each.
+        const u64* s = start + (stacked ? c * (m + 1) : 0);
+        const u64* l = cols + (stacked ? c * s[m] : 0);
         T acc = 0;
-        for (u64 e = start[i]; e < start[i + 1]; ++e) acc += xc[cols[e]];
+        for (u64 e = s[i]; e < s[i + 1]; ++e) acc += xc[l[e]];
         y[t] = wt * acc;
     }
 }
 
 template <typename T>
-__device__ void rec_sparse_adjoint(const u64* __restrict__ rows, u32 d, const T* __restrict__ y,
-                                   double w, u64 m, u64 n, u64 count, T* __restrict__ x) {
+__device__ void rec_sparse_adjoint(const u64* __restrict__ rows, u32 d, u64 stacked,
+                                   const T* __restrict__ y, double w, u64 m, u64 n, u64 count,
+                                   T* __restrict__ x) {
     const T wt = (T)w;
     REC_FOR_EACH(t, n * count) {
-        const u64 j = t % n;
-        const T* yc = y + (t / n) * m;
+        const u64 j = t % n, c = t / n;
+        const T* yc = y + c * m;
+        // Column c's own operator when stacked: n d entries each.
+        const u64* r = rows + (stacked ? c * n * d : 0);
         T acc = 0;
-        for (u32 e = 0; e < d; ++e) acc += yc[rows[j * d + e]];
+        for (u32 e = 0; e < d; ++e) acc += yc[r[j * d + e]];
         x[t] = wt * acc;
     }
 }
 
 #define REC_SPARSE(NAME, T)                                                                      \
     extern "C" __global__ void rec_sparse_apply_##NAME(const u64* start, const u64* cols,        \
-                                                       const T* x, double w, u64 m, u64 n,       \
-                                                       u64 count, T* y) {                        \
-        rec_sparse_apply<T>(start, cols, x, w, m, n, count, y);                                  \
+                                                       u64 stacked, const T* x, double w, u64 m, \
+                                                       u64 n, u64 count, T* y) {                 \
+        rec_sparse_apply<T>(start, cols, stacked, x, w, m, n, count, y);                         \
     }                                                                                            \
-    extern "C" __global__ void rec_sparse_adjoint_##NAME(const u64* rows, u32 d, const T* y,     \
-                                                         double w, u64 m, u64 n, u64 count,      \
-                                                         T* x) {                                 \
-        rec_sparse_adjoint<T>(rows, d, y, w, m, n, count, x);                                    \
+    extern "C" __global__ void rec_sparse_adjoint_##NAME(const u64* rows, u32 d, u64 stacked,    \
+                                                         const T* y, double w, u64 m, u64 n,     \
+                                                         u64 count, T* x) {                      \
+        rec_sparse_adjoint<T>(rows, d, stacked, y, w, m, n, count, x);                           \
     }
 REC_SPARSE(f32, float)
 REC_SPARSE(f64, double)
@@ -520,9 +527,10 @@ extern "C" __global__ void rec_cols_changes(const u64* __restrict__ S, const u64
 // c's list holds lengths[c] indices (at most stride; bit 63 set: the entry counts negated), and
 // the product sums A[:, j] v_c[j] over them. The list is cut into `chunks` stretches of
 // `per_chunk` entries; thread (q, c, i) sums stretch q of column c's list for row i, in order,
-// into partial[q][c m + i] (coalesced: a column of A is contiguous).
+// into partial[q][c m + i] (coalesced: a column of A is contiguous). Column c's matrix starts at
+// a + c a_stride (0: one A for every column; m n: a stack of matrices, one a column).
 template <typename T>
-__device__ void rec_dense_columns(const T* __restrict__ a, u64 m, u64 n,
+__device__ void rec_dense_columns(const T* __restrict__ a, u64 a_stride, u64 m, u64 n,
                                   const u64* __restrict__ list, const double* __restrict__ lengths,
                                   u64 stride, u64 per_chunk, const T* __restrict__ v, u64 total,
                                   u64 chunks, T* __restrict__ partial) {
@@ -534,11 +542,12 @@ __device__ void rec_dense_columns(const T* __restrict__ a, u64 m, u64 n,
         const u64 begin = q * per_chunk;
         const u64 end = begin + per_chunk < len ? begin + per_chunk : len;
         const T* vc = v + c * n;
+        const T* ac = a + c * a_stride;
         T acc = 0;
         for (u64 e = begin; e < end; ++e) {
             const u64 word = l[e];
             const u64 j = word & ~(1ull << 63);
-            const T term = a[j * m + i] * vc[j];
+            const T term = ac[j * m + i] * vc[j];
             acc += (word >> 63) ? -term : term;
         }
         partial[t] = acc;
@@ -570,10 +579,10 @@ __device__ void rec_dense_transpose(const T* __restrict__ block, u64 rows, u64 f
 
 #define REC_DENSE_COLUMNS(NAME, T)                                                               \
     extern "C" __global__ void rec_dense_columns_##NAME(                                         \
-        const T* a, u64 m, u64 n, const u64* list, const double* lengths, u64 stride,            \
-        u64 per_chunk, const T* v, u64 total, u64 chunks, T* partial) {                          \
-        rec_dense_columns<T>(a, m, n, list, lengths, stride, per_chunk, v, total, chunks,        \
-                             partial);                                                           \
+        const T* a, u64 a_stride, u64 m, u64 n, const u64* list, const double* lengths,          \
+        u64 stride, u64 per_chunk, const T* v, u64 total, u64 chunks, T* partial) {              \
+        rec_dense_columns<T>(a, a_stride, m, n, list, lengths, stride, per_chunk, v, total,      \
+                             chunks, partial);                                                   \
     }                                                                                            \
     extern "C" __global__ void rec_dense_columns_sum_##NAME(                                     \
         const T* partial, u64 chunks, u64 m, const double* mu, const T* base, u64 total,         \

@@ -364,7 +364,15 @@ fn the_json_holds_the_history_and_the_support() {
         ("max_iterations", Value::from(5000)),
         ("stop", Value::from("converged")),
         ("converged", Value::from(true)),
-        ("backend", Value::from("cpu")),
+        // auto: the GPU where one is usable.
+        (
+            "backend",
+            Value::from(if common::cuda_device().is_some() {
+                "cuda"
+            } else {
+                "cpu"
+            }),
+        ),
     ] {
         assert_eq!(json[key], want, "{key}: {json}");
     }
@@ -393,7 +401,11 @@ fn the_json_holds_the_history_and_the_support() {
         assert!((v - x[*i as usize]).abs() < 1e-6, "entry {i}: {v}");
     }
     assert!(json["seconds"].as_f64().unwrap() >= 0.0);
-    assert!(json["device"].as_str().unwrap().starts_with("cpu"));
+    let device = json["device"].as_str().unwrap();
+    assert!(
+        device.starts_with("cpu") || json["backend"] == "cuda",
+        "{device}"
+    );
 }
 
 #[test]
@@ -476,6 +488,118 @@ fn cuda_solves_one_problem_and_a_batch_or_says_why_not() {
             assert!(largest_error(row, x) < 1e-6, "{text}");
         }
     }
+}
+
+/// Writes `count` matrices of `rows x cols` (row-major, one after the other) as a 3-D `f8` `.npy`
+/// file in C order.
+fn matrices(
+    dir: &tempfile::TempDir,
+    name: &str,
+    values: &[f64],
+    (count, rows, cols): (usize, usize, usize),
+) -> String {
+    let header =
+        format!("{{'descr': '<f8', 'fortran_order': False, 'shape': ({count}, {rows}, {cols}), }}");
+    let mut bytes = npy_with_header(&header);
+    for v in values {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    let p = path(dir, name);
+    std::fs::write(&p, bytes).unwrap();
+    p.display().to_string()
+}
+
+#[test]
+fn each_problem_may_have_its_own_operator() {
+    let dir = tempfile::tempdir().unwrap();
+    // What --operators each --seed 5 draws: problem p's operator from seed 5 + p.
+    let ops: Vec<Operator<f64>> = (0..3)
+        .map(|p| Ensemble::Gaussian.generate::<f64>(M, N, SEED + p).unwrap())
+        .collect();
+    let signals: Vec<Vec<f64>> = (40..43).map(signal::<f64>).collect();
+    let ys: Vec<f64> = ops
+        .iter()
+        .zip(&signals)
+        .flat_map(|(a, x)| measure(a, x))
+        .collect();
+    let y = matrix(&dir, "ys.npy", &ys, 3, M);
+    let stack: Vec<f64> = ops.iter().flat_map(entries).collect();
+    let a = matrices(&dir, "as.npy", &stack, (3, M, N));
+    let out = path(&dir, "xs.npy").display().to_string();
+    let base = ensemble_args();
+    let drawn = args(&base, &["--operators", "each", "--y", &y, "--k", "10"]);
+    let given = ["--matrix", &a, "--y", &y, "--k", "10"];
+    let text = recover(&drawn);
+    assert!(
+        text.contains("one operator a problem, seeds 5 to 7 (128 x 256, f64)"),
+        "{text}"
+    );
+    assert!(text.contains("stops:      3 converged"), "{text}");
+    let text = recover(&given);
+    assert!(
+        text.contains("(3 matrices of 128 x 256, one a problem, f64)"),
+        "{text}"
+    );
+    for backend in ["cpu", "cuda"] {
+        for form in [&drawn[..], &given[..]] {
+            let mut all = form.to_vec();
+            all.extend(["--backend", backend, "--out", &out, "--json"]);
+            let output = run("recover", &all);
+            if backend == "cuda" && output.status.code() == Some(1) {
+                // No usable GPU here: one clear error.
+                let err = stderr(&output);
+                assert!(err.starts_with("error: ") && err.contains("CUDA"), "{err}");
+                continue;
+            }
+            assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+            let json = parse_one(&stdout(&output));
+            assert_eq!(json["operators"], "each");
+            assert_eq!(json["converged"], true);
+            for (result, x) in json["results"].as_array().unwrap().iter().zip(&signals) {
+                assert_eq!(u64s(&result["support"]), support(x), "{backend}");
+            }
+            let (shape, solutions, _) = read_back(&out);
+            assert_eq!(shape, vec![3, N]);
+            for (row, x) in solutions.chunks(N).zip(&signals) {
+                assert!(largest_error(row, x) < 1e-6, "{backend}");
+            }
+        }
+    }
+    // One operator for all: these problems were measured by others (not converged: exit 3).
+    let shared = run("recover", &args(&base, &["--json", "--y", &y, "--k", "10"]));
+    assert_eq!(shared.status.code(), Some(3), "{}", stderr(&shared));
+    assert_eq!(parse_one(&stdout(&shared))["operators"], "shared");
+
+    // The errors of a mismatch.
+    let one = vector(&dir, "y.npy", &ys[..M]);
+    let two = matrix(&dir, "two.npy", &ys[..2 * M], 2, M);
+    let plain = matrix(&dir, "a.npy", &stack[..M * N], M, N);
+    for (tail, says) in [
+        (
+            vec!["--matrix", &a, "--y", &one],
+            "one problem (a 1-D array)",
+        ),
+        (vec!["--matrix", &a, "--y", &two], "2 problems"),
+        (
+            vec!["--matrix", &a, "--y", &y, "--operators", "shared"],
+            "a 3-D one is a matrix for each problem",
+        ),
+        (
+            vec!["--matrix", &plain, "--y", &y, "--operators", "each"],
+            "this --matrix is one matrix",
+        ),
+    ] {
+        let mut all = tail;
+        all.extend(["--k", "10"]);
+        let err = fails("recover", &all, 1);
+        assert!(err.contains(says), "{says}: {err}");
+    }
+    let err = fails(
+        "recover",
+        &args(&base, &["--operators", "each", "--y", &one, "--k", "10"]),
+        1,
+    );
+    assert!(err.contains("give a 2-D --y of B problems"), "{err}");
 }
 
 #[test]
@@ -857,6 +981,49 @@ fn a_tiny_phase_transition_is_written_as_json_png_and_svg() {
 }
 
 #[test]
+fn a_phase_transition_on_cuda_runs_or_says_why_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let j = path(&dir, "cuda.json").display().to_string();
+    let out = run(
+        "phase-transition",
+        &[
+            "--ensemble",
+            "gaussian",
+            "--n",
+            "64",
+            "--deltas",
+            "0.5",
+            "--rhos",
+            "0.1,0.9",
+            "--trials",
+            "4",
+            "--backend",
+            "cuda",
+            "--json",
+            &j,
+        ],
+    );
+    if out.status.code() == Some(1) {
+        // No usable GPU here: one clear error.
+        let err = stderr(&out);
+        assert!(err.starts_with("error: ") && err.contains("CUDA"), "{err}");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("cuda:0"), "{}", stdout(&out));
+    let diagram: Value = serde_json::from_str(&std::fs::read_to_string(&j).unwrap()).unwrap();
+    let cells = diagram["algorithms"][0]["cells"].as_array().unwrap();
+    // rho = 0.1 (k = 3 of m = 32) is recovered; rho = 0.9 (k = 29) is not.
+    assert_eq!(
+        (
+            cells[0]["successes"].as_u64(),
+            cells[1]["successes"].as_u64()
+        ),
+        (Some(4), Some(0))
+    );
+}
+
+#[test]
 fn ranges_make_grids() {
     let out = run(
         "phase-transition",
@@ -887,7 +1054,7 @@ fn grids_outside_the_unit_interval_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let json_file = path(&dir, "pt.json").display().to_string();
     let base = ["--ensemble", "gaussian", "--n", "32", "--json", &json_file];
-    let cases: [(&[&str], i32, &str); 8] = [
+    let cases: [(&[&str], i32, &str); 7] = [
         (&["--deltas", "0.5,1.5"], 2, "delta = 1.5 is outside (0, 1]"),
         (&["--deltas", "0,0.5"], 2, "delta = 0 is outside (0, 1]"),
         (&["--deltas", "-0.5"], 2, "delta = -0.5 is outside (0, 1]"),
@@ -898,11 +1065,6 @@ fn grids_outside_the_unit_interval_are_refused() {
             &["--algorithms", "niht,niht"],
             1,
             "--algorithms names niht twice",
-        ),
-        (
-            &["--backend", "cuda"],
-            1,
-            "the phase-transition experiment runs on the CPU only so far",
         ),
     ];
     for (extra, code, want) in cases {

@@ -7,8 +7,8 @@
 //!   `>` (big endian, swapped on reading), and `=`, `|` or no byte-order character (native,
 //!   as `numpy.dtype` reads them);
 //! - shape `(n,)` ([`read_npy`]; `fortran_order` may be either value, which is the same for
-//!   1-D), or also `(rows, cols)` in C order ([`read_npy_array`]), or in either order
-//!   ([`Source::read_npy_array_any_order`]);
+//!   1-D), or also `(rows, cols)` in C order ([`read_npy_array`]), or arrays of any number of
+//!   dimensions (at least one) in either order ([`Source::read_npy_array_any_order`]);
 //! - gzip-compressed files (a name ending in `.gz`, or the gzip magic bytes), read to the end
 //!   of the gzip stream so that its checksum is checked;
 //! - any reader, standard input or a pipe included ([`read_npy_from`],
@@ -352,7 +352,7 @@ pub(crate) fn read_matrix(
     read_shaped(reader, path, size, false)
 }
 
-/// Reads a 1-D or 2-D `.npy` array from `reader`, with its shape, a 2-D array in C or in
+/// Reads a `.npy` array of one or more dimensions from `reader`, with its shape, in C or in
 /// Fortran order (its values then rearranged into C order).
 pub(crate) fn read_matrix_any_order(
     reader: &mut impl Read,
@@ -363,7 +363,7 @@ pub(crate) fn read_matrix_any_order(
 }
 
 /// Reads a 1-D or 2-D `.npy` array; a 2-D array stored in Fortran order is refused unless
-/// `fortran` allows it, and then returned in C order.
+/// `fortran` allows it, and then returned in C order, as are arrays of more dimensions.
 fn read_shaped(
     reader: &mut impl Read,
     path: &Path,
@@ -373,6 +373,7 @@ fn read_shaped(
     let header = read_header(reader, path, size)?;
     match header.shape[..] {
         [_] => {}
+        [_, _, _, ..] if fortran => {}
         [rows, cols] if header.fortran_order && rows > 1 && cols > 1 && !fortran => {
             return Err(Error::format(
                 path,
@@ -395,10 +396,8 @@ fn read_shaped(
         }
     }
     let mut values = read_body(reader, path, &header)?;
-    if let [rows, cols] = header.shape[..] {
-        if header.fortran_order && rows > 1 && cols > 1 {
-            values = to_c_order(values, rows, cols);
-        }
+    if header.fortran_order && header.shape.len() > 1 {
+        values = to_c_order(values, &header.shape);
     }
     Ok(NpyArray {
         values,
@@ -406,20 +405,47 @@ fn read_shaped(
     })
 }
 
-/// The values of a `rows x cols` array stored column after column, row after row.
-fn to_c_order(column: Column, rows: usize, cols: usize) -> Column {
-    fn transposed<T: Copy>(v: &[T], rows: usize, cols: usize) -> Vec<T> {
-        (0..rows)
-            .flat_map(|i| (0..cols).map(move |j| v[j * rows + i]))
-            .collect()
+/// The values of an array of `shape` stored in Fortran order (the first index varying
+/// fastest), in C order (the last index fastest).
+fn to_c_order(column: Column, shape: &[usize]) -> Column {
+    fn rearranged<T: Copy>(v: &[T], shape: &[usize]) -> Vec<T> {
+        // The Fortran-order strides of the dimensions.
+        let strides: Vec<usize> = shape
+            .iter()
+            .scan(1, |stride, &d| {
+                let own = *stride;
+                *stride *= d;
+                Some(own)
+            })
+            .collect();
+        let mut index = vec![0; shape.len()];
+        let mut out = Vec::with_capacity(v.len());
+        for _ in 0..v.len() {
+            out.push(
+                v[index
+                    .iter()
+                    .zip(&strides)
+                    .map(|(i, s)| i * s)
+                    .sum::<usize>()],
+            );
+            // The next index in C order: the last dimension first.
+            for (i, &d) in index.iter_mut().zip(shape).rev() {
+                *i += 1;
+                if *i < d {
+                    break;
+                }
+                *i = 0;
+            }
+        }
+        out
     }
     match column {
-        Column::F32(v) => Column::F32(transposed(&v, rows, cols)),
-        Column::F64(v) => Column::F64(transposed(&v, rows, cols)),
-        Column::I32(v) => Column::I32(transposed(&v, rows, cols)),
-        Column::I64(v) => Column::I64(transposed(&v, rows, cols)),
-        Column::U32(v) => Column::U32(transposed(&v, rows, cols)),
-        Column::U64(v) => Column::U64(transposed(&v, rows, cols)),
+        Column::F32(v) => Column::F32(rearranged(&v, shape)),
+        Column::F64(v) => Column::F64(rearranged(&v, shape)),
+        Column::I32(v) => Column::I32(rearranged(&v, shape)),
+        Column::I64(v) => Column::I64(rearranged(&v, shape)),
+        Column::U32(v) => Column::U32(rearranged(&v, shape)),
+        Column::U64(v) => Column::U64(rearranged(&v, shape)),
     }
 }
 
@@ -1256,6 +1282,32 @@ mod tests {
         let array = read_matrix_any_order(&mut &c[..], &path, None).unwrap();
         assert_eq!(array.values, Column::I32(vec![0, 1, 2, 3, 4, 5]));
         assert!(read_matrix(&mut &bytes[..], &path, None).is_err());
+    }
+
+    #[test]
+    fn arrays_of_more_dimensions_in_either_order_when_allowed() {
+        let data: Vec<u8> = (0..24i32).flat_map(|x| x.to_le_bytes()).collect();
+        let path = PathBuf::from("mem.npy");
+        let header = |order: &str| {
+            format!("{{'descr': '<i4', 'fortran_order': {order}, 'shape': (2, 3, 4), }}")
+        };
+        // C order: as stored.
+        let c = npy_bytes(1, &header("False"), &data);
+        let array = read_matrix_any_order(&mut &c[..], &path, None).unwrap();
+        assert_eq!(array.shape, vec![2, 3, 4]);
+        assert_eq!(array.values, Column::I32((0..24).collect()));
+        // Fortran order: entry (p, i, j) stored at p + 2 i + 6 j, returned at 12 p + 4 i + j.
+        let f = npy_bytes(1, &header("True"), &data);
+        let array = read_matrix_any_order(&mut &f[..], &path, None).unwrap();
+        let want: Vec<i32> = (0..2)
+            .flat_map(|p| (0..3).flat_map(move |i| (0..4).map(move |j| p + 2 * i + 6 * j)))
+            .collect();
+        assert_eq!(array.values, Column::I32(want));
+        // The C-order reader of matrices refuses them.
+        let err = read_matrix(&mut &c[..], &path, None)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unsupported shape (2, 3, 4)"), "{err}");
     }
 
     #[test]

@@ -289,9 +289,10 @@ impl<'a> Source<'a> {
         Ok(array)
     }
 
-    /// Reads a 1-D or 2-D `.npy` array with its shape, as
-    /// [`read_npy_array`](Source::read_npy_array) does, but a 2-D array may also be stored in
-    /// Fortran (column-major) order: its values are then returned in C order, row after row.
+    /// Reads a `.npy` array with its shape, as [`read_npy_array`](Source::read_npy_array) does,
+    /// but of any number of dimensions (at least one; a stack of matrices, say), stored in C or
+    /// in Fortran (column-major) order: the values are returned in C order (row after row; the
+    /// last index varying fastest).
     ///
     /// ```
     /// use kselect::io::{Column, Source};

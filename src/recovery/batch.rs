@@ -14,7 +14,9 @@ use crate::device::cuda::{driver_error, CudaDevice};
 use crate::error::Result;
 use crate::recovery::columns::{download, upload, Columns};
 use crate::recovery::cuda::{Cuda, DeviceOperator};
-use crate::recovery::iterative::{squared_norm, REFRESH, SAFETY, SHRINK};
+use crate::recovery::iterative::{
+    power_estimate, power_start, squared_norm, POWER_STEPS, REFRESH, SAFETY, SHRINK,
+};
 use crate::recovery::solver::Recovery;
 use crate::recovery::stopping::{Monitor, StopReason};
 use crate::recovery::Real;
@@ -213,28 +215,39 @@ impl<'a, T: Real> Lockstep<'a, T> {
     }
 
     /// IHT for every problem: `x = H_k(x + mu A^T (y - A x))`, `mu` given or `1 / |A|^2`
-    /// (estimated as for one problem).
+    /// (estimated as for one problem; for each problem's own operator of a stack).
     pub fn iht(mut self, step: Option<f64>, first_y: &[T]) -> Result<Vec<Recovery<T>>> {
         let all = self.columns();
         let (m, n, count) = (self.m, self.n, self.count);
-        let mu = match step {
-            Some(mu) => mu,
-            None => 1.0 / squared_norm(&Cuda::new(self.op, first_y)?)?,
+        let mu: Vec<f64> = match step {
+            Some(mu) => vec![mu; count],
+            None if self.op.stacked() => squared_norms(all)?.iter().map(|s| 1.0 / s).collect(),
+            None => vec![1.0 / squared_norm(&Cuda::new(self.op, 0, first_y)?)?; count],
         };
         self.start()?;
-        if !mu.is_finite() {
-            let running = self.running_problems();
-            for &c in &running {
-                self.record(c, f64::INFINITY, 0);
-            }
-            let stops: Vec<_> = running.iter().map(|&c| (c, StopReason::Diverged)).collect();
-            self.finish_at_zero(&stops)?;
+        let diverged: Vec<_> = self
+            .running_problems()
+            .into_iter()
+            .filter(|&c| !mu[c].is_finite())
+            .collect();
+        for &c in &diverged {
+            self.record(c, f64::INFINITY, 0);
         }
+        let stops: Vec<_> = diverged
+            .iter()
+            .map(|&c| (c, StopReason::Diverged))
+            .collect();
+        self.finish_at_zero(&stops)?;
         let dev = all.dev();
         let mut x = all.zeros(n)?;
         let mut r = self.y.clone();
         let (mut g, mut v, mut ax) = (all.zeros(n)?, all.zeros(n)?, all.zeros(m)?);
-        let steps = upload(dev, &vec![mu; count])?;
+        // A stopped problem's step is never used (its columns stay zero).
+        let mu: Vec<f64> = mu
+            .iter()
+            .map(|&s| if s.is_finite() { s } else { 0.0 })
+            .collect();
+        let steps = upload(dev, &mu)?;
         let full = upload(dev, &vec![self.k as f64; count])?;
         // Each column's squared residual norm, then its support's fingerprint.
         let mut scalars = dev.alloc_zeros::<f64>(2 * count, "a batch's scalars")?;
@@ -497,8 +510,9 @@ fn safeguard_round<T: Real>(
     let dev = all.dev();
     let some = all.with_count(candidates.len());
     // Most columns: every column recomputed (the others' results come out as they were, the
-    // same steps on the same values), which spares the gathers.
-    let whole = 2 * candidates.len() > all.count;
+    // same steps on the same values), which spares the gathers; always with a stack of
+    // operators, whose products are of every member at once.
+    let whole = all.op.stacked() || 2 * candidates.len() > all.count;
     let count = if whole { all.count } else { some.count };
     let mut four = dev.alloc::<f64>(4 * count, "a batch's scalars")?;
     if whole {
@@ -582,6 +596,45 @@ fn safeguard_round<T: Real>(
     let mut values = download(dev, &four.slice(..3 * count), "the safeguard's norms")?;
     values.extend(std::iter::repeat_n(f64::NAN, count));
     Ok(values)
+}
+
+/// `|A_c|^2` (the square of the largest singular value, with a margin) of each member of a stack
+/// of operators, estimated by the power iterations of
+/// [`squared_norm`](crate::recovery::iterative::squared_norm) on every column at once.
+fn squared_norms<T: Real>(all: Columns<'_, T>) -> Result<Vec<f64>> {
+    let (m, n, count) = (all.m, all.n, all.count);
+    let dev = all.dev();
+    let start = power_start::<T>(n);
+    let mut x = upload(dev, &start.repeat(count))?;
+    let zeros = all.zeros(n)?;
+    let (mut ax, mut back) = (all.scratch(m)?, all.scratch(n)?);
+    let mut sums = dev.alloc::<f64>(count, "a batch's scalars")?;
+    let mut lambda = vec![0.0; count];
+    // The columns still iterating (a column stops at a zero or non-finite norm).
+    let mut running = vec![true; count];
+    for _ in 0..POWER_STEPS {
+        all.apply(&x, &mut ax)?;
+        all.adjoint(&ax, &mut back)?;
+        all.sumsq(&back, n, &mut sums.as_view_mut())?;
+        let norms = download(dev, &sums.as_view(), "the operators' norms")?;
+        let mut scale = vec![0.0; count];
+        for c in 0..count {
+            if running[c] {
+                lambda[c] = norms[c].sqrt();
+                if lambda[c] == 0.0 || !lambda[c].is_finite() {
+                    running[c] = false;
+                } else {
+                    scale[c] = 1.0 / lambda[c];
+                }
+            }
+        }
+        if !running.contains(&true) {
+            break;
+        }
+        // x = back / lambda where running, zero elsewhere.
+        all.step(&zeros, &back, &upload(dev, &scale)?, &mut x)?;
+    }
+    Ok(lambda.into_iter().map(power_estimate).collect())
 }
 
 /// The columns of the problems of `stops`, on the device.

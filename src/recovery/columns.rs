@@ -343,9 +343,15 @@ impl<'a, T: Real> Columns<'a, T> {
     /// a dense operator whose supports, in all columns together, are a tenth of its columns or
     /// fewer. (A product of few vectors reads all of `A` once, so reading only the supports'
     /// columns saves most of it; many vectors reuse `A` from the cache, and `gemm` is then
-    /// faster than the gathered reads.)
+    /// faster than the gathered reads.) With a stack of dense operators, each column has its own
+    /// `A` to read: from its supports' columns when they are a quarter of its columns or fewer.
     pub fn by_columns(&self) -> bool {
-        self.op.dense_matrix().is_some() && 10 * self.k * self.count <= self.n
+        let few = if self.op.stacked() {
+            4 * self.k <= self.n
+        } else {
+            10 * self.k * self.count <= self.n
+        };
+        self.op.dense_matrix().is_some() && few
     }
 
     /// Whether NIHT's `A d` is best taken as `mu A g_S` plus the columns of the support's
@@ -408,7 +414,8 @@ impl<'a, T: Real> Columns<'a, T> {
     }
 
     /// `out_c = A w_c (+ mu_c base_c)`, `w_c` the entries of `v_c` that column `c`'s list
-    /// names (negated where bit 63 is set), from those columns of the dense `A` alone. Each
+    /// names (negated where bit 63 is set), from those columns of the dense `A` alone (`A_c`,
+    /// column `c`'s own, with a stack of operators). Each
     /// list is cut into stretches summed by their own threads (enough to fill the device) and
     /// the stretches are added in order, so the result does not depend on the launch.
     fn listed_product(
@@ -433,9 +440,12 @@ impl<'a, T: Real> Columns<'a, T> {
         let mut partial = dev.alloc::<T>(total * chunks, "a product's partial sums")?;
         let (m64, n64, stride64) = (self.m as u64, self.n as u64, listed.stride as u64);
         let (total64, chunks64) = (total as u64, chunks as u64);
+        // Each column's own matrix in a stack, one matrix for every column otherwise.
+        let a_stride = if self.op.stacked() { m64 * n64 } else { 0 };
         let (f, name) = typed::<T>(dev, "rec_dense_columns")?;
         let mut l = dev.stream().launch_builder(&f);
         l.arg(a)
+            .arg(&a_stride)
             .arg(&m64)
             .arg(&n64)
             .arg(listed.list)

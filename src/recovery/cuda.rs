@@ -38,6 +38,9 @@ pub struct DeviceOperator<T: Real> {
     form: Form<T>,
     m: usize,
     n: usize,
+    /// The operators held: 1, or one a problem ([`upload_each`](DeviceOperator::upload_each)),
+    /// their device forms one after the other.
+    members: usize,
 }
 
 impl<T: Real> std::fmt::Debug for DeviceOperator<T> {
@@ -45,25 +48,28 @@ impl<T: Real> std::fmt::Debug for DeviceOperator<T> {
         f.debug_struct("DeviceOperator")
             .field("m", &self.m)
             .field("n", &self.n)
+            .field("operators", &self.members)
             .field("device", &self.dev.ordinal())
             .finish_non_exhaustive()
     }
 }
 
-/// The device form of each kind of operator.
+/// The device form of each kind of operator (of every member of a stack: their matrices, rows
+/// or index arrays one after the other).
 enum Form<T> {
     /// Column-major `m x n` (each column of `A` contiguous, as cuBLAS reads it), so that the
     /// products with vectors of few nonzeros read only their columns.
     Dense(CudaSlice<T>),
-    /// The rows kept, the forward and inverse factors (`n` complex pairs each), and the plan
-    /// of a complex FFT of length `n`.
+    /// The rows kept (`m` a member), the forward and inverse factors (`n` complex pairs each,
+    /// shared), and the plan of a complex FFT of length `n`.
     Dct {
         rows: CudaSlice<u64>,
         turn: CudaSlice<T>,
         unturn: CudaSlice<T>,
         plan: cudarc::cufft::CudaFft,
     },
-    /// Rows' columns (CSR), columns' rows, `d` and the entries' value.
+    /// Rows' columns (CSR: `m + 1` offsets and `n d` columns a member), columns' rows (`n d` a
+    /// member), `d` and the entries' value.
     Sparse {
         start: CudaSlice<u64>,
         cols: CudaSlice<u64>,
@@ -85,23 +91,94 @@ impl<T: Real> DeviceOperator<T> {
     /// # Ok::<(), kselect::Error>(())
     /// ```
     pub fn upload(op: &Operator<T>, device: &Device) -> Result<DeviceOperator<T>> {
+        DeviceOperator::upload_each(std::slice::from_ref(op), device)
+    }
+
+    /// Copies `ops`, one operator a problem, to `device` (a CUDA device), for
+    /// [`Solver::solve_many_on`](crate::recovery::Solver::solve_many_on) to solve problem `c`
+    /// with `ops[c]`: B operators of one ensemble, say, so that small problems fill the GPU.
+    /// They must have one shape and one kind (dense, DCT, or sparse with one `d`). Dense
+    /// stacks take strided batched cuBLAS products, sparse ones one launch of their kernels.
+    ///
+    /// ```no_run
+    /// use kselect::recovery::{DeviceOperator, Ensemble};
+    /// use kselect::Device;
+    /// let ops: Vec<_> = (0..4)
+    ///     .map(|seed| Ensemble::Gaussian.generate::<f32>(32, 128, seed))
+    ///     .collect::<Result<_, _>>()?;
+    /// let stack = DeviceOperator::upload_each(&ops, &Device::cuda(0)?)?;
+    /// assert_eq!((stack.shape(), stack.operators()), ((32, 128), 4));
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn upload_each(ops: &[Operator<T>], device: &Device) -> Result<DeviceOperator<T>> {
         let Device::Cuda(dev) = device else {
             return Err(Error::InvalidArgument(
                 "an operator is uploaded to a CUDA device, not the CPU".into(),
             ));
         };
-        let (m, n) = op.shape();
-        let form = match op {
-            Operator::Dense(a) => dense(dev, a)?,
-            Operator::Sparse(a) => sparse(dev, a)?,
-            Operator::Dct(a) => dct(dev, a)?,
+        let first = ops.first().ok_or_else(|| {
+            Error::InvalidArgument("no operators to upload: give at least one".into())
+        })?;
+        let (m, n) = first.shape();
+        if let Some((c, other)) = ops.iter().enumerate().find(|(_, o)| o.shape() != (m, n)) {
+            let (mc, nc) = other.shape();
+            return Err(Error::InvalidArgument(format!(
+                "operator {c} is {mc} x {nc}, operator 0 {m} x {n}: a stack of operators has \
+                 one shape"
+            )));
+        }
+        let form = match first {
+            Operator::Dense(_) => dense(
+                dev,
+                &members(ops, |o| match o {
+                    Operator::Dense(a) => Some(a),
+                    _ => None,
+                })?,
+            )?,
+            Operator::Sparse(a) => {
+                let d = a.nonzeros_per_column();
+                sparse(
+                    dev,
+                    &members(ops, |o| match o {
+                        Operator::Sparse(b) if b.nonzeros_per_column() == d => Some(b),
+                        _ => None,
+                    })?,
+                )?
+            }
+            Operator::Dct(_) => dct(
+                dev,
+                &members(ops, |o| match o {
+                    Operator::Dct(a) => Some(a),
+                    _ => None,
+                })?,
+            )?,
         };
         Ok(DeviceOperator {
             dev: dev.clone(),
             form,
             m,
             n,
+            members: ops.len(),
         })
+    }
+
+    /// How many operators this holds: 1 from [`upload`](DeviceOperator::upload), one a
+    /// problem from [`upload_each`](DeviceOperator::upload_each).
+    ///
+    /// ```no_run
+    /// # use kselect::recovery::{DeviceOperator, Ensemble};
+    /// # use kselect::Device;
+    /// let a = Ensemble::Sign.generate::<f32>(8, 16, 1)?;
+    /// assert_eq!(DeviceOperator::upload(&a, &Device::cuda(0)?)?.operators(), 1);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn operators(&self) -> usize {
+        self.members
+    }
+
+    /// Whether this holds one operator a problem (more than one).
+    pub(crate) fn stacked(&self) -> bool {
+        self.members > 1
     }
 
     /// `(m, n)`.
@@ -117,7 +194,8 @@ impl<T: Real> DeviceOperator<T> {
         (self.m, self.n)
     }
 
-    /// The matrix of a dense operator (column-major `m x n`), `None` for the other forms.
+    /// The matrix of a dense operator (column-major `m x n`; a stack's matrices one after the
+    /// other), `None` for the other forms.
     pub(crate) fn dense_matrix(&self) -> Option<&CudaSlice<T>> {
         match &self.form {
             Form::Dense(a) => Some(a),
@@ -145,7 +223,7 @@ impl<T: Real> DeviceOperator<T> {
     /// ```
     pub fn apply(&self, x: &DeviceBuffer<T>, y: &mut DeviceBuffer<T>) -> Result<()> {
         self.check_lengths(x.len(), y.len(), self.n, self.m)?;
-        self.product(x.as_slice(), y.as_slice_mut(), false)
+        self.product(0, x.as_slice(), y.as_slice_mut(), false)
     }
 
     /// `x = A^T y` on the device: `y` holds `m` values, `x` `n` (overwritten).
@@ -163,12 +241,14 @@ impl<T: Real> DeviceOperator<T> {
     /// ```
     pub fn adjoint(&self, y: &DeviceBuffer<T>, x: &mut DeviceBuffer<T>) -> Result<()> {
         self.check_lengths(y.len(), x.len(), self.m, self.n)?;
-        self.product(y.as_slice(), x.as_slice_mut(), true)
+        self.product(0, y.as_slice(), x.as_slice_mut(), true)
     }
 
     /// [`apply`](DeviceOperator::apply) to many vectors at once: `xs` holds them one after
     /// the other (`n` values each), `ys` receives their products in the same order (`m` each;
-    /// overwritten). Dense operators take one cuBLAS `gemm`.
+    /// overwritten). Dense operators take one cuBLAS `gemm`. A stack of operators
+    /// ([`upload_each`](DeviceOperator::upload_each)) takes one vector for each, vector `c`
+    /// multiplied by operator `c`.
     ///
     /// ```no_run
     /// use kselect::recovery::{DeviceOperator, Ensemble};
@@ -217,7 +297,8 @@ impl<T: Real> DeviceOperator<T> {
     }
 
     /// The number of products of many vectors at once, or an error unless the input and
-    /// output hold the same number of whole vectors (fewer than 2^31).
+    /// output hold the same number of whole vectors (fewer than 2^31; one an operator for a
+    /// stack).
     fn count_of(
         &self,
         input: usize,
@@ -233,10 +314,17 @@ impl<T: Real> DeviceOperator<T> {
                 self.m, self.n
             )));
         }
+        if self.stacked() && count != self.members {
+            return Err(Error::InvalidArgument(format!(
+                "{count} vectors given to a stack of {} operators: one for each",
+                self.members
+            )));
+        }
         Ok(count)
     }
 
-    /// An error unless the input and output lengths are those of the product.
+    /// An error unless the input and output lengths are those of the product (of one
+    /// operator: not a stack).
     fn check_lengths(
         &self,
         input: usize,
@@ -244,6 +332,13 @@ impl<T: Real> DeviceOperator<T> {
         want_in: usize,
         want_out: usize,
     ) -> Result<()> {
+        if self.stacked() {
+            return Err(Error::InvalidArgument(format!(
+                "a stack of {} operators multiplies one vector by each: apply_many or \
+                 adjoint_many",
+                self.members
+            )));
+        }
         if input != want_in || output != want_out {
             return Err(Error::InvalidArgument(format!(
                 "a product of the {} x {} operator takes {want_in} values to {want_out}, not \
@@ -254,22 +349,44 @@ impl<T: Real> DeviceOperator<T> {
         Ok(())
     }
 
-    /// `y = A x` (`transpose`: `x = A^T y`), `input` and `output` of the right lengths.
-    fn product(
+    /// `y = A x` (`transpose`: `x = A^T y`) with member `member` of a stack (0 for one
+    /// operator), `input` and `output` of the right lengths.
+    pub(crate) fn product(
         &self,
+        member: usize,
         input: &CudaSlice<T>,
         output: &mut CudaSlice<T>,
         transpose: bool,
     ) -> Result<()> {
-        self.products(&input.as_view(), &mut output.as_view_mut(), 1, transpose)
+        self.products_from(
+            member,
+            &input.as_view(),
+            &mut output.as_view_mut(),
+            1,
+            transpose,
+        )
     }
 
     /// `count` products side by side: `y_c = A x_c` (`transpose`: `x_c = A^T y_c`), each
     /// problem's input and output contiguous, one after the other (`count` times the lengths of
-    /// one product). Dense matrices take one cuBLAS `gemm` (`gemv` for one product), sparse
-    /// ones one launch of their kernels; the DCT transforms one problem after another.
+    /// one product); with a stack, every member's (`count` of them). Dense matrices take one
+    /// cuBLAS `gemm` (`gemv` for one product; a stack a strided batched product), sparse ones
+    /// one launch of their kernels; the DCT transforms one problem after another.
     pub(crate) fn products(
         &self,
+        input: &CudaView<'_, T>,
+        output: &mut CudaViewMut<'_, T>,
+        count: usize,
+        transpose: bool,
+    ) -> Result<()> {
+        self.products_from(0, input, output, count, transpose)
+    }
+
+    /// [`products`](DeviceOperator::products) by members `first .. first + count` of a stack
+    /// (`first` is 0 for one operator).
+    fn products_from(
+        &self,
+        first: usize,
         input: &CudaView<'_, T>,
         output: &mut CudaViewMut<'_, T>,
         count: usize,
@@ -278,8 +395,21 @@ impl<T: Real> DeviceOperator<T> {
         let (m, n) = (self.m, self.n);
         let (len_in, len_out) = if transpose { (m, n) } else { (n, m) };
         debug_assert!(input.len() == count * len_in && output.len() == count * len_out);
+        let stacked = self.stacked();
+        debug_assert!(if stacked {
+            first + count <= self.members
+        } else {
+            first == 0
+        });
         match &self.form {
-            Form::Dense(a) if count == 1 => gemv(&self.dev, a, (m, n), input, output, transpose),
+            Form::Dense(a) if count == 1 => {
+                let a = a.slice(first * m * n..(first + 1) * m * n);
+                gemv(&self.dev, &a, (m, n), input, output, transpose)
+            }
+            Form::Dense(a) if stacked => {
+                let a = a.slice(first * m * n..);
+                gemm_each(&self.dev, &a, (m, n), input, output, count, transpose)
+            }
             Form::Dense(a) => gemm(&self.dev, a, (m, n), input, output, count, transpose),
             Form::Dct {
                 rows,
@@ -288,15 +418,16 @@ impl<T: Real> DeviceOperator<T> {
                 plan,
             } => {
                 let dev = &self.dev;
-                let parts = DctParts {
-                    rows,
-                    turn,
-                    unturn,
-                    plan,
-                };
                 let mut a = dev.alloc_zeros::<T>(2 * n, "a DCT's transform")?;
                 let mut b = dev.alloc::<T>(2 * n, "a DCT's transform")?;
                 for c in 0..count {
+                    let member = if stacked { first + c } else { 0 };
+                    let parts = DctParts {
+                        rows: rows.slice(member * m..(member + 1) * m),
+                        turn,
+                        unturn,
+                        plan,
+                    };
                     let x = input.slice(c * len_in..(c + 1) * len_in);
                     let mut y = output.slice_mut(c * len_out..(c + 1) * len_out);
                     dct_product(dev, &parts, (m, n), &x, &mut y, (&mut a, &mut b), transpose)?;
@@ -316,19 +447,28 @@ impl<T: Real> DeviceOperator<T> {
                 } else {
                     "rec_sparse_apply"
                 };
-                // rec_sparse_apply(start, cols, x, w, m, n, count, y): start holds m + 1
-                // offsets into cols, whose entries are below n; rec_sparse_adjoint(rows, d, y,
-                // w, m, n, count, x): rows holds n d entries below m; x holds count n values,
-                // y count m.
+                // rec_sparse_apply(start, cols, stacked, x, w, m, n, count, y): start holds m +
+                // 1 offsets into cols, whose entries are below n; rec_sparse_adjoint(rows, d,
+                // stacked, y, w, m, n, count, x): rows holds n d entries below m; x holds count
+                // n values, y count m; with stacked set, start, cols and rows hold count
+                // operators' arrays one after the other.
                 let (f, name) = recovery_kernel(dev, kernel_name(op, T::DTYPE))?;
                 let (m64, n64, count64) = (m as u64, n as u64, count as u64);
+                let entries = n * *d as usize;
+                let (rows, start, cols) = (
+                    rows.slice(first * entries..),
+                    start.slice(first * (m + 1)..),
+                    cols.slice(first * entries..),
+                );
+                let stacked = u64::from(stacked);
                 let mut launch = dev.stream().launch_builder(&f);
                 if transpose {
-                    launch.arg(rows).arg(d);
+                    launch.arg(&rows).arg(d);
                 } else {
-                    launch.arg(start).arg(cols);
+                    launch.arg(&start).arg(&cols);
                 }
                 launch
+                    .arg(&stacked)
                     .arg(input)
                     .arg(value)
                     .arg(&m64)
@@ -343,7 +483,7 @@ impl<T: Real> DeviceOperator<T> {
 
 /// The device parts of a subsampled DCT.
 struct DctParts<'a, T> {
-    rows: &'a CudaSlice<u64>,
+    rows: CudaView<'a, u64>,
     turn: &'a CudaSlice<T>,
     unturn: &'a CudaSlice<T>,
     plan: &'a cudarc::cufft::CudaFft,
@@ -376,7 +516,7 @@ fn dct_product<T: Real>(
             let mut l = dev.stream().launch_builder(&f);
             l.arg(input)
                 .arg(parts.unturn)
-                .arg(parts.rows)
+                .arg(&parts.rows)
                 .arg(&m64)
                 .arg(&n64)
                 .arg(&second)
@@ -398,33 +538,62 @@ fn dct_product<T: Real>(
         let mut l = dev.stream().launch_builder(&f);
         l.arg(&*b)
             .arg(parts.turn)
-            .arg(parts.rows)
+            .arg(&parts.rows)
             .arg(&m64)
             .arg(output);
         launch_recovery(l, blocks(m), &name)
     }
 }
 
-/// A dense matrix on the device, column-major: the host's rows are copied a block at a time
-/// (at most [`TRANSPOSE_BLOCK`] values) and written into their places by a kernel.
-fn dense<T: Real>(dev: &CudaDevice, a: &DenseMatrix<T>) -> Result<Form<T>> {
-    let (m, n) = a.shape();
-    let mut out = dev.alloc::<T>(m * n, "a dense operator")?;
+/// The members of a stack, each `pick`ed from its operator: an error where `pick` finds none
+/// (an operator of another kind than the first's).
+fn members<'a, T: Real, K>(
+    ops: &'a [Operator<T>],
+    pick: impl Fn(&'a Operator<T>) -> Option<&'a K>,
+) -> Result<Vec<&'a K>> {
+    let kind = |o: &Operator<T>| match o {
+        Operator::Dense(_) => "a dense matrix".to_string(),
+        Operator::Dct(_) => "a subsampled DCT".to_string(),
+        Operator::Sparse(a) => format!("a sparse matrix of d = {}", a.nonzeros_per_column()),
+    };
+    ops.iter()
+        .enumerate()
+        .map(|(c, o)| {
+            pick(o).ok_or_else(|| {
+                Error::InvalidArgument(format!(
+                    "operator {c} is {}, operator 0 {}: a stack holds operators of one kind",
+                    kind(o),
+                    kind(&ops[0])
+                ))
+            })
+        })
+        .collect()
+}
+
+/// Dense matrices on the device, column-major, one after the other: the host's rows are copied
+/// a block at a time (at most [`TRANSPOSE_BLOCK`] values) and written into their places by a
+/// kernel.
+fn dense<T: Real>(dev: &CudaDevice, matrices: &[&DenseMatrix<T>]) -> Result<Form<T>> {
+    let (m, n) = matrices[0].shape();
+    let mut out = dev.alloc::<T>(matrices.len() * m * n, "a dense operator")?;
     let rows_per_block = (TRANSPOSE_BLOCK / n.max(1)).max(1);
     let (f, name) = recovery_kernel(dev, kernel_name("rec_dense_transpose", T::DTYPE))?;
-    for (b, block) in a.as_slice().chunks(rows_per_block * n).enumerate() {
-        let rows = block.len() / n;
-        let staged = upload(dev, block)?;
-        let (rows64, first) = (rows as u64, (b * rows_per_block) as u64);
-        let (m64, n64) = (m as u64, n as u64);
-        let mut l = dev.stream().launch_builder(&f);
-        l.arg(&staged)
-            .arg(&rows64)
-            .arg(&first)
-            .arg(&m64)
-            .arg(&n64)
-            .arg(&mut out);
-        launch_recovery(l, blocks(rows * n), &name)?;
+    for (c, a) in matrices.iter().enumerate() {
+        let mut own = out.slice_mut(c * m * n..(c + 1) * m * n);
+        for (b, block) in a.as_slice().chunks(rows_per_block * n).enumerate() {
+            let rows = block.len() / n;
+            let staged = upload(dev, block)?;
+            let (rows64, first) = (rows as u64, (b * rows_per_block) as u64);
+            let (m64, n64) = (m as u64, n as u64);
+            let mut l = dev.stream().launch_builder(&f);
+            l.arg(&staged)
+                .arg(&rows64)
+                .arg(&first)
+                .arg(&m64)
+                .arg(&n64)
+                .arg(&mut own);
+            launch_recovery(l, blocks(rows * n), &name)?;
+        }
     }
     Ok(Form::Dense(out))
 }
@@ -449,9 +618,13 @@ pub(super) fn launch_recovery(mut launch: LaunchArgs<'_>, grid: usize, name: &st
     Ok(())
 }
 
-/// A subsampled DCT on the device: its rows, its factors, and a plan of a complex FFT of its
-/// length.
-fn dct<T: Real>(dev: &CudaDevice, a: &crate::recovery::SubsampledDct<T>) -> Result<Form<T>> {
+/// Subsampled DCTs of one length on the device: their rows (one after the other), their
+/// factors, and a plan of a complex FFT of their length.
+fn dct<T: Real>(
+    dev: &CudaDevice,
+    members: &[&crate::recovery::SubsampledDct<T>],
+) -> Result<Form<T>> {
+    let a = members[0];
     // SAFETY: only tries to load the shared library.
     if !unsafe { cudarc::cufft::sys::is_culib_present() } {
         return Err(Error::CudaUnavailable(
@@ -466,7 +639,10 @@ fn dct<T: Real>(dev: &CudaDevice, a: &crate::recovery::SubsampledDct<T>) -> Resu
         ))
     })?;
     let (turn, unturn) = a.twiddles();
-    let rows: Vec<u64> = a.rows().iter().map(|&r| r as u64).collect();
+    let rows: Vec<u64> = members
+        .iter()
+        .flat_map(|a| a.rows().iter().map(|&r| r as u64))
+        .collect();
     let plan =
         cudarc::cufft::CudaFft::plan_1d(n32, T::KIND, 1, dev.stream().clone()).map_err(|e| {
             Error::Cuda {
@@ -482,8 +658,29 @@ fn dct<T: Real>(dev: &CudaDevice, a: &crate::recovery::SubsampledDct<T>) -> Resu
     })
 }
 
-/// A sparse binary matrix on the device: its columns' rows, and its rows' columns (CSR).
-fn sparse<T: Real>(dev: &CudaDevice, a: &SparseBinary<T>) -> Result<Form<T>> {
+/// Sparse binary matrices of one shape and `d` on the device: their columns' rows, and their
+/// rows' columns (CSR), each's arrays one after the other.
+fn sparse<T: Real>(dev: &CudaDevice, members: &[&SparseBinary<T>]) -> Result<Form<T>> {
+    let d = members[0].nonzeros_per_column();
+    let (mut start, mut cols, mut rows) = (Vec::new(), Vec::new(), Vec::new());
+    for a in members {
+        let (own_start, own_cols) = rows_to_columns(a);
+        start.extend(own_start);
+        cols.extend(own_cols);
+        rows.extend(a.rows_of_columns().iter().map(|&i| i as u64));
+    }
+    let upload = |v: &[u64]| Ok::<_, Error>(DeviceBuffer::from_host_on(dev, v)?.into_slice());
+    Ok(Form::Sparse {
+        start: upload(&start)?,
+        cols: upload(&cols)?,
+        rows: upload(&rows)?,
+        d: d as u32,
+        value: 1.0 / (d as f64).sqrt(),
+    })
+}
+
+/// The rows' columns of a sparse binary matrix (CSR): `m + 1` offsets and `n d` columns.
+fn rows_to_columns<T: Real>(a: &SparseBinary<T>) -> (Vec<u64>, Vec<u64>) {
     let (m, n) = a.shape();
     let d = a.nonzeros_per_column();
     let rows_of_columns = a.rows_of_columns();
@@ -502,21 +699,13 @@ fn sparse<T: Real>(dev: &CudaDevice, a: &SparseBinary<T>) -> Result<Form<T>> {
             next[i] += 1;
         }
     }
-    let rows: Vec<u64> = rows_of_columns.iter().map(|&i| i as u64).collect();
-    let upload = |v: &[u64]| Ok::<_, Error>(DeviceBuffer::from_host_on(dev, v)?.into_slice());
-    Ok(Form::Sparse {
-        start: upload(&start)?,
-        cols: upload(&cols)?,
-        rows: upload(&rows)?,
-        d: d as u32,
-        value: 1.0 / (d as f64).sqrt(),
-    })
+    (start, cols)
 }
 
 /// `y = A x` or `x = A^T y` by cuBLAS `gemv`, `A` column-major `m x n`.
 fn gemv<T: Real>(
     dev: &CudaDevice,
-    a: &CudaSlice<T>,
+    a: &CudaView<'_, T>,
     (m, n): (usize, usize),
     input: &CudaView<'_, T>,
     output: &mut CudaViewMut<'_, T>,
@@ -554,23 +743,8 @@ fn gemm<T: Real>(
     count: usize,
     transpose: bool,
 ) -> Result<()> {
-    use cudarc::cublas::sys::cublasOperation_t;
-    use cudarc::cublas::GemmConfig;
     let handle = blas_handle(dev, "sparse recovery")?;
-    // Y (m x count) = A (m x n) X (n x count), or X (n x count) = A^T Y (m x count).
-    let (rows, inner) = if transpose { (n, m) } else { (m, n) };
-    let cfg = GemmConfig {
-        transa: operation(transpose),
-        transb: cublasOperation_t::CUBLAS_OP_N,
-        m: rows as i32,
-        n: count as i32,
-        k: inner as i32,
-        alpha: T::one(),
-        lda: m as i32,
-        ldb: inner as i32,
-        beta: T::zero(),
-        ldc: rows as i32,
-    };
+    let cfg = gemm_config((m, n), count, transpose);
     let blas = handle.lock().unwrap_or_else(|e| e.into_inner());
     // SAFETY: a holds m * n values (lda = m); input holds count columns of the product's input
     // length (ldb), output count columns of its output length (ldc), without overlap.
@@ -578,6 +752,57 @@ fn gemm<T: Real>(
         context: format!("cuBLAS gemm of {count} products in sparse recovery"),
         message: format!("{e:?}"),
     })
+}
+
+/// `count` products `y_c = A_c x_c` or `x_c = A_c^T y_c` by one strided batched cuBLAS `gemm`
+/// of one column each, the matrices `A_c` column-major `m x n`, one after the other in `a`.
+fn gemm_each<T: Real>(
+    dev: &CudaDevice,
+    a: &CudaView<'_, T>,
+    (m, n): (usize, usize),
+    input: &CudaView<'_, T>,
+    output: &mut CudaViewMut<'_, T>,
+    count: usize,
+    transpose: bool,
+) -> Result<()> {
+    let handle = blas_handle(dev, "sparse recovery")?;
+    let (rows, inner) = if transpose { (n, m) } else { (m, n) };
+    let cfg = cudarc::cublas::StridedBatchedConfig {
+        gemm: gemm_config((m, n), 1, transpose),
+        batch_size: count as i32,
+        stride_a: (m * n) as i64,
+        stride_b: inner as i64,
+        stride_c: rows as i64,
+    };
+    let blas = handle.lock().unwrap_or_else(|e| e.into_inner());
+    // SAFETY: a holds count matrices of m * n values (lda = m), input count vectors of the
+    // product's input length, output count of its output length, without overlap.
+    unsafe { T::gemm_strided_batched(&blas, cfg, a, input, output) }.map_err(|e| Error::Cuda {
+        context: format!("cuBLAS batched products of {count} operators in sparse recovery"),
+        message: format!("{e:?}"),
+    })
+}
+
+/// The `gemm` of `Y (m x columns) = A (m x n) X (n x columns)`, or of `X (n x columns) = A^T Y
+/// (m x columns)`, `A` column-major.
+fn gemm_config<T: Real>(
+    (m, n): (usize, usize),
+    columns: usize,
+    transpose: bool,
+) -> cudarc::cublas::GemmConfig<T> {
+    let (rows, inner) = if transpose { (n, m) } else { (m, n) };
+    cudarc::cublas::GemmConfig {
+        transa: operation(transpose),
+        transb: cudarc::cublas::sys::cublasOperation_t::CUBLAS_OP_N,
+        m: rows as i32,
+        n: columns as i32,
+        k: inner as i32,
+        alpha: T::one(),
+        lda: m as i32,
+        ldb: inner as i32,
+        beta: T::zero(),
+        ldc: rows as i32,
+    }
 }
 
 /// cuBLAS's operation on the column-major matrix: `A` itself, or its transpose.
@@ -595,18 +820,21 @@ pub(super) fn blocks(count: usize) -> usize {
     count.div_ceil(THREADS as usize).clamp(1, 4096)
 }
 
-/// One problem on a CUDA device: the uploaded operator, the measurements, the device's top-k.
+/// One problem on a CUDA device: the uploaded operator (a member of a stack), the
+/// measurements, the device's top-k.
 pub(crate) struct Cuda<'a, T: Real> {
     op: &'a DeviceOperator<T>,
+    member: usize,
     y: DeviceBuffer<T>,
 }
 
 impl<'a, T: Real> Cuda<'a, T> {
-    /// The problem `y = A x` on `op`'s device.
-    pub fn new(op: &'a DeviceOperator<T>, y: &[T]) -> Result<Cuda<'a, T>> {
+    /// The problem `y = A x` on `op`'s device, `A` its member `member` (0 for one operator).
+    pub fn new(op: &'a DeviceOperator<T>, member: usize, y: &[T]) -> Result<Cuda<'a, T>> {
         Ok(Cuda {
             y: DeviceBuffer::from_host_on(op.device(), y)?,
             op,
+            member,
         })
     }
 
@@ -687,10 +915,12 @@ impl<T: Real> Backend<T> for Cuda<'_, T> {
             .map_err(|e| driver_error("copying a recovery vector", e))
     }
     fn apply(&self, x: &DeviceBuffer<T>, y: &mut DeviceBuffer<T>) -> Result<()> {
-        self.op.product(x.as_slice(), y.as_slice_mut(), false)
+        self.op
+            .product(self.member, x.as_slice(), y.as_slice_mut(), false)
     }
     fn adjoint(&self, y: &DeviceBuffer<T>, x: &mut DeviceBuffer<T>) -> Result<()> {
-        self.op.product(y.as_slice(), x.as_slice_mut(), true)
+        self.op
+            .product(self.member, y.as_slice(), x.as_slice_mut(), true)
     }
     fn dot(&self, a: &DeviceBuffer<T>, b: &DeviceBuffer<T>) -> Result<f64> {
         self.dot_of(a, b, None)

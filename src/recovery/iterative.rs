@@ -18,7 +18,7 @@ pub(crate) const SAFETY: f64 = 0.01;
 /// NIHT's `kappa`: a step too long is divided by `kappa (1 - c)`.
 pub(crate) const SHRINK: f64 = 2.0;
 /// Power iterations that estimate `|A|^2` for IHT's default step.
-const POWER_STEPS: usize = 30;
+pub(crate) const POWER_STEPS: usize = 30;
 
 /// The residual `y - A x`, exact or updated by linearity since it last was.
 struct Residual<V> {
@@ -326,9 +326,7 @@ pub(crate) fn cgiht<T: Real, B: Backend<T>>(
 /// by 1% against the estimate's shortfall.
 pub(crate) fn squared_norm<T: Real, B: Backend<T>>(b: &B) -> Result<f64> {
     let (m, n) = b.shape();
-    let start: Vec<f64> = (0..n).map(|i| 1.0 + (i % 7) as f64 / 7.0).collect();
-    let norm = start.iter().map(|v| v * v).sum::<f64>().sqrt();
-    let mut x = b.upload(&start.iter().map(|v| T::of(v / norm)).collect::<Vec<T>>())?;
+    let mut x = b.upload(&power_start(n))?;
     let (mut ax, mut back) = (b.zeros(m)?, b.zeros(n)?);
     let mut lambda = 0.0;
     for _ in 0..POWER_STEPS {
@@ -341,9 +339,22 @@ pub(crate) fn squared_norm<T: Real, B: Backend<T>>(b: &B) -> Result<f64> {
         // x = back / lambda.
         b.add_scaled(&back, 1.0 / lambda - 1.0, &back, &mut x)?;
     }
-    Ok(if lambda > 0.0 && lambda.is_finite() {
+    Ok(power_estimate(lambda))
+}
+
+/// The power iterations' first vector (of unit norm, `n` entries).
+pub(crate) fn power_start<T: Real>(n: usize) -> Vec<T> {
+    let start: Vec<f64> = (0..n).map(|i| 1.0 + (i % 7) as f64 / 7.0).collect();
+    let norm = start.iter().map(|v| v * v).sum::<f64>().sqrt();
+    start.iter().map(|v| T::of(v / norm)).collect()
+}
+
+/// `|A|^2` from the power iterations' last `|A^T A x|` (with a margin; 1 when it is zero or
+/// not finite).
+pub(crate) fn power_estimate(lambda: f64) -> f64 {
+    if lambda > 0.0 && lambda.is_finite() {
         1.01 * lambda
     } else {
         1.0
-    })
+    }
 }

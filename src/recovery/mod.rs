@@ -68,7 +68,9 @@ use crate::element::Element;
 mod blas {
     //! The cuBLAS products (matrix-vector and matrix-matrix) and cuFFT transforms of each element
     //! type, for the CUDA backend.
-    use cudarc::cublas::{CudaBlas, Gemm as _, GemmConfig, Gemv as _, GemvConfig};
+    use cudarc::cublas::{
+        CudaBlas, Gemm as _, GemmConfig, Gemv as _, GemvConfig, StridedBatchedConfig,
+    };
     use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
     /// `y = alpha op(A) x + beta y` and `C = alpha op(A) op(B) + beta C` by cuBLAS in this
@@ -89,6 +91,20 @@ mod blas {
         unsafe fn gemm<A: DevicePtr<Self>, B: DevicePtr<Self>, C: DevicePtrMut<Self>>(
             blas: &CudaBlas,
             cfg: GemmConfig<Self>,
+            a: &A,
+            b: &B,
+            c: &mut C,
+        ) -> Result<(), cudarc::cublas::result::CublasError>;
+
+        /// # Safety
+        /// `a`, `b` and `c` hold what `cfg` describes.
+        unsafe fn gemm_strided_batched<
+            A: DevicePtr<Self>,
+            B: DevicePtr<Self>,
+            C: DevicePtrMut<Self>,
+        >(
+            blas: &CudaBlas,
+            cfg: StridedBatchedConfig<Self>,
             a: &A,
             b: &B,
             c: &mut C,
@@ -180,6 +196,21 @@ mod blas {
                 ) -> Result<(), cudarc::cublas::result::CublasError> {
                     // SAFETY: the caller's promise.
                     unsafe { blas.gemm(cfg, a, b, c) }
+                }
+
+                unsafe fn gemm_strided_batched<
+                    A: DevicePtr<$t>,
+                    B: DevicePtr<$t>,
+                    C: DevicePtrMut<$t>,
+                >(
+                    blas: &CudaBlas,
+                    cfg: StridedBatchedConfig<$t>,
+                    a: &A,
+                    b: &B,
+                    c: &mut C,
+                ) -> Result<(), cudarc::cublas::result::CublasError> {
+                    // SAFETY: the caller's promise.
+                    unsafe { blas.gemm_strided_batched(cfg, a, b, c) }
                 }
             }
         };

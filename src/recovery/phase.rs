@@ -18,9 +18,11 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::Serialize;
 
+use crate::device::Device;
 use crate::error::{Error, Result};
 use crate::recovery::{
-    sparse_signal, Algorithm, Ensemble, LinearOperator, Real, SignalKind, Solver,
+    sparse_signal, Algorithm, DeviceOperator, Ensemble, LinearOperator, Operator, Real, Recovery,
+    SignalKind, Solver,
 };
 
 /// The settings of a phase-transition experiment.
@@ -75,7 +77,8 @@ pub struct Cell {
     pub successes: usize,
     /// The mean iterations of the trials.
     pub mean_iterations: f64,
-    /// The time of all the cell's solves, in seconds (summed over the threads that ran them).
+    /// The time of all the cell's solves, in seconds (summed over the threads that ran them;
+    /// on a GPU, the time of the solves of the trials together).
     pub seconds: f64,
 }
 
@@ -300,9 +303,7 @@ impl PhaseTransition {
         self.check()?;
         let total = self.problems() * self.algorithms.len();
         let done = AtomicUsize::new(0);
-        let cells: Vec<(usize, usize)> = (0..self.deltas.len())
-            .flat_map(|i| (0..self.rhos.len()).map(move |j| (i, j)))
-            .collect();
+        let cells = self.cells();
         // outcomes[cell][algorithm] = (successes, iterations, seconds).
         let outcomes: Vec<Vec<(usize, usize, f64)>> = cells
             .par_iter()
@@ -326,6 +327,99 @@ impl PhaseTransition {
                     .collect())
             })
             .collect::<Result<_>>()?;
+        Ok(self.diagram::<T>(&cells, &outcomes))
+    }
+
+    /// [`run`](PhaseTransition::run) on a CUDA device: each cell's trials (the same problems as
+    /// on the CPU) are solved together for each algorithm, their operators a stack
+    /// ([`DeviceOperator::upload_each`]) solved by [`Solver::solve_many_on`], in groups of at
+    /// most about 1 GiB of operators. Each trial's result is that of its solve alone on the
+    /// device, whose rounding may tip a trial at the edge of success either way. Errors: as
+    /// `run`'s, a device that is not CUDA, and the device's.
+    ///
+    /// ```no_run
+    /// use kselect::recovery::{Algorithm, Ensemble, PhaseTransition};
+    /// use kselect::Device;
+    /// let diagram = PhaseTransition::new(Ensemble::Gaussian, 1024)
+    ///     .deltas(vec![0.5])
+    ///     .rhos(vec![0.05, 0.5])
+    ///     .trials(20)
+    ///     .algorithms(vec![Algorithm::Niht])
+    ///     .run_on::<f32>(&Device::cuda(0)?, &|_, _| {})?;
+    /// assert_eq!(diagram.algorithms[0].cells[0].successes, 20);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn run_on<T: Real>(
+        &self,
+        device: &Device,
+        progress: &(dyn Fn(usize, usize) + Sync),
+    ) -> Result<PhaseDiagram> {
+        if !matches!(device, Device::Cuda(_)) {
+            return Err(Error::InvalidArgument(
+                "run_on takes a CUDA device; run solves the trials on the CPU".into(),
+            ));
+        }
+        self.check()?;
+        let total = self.problems() * self.algorithms.len();
+        let mut done = 0;
+        let cells = self.cells();
+        let mut outcomes = Vec::with_capacity(cells.len());
+        for &(i, j) in &cells {
+            let (m, k) = self.size(i, j);
+            let mut cell = vec![(0, 0, 0.0); self.algorithms.len()];
+            let trials: Vec<usize> = (0..self.trials).collect();
+            for group in trials.chunks(self.trials_at_once::<T>(m)) {
+                let problems: Vec<_> = group
+                    .par_iter()
+                    .map(|&t| self.problem::<T>(i, j, t, m, k))
+                    .collect::<Result<_>>()?;
+                let ops: Vec<Operator<T>> = problems.iter().map(|p| p.0.clone()).collect();
+                let ys: Vec<T> = problems.iter().flat_map(|p| p.2.iter().copied()).collect();
+                let stack = DeviceOperator::upload_each(&ops, device)?;
+                drop(ops);
+                for (a, &algorithm) in self.algorithms.iter().enumerate() {
+                    let start = Instant::now();
+                    let found = self.solver(algorithm, k).solve_many_on(&stack, &ys)?;
+                    cell[a].2 += start.elapsed().as_secs_f64();
+                    for (f, p) in found.iter().zip(&problems) {
+                        cell[a].0 += usize::from(self.succeeded(f, &p.1));
+                        cell[a].1 += f.iterations;
+                    }
+                    done += group.len();
+                    progress(done, total);
+                }
+            }
+            outcomes.push(cell);
+        }
+        Ok(self.diagram::<T>(&cells, &outcomes))
+    }
+
+    /// The grid's cells `(delta index, rho index)`, `delta`-major.
+    fn cells(&self) -> Vec<(usize, usize)> {
+        (0..self.deltas.len())
+            .flat_map(|i| (0..self.rhos.len()).map(move |j| (i, j)))
+            .collect()
+    }
+
+    /// How many of a cell's trials (of `m` measurements) a GPU solves at once: their operators
+    /// about 1 GiB together, at least one.
+    fn trials_at_once<T: Real>(&self, m: usize) -> usize {
+        let n = self.n;
+        let bytes = match self.ensemble {
+            Ensemble::Gaussian | Ensemble::Sign => m * n * size_of::<T>(),
+            Ensemble::Dct => 8 * m,
+            Ensemble::Sparse { d } => 16 * n * d + 8 * (m + 1),
+        };
+        ((1usize << 30) / bytes.max(1)).clamp(1, self.trials)
+    }
+
+    /// The diagram of the cells' `outcomes` (for each cell, each algorithm's successes,
+    /// iterations and seconds).
+    fn diagram<T: Real>(
+        &self,
+        cells: &[(usize, usize)],
+        outcomes: &[Vec<(usize, usize, f64)>],
+    ) -> PhaseDiagram {
         let algorithms = self
             .algorithms
             .iter()
@@ -333,7 +427,7 @@ impl PhaseTransition {
             .map(|(a, algorithm)| {
                 let cells: Vec<Cell> = cells
                     .iter()
-                    .zip(&outcomes)
+                    .zip(outcomes)
                     .map(|(&(i, j), o)| {
                         let (m, k) = self.size(i, j);
                         let (successes, iterations, seconds) = o[a];
@@ -365,7 +459,7 @@ impl PhaseTransition {
                 }
             })
             .collect();
-        Ok(PhaseDiagram {
+        PhaseDiagram {
             ensemble: self.ensemble.to_string(),
             n: self.n,
             signal: self.signal.name().to_string(),
@@ -376,7 +470,7 @@ impl PhaseTransition {
             deltas: self.deltas.clone(),
             rhos: self.rhos.clone(),
             algorithms,
-        })
+        }
     }
 
     /// `(m, k)` of cell `(i, j)`.
@@ -395,6 +489,27 @@ impl PhaseTransition {
         m: usize,
         k: usize,
     ) -> Result<Vec<(bool, usize, f64)>> {
+        let (op, x, y) = self.problem::<T>(i, j, t, m, k)?;
+        self.algorithms
+            .iter()
+            .map(|&algorithm| {
+                let start = Instant::now();
+                let found = self.solver(algorithm, k).solve(&op, &y)?;
+                let seconds = start.elapsed().as_secs_f64();
+                Ok((self.succeeded(&found, &x), found.iterations, seconds))
+            })
+            .collect()
+    }
+
+    /// Trial `t` of cell `(i, j)`: its operator, its signal `x` and its measurements `A x`.
+    fn problem<T: Real>(
+        &self,
+        i: usize,
+        j: usize,
+        t: usize,
+        m: usize,
+        k: usize,
+    ) -> Result<(Operator<T>, Vec<T>, Vec<T>)> {
         let cell = (i * self.rhos.len() + j) as u64;
         let op = self
             .ensemble
@@ -402,26 +517,29 @@ impl PhaseTransition {
         let x = sparse_signal::<T>(self.n, k, self.signal, mix(self.seed, cell, t as u64, 1))?;
         let mut y = vec![T::zero(); m];
         op.apply(&x, &mut y);
+        Ok((op, x, y))
+    }
+
+    /// The solver of `algorithm` for `k` nonzeros, with the experiment's iteration limit.
+    fn solver(&self, algorithm: Algorithm, k: usize) -> Solver {
+        let solver = Solver::new(algorithm, k);
+        match self.max_iterations {
+            Some(limit) => solver.max_iterations(limit),
+            None => solver,
+        }
+    }
+
+    /// Whether `found` recovered `x`: its largest error below `success` times `x`'s largest
+    /// entry.
+    fn succeeded<T: Real>(&self, found: &Recovery<T>, x: &[T]) -> bool {
         let largest = x.iter().map(|v| v.as_f64().abs()).fold(0.0, f64::max);
-        self.algorithms
+        let error = found
+            .solution
             .iter()
-            .map(|&algorithm| {
-                let mut solver = Solver::new(algorithm, k);
-                if let Some(limit) = self.max_iterations {
-                    solver = solver.max_iterations(limit);
-                }
-                let start = Instant::now();
-                let found = solver.solve(&op, &y)?;
-                let seconds = start.elapsed().as_secs_f64();
-                let error = found
-                    .solution
-                    .iter()
-                    .zip(&x)
-                    .map(|(a, b)| (a.as_f64() - b.as_f64()).abs())
-                    .fold(0.0, f64::max);
-                Ok((error < self.success * largest, found.iterations, seconds))
-            })
-            .collect()
+            .zip(x)
+            .map(|(a, b)| (a.as_f64() - b.as_f64()).abs())
+            .fold(0.0, f64::max);
+        error < self.success * largest
     }
 
     fn check(&self) -> Result<()> {

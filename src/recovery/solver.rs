@@ -292,12 +292,18 @@ impl Solver {
     /// # Ok::<(), kselect::Error>(())
     /// ```
     pub fn solve_on<T: Real>(&self, op: &DeviceOperator<T>, y: &[T]) -> Result<Recovery<T>> {
+        if op.stacked() {
+            return Err(Error::InvalidArgument(format!(
+                "a stack of {} operators solves one problem with each: solve_many_on",
+                op.operators()
+            )));
+        }
         self.check(op.shape(), y.len())?;
         check_finite(y, 0, y.len())?;
         if let Some(found) = self.lockstep(op, y, 1)? {
             return Ok(found.into_iter().next().expect("one problem"));
         }
-        self.run(op.shape(), y, || Cuda::new(op, y))
+        self.run(op.shape(), y, || Cuda::new(op, 0, y))
     }
 
     /// Solves `count` problems with the same operator at once: `ys` holds their measurement
@@ -328,6 +334,56 @@ impl Solver {
             .collect()
     }
 
+    /// Solves one problem with each operator of `ops` (of one shape; B operators of one
+    /// ensemble, say), in parallel: `ys` holds the measurement vectors one after the other, the
+    /// `c`-th for `ops[c]`; the results are those of solving each alone, in order.
+    /// [`solve_many_on`](Solver::solve_many_on) with a stack of operators
+    /// ([`DeviceOperator::upload_each`]) does the same on a CUDA device.
+    ///
+    /// ```
+    /// use kselect::recovery::{Algorithm, Ensemble, LinearOperator, Solver};
+    /// let ops: Vec<_> = (0..3)
+    ///     .map(|seed| Ensemble::Gaussian.generate::<f64>(20, 40, seed))
+    ///     .collect::<Result<_, _>>()?;
+    /// let mut x = vec![0.0; 40];
+    /// x[7] = 1.5;
+    /// let mut ys = vec![0.0; 3 * 20];
+    /// for (op, y) in ops.iter().zip(ys.chunks_mut(20)) {
+    ///     op.apply(&x, y);
+    /// }
+    /// let found = Solver::new(Algorithm::Niht, 1).solve_each(&ops, &ys)?;
+    /// assert!(found.iter().all(|f| f.support == vec![7]));
+    /// assert!(Solver::new(Algorithm::Niht, 1).solve_each(&ops, &ys[..40]).is_err());
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn solve_each<T: Real, O: LinearOperator<T>>(
+        &self,
+        ops: &[O],
+        ys: &[T],
+    ) -> Result<Vec<Recovery<T>>> {
+        let Some(first) = ops.first() else {
+            return match ys.len() {
+                0 => Ok(Vec::new()),
+                len => Err(Error::InvalidArgument(format!(
+                    "{len} measurements given for no operators"
+                ))),
+            };
+        };
+        let shape = first.shape();
+        if let Some((c, other)) = ops.iter().enumerate().find(|(_, o)| o.shape() != shape) {
+            let ((m, n), (mc, nc)) = (shape, other.shape());
+            return Err(Error::InvalidArgument(format!(
+                "operator {c} is {mc} x {nc}, operator 0 {m} x {n}: the operators have one shape"
+            )));
+        }
+        let count = self.check_many(shape, ys)?;
+        check_one_each(count, ops.len())?;
+        ys.par_chunks(shape.0)
+            .zip(ops)
+            .map(|(y, op)| self.run(shape, y, || Ok(Host::new(op, y))))
+            .collect()
+    }
+
     /// [`solve_many`](Solver::solve_many) on a CUDA device: the problems' vectors are the
     /// columns of matrices on the device, so each product with the operator is one cuBLAS
     /// `gemm` for every problem (dense operators; the sparse kernels take every problem in one
@@ -335,6 +391,9 @@ impl Solver {
     /// batched top-k. IHT and NIHT run the problems together, each problem by the steps of
     /// its own solve ([`solve_on`](Solver::solve_on)); the other algorithms solve them one
     /// after another on the device.
+    ///
+    /// With a stack of operators ([`DeviceOperator::upload_each`]), problem `c` is solved with
+    /// operator `c` (as [`solve_each`](Solver::solve_each) on the CPU): one problem for each.
     ///
     /// ```no_run
     /// use kselect::recovery::{sparse_signal, Algorithm, DeviceOperator, Ensemble, LinearOperator, SignalKind, Solver};
@@ -356,6 +415,9 @@ impl Solver {
     ) -> Result<Vec<Recovery<T>>> {
         let (m, _) = op.shape();
         let count = self.check_many(op.shape(), ys)?;
+        if op.stacked() {
+            check_one_each(count, op.operators())?;
+        }
         if count == 0 {
             return Ok(Vec::new());
         }
@@ -366,7 +428,14 @@ impl Solver {
         }
         match self.lockstep(op, ys, count)? {
             Some(found) => Ok(found),
-            None => ys.chunks(m).map(|y| self.solve_on(op, y)).collect(),
+            None => ys
+                .chunks(m)
+                .enumerate()
+                .map(|(c, y)| {
+                    let member = if op.stacked() { c } else { 0 };
+                    self.run(op.shape(), y, || Cuda::new(op, member, y))
+                })
+                .collect(),
         }
     }
 
@@ -504,6 +573,16 @@ impl Solver {
             Algorithm::SubspacePursuit => pursuit::subspace(b, problem, monitor),
         }
     }
+}
+
+/// An error unless there are as many problems as operators.
+fn check_one_each(problems: usize, operators: usize) -> Result<()> {
+    if problems != operators {
+        return Err(Error::InvalidArgument(format!(
+            "{problems} problems given for {operators} operators: one problem for each"
+        )));
+    }
+    Ok(())
 }
 
 /// An error naming the first entry of problem `p`'s measurements that is not finite.

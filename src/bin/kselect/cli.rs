@@ -985,7 +985,8 @@ pub struct KnnArgs {
 pub struct RecoverArgs {
     /// The measurement matrix A: a 2-D .npy array of m rows and n columns (f4 or f8; integer
     /// dtypes read as f8; C or Fortran order), possibly gzip-compressed (.gz); - reads standard
-    /// input. Not with --ensemble.
+    /// input. A 3-D array of B matrices (B x m x n) gives each of the B problems of --y its own.
+    /// Not with --ensemble.
     #[arg(long, value_name = "A.npy")]
     pub matrix: Option<PathBuf>,
 
@@ -1023,7 +1024,7 @@ pub struct RecoverArgs {
     pub m: Option<usize>,
 
     /// The seed A is drawn from, with --ensemble (1 by default): the same seed, the same
-    /// operator, on every machine.
+    /// operator, on every machine. With --operators each, problem p's from seed S + p.
     #[arg(
         long,
         value_name = "S",
@@ -1033,9 +1034,16 @@ pub struct RecoverArgs {
     )]
     pub seed: Option<u64>,
 
+    /// With --ensemble and B problems: shared (the default: one operator for all) or each (an
+    /// operator drawn for each problem, problem p's from seed S + p). A 3-D --matrix is one
+    /// operator each.
+    #[arg(long, value_enum, value_name = "WHICH", hide_possible_values = true)]
+    pub operators: Option<Operators>,
+
     /// The measurements: a 1-D .npy array of m values (one problem), or a 2-D array of B rows
-    /// of m values (B problems with the same A); f4 or f8 (integer dtypes read as f8),
-    /// possibly gzip-compressed (.gz); - reads standard input. Every value finite.
+    /// of m values (B problems with the same A, or each with its own: --operators); f4 or f8
+    /// (integer dtypes read as f8), possibly gzip-compressed (.gz); - reads standard input.
+    /// Every value finite.
     #[arg(long = "y", value_name = "Y.npy")]
     pub y: PathBuf,
 
@@ -1095,7 +1103,8 @@ pub struct RecoverArgs {
     pub out: Option<PathBuf>,
 
     /// Print one JSON object instead of the report, with the keys: y, matrix (null with
-    /// --ensemble), ensemble and seed (null with --matrix), m, n, k, dtype ("f32" or "f64"),
+    /// --ensemble), ensemble and seed (null with --matrix), operators ("shared" or "each": one
+    /// operator a problem, problem p's from seed + p), m, n, k, dtype ("f32" or "f64"),
     /// algorithm, tolerance, max_iterations, out (the file written, when given); for one
     /// problem (a 1-D --y): stop (converged, diverged, cycling, no progress, slow
     /// convergence, iteration limit), converged (true or false), iterations, residual
@@ -1205,8 +1214,9 @@ pub struct PhaseTransitionArgs {
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 
-    /// Where it runs: cpu, or auto (the default), which is the CPU for the experiment. cuda
-    /// is an error: the experiment runs on the CPU only so far.
+    /// Where it runs: cpu, or auto (the default), which is the CPU for the experiment (the
+    /// trials solved in parallel), or cuda (GPU 0: each cell's trials solved together, their
+    /// operators a stack; the same problems, the GPU's rounding).
     #[arg(
         long,
         value_enum,
@@ -1239,6 +1249,15 @@ pub enum Dtype {
     F32,
     /// 64-bit floats.
     F64,
+}
+
+/// `--operators`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Operators {
+    /// One operator for every problem.
+    Shared,
+    /// An operator for each problem.
+    Each,
 }
 
 /// `--backend`.

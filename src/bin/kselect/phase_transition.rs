@@ -42,9 +42,11 @@ pub fn run(args: &PhaseTransitionArgs) -> Result<String> {
     let bar = FitBar::new("phase transition");
     let progress = bar.counter("problems");
     let start = Instant::now();
-    let diagram = match args.dtype {
-        Dtype::F32 => experiment.run::<f32>(&progress),
-        Dtype::F64 => experiment.run::<f64>(&progress),
+    let diagram = match (args.dtype, &device) {
+        (Dtype::F32, Device::Cpu) => experiment.run::<f32>(&progress),
+        (Dtype::F64, Device::Cpu) => experiment.run::<f64>(&progress),
+        (Dtype::F32, Device::Cuda(_)) => experiment.run_on::<f32>(&device, &progress),
+        (Dtype::F64, Device::Cuda(_)) => experiment.run_on::<f64>(&device, &progress),
     }?;
     let seconds = start.elapsed().as_secs_f64();
     drop(bar);
@@ -84,16 +86,13 @@ pub fn run(args: &PhaseTransitionArgs) -> Result<String> {
     Ok(s)
 }
 
-/// The device of the experiment: the CPU, for `--backend cpu` and `auto` (every trial draws its
-/// own operator, and the CPU solves the trials in parallel); `cuda` is an error.
+/// The device of the experiment: the CPU for `--backend cpu` and `auto` (the trials solved in
+/// parallel, each with its own operator), GPU 0 for `cuda` (each cell's trials solved together,
+/// a stack of their operators).
 fn device(backend: Backend) -> Result<Device> {
     match backend {
         Backend::Auto | Backend::Cpu => Ok(Device::Cpu),
-        Backend::Cuda => Err(Error::InvalidArgument(
-            "--backend cuda: the phase-transition experiment runs on the CPU only so far \
-             (--backend cpu, or auto, which is the CPU here); kselect recover solves on CUDA"
-                .into(),
-        )),
+        Backend::Cuda => crate::recover::device(Backend::Cuda),
     }
 }
 

@@ -1,7 +1,7 @@
 //! `kselect recover`: a k-sparse signal recovered from its measurements `y = A x`, the
 //! operator read from a `.npy` matrix or drawn from a random ensemble; one problem, or a batch
-//! of problems with the same operator. The report, its JSON, and the exit status of a solver
-//! that stopped without converging.
+//! of problems with the same operator or each with its own. The report, its JSON, and the exit
+//! status of a solver that stopped without converging.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -14,7 +14,7 @@ use kselect::recovery::{
 };
 use kselect::{Device, Error, Result};
 
-use crate::cli::{Backend, RecoverArgs};
+use crate::cli::{Backend, Operators, RecoverArgs};
 use crate::open;
 use crate::output::{aligned, json_list, json_object, json_string, run_fields, Num};
 use crate::output_files::{write_replacing, FileKind};
@@ -146,6 +146,8 @@ pub struct Outcome {
     max_iterations: usize,
     /// `None` for one problem (a 1-D `--y`); the number of problems of a 2-D `--y`.
     batch: Option<usize>,
+    /// Whether each problem has its own operator.
+    each: bool,
     solved: Vec<Solved>,
     /// Wall time of the solves alone.
     seconds: f64,
@@ -210,6 +212,8 @@ struct Setup<'a> {
     m: usize,
     n: usize,
     batch: Option<usize>,
+    /// Whether each problem has its own operator (a 3-D `--matrix`, or `--operators each`).
+    each: bool,
 }
 
 /// Reads the files, draws or builds the operator, solves on `device`, and writes `--out`.
@@ -240,21 +244,25 @@ pub fn run(args: &RecoverArgs, device: &Device) -> Result<Outcome> {
             message: "no measurements: the array is empty".into(),
         });
     }
-    let (rows, n) = match (&matrix, args.m, args.n) {
+    let (rows, n, stacked) = match (&matrix, args.m, args.n) {
         (Some(a), _, _) => match a.shape[..] {
-            [rows, cols] => (rows, cols),
+            [rows, cols] => (rows, cols, None),
+            [count, rows, cols] => (rows, cols, Some(count)),
             _ => {
                 return Err(Error::Format {
                     path: a.name.clone(),
                     message: format!(
-                        "a 1-D array of {} values: the measurement matrix is a 2-D array of m \
-                         rows and n columns",
-                        a.shape.iter().product::<usize>()
+                        "{}: the measurement matrix is a 2-D array of m rows and n columns, or \
+                         a 3-D array of B such matrices",
+                        match a.shape[..] {
+                            [len] => format!("a 1-D array of {len} values"),
+                            _ => format!("an array of shape {:?}", a.shape),
+                        }
                     ),
                 })
             }
         },
-        (None, Some(m), Some(n)) => (m, n),
+        (None, Some(m), Some(n)) => (m, n, None),
         (None, _, _) => {
             return Err(Error::InvalidArgument(
                 "--ensemble needs the operator's size: --n and --m".into(),
@@ -286,6 +294,7 @@ pub fn run(args: &RecoverArgs, device: &Device) -> Result<Outcome> {
             args.k
         )));
     }
+    let each = one_operator_each(args, stacked, batch, &y.name)?;
     let setup = Setup {
         args,
         device,
@@ -294,6 +303,7 @@ pub fn run(args: &RecoverArgs, device: &Device) -> Result<Outcome> {
         m,
         n,
         batch,
+        each,
     };
     match (y.values, matrix.map(|a| a.values)) {
         (Values::F32(ys), None) => solve::<f32>(&setup, ys, None),
@@ -302,29 +312,89 @@ pub fn run(args: &RecoverArgs, device: &Device) -> Result<Outcome> {
     }
 }
 
+/// Whether each problem has its own operator: a 3-D `--matrix` of `stacked` matrices (one for
+/// each problem of `--y`), or `--operators each` with a batch; errors where the two disagree.
+fn one_operator_each(
+    args: &RecoverArgs,
+    stacked: Option<usize>,
+    batch: Option<usize>,
+    y: &Path,
+) -> Result<bool> {
+    match (stacked, args.operators, batch) {
+        (Some(_), Some(Operators::Shared), _) => Err(Error::InvalidArgument(
+            "--operators shared takes a 2-D --matrix: a 3-D one is a matrix for each problem"
+                .into(),
+        )),
+        (Some(count), _, problems) if problems != Some(count) => {
+            Err(Error::InvalidArgument(format!(
+                "--matrix holds {count} matrices, but --y {} holds {}: one problem (a row of a \
+                 2-D --y) for each matrix",
+                y.display(),
+                match problems {
+                    None => "one problem (a 1-D array)".to_string(),
+                    Some(p) => format!("{p} problems"),
+                }
+            )))
+        }
+        (Some(_), _, _) => Ok(true),
+        (None, Some(Operators::Each), None) => Err(Error::InvalidArgument(format!(
+            "--operators each draws an operator for each problem, but --y {} holds one (a 1-D \
+             array): give a 2-D --y of B problems",
+            y.display()
+        ))),
+        (None, Some(Operators::Each), Some(_)) if args.matrix.is_some() => {
+            Err(Error::InvalidArgument(
+                "--operators each takes --ensemble, or a 3-D --matrix of a matrix for each \
+                 problem: this --matrix is one matrix"
+                    .into(),
+            ))
+        }
+        (None, operators, _) => Ok(operators == Some(Operators::Each)),
+    }
+}
+
+/// The operators of the problems: one, or one each (`count`), from the entries of `--matrix`
+/// (row-major, one matrix after another) or drawn from the ensemble; and their source.
+fn operators<T: Real>(
+    setup: &Setup<'_>,
+    matrix: Option<Vec<T>>,
+    count: usize,
+) -> Result<(Vec<Operator<T>>, Source)> {
+    use rayon::prelude::*;
+    let (args, m, n) = (setup.args, setup.m, setup.n);
+    match (matrix, &setup.matrix, args.ensemble) {
+        (Some(data), Some(name), _) => {
+            let ops = data
+                .chunks(m * n)
+                .map(|a| Ok(Operator::Dense(DenseMatrix::new(a.to_vec(), m, n)?)))
+                .collect::<Result<_>>()
+                .map_err(|e| naming(e, name))?;
+            Ok((ops, Source::Matrix(name.display().to_string())))
+        }
+        (None, _, Some(ensemble)) => {
+            let seed = args.seed.unwrap_or(1);
+            let ops = (0..count as u64)
+                .into_par_iter()
+                .map(|p| ensemble.generate::<T>(m, n, seed.wrapping_add(p)))
+                .collect::<Result<_>>()?;
+            Ok((ops, Source::Ensemble(ensemble, seed)))
+        }
+        _ => Err(Error::InvalidArgument(
+            "give the operator: --matrix, or --ensemble with --n and --m".into(),
+        )),
+    }
+}
+
 /// Solves the problems in `T` arithmetic: `ys` the measurements, `matrix` the entries of A
-/// (row-major) or `None` for an ensemble.
+/// (row-major; one matrix after another for one each) or `None` for an ensemble.
 fn solve<T: Real>(setup: &Setup<'_>, ys: Vec<T>, matrix: Option<Vec<T>>) -> Result<Outcome> {
     let (args, m, n) = (setup.args, setup.m, setup.n);
     check_finite(&ys, m, setup.batch.is_some(), &setup.y)?;
-    let (operator, source) = match (matrix, &setup.matrix, args.ensemble) {
-        (Some(data), Some(name), _) => (
-            Operator::Dense(DenseMatrix::new(data, m, n).map_err(|e| naming(e, name))?),
-            Source::Matrix(name.display().to_string()),
-        ),
-        (None, _, Some(ensemble)) => {
-            let seed = args.seed.unwrap_or(1);
-            (
-                ensemble.generate::<T>(m, n, seed)?,
-                Source::Ensemble(ensemble, seed),
-            )
-        }
-        _ => {
-            return Err(Error::InvalidArgument(
-                "give the operator: --matrix, or --ensemble with --n and --m".into(),
-            ))
-        }
+    let count = match (setup.each, setup.batch) {
+        (true, Some(problems)) => problems,
+        _ => 1,
     };
+    let (ops, source) = operators(setup, matrix, count)?;
     let mut solver = Solver::new(args.algorithm, args.k);
     if let Some(tol) = args.tol {
         solver = solver.tolerance(tol);
@@ -334,11 +404,12 @@ fn solve<T: Real>(setup: &Setup<'_>, ys: Vec<T>, matrix: Option<Vec<T>>) -> Resu
     }
     let start = Instant::now();
     let found: Vec<Recovery<T>> = match (setup.device, setup.batch) {
-        (Device::Cpu, None) => vec![solver.solve(&operator, &ys)?],
-        (Device::Cpu, Some(_)) => solver.solve_many(&operator, &ys)?,
+        (Device::Cpu, None) => vec![solver.solve(&ops[0], &ys)?],
+        (Device::Cpu, Some(_)) if setup.each => solver.solve_each(&ops, &ys)?,
+        (Device::Cpu, Some(_)) => solver.solve_many(&ops[0], &ys)?,
         (Device::Cuda(_), batch) => {
-            // The operator's copy to the device counts in the time.
-            let on_device = DeviceOperator::upload(&operator, setup.device)?;
+            // The operators' copy to the device counts in the time.
+            let on_device = DeviceOperator::upload_each(&ops, setup.device)?;
             match batch {
                 None => vec![solver.solve_on(&on_device, &ys)?],
                 Some(_) => solver.solve_many_on(&on_device, &ys)?,
@@ -379,6 +450,7 @@ fn solve<T: Real>(setup: &Setup<'_>, ys: Vec<T>, matrix: Option<Vec<T>>) -> Resu
         tolerance: solver.tolerance_for::<T>(),
         max_iterations: solver.iteration_limit(),
         batch: setup.batch,
+        each: setup.each,
         solved,
         seconds,
     })
@@ -499,6 +571,10 @@ pub fn json(out: &Outcome, device: &Device, file: Option<&Path>) -> String {
         ("matrix", matrix),
         ("ensemble", ensemble),
         ("seed", seed),
+        (
+            "operators",
+            json_string(if out.each { "each" } else { "shared" }),
+        ),
         ("m", out.m.to_string()),
         ("n", out.n.to_string()),
         ("k", out.k.to_string()),
@@ -536,11 +612,18 @@ pub fn json(out: &Outcome, device: &Device, file: Option<&Path>) -> String {
 pub fn report(out: &Outcome, device: &Device, file: Option<&Path>) -> String {
     let mut s = String::new();
     let (m, n, dtype) = (out.m, out.n, out.dtype);
-    let operator = match &out.operator {
-        Source::Matrix(name) => format!("{name} ({m} x {n} matrix, {dtype})"),
-        Source::Ensemble(ensemble, seed) => {
+    let operator = match (&out.operator, out.each.then_some(out.solved.len())) {
+        (Source::Matrix(name), None) => format!("{name} ({m} x {n} matrix, {dtype})"),
+        (Source::Matrix(name), Some(count)) => {
+            format!("{name} ({count} matrices of {m} x {n}, one a problem, {dtype})")
+        }
+        (Source::Ensemble(ensemble, seed), None) => {
             format!("{ensemble} ensemble, seed {seed} ({m} x {n}, {dtype})")
         }
+        (Source::Ensemble(ensemble, seed), Some(count)) => format!(
+            "{ensemble} ensemble, one operator a problem, seeds {seed} to {} ({m} x {n}, {dtype})",
+            seed.wrapping_add(count as u64 - 1)
+        ),
     };
     let _ = writeln!(s, "operator:   {operator}");
     let measured = match out.batch {
