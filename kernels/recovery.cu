@@ -159,18 +159,24 @@ REC_SPARSE(f32, float)
 REC_SPARSE(f64, double)
 
 // The subsampled DCT by a complex FFT of length n (src/recovery/dct.rs has the same steps on the
-// CPU). Complex values are pairs (re, im) of T.
+// CPU). Complex values are pairs (re, im) of T. `count` problems side by side: x holds count
+// vectors of n values, y count of m, the transform buffers count of n complex values; with
+// `stacked` set, each problem has its own rows (count lists of m one after the other).
 
 // buf[j] = (x[2j], 0) and buf[n - 1 - j] = (x[2j + 1], 0): the even entries, then the odd ones
 // reversed.
 template <typename T>
-__device__ void rec_dct_pack(const T* __restrict__ x, u64 n, T* __restrict__ buf) {
-    REC_FOR_EACH(j, (n + 1) / 2) {
-        buf[2 * j] = x[2 * j];
-        buf[2 * j + 1] = 0;
+__device__ void rec_dct_pack(const T* __restrict__ x, u64 n, u64 count, T* __restrict__ buf) {
+    const u64 half = (n + 1) / 2;
+    REC_FOR_EACH(t, half * count) {
+        const u64 c = t / half, j = t % half;
+        const T* xc = x + c * n;
+        T* bc = buf + c * 2 * n;
+        bc[2 * j] = xc[2 * j];
+        bc[2 * j + 1] = 0;
         if (2 * j + 1 < n) {
-            buf[2 * (n - 1 - j)] = x[2 * j + 1];
-            buf[2 * (n - 1 - j) + 1] = 0;
+            bc[2 * (n - 1 - j)] = xc[2 * j + 1];
+            bc[2 * (n - 1 - j) + 1] = 0;
         }
     }
 }
@@ -178,10 +184,13 @@ __device__ void rec_dct_pack(const T* __restrict__ x, u64 n, T* __restrict__ buf
 // y[i] = Re(turn[k] V[k]) for k = rows[i]: the kept coefficients of the orthonormal DCT-II.
 template <typename T>
 __device__ void rec_dct_rows(const T* __restrict__ v, const T* __restrict__ turn,
-                             const u64* __restrict__ rows, u64 m, T* __restrict__ y) {
-    REC_FOR_EACH(i, m) {
-        const u64 k = rows[i];
-        y[i] = turn[2 * k] * v[2 * k] - turn[2 * k + 1] * v[2 * k + 1];
+                             const u64* __restrict__ rows, u64 stacked, u64 m, u64 n, u64 count,
+                             T* __restrict__ y) {
+    REC_FOR_EACH(t, m * count) {
+        const u64 c = t / m, i = t % m;
+        const u64 k = rows[(stacked ? c * m : 0) + i];
+        const T* vc = v + c * 2 * n;
+        y[t] = turn[2 * k] * vc[2 * k] - turn[2 * k + 1] * vc[2 * k + 1];
     }
 }
 
@@ -191,48 +200,54 @@ __device__ void rec_dct_rows(const T* __restrict__ v, const T* __restrict__ turn
 // -i z[n - k] terms added, again one row a k.
 template <typename T>
 __device__ void rec_dct_spread(const T* __restrict__ y, const T* __restrict__ unturn,
-                               const u64* __restrict__ rows, u64 m, u64 n, u32 second,
-                               T* __restrict__ buf) {
-    REC_FOR_EACH(i, m) {
-        const u64 r = rows[i];
-        const T z = y[i];
+                               const u64* __restrict__ rows, u64 stacked, u64 m, u64 n,
+                               u64 count, u32 second, T* __restrict__ buf) {
+    REC_FOR_EACH(t, m * count) {
+        const u64 c = t / m, i = t % m;
+        const u64 r = rows[(stacked ? c * m : 0) + i];
+        const T z = y[t];
+        T* bc = buf + c * 2 * n;
         if (!second) {
             // unturn[r] * (z + 0i)
-            buf[2 * r] += unturn[2 * r] * z;
-            buf[2 * r + 1] += unturn[2 * r + 1] * z;
+            bc[2 * r] += unturn[2 * r] * z;
+            bc[2 * r + 1] += unturn[2 * r + 1] * z;
         } else if (r > 0) {
             const u64 k = n - r;
             // unturn[k] * (0 - i z) = (unturn.im z, -unturn.re z)
-            buf[2 * k] += unturn[2 * k + 1] * z;
-            buf[2 * k + 1] -= unturn[2 * k] * z;
+            bc[2 * k] += unturn[2 * k + 1] * z;
+            bc[2 * k + 1] -= unturn[2 * k] * z;
         }
     }
 }
 
 // x[2j] = Re v[j], x[2j + 1] = Re v[n - 1 - j].
 template <typename T>
-__device__ void rec_dct_unpack(const T* __restrict__ v, u64 n, T* __restrict__ x) {
-    REC_FOR_EACH(j, (n + 1) / 2) {
-        x[2 * j] = v[2 * j];
-        if (2 * j + 1 < n) x[2 * j + 1] = v[2 * (n - 1 - j)];
+__device__ void rec_dct_unpack(const T* __restrict__ v, u64 n, u64 count, T* __restrict__ x) {
+    const u64 half = (n + 1) / 2;
+    REC_FOR_EACH(t, half * count) {
+        const u64 c = t / half, j = t % half;
+        const T* vc = v + c * 2 * n;
+        T* xc = x + c * n;
+        xc[2 * j] = vc[2 * j];
+        if (2 * j + 1 < n) xc[2 * j + 1] = vc[2 * (n - 1 - j)];
     }
 }
 
 #define REC_DCT(NAME, T)                                                                         \
-    extern "C" __global__ void rec_dct_pack_##NAME(const T* x, u64 n, T* buf) {                  \
-        rec_dct_pack<T>(x, n, buf);                                                              \
+    extern "C" __global__ void rec_dct_pack_##NAME(const T* x, u64 n, u64 count, T* buf) {       \
+        rec_dct_pack<T>(x, n, count, buf);                                                       \
     }                                                                                            \
     extern "C" __global__ void rec_dct_rows_##NAME(const T* v, const T* turn, const u64* rows,   \
-                                                   u64 m, T* y) {                                \
-        rec_dct_rows<T>(v, turn, rows, m, y);                                                    \
+                                                   u64 stacked, u64 m, u64 n, u64 count, T* y) { \
+        rec_dct_rows<T>(v, turn, rows, stacked, m, n, count, y);                                 \
     }                                                                                            \
     extern "C" __global__ void rec_dct_spread_##NAME(const T* y, const T* unturn,                \
-                                                     const u64* rows, u64 m, u64 n, u32 second,  \
-                                                     T* buf) {                                   \
-        rec_dct_spread<T>(y, unturn, rows, m, n, second, buf);                                   \
+                                                     const u64* rows, u64 stacked, u64 m, u64 n, \
+                                                     u64 count, u32 second, T* buf) {            \
+        rec_dct_spread<T>(y, unturn, rows, stacked, m, n, count, second, buf);                   \
     }                                                                                            \
-    extern "C" __global__ void rec_dct_unpack_##NAME(const T* v, u64 n, T* x) {                  \
-        rec_dct_unpack<T>(v, n, x);                                                              \
+    extern "C" __global__ void rec_dct_unpack_##NAME(const T* v, u64 n, u64 count, T* x) {       \
+        rec_dct_unpack<T>(v, n, count, x);                                                       \
     }
 REC_DCT(f32, float)
 REC_DCT(f64, double)

@@ -61,12 +61,13 @@ enum Form<T> {
     /// products with vectors of few nonzeros read only their columns.
     Dense(CudaSlice<T>),
     /// The rows kept (`m` a member), the forward and inverse factors (`n` complex pairs each,
-    /// shared), and the plan of a complex FFT of length `n`.
+    /// shared), and the plans of batches of complex FFTs of length `n` made so far (each batch
+    /// a power of two).
     Dct {
         rows: CudaSlice<u64>,
         turn: CudaSlice<T>,
         unturn: CudaSlice<T>,
-        plan: cudarc::cufft::CudaFft,
+        plans: std::sync::Mutex<Vec<(usize, cudarc::cufft::CudaFft)>>,
     },
     /// Rows' columns (CSR: `m + 1` offsets and `n d` columns a member), columns' rows (`n d` a
     /// member), `d` and the entries' value.
@@ -371,7 +372,7 @@ impl<T: Real> DeviceOperator<T> {
     /// problem's input and output contiguous, one after the other (`count` times the lengths of
     /// one product); with a stack, every member's (`count` of them). Dense matrices take one
     /// cuBLAS `gemm` (`gemv` for one product; a stack a strided batched product), sparse ones
-    /// one launch of their kernels; the DCT transforms one problem after another.
+    /// one launch of their kernels; the DCT batched FFTs (a power of two of them at a time).
     pub(crate) fn products(
         &self,
         input: &CudaView<'_, T>,
@@ -415,22 +416,40 @@ impl<T: Real> DeviceOperator<T> {
                 rows,
                 turn,
                 unturn,
-                plan,
+                plans,
             } => {
                 let dev = &self.dev;
-                let mut a = dev.alloc_zeros::<T>(2 * n, "a DCT's transform")?;
-                let mut b = dev.alloc::<T>(2 * n, "a DCT's transform")?;
-                for c in 0..count {
-                    let member = if stacked { first + c } else { 0 };
+                // Batches of a power of two of transforms (so that few plans serve every
+                // count), each at most DCT_BATCH_VALUES complex values.
+                let cap = power_of_two_below((DCT_BATCH_VALUES / n).max(1));
+                let widest = power_of_two_below(count).min(cap);
+                let mut a = dev.alloc::<T>(2 * n * widest, "a DCT's transform")?;
+                let mut b = dev.alloc::<T>(2 * n * widest, "a DCT's transform")?;
+                let mut plans = plans.lock().unwrap_or_else(|e| e.into_inner());
+                let mut done = 0;
+                while done < count {
+                    let batch = power_of_two_below(count - done).min(cap);
+                    let plan = dct_plan::<T>(dev, &mut plans, n, batch)?;
+                    let member = if stacked { first + done } else { 0 };
                     let parts = DctParts {
-                        rows: rows.slice(member * m..(member + 1) * m),
+                        rows: rows.slice(member * m..),
+                        stacked: u64::from(stacked),
                         turn,
                         unturn,
                         plan,
                     };
-                    let x = input.slice(c * len_in..(c + 1) * len_in);
-                    let mut y = output.slice_mut(c * len_out..(c + 1) * len_out);
-                    dct_product(dev, &parts, (m, n), &x, &mut y, (&mut a, &mut b), transpose)?;
+                    let x = input.slice(done * len_in..(done + batch) * len_in);
+                    let mut y = output.slice_mut(done * len_out..(done + batch) * len_out);
+                    dct_products(
+                        dev,
+                        &parts,
+                        (m, n, batch),
+                        &x,
+                        &mut y,
+                        (&mut a, &mut b),
+                        transpose,
+                    )?;
+                    done += batch;
                 }
                 Ok(())
             }
@@ -481,26 +500,66 @@ impl<T: Real> DeviceOperator<T> {
     }
 }
 
-/// The device parts of a subsampled DCT.
+/// The most complex values of one batch of DCT transforms (`2^25`: 256 MiB a buffer in `f32`).
+const DCT_BATCH_VALUES: usize = 1 << 25;
+
+/// The largest power of two at most `x` (at least 1).
+fn power_of_two_below(x: usize) -> usize {
+    1 << (usize::BITS - 1 - x.max(1).leading_zeros())
+}
+
+/// The plan of `batch` complex FFTs of length `n`, made once and kept in `plans`.
+fn dct_plan<'p, T: Real>(
+    dev: &CudaDevice,
+    plans: &'p mut Vec<(usize, cudarc::cufft::CudaFft)>,
+    n: usize,
+    batch: usize,
+) -> Result<&'p cudarc::cufft::CudaFft> {
+    let index = match plans.iter().position(|(b, _)| *b == batch) {
+        Some(index) => index,
+        None => {
+            let error = || {
+                Error::InvalidArgument(format!(
+                    "a DCT of length {n} ({batch} at once) is too long for cuFFT (at most \
+                     2^31 - 1)"
+                ))
+            };
+            let n32 = i32::try_from(n).map_err(|_| error())?;
+            let batch32 = i32::try_from(batch).map_err(|_| error())?;
+            let plan = cudarc::cufft::CudaFft::plan_1d(n32, T::KIND, batch32, dev.stream().clone())
+                .map_err(|e| Error::Cuda {
+                    context: "planning cuFFT for the subsampled DCT".into(),
+                    message: format!("{e:?}"),
+                })?;
+            plans.push((batch, plan));
+            plans.len() - 1
+        }
+    };
+    Ok(&plans[index].1)
+}
+
+/// The device parts of a subsampled DCT: the rows (of the first problem's member of a stack,
+/// `stacked` set, or of the one operator), the factors and the plan of a batch of FFTs.
 struct DctParts<'a, T> {
     rows: CudaView<'a, u64>,
+    stacked: u64,
     turn: &'a CudaSlice<T>,
     unturn: &'a CudaSlice<T>,
     plan: &'a cudarc::cufft::CudaFft,
 }
 
-/// One product of the subsampled DCT (`transpose`: its adjoint), through the two transform
-/// buffers of `2 n` values.
-fn dct_product<T: Real>(
+/// `count` products of the subsampled DCT (`transpose`: its adjoint), side by side, through
+/// the two transform buffers of at least `2 n count` values and the plan of `count` FFTs.
+fn dct_products<T: Real>(
     dev: &CudaDevice,
     parts: &DctParts<'_, T>,
-    (m, n): (usize, usize),
+    (m, n, count): (usize, usize, usize),
     input: &CudaView<'_, T>,
     output: &mut CudaViewMut<'_, T>,
     (a, b): (&mut CudaSlice<T>, &mut CudaSlice<T>),
     transpose: bool,
 ) -> Result<()> {
-    let (m64, n64) = (m as u64, n as u64);
+    let (m64, n64, count64) = (m as u64, n as u64, count as u64);
     let fft_error = |e| Error::Cuda {
         context: "cuFFT in the subsampled DCT".into(),
         message: format!("{e:?}"),
@@ -509,7 +568,7 @@ fn dct_product<T: Real>(
         // The measurements spread into the inverse transform's input (zeroed), in two passes
         // (each writes one entry a row), then the inverse FFT and the reordering.
         dev.stream()
-            .memset_zeros(a)
+            .memset_zeros(&mut a.slice_mut(..2 * n * count))
             .map_err(|e| driver_error("zeroing a DCT's transform", e))?;
         for second in [0u32, 1] {
             let (f, name) = recovery_kernel(dev, kernel_name("rec_dct_spread", T::DTYPE))?;
@@ -517,31 +576,36 @@ fn dct_product<T: Real>(
             l.arg(input)
                 .arg(parts.unturn)
                 .arg(&parts.rows)
+                .arg(&parts.stacked)
                 .arg(&m64)
                 .arg(&n64)
+                .arg(&count64)
                 .arg(&second)
                 .arg(&mut *a);
-            launch_recovery(l, blocks(m), &name)?;
+            launch_recovery(l, blocks(m * count), &name)?;
         }
-        T::fft(parts.plan, a, b, n, false).map_err(fft_error)?;
+        T::fft(parts.plan, a, b, n * count, false).map_err(fft_error)?;
         let (f, name) = recovery_kernel(dev, kernel_name("rec_dct_unpack", T::DTYPE))?;
         let mut l = dev.stream().launch_builder(&f);
-        l.arg(&*b).arg(&n64).arg(output);
-        launch_recovery(l, blocks(n.div_ceil(2)), &name)
+        l.arg(&*b).arg(&n64).arg(&count64).arg(output);
+        launch_recovery(l, blocks(n.div_ceil(2) * count), &name)
     } else {
         let (f, name) = recovery_kernel(dev, kernel_name("rec_dct_pack", T::DTYPE))?;
         let mut l = dev.stream().launch_builder(&f);
-        l.arg(input).arg(&n64).arg(&mut *a);
-        launch_recovery(l, blocks(n.div_ceil(2)), &name)?;
-        T::fft(parts.plan, a, b, n, true).map_err(fft_error)?;
+        l.arg(input).arg(&n64).arg(&count64).arg(&mut *a);
+        launch_recovery(l, blocks(n.div_ceil(2) * count), &name)?;
+        T::fft(parts.plan, a, b, n * count, true).map_err(fft_error)?;
         let (f, name) = recovery_kernel(dev, kernel_name("rec_dct_rows", T::DTYPE))?;
         let mut l = dev.stream().launch_builder(&f);
         l.arg(&*b)
             .arg(parts.turn)
             .arg(&parts.rows)
+            .arg(&parts.stacked)
             .arg(&m64)
+            .arg(&n64)
+            .arg(&count64)
             .arg(output);
-        launch_recovery(l, blocks(m), &name)
+        launch_recovery(l, blocks(m * count), &name)
     }
 }
 
@@ -633,28 +697,19 @@ fn dct<T: Real>(
         ));
     }
     let n = a.len();
-    let n32 = i32::try_from(n).map_err(|_| {
-        Error::InvalidArgument(format!(
-            "a DCT of length {n} is too long for cuFFT (at most 2^31 - 1)"
-        ))
-    })?;
     let (turn, unturn) = a.twiddles();
     let rows: Vec<u64> = members
         .iter()
         .flat_map(|a| a.rows().iter().map(|&r| r as u64))
         .collect();
-    let plan =
-        cudarc::cufft::CudaFft::plan_1d(n32, T::KIND, 1, dev.stream().clone()).map_err(|e| {
-            Error::Cuda {
-                context: "planning cuFFT for the subsampled DCT".into(),
-                message: format!("{e:?}"),
-            }
-        })?;
+    // The plan of one transform, made now: a length cuFFT refuses is an error of the upload.
+    let mut plans = Vec::new();
+    dct_plan::<T>(dev, &mut plans, n, 1)?;
     Ok(Form::Dct {
         rows: DeviceBuffer::from_host_on(dev, &rows)?.into_slice(),
         turn: DeviceBuffer::from_host_on(dev, &turn)?.into_slice(),
         unturn: DeviceBuffer::from_host_on(dev, &unturn)?.into_slice(),
-        plan,
+        plans: std::sync::Mutex::new(plans),
     })
 }
 

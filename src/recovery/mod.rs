@@ -117,7 +117,8 @@ mod blas {
         /// cuFFT's transform type for this element type.
         const KIND: cudarc::cufft::sys::cufftType;
 
-        /// `output = FFT(input)` (unnormalised; `forward` or inverse), `n` complex values each.
+        /// `output = FFT(input)` (unnormalised; `forward` or inverse) of the first `n` complex
+        /// values of each (the plan's batch of transforms, one after the other).
         fn fft(
             plan: &cudarc::cufft::CudaFft,
             input: &mut CudaSlice<Self>,

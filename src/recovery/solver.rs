@@ -387,7 +387,7 @@ impl Solver {
     /// [`solve_many`](Solver::solve_many) on a CUDA device: the problems' vectors are the
     /// columns of matrices on the device, so each product with the operator is one cuBLAS
     /// `gemm` for every problem (dense operators; the sparse kernels take every problem in one
-    /// launch, the DCT transforms one problem after another), and each hard threshold one
+    /// launch, the DCT one batch of FFTs), and each hard threshold one
     /// batched top-k. IHT and NIHT run the problems together, each problem by the steps of
     /// its own solve ([`solve_on`](Solver::solve_on)); the other algorithms solve them one
     /// after another on the device.
