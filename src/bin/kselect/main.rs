@@ -21,7 +21,8 @@
 //! kselect knn TRAIN --response COL [--predictors A,B,...] [--query FILE] --k K[,K,...]
 //!                [--classify] [--weights uniform|distance] [--metric NAME] [--standardize]
 //!                [--backend auto|cpu|cuda] [--out FILE] [--json]
-//! kselect recover (--matrix A.npy | --ensemble NAME --n N --m M [--seed S]) --y Y.npy --k K
+//! kselect recover (--matrix A.npy | --ensemble NAME --n N --m M [--seed S]
+//!                [--operators shared|each]) --y Y.npy --k K
 //!                [--algorithm niht|iht|htp|cosamp|sp|cgiht] [--tol T] [--max-iter I]
 //!                [--backend auto|cpu|cuda] [--out X.npy] [--json]
 //! kselect phase-transition --ensemble gaussian|sign|dct|sparse[:d] --n N [--deltas LIST]
