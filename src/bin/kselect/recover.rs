@@ -364,6 +364,12 @@ fn operators<T: Real>(
     let (args, m, n) = (setup.args, setup.m, setup.n);
     match (matrix, &setup.matrix, args.ensemble) {
         (Some(data), Some(name), _) => {
+            if m * n == 0 {
+                return Err(Error::InvalidArgument(format!(
+                    "--matrix {}: a {m} x {n} matrix has no entries",
+                    name.display()
+                )));
+            }
             let ops = data
                 .chunks(m * n)
                 .map(|a| Ok(Operator::Dense(DenseMatrix::new(a.to_vec(), m, n)?)))
