@@ -8,7 +8,7 @@
 //!   [`read_csv_column`].
 //! - [`read_column`]: either of the two, chosen by the file's extension or content.
 //!
-//! Each reader of a path has a twin that reads any [`Read`](std::io::Read) — standard input,
+//! Each reader of a path has a twin that reads any [`Read`] — standard input,
 //! a pipe, bytes in memory — named for error messages: [`read_npy_from`],
 //! [`npy::read_npy_array_from`], [`read_csv_column_from`], [`read_csv_table_from`],
 //! [`read_column_from`]. Both open the input once as a [`Source`], which tells the format and

@@ -2,7 +2,7 @@
 //!
 //! Blanchard et al. (2016, Fig. 5) draw the PDF and the CDF estimated from order statistics
 //! over a normalized histogram and a cumulative histogram of the data. [`plot_pdf`] and
-//! [`plot_cdf`] draw the same figures for a [`DensityEstimate`]
+//! [`plot_cdf`] draw the same figures for a [`DensityEstimate`](crate::density::DensityEstimate)
 //! and a [`Histogram`], into a `.png` or `.svg` file (chosen by the extension). All text is
 //! drawn with the font bundled in the library (DejaVu Sans, see [`font`]), so plotting needs
 //! no fonts on the machine. Data at the ends of the `f64` range (near ±1.7e308, whose range is

@@ -2,7 +2,7 @@
 //! quantiles; batched selection, top-k and hard thresholding ([`batch`]).
 //!
 //! Rank `k` is 0-based in ascending order: `select(x, k) == sorted(x)[k]`, where values are
-//! ordered by their [`Element`](crate::Element) key (NaN last, `-0.0` just below `+0.0`). Every
+//! ordered by their [`Element`] key (NaN last, `-0.0` just below `+0.0`). Every
 //! algorithm and backend returns the same bits. Inputs are never modified.
 //!
 //! The free functions here run on the CPU with the default settings; [`Selector`] chooses the
