@@ -333,7 +333,8 @@ impl PhaseTransition {
     /// [`run`](PhaseTransition::run) on a CUDA device: each cell's trials (the same problems as
     /// on the CPU) are solved together for each algorithm, their operators a stack
     /// ([`DeviceOperator::upload_each`]) solved by [`Solver::solve_many_on`], in groups of at
-    /// most about 1 GiB of operators. Each trial's result is that of its solve alone on the
+    /// most about 1 GiB of operators, the next group drawn on the host while the device solves
+    /// the last one. Each trial's result is that of its solve alone on the
     /// device, whose rounding may tip a trial at the edge of success either way. Errors: as
     /// `run`'s, a device that is not CUDA, and the device's.
     ///
@@ -361,37 +362,70 @@ impl PhaseTransition {
         }
         self.check()?;
         let total = self.problems() * self.algorithms.len();
-        let mut done = 0;
         let cells = self.cells();
-        let mut outcomes = Vec::with_capacity(cells.len());
-        for &(i, j) in &cells {
-            let (m, k) = self.size(i, j);
-            let mut cell = vec![(0, 0, 0.0); self.algorithms.len()];
-            let trials: Vec<usize> = (0..self.trials).collect();
-            for group in trials.chunks(self.trials_at_once::<T>(m)) {
-                let problems: Vec<_> = group
-                    .par_iter()
-                    .map(|&t| self.problem::<T>(i, j, t, m, k))
-                    .collect::<Result<_>>()?;
-                let ops: Vec<Operator<T>> = problems.iter().map(|p| p.0.clone()).collect();
-                let ys: Vec<T> = problems.iter().flat_map(|p| p.2.iter().copied()).collect();
+        // Every cell's groups of trials, in order: the cell's index and the group's trials.
+        let groups: Vec<(usize, Vec<usize>)> = cells
+            .iter()
+            .enumerate()
+            .flat_map(|(c, &(i, j))| {
+                let trials: Vec<usize> = (0..self.trials).collect();
+                let at_once = self.trials_at_once::<T>(self.size(i, j).0);
+                trials
+                    .chunks(at_once)
+                    .map(|group| (c, group.to_vec()))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let mut outcomes = vec![vec![(0, 0, 0.0); self.algorithms.len()]; cells.len()];
+        let mut done = 0;
+        let draw = |(c, trials): &(usize, Vec<usize>)| self.draw::<T>(cells[*c], trials);
+        // The next group is drawn on the host while the device solves this one.
+        std::thread::scope(|scope| -> Result<()> {
+            let mut next = groups.first().map(|g| scope.spawn(move || draw(g)));
+            for (index, (c, trials)) in groups.iter().enumerate() {
+                let drawn = next
+                    .take()
+                    .expect("each group is drawn ahead of its solves");
+                let (ops, xs, ys) = drawn
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+                next = groups.get(index + 1).map(|g| scope.spawn(move || draw(g)));
+                let k = self.size(cells[*c].0, cells[*c].1).1;
                 let stack = DeviceOperator::upload_each(&ops, device)?;
                 drop(ops);
                 for (a, &algorithm) in self.algorithms.iter().enumerate() {
                     let start = Instant::now();
                     let found = self.solver(algorithm, k).solve_many_on(&stack, &ys)?;
-                    cell[a].2 += start.elapsed().as_secs_f64();
-                    for (f, p) in found.iter().zip(&problems) {
-                        cell[a].0 += usize::from(self.succeeded(f, &p.1));
-                        cell[a].1 += f.iterations;
+                    let outcome = &mut outcomes[*c][a];
+                    outcome.2 += start.elapsed().as_secs_f64();
+                    for (f, x) in found.iter().zip(&xs) {
+                        outcome.0 += usize::from(self.succeeded(f, x));
+                        outcome.1 += f.iterations;
                     }
-                    done += group.len();
+                    done += trials.len();
                     progress(done, total);
                 }
             }
-            outcomes.push(cell);
-        }
+            Ok(())
+        })?;
         Ok(self.diagram::<T>(&cells, &outcomes))
+    }
+
+    /// The `trials` of cell `(i, j)` drawn: their operators, their signals, and their
+    /// measurements one after another.
+    fn draw<T: Real>(&self, (i, j): (usize, usize), trials: &[usize]) -> Result<Drawn<T>> {
+        let (m, k) = self.size(i, j);
+        let problems: Vec<_> = trials
+            .par_iter()
+            .map(|&t| self.problem::<T>(i, j, t, m, k))
+            .collect::<Result<_>>()?;
+        let mut drawn: Drawn<T> = (Vec::new(), Vec::new(), Vec::new());
+        for (op, x, y) in problems {
+            drawn.0.push(op);
+            drawn.1.push(x);
+            drawn.2.extend(y);
+        }
+        Ok(drawn)
     }
 
     /// The grid's cells `(delta index, rho index)`, `delta`-major.
@@ -570,6 +604,10 @@ impl PhaseTransition {
         Ok(())
     }
 }
+
+/// Trials drawn for the GPU: their operators, their signals, and their measurements one after
+/// another.
+type Drawn<T> = (Vec<Operator<T>>, Vec<Vec<T>>, Vec<T>);
 
 /// A problem's seed from the experiment's seed, the cell, the trial and the stream (operator
 /// or signal): SplitMix64's finaliser over their combination.
