@@ -743,15 +743,8 @@ fn piped_input_is_read_once() {
 #[cfg(unix)]
 #[test]
 fn fifo_with_a_pausing_writer_is_read_once() {
-    use std::io::Write;
     use std::time::Duration;
     let dir = tempfile::tempdir().expect("temp dir");
-    let fifo = path(&dir, "values.fifo");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .expect("mkfifo runs");
-    assert!(made.success(), "mkfifo failed");
     // The header split in two, then the rows in chunks, a pause after each: more than a
     // second in all, so that the read's progress is due (and hidden: stderr is not a
     // terminal).
@@ -760,20 +753,10 @@ fn fifo_with_a_pausing_writer_is_read_once() {
         .map(|i| format!("{},{}\n", i * 3, 2999 - i))
         .collect();
     chunks.extend(rows.chunks(1000).map(|c| c.concat().into_bytes()));
-    let writer_path = fifo.clone();
-    let writer = std::thread::spawn(move || {
-        // Opening blocks until kselect opens the FIFO for reading.
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .open(&writer_path)
-            .expect("open the FIFO for writing");
-        for chunk in chunks {
-            if file.write_all(&chunk).and_then(|()| file.flush()).is_err() {
-                return; // the reader went away: the test below says why
-            }
-            std::thread::sleep(Duration::from_millis(300));
-        }
-    });
+    // Opening blocks until kselect opens the FIFO for reading; a reader that went away makes
+    // the writer stop (the test below says why).
+    let (fifo, writer) =
+        common::cli::fifo_writing(&dir, "values.fifo", chunks, Duration::from_millis(300));
     let fifo_arg = fifo.display().to_string();
     let child = common::cli::spawn_kselect(&[
         "select",

@@ -715,30 +715,16 @@ fn truncated_and_malformed_point_files_are_errors() {
 #[cfg(unix)]
 #[test]
 fn points_from_a_fifo_are_read_once() {
-    use std::io::Write;
     let dir = tempfile::tempdir().unwrap();
-    let fifo = path(&dir, "points.fifo");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap();
-    assert!(made.success(), "mkfifo failed");
-    let writer_path = fifo.clone();
-    let writer = std::thread::spawn(move || {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .open(&writer_path)
-            .unwrap();
-        for chunk in ["x,y\n0,0\n1,", "0\n3,0\n", "7,0\n"] {
-            if f.write_all(chunk.as_bytes())
-                .and_then(|()| f.flush())
-                .is_err()
-            {
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(200));
-        }
-    });
+    let chunks = ["x,y\n0,0\n1,", "0\n3,0\n", "7,0\n"]
+        .map(|c| c.as_bytes().to_vec())
+        .to_vec();
+    let (fifo, writer) = common::cli::fifo_writing(
+        &dir,
+        "points.fifo",
+        chunks,
+        std::time::Duration::from_millis(200),
+    );
     let queries = file(&dir, "q.csv", QUERIES);
     let (_, json) = cpu_json(
         "neighbors",

@@ -509,22 +509,56 @@ fn matrices(
     p.display().to_string()
 }
 
-#[test]
-fn each_problem_may_have_its_own_operator() {
-    let dir = tempfile::tempdir().unwrap();
-    // What --operators each --seed 5 draws: problem p's operator from seed 5 + p.
-    let ops: Vec<Operator<f64>> = (0..3)
+/// `count` problems, each with its own Gaussian operator (problem p's from seed 5 + p, as
+/// `--operators each --seed 5` draws it) and signal (from `first_signal + p`), written to
+/// `ys.npy` and `as.npy` (the operators, B x m x n) in `dir`.
+fn stack_problems(dir: &tempfile::TempDir, count: usize, first_signal: u64) -> Stack {
+    let ops: Vec<Operator<f64>> = (0..count as u64)
         .map(|p| Ensemble::Gaussian.generate::<f64>(M, N, SEED + p).unwrap())
         .collect();
-    let signals: Vec<Vec<f64>> = (40..43).map(signal::<f64>).collect();
+    let signals: Vec<Vec<f64>> = (0..count as u64)
+        .map(|p| signal::<f64>(first_signal + p))
+        .collect();
     let ys: Vec<f64> = ops
         .iter()
         .zip(&signals)
         .flat_map(|(a, x)| measure(a, x))
         .collect();
-    let y = matrix(&dir, "ys.npy", &ys, 3, M);
-    let stack: Vec<f64> = ops.iter().flat_map(entries).collect();
-    let a = matrices(&dir, "as.npy", &stack, (3, M, N));
+    let y = matrix(dir, "ys.npy", &ys, count, M);
+    let entries: Vec<f64> = ops.iter().flat_map(entries).collect();
+    let a = matrices(dir, "as.npy", &entries, (count, M, N));
+    Stack {
+        signals,
+        ys,
+        y,
+        entries,
+        a,
+    }
+}
+
+/// Problems with an operator each, as [`stack_problems`] writes them.
+struct Stack {
+    signals: Vec<Vec<f64>>,
+    /// The measurements, one problem after another.
+    ys: Vec<f64>,
+    /// Their file.
+    y: String,
+    /// The operators' entries, row-major, one after another.
+    entries: Vec<f64>,
+    /// Their file.
+    a: String,
+}
+
+#[test]
+fn each_problem_may_have_its_own_operator() {
+    let dir = tempfile::tempdir().unwrap();
+    let Stack {
+        signals,
+        ys,
+        y,
+        entries: stack,
+        a,
+    } = stack_problems(&dir, 3, 40);
     let out = path(&dir, "xs.npy").display().to_string();
     let base = ensemble_args();
     let drawn = args(&base, &["--operators", "each", "--y", &y, "--k", "10"]);
@@ -600,6 +634,98 @@ fn each_problem_may_have_its_own_operator() {
         1,
     );
     assert!(err.contains("give a 2-D --y of B problems"), "{err}");
+}
+
+#[test]
+fn a_stack_of_matrices_in_either_order_piped_or_broken() {
+    let dir = tempfile::tempdir().unwrap();
+    let Stack {
+        signals,
+        y,
+        entries: stack,
+        a: c,
+        ..
+    } = stack_problems(&dir, 2, 50);
+    // The same stack in Fortran order: entry (p, i, j) stored at p + 2 (i + M j).
+    let header = format!("{{'descr': '<f8', 'fortran_order': True, 'shape': (2, {M}, {N}), }}");
+    let mut bytes = npy_with_header(&header);
+    for j in 0..N {
+        for i in 0..M {
+            for p in 0..2 {
+                bytes.extend_from_slice(&stack[p * M * N + i * N + j].to_le_bytes());
+            }
+        }
+    }
+    let f = path(&dir, "as-fortran.npy");
+    std::fs::write(&f, bytes).unwrap();
+    let f = f.display().to_string();
+    let tail = ["--y", &y, "--k", "10", "--backend", "cpu"];
+    let solved = |matrix: &str| {
+        let mut all = vec!["--matrix", matrix];
+        all.extend(tail);
+        recover_json(&all)
+    };
+    let from_c = solved(&c);
+    assert_eq!(from_c["operators"], "each");
+    for (result, x) in from_c["results"].as_array().unwrap().iter().zip(&signals) {
+        assert_eq!(u64s(&result["support"]), support(x));
+    }
+    assert_eq!(solved(&f)["results"], from_c["results"]);
+    // Piped on standard input.
+    let mut all = vec!["recover", "--json", "--matrix", "-"];
+    all.extend(tail);
+    let piped = common::cli::kselect_with_stdin(&all, std::fs::read(&c).unwrap());
+    assert!(piped.status.success(), "{}", stderr(&piped));
+    assert_eq!(parse_one(&stdout(&piped))["results"], from_c["results"]);
+    // Cut short, a header promising far more than the file holds, junk: one error each.
+    let bytes = std::fs::read(&c).unwrap();
+    let cut = path(&dir, "cut.npy");
+    std::fs::write(&cut, &bytes[..bytes.len() - 4]).unwrap();
+    let huge = path(&dir, "huge.npy");
+    let header = "{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000, 128, 256), }";
+    std::fs::write(&huge, npy_with_header(header)).unwrap();
+    let junk = path(&dir, "junk.npy");
+    std::fs::write(&junk, b"\x93NUMPY\x01\x00\xff\xff garbage").unwrap();
+    for broken in [cut, huge, junk] {
+        let broken = broken.display().to_string();
+        let mut all = vec!["--matrix", broken.as_str()];
+        all.extend(tail);
+        let err = fails("recover", &all, 1);
+        assert_eq!(err.lines().count(), 1, "{broken}: {err}");
+    }
+    // The stack as --out: refused before anything is written.
+    let mut all = vec!["--matrix", c.as_str(), "--out", c.as_str()];
+    all.extend(tail);
+    let err = fails("recover", &all, 2);
+    assert!(err.contains("is the input file"), "{err}");
+    assert_eq!(std::fs::read(&c).unwrap(), bytes);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_stack_of_matrices_from_a_fifo_is_read_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let Stack { signals, y, a, .. } = stack_problems(&dir, 2, 60);
+    let bytes = std::fs::read(&a).unwrap();
+    let chunks = bytes.chunks(65536).map(<[u8]>::to_vec).collect();
+    let (fifo, writer) =
+        common::cli::fifo_writing(&dir, "as.fifo", chunks, std::time::Duration::ZERO);
+    let fifo_name = fifo.display().to_string();
+    let json = recover_json(&[
+        "--matrix",
+        &fifo_name,
+        "--y",
+        &y,
+        "--k",
+        "10",
+        "--backend",
+        "cpu",
+    ]);
+    writer.join().unwrap();
+    assert_eq!(json["operators"], "each");
+    for (result, x) in json["results"].as_array().unwrap().iter().zip(&signals) {
+        assert_eq!(u64s(&result["support"]), support(x));
+    }
 }
 
 #[test]
@@ -1166,34 +1292,17 @@ fn truncated_huge_header_and_junk_inputs_are_errors() {
 #[cfg(unix)]
 #[test]
 fn measurements_from_a_fifo_are_read_once() {
-    use std::io::Write;
     let dir = tempfile::tempdir().unwrap();
     let a = operator::<f64>();
     let x = signal::<f64>(23);
     let y = vector(&dir, "y.npy", &measure(&a, &x));
     let bytes = std::fs::read(&y).unwrap();
-    let fifo = path(&dir, "y.fifo");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .unwrap();
-    assert!(made.success(), "mkfifo failed");
-    let writer_path = fifo.clone();
-    let writer = std::thread::spawn(move || {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .open(&writer_path)
-            .unwrap();
-        // In pieces, a pause between them.
-        for piece in bytes.chunks(300) {
-            if f.write_all(piece).and_then(|()| f.flush()).is_err() {
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-    });
-    let base = ensemble_args();
+    // In pieces, a pause between them.
+    let chunks = bytes.chunks(300).map(<[u8]>::to_vec).collect();
+    let (fifo, writer) =
+        common::cli::fifo_writing(&dir, "y.fifo", chunks, std::time::Duration::from_millis(50));
     let fifo_name = fifo.display().to_string();
+    let base = ensemble_args();
     let from_fifo = recover_json(&args(&base, &["--y", &fifo_name, "--k", "10"]));
     writer.join().unwrap();
     let from_file = recover_json(&args(&base, &["--y", &y, "--k", "10"]));

@@ -352,7 +352,7 @@ impl<T: Real> DeviceOperator<T> {
 
     /// `y = A x` (`transpose`: `x = A^T y`) with member `member` of a stack (0 for one
     /// operator), `input` and `output` of the right lengths.
-    pub(crate) fn product(
+    fn product(
         &self,
         member: usize,
         input: &CudaSlice<T>,
@@ -821,13 +821,14 @@ fn gemm_each<T: Real>(
     transpose: bool,
 ) -> Result<()> {
     let handle = blas_handle(dev, "sparse recovery")?;
-    let (rows, inner) = if transpose { (n, m) } else { (m, n) };
+    let gemm = gemm_config((m, n), 1, transpose);
+    // Each problem's input and output: a column of the product's inner and outer lengths.
     let cfg = cudarc::cublas::StridedBatchedConfig {
-        gemm: gemm_config((m, n), 1, transpose),
+        gemm,
         batch_size: count as i32,
         stride_a: (m * n) as i64,
-        stride_b: inner as i64,
-        stride_c: rows as i64,
+        stride_b: gemm.k as i64,
+        stride_c: gemm.m as i64,
     };
     let blas = handle.lock().unwrap_or_else(|e| e.into_inner());
     // SAFETY: a holds count matrices of m * n values (lda = m), input count vectors of the

@@ -62,6 +62,37 @@ pub fn spawn_kselect(args: &[&str]) -> Child {
         .expect("the kselect binary starts")
 }
 
+/// A FIFO `name` in `dir`, and the thread that writes `chunks` into it, `pause` after each (it
+/// blocks until a reader opens the FIFO, and stops quietly when the reader goes away).
+#[cfg(unix)]
+pub fn fifo_writing(
+    dir: &tempfile::TempDir,
+    name: &str,
+    chunks: Vec<Vec<u8>>,
+    pause: Duration,
+) -> (PathBuf, std::thread::JoinHandle<()>) {
+    let fifo = dir.path().join(name);
+    let made = Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success(), "mkfifo failed");
+    let writer_path = fifo.clone();
+    let writer = std::thread::spawn(move || {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&writer_path)
+            .expect("open the FIFO for writing");
+        for chunk in chunks {
+            if file.write_all(&chunk).and_then(|()| file.flush()).is_err() {
+                return;
+            }
+            std::thread::sleep(pause);
+        }
+    });
+    (fifo, writer)
+}
+
 /// Runs `kselect` with `args` and `input` on its standard input, written by a thread of its
 /// own so that neither side waits on the other (kselect may stop reading early: the writer's
 /// broken pipe is no error).
