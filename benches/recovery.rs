@@ -20,6 +20,9 @@
 //! on the CPU, `solve_on(&uploaded, &y)` on the GPU (the operator uploaded once, before the
 //! timing), wall clock from the call to its return (the solution back on the host), median of
 //! `--reps` after one untimed solve; the time an iteration is that over the iterations run.
+//! The same solve stopped after one iteration (`max_iterations(1)`) is timed the same way: the
+//! later iterations' own time is `(solve - that) / (iterations - 1)`, without what a solve
+//! costs once (the measurements' upload, the first gradient and threshold, the copy back).
 //! **The floor** (GPU): one `apply` and one `adjoint` of the uploaded operator between CUDA
 //! events, median of 20 after 3 untimed.
 //!
@@ -135,7 +138,7 @@ fn main() {
             "ensemble": opts.ensemble.to_string(), "n": opts.n, "dtype": opts.dtype,
             "signal": opts.signal.name(), "batch": opts.batch,
             "operators": if opts.each { "each" } else { "shared" },
-            "timing": "solve: wall clock of one solve (operator already on the device), median of --reps after one; per iteration = solve / iterations; floor: apply + adjoint between CUDA events, median of 20 after 3",
+            "timing": "solve: wall clock of one solve (operator already on the device), median of --reps after one; per iteration = solve / iterations; later iterations = (solve - solve stopped after one iteration) / (iterations - 1); floor: apply + adjoint between CUDA events, median of 20 after 3",
         });
         (fields, results)
     });
@@ -181,28 +184,36 @@ fn run<T: Real>(opts: &Options, device: &Device) -> Vec<serde_json::Value> {
     let mut results = Vec::new();
     for &algorithm in &opts.algorithms {
         let solver = Solver::new(algorithm, k);
-        let solve = || match &uploaded {
-            Some(u) => solver.solve_on(u, &y),
-            None => solver.solve(&op, &y),
-        };
-        let mut times = Vec::new();
-        let mut last = None;
-        let mut error = None;
-        for r in 0..=opts.reps {
-            let start = Instant::now();
-            match solve() {
-                Ok(found) => {
-                    if r > 0 {
-                        times.push(start.elapsed().as_secs_f64() * 1e3);
-                    }
-                    last = Some(found);
+        let timed = |solver: &Solver| {
+            let solve = || match &uploaded {
+                Some(u) => solver.solve_on(u, &y),
+                None => solver.solve(&op, &y),
+            };
+            let mut times = Vec::new();
+            let mut last = None;
+            for r in 0..=opts.reps {
+                let start = Instant::now();
+                let found = solve()?;
+                if r > 0 {
+                    times.push(start.elapsed().as_secs_f64() * 1e3);
                 }
-                Err(e) => {
-                    error = Some(e.to_string());
-                    break;
-                }
+                last = Some(found);
             }
-        }
+            kselect::Result::Ok((times, last))
+        };
+        let (times, last, error) = match timed(&solver) {
+            Ok((times, last)) => (times, last, None),
+            Err(e) => (Vec::new(), None, Some(e.to_string())),
+        };
+        // The same solve stopped after its first iteration: what the solve costs beyond its
+        // iterations (the upload of y, the first gradient and threshold, the result's copy
+        // back), so that the later iterations' own time is the difference.
+        let one_ms = match (&last, &error) {
+            (Some(found), None) if found.iterations > 1 => timed(&solver.clone().max_iterations(1))
+                .ok()
+                .map(|(times, _)| median(times)),
+            _ => None,
+        };
         let Some(found) = last.filter(|_| error.is_none()) else {
             println!(
                 "{:>8}  error: {}",
@@ -222,21 +233,32 @@ fn run<T: Real>(opts: &Options, device: &Device) -> Vec<serde_json::Value> {
             .map(|(a, b)| (a.as_f64() - b.as_f64()).abs())
             .fold(0.0, f64::max);
         let ratio = floor_ms.map(|f| per / f);
+        // Iterations 2 to the last alone: (solve - solve of one iteration) / (iterations - 1).
+        let later = one_ms.map(|one| (ms - one) / (found.iterations - 1) as f64);
+        let later_ratio = later.zip(floor_ms).map(|(t, f)| t / f);
         println!(
-            "{:>8} {:>6} {:>10.3} {:>12.4} {:>9}  {} (error {:.1e})",
+            "{:>8} {:>6} {:>10.3} {:>12.4} {:>9}  {} (error {:.1e}){}",
             algorithm.name(),
             found.iterations,
             ms,
             per,
             ratio.map_or("-".into(), |r| format!("{r:.2}")),
             found.stop,
-            err / largest
+            err / largest,
+            match (one_ms, later, later_ratio) {
+                (Some(one), Some(t), Some(r)) => format!(
+                    "; one iteration's solve {one:.3} ms, the later ones {t:.4} ms each ({r:.2}x)"
+                ),
+                _ => String::new(),
+            }
         );
         results.push(serde_json::json!({
             "algorithm": algorithm.name(), "m": m, "k": k, "iterations": found.iterations,
             "stop": found.stop.name(), "relative_error": err / largest,
             "solve_ms": ms, "times_ms": times, "ms_per_iteration": per,
             "floor_ms": floor_ms, "x_floor": ratio,
+            "one_iteration_solve_ms": one_ms, "ms_per_later_iteration": later,
+            "later_x_floor": later_ratio,
         }));
     }
     results

@@ -158,60 +158,65 @@ __device__ void rec_sparse_adjoint(const u64* __restrict__ rows, u32 d, u64 stac
 REC_SPARSE(f32, float)
 REC_SPARSE(f64, double)
 
-// The subsampled DCT by a complex FFT of length n (src/recovery/dct.rs has the same steps on the
-// CPU). Complex values are pairs (re, im) of T. `count` problems side by side: x holds count
-// vectors of n values, y count of m, the transform buffers count of n complex values; with
-// `stacked` set, each problem has its own rows (count lists of m one after the other).
+// The subsampled DCT by a real FFT of length n (src/recovery/dct.rs has the same steps on the
+// CPU with a complex one). A transform's coefficients are its first h = n / 2 + 1 (the others
+// their conjugates), complex values as pairs (re, im) of T. `count` problems side by side: x
+// holds count vectors of n values, y count of m, a transform's signals count of n values and its
+// coefficients count of h pairs; with `stacked` set, each problem has its own rows (count lists
+// of m one after the other).
 
-// buf[j] = (x[2j], 0) and buf[n - 1 - j] = (x[2j + 1], 0): the even entries, then the odd ones
-// reversed.
+// buf[j] = x[2j] and buf[n - 1 - j] = x[2j + 1]: the even entries, then the odd ones reversed.
 template <typename T>
 __device__ void rec_dct_pack(const T* __restrict__ x, u64 n, u64 count, T* __restrict__ buf) {
     const u64 half = (n + 1) / 2;
     REC_FOR_EACH(t, half * count) {
         const u64 c = t / half, j = t % half;
         const T* xc = x + c * n;
-        T* bc = buf + c * 2 * n;
-        bc[2 * j] = xc[2 * j];
-        bc[2 * j + 1] = 0;
-        if (2 * j + 1 < n) {
-            bc[2 * (n - 1 - j)] = xc[2 * j + 1];
-            bc[2 * (n - 1 - j) + 1] = 0;
-        }
+        T* bc = buf + c * n;
+        bc[j] = xc[2 * j];
+        if (2 * j + 1 < n) bc[n - 1 - j] = xc[2 * j + 1];
     }
 }
 
-// y[i] = Re(turn[k] V[k]) for k = rows[i]: the kept coefficients of the orthonormal DCT-II.
+// y[i] = Re(turn[k] V[k]) for k = rows[i]: the kept coefficients of the orthonormal DCT-II (V[k]
+// = conj(V[n - k]) past the coefficients kept).
 template <typename T>
 __device__ void rec_dct_rows(const T* __restrict__ v, const T* __restrict__ turn,
                              const u64* __restrict__ rows, u64 stacked, u64 m, u64 n, u64 count,
                              T* __restrict__ y) {
+    const u64 h = n / 2 + 1;
     REC_FOR_EACH(t, m * count) {
         const u64 c = t / m, i = t % m;
         const u64 k = rows[(stacked ? c * m : 0) + i];
-        const T* vc = v + c * 2 * n;
-        y[t] = turn[2 * k] * vc[2 * k] - turn[2 * k + 1] * vc[2 * k + 1];
+        const T* vc = v + c * 2 * h;
+        const bool kept = k < h;
+        const u64 at = kept ? k : n - k;
+        const T re = vc[2 * at], im = kept ? vc[2 * at + 1] : -vc[2 * at + 1];
+        y[t] = turn[2 * k] * re - turn[2 * k + 1] * im;
     }
 }
 
-// The measurements y spread into the inverse transform's input (zeroed before): with z the n
-// coefficients (y at the rows, zero elsewhere), buf[k] = unturn[k] (z[k] - i z[n - k]) (buf[0]
-// = unturn[0] z[0]). First pass (second = 0): the z[k] terms, one row a k; second pass: the
-// -i z[n - k] terms added, again one row a k.
+// The measurements y spread into the inverse transform's coefficients (zeroed before): with z
+// the n coefficients (y at the rows, zero elsewhere), buf[k] = unturn[k] (z[k] - i z[n - k])
+// for k < h (buf[0] = unturn[0] z[0]). First pass (second = 0): the z[k] terms, one row a k;
+// second pass: the -i z[n - k] terms added, again one row a k.
 template <typename T>
 __device__ void rec_dct_spread(const T* __restrict__ y, const T* __restrict__ unturn,
                                const u64* __restrict__ rows, u64 stacked, u64 m, u64 n,
                                u64 count, u32 second, T* __restrict__ buf) {
+    const u64 h = n / 2 + 1;
     REC_FOR_EACH(t, m * count) {
         const u64 c = t / m, i = t % m;
         const u64 r = rows[(stacked ? c * m : 0) + i];
         const T z = y[t];
-        T* bc = buf + c * 2 * n;
+        T* bc = buf + c * 2 * h;
         if (!second) {
-            // unturn[r] * (z + 0i)
-            bc[2 * r] += unturn[2 * r] * z;
-            bc[2 * r + 1] += unturn[2 * r + 1] * z;
-        } else if (r > 0) {
+            if (r < h) {
+                // unturn[r] * (z + 0i)
+                bc[2 * r] += unturn[2 * r] * z;
+                bc[2 * r + 1] += unturn[2 * r + 1] * z;
+            }
+        } else if (r > 0 && n - r < h) {
             const u64 k = n - r;
             // unturn[k] * (0 - i z) = (unturn.im z, -unturn.re z)
             bc[2 * k] += unturn[2 * k + 1] * z;
@@ -220,16 +225,16 @@ __device__ void rec_dct_spread(const T* __restrict__ y, const T* __restrict__ un
     }
 }
 
-// x[2j] = Re v[j], x[2j + 1] = Re v[n - 1 - j].
+// x[2j] = v[j], x[2j + 1] = v[n - 1 - j].
 template <typename T>
 __device__ void rec_dct_unpack(const T* __restrict__ v, u64 n, u64 count, T* __restrict__ x) {
     const u64 half = (n + 1) / 2;
     REC_FOR_EACH(t, half * count) {
         const u64 c = t / half, j = t % half;
-        const T* vc = v + c * 2 * n;
+        const T* vc = v + c * n;
         T* xc = x + c * n;
-        xc[2 * j] = vc[2 * j];
-        if (2 * j + 1 < n) xc[2 * j + 1] = vc[2 * (n - 1 - j)];
+        xc[2 * j] = vc[j];
+        if (2 * j + 1 < n) xc[2 * j + 1] = vc[n - 1 - j];
     }
 }
 

@@ -262,10 +262,16 @@ impl<T: Element> DeviceNeighborLists<T> {
         let mut distances = vec![T::default(); count];
         let mut indices = vec![0usize; count];
         let what = "the lists";
-        download_into(dev, self.distances.as_slice(), &mut distances, |v| v, what)?;
         download_into(
             dev,
-            self.indices.as_slice(),
+            &self.distances.as_slice().as_view(),
+            &mut distances,
+            |v| v,
+            what,
+        )?;
+        download_into(
+            dev,
+            &self.indices.as_slice().as_view(),
             &mut indices,
             |i| i as usize,
             what,

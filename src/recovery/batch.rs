@@ -156,10 +156,11 @@ impl<'a, T: Real> Lockstep<'a, T> {
         some.gather(x, &cols, n, &mut xs)?;
         let mut ss = dev.alloc::<u64>(k * stops.len(), "the supports")?;
         some.gather_support(supports, &cols, &mut ss)?;
-        let xs = download(dev, &xs.as_view(), "the solutions")?;
+        let mut xs = download(dev, &xs.as_view(), "the solutions")?;
         let ss = download(dev, &ss.as_view(), "the supports")?;
-        for (j, &(c, stop)) in stops.iter().enumerate() {
-            let solution = xs[j * n..(j + 1) * n].to_vec();
+        for (j, &(c, stop)) in stops.iter().enumerate().rev() {
+            // The last solution's values are the end of xs: taken off it, not copied.
+            let solution = xs.split_off(j * n);
             let support = ss[j * k..(j + 1) * k].iter().map(|&i| i as usize).collect();
             let recovery = self.stopped(c, stop, solution, support);
             self.results[c] = Some(recovery);

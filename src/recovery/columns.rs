@@ -6,6 +6,7 @@
 
 use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, DeviceRepr, PushKernelArg};
 
+use crate::device::cuda::download::download_vec;
 use crate::device::cuda::kernels::kernel_name;
 use crate::device::cuda::{driver_error, CudaDevice};
 use crate::error::Result;
@@ -531,14 +532,12 @@ struct Listed<'b> {
 }
 
 /// A host copy of device values.
-pub(crate) fn download<P: DeviceRepr + Copy + Default>(
+pub(crate) fn download<P: DeviceRepr + Copy + Default + Send + Sync>(
     dev: &CudaDevice,
     a: &CudaView<'_, P>,
     what: &str,
 ) -> Result<Vec<P>> {
-    dev.stream()
-        .clone_dtoh(a)
-        .map_err(|e| driver_error(&format!("copying {what} to the host"), e))
+    download_vec(dev, a, what)
 }
 
 /// A device copy of host values.

@@ -61,13 +61,13 @@ enum Form<T> {
     /// products with vectors of few nonzeros read only their columns.
     Dense(CudaSlice<T>),
     /// The rows kept (`m` a member), the forward and inverse factors (`n` complex pairs each,
-    /// shared), and the plans of batches of complex FFTs of length `n` made so far (each batch
-    /// a power of two).
+    /// shared), and the plans of batches of real FFTs of length `n` made so far (each batch a
+    /// power of two).
     Dct {
         rows: CudaSlice<u64>,
         turn: CudaSlice<T>,
         unturn: CudaSlice<T>,
-        plans: std::sync::Mutex<Vec<(usize, cudarc::cufft::CudaFft)>>,
+        plans: std::sync::Mutex<Vec<DctPlans>>,
     },
     /// Rows' columns (CSR: `m + 1` offsets and `n d` columns a member), columns' rows (`n d` a
     /// member), `d` and the entries' value.
@@ -421,15 +421,17 @@ impl<T: Real> DeviceOperator<T> {
                 let dev = &self.dev;
                 // Batches of a power of two of transforms (so that few plans serve every
                 // count), each at most DCT_BATCH_VALUES complex values.
-                let cap = power_of_two_below((DCT_BATCH_VALUES / n).max(1));
+                let cap = power_of_two_below((DCT_BATCH_VALUES / dct_pairs(n)).max(1));
                 let widest = power_of_two_below(count).min(cap);
-                let mut a = dev.alloc::<T>(2 * n * widest, "a DCT's transform")?;
-                let mut b = dev.alloc::<T>(2 * n * widest, "a DCT's transform")?;
+                // Each transform's n values, or its n / 2 + 1 coefficients' 2 (n / 2 + 1).
+                let len = 2 * dct_pairs(n) * widest;
+                let mut a = dev.alloc::<T>(len, "a DCT's transform")?;
+                let mut b = dev.alloc::<T>(len, "a DCT's transform")?;
                 let mut plans = plans.lock().unwrap_or_else(|e| e.into_inner());
                 let mut done = 0;
                 while done < count {
                     let batch = power_of_two_below(count - done).min(cap);
-                    let plan = dct_plan::<T>(dev, &mut plans, n, batch)?;
+                    let plan = dct_plans::<T>(dev, &mut plans, n, batch)?;
                     let member = if stacked { first + done } else { 0 };
                     let parts = DctParts {
                         rows: rows.slice(member * m..),
@@ -503,19 +505,34 @@ impl<T: Real> DeviceOperator<T> {
 /// The most complex values of one batch of DCT transforms (`2^25`: 256 MiB a buffer in `f32`).
 const DCT_BATCH_VALUES: usize = 1 << 25;
 
+/// The complex coefficients a real FFT of length `n` keeps: `n / 2 + 1` (the others are their
+/// conjugates).
+fn dct_pairs(n: usize) -> usize {
+    n / 2 + 1
+}
+
+/// The plans of a batch of real FFTs of one length: the batch, the forward (real to complex)
+/// plan and the inverse.
+struct DctPlans {
+    batch: usize,
+    forward: cudarc::cufft::CudaFft,
+    inverse: cudarc::cufft::CudaFft,
+}
+
 /// The largest power of two at most `x` (at least 1).
 fn power_of_two_below(x: usize) -> usize {
     1 << (usize::BITS - 1 - x.max(1).leading_zeros())
 }
 
-/// The plan of `batch` complex FFTs of length `n`, made once and kept in `plans`.
-fn dct_plan<'p, T: Real>(
+/// The plans of `batch` real FFTs of length `n` and their inverses, made once and kept in
+/// `plans`.
+fn dct_plans<'p, T: Real>(
     dev: &CudaDevice,
-    plans: &'p mut Vec<(usize, cudarc::cufft::CudaFft)>,
+    plans: &'p mut Vec<DctPlans>,
     n: usize,
     batch: usize,
-) -> Result<&'p cudarc::cufft::CudaFft> {
-    let index = match plans.iter().position(|(b, _)| *b == batch) {
+) -> Result<&'p DctPlans> {
+    let index = match plans.iter().position(|p| p.batch == batch) {
         Some(index) => index,
         None => {
             let error = || {
@@ -526,16 +543,23 @@ fn dct_plan<'p, T: Real>(
             };
             let n32 = i32::try_from(n).map_err(|_| error())?;
             let batch32 = i32::try_from(batch).map_err(|_| error())?;
-            let plan = cudarc::cufft::CudaFft::plan_1d(n32, T::KIND, batch32, dev.stream().clone())
-                .map_err(|e| Error::Cuda {
-                    context: "planning cuFFT for the subsampled DCT".into(),
-                    message: format!("{e:?}"),
-                })?;
-            plans.push((batch, plan));
+            let plan = |kind| {
+                cudarc::cufft::CudaFft::plan_1d(n32, kind, batch32, dev.stream().clone()).map_err(
+                    |e| Error::Cuda {
+                        context: "planning cuFFT for the subsampled DCT".into(),
+                        message: format!("{e:?}"),
+                    },
+                )
+            };
+            plans.push(DctPlans {
+                batch,
+                forward: plan(T::FORWARD)?,
+                inverse: plan(T::INVERSE)?,
+            });
             plans.len() - 1
         }
     };
-    Ok(&plans[index].1)
+    Ok(&plans[index])
 }
 
 /// The device parts of a subsampled DCT: the rows (of the first problem's member of a stack,
@@ -545,11 +569,12 @@ struct DctParts<'a, T> {
     stacked: u64,
     turn: &'a CudaSlice<T>,
     unturn: &'a CudaSlice<T>,
-    plan: &'a cudarc::cufft::CudaFft,
+    plan: &'a DctPlans,
 }
 
 /// `count` products of the subsampled DCT (`transpose`: its adjoint), side by side, through
-/// the two transform buffers of at least `2 n count` values and the plan of `count` FFTs.
+/// the two transform buffers of at least `2 (n / 2 + 1) count` values and the plans of `count`
+/// real FFTs.
 fn dct_products<T: Real>(
     dev: &CudaDevice,
     parts: &DctParts<'_, T>,
@@ -564,11 +589,12 @@ fn dct_products<T: Real>(
         context: "cuFFT in the subsampled DCT".into(),
         message: format!("{e:?}"),
     };
+    let lengths = (n * count, dct_pairs(n) * count);
     if transpose {
         // The measurements spread into the inverse transform's input (zeroed), in two passes
         // (each writes one entry a row), then the inverse FFT and the reordering.
         dev.stream()
-            .memset_zeros(&mut a.slice_mut(..2 * n * count))
+            .memset_zeros(&mut a.slice_mut(..2 * lengths.1))
             .map_err(|e| driver_error("zeroing a DCT's transform", e))?;
         for second in [0u32, 1] {
             let (f, name) = recovery_kernel(dev, kernel_name("rec_dct_spread", T::DTYPE))?;
@@ -584,7 +610,7 @@ fn dct_products<T: Real>(
                 .arg(&mut *a);
             launch_recovery(l, blocks(m * count), &name)?;
         }
-        T::fft(parts.plan, a, b, n * count, false).map_err(fft_error)?;
+        T::inverse_fft(&parts.plan.inverse, a, b, lengths).map_err(fft_error)?;
         let (f, name) = recovery_kernel(dev, kernel_name("rec_dct_unpack", T::DTYPE))?;
         let mut l = dev.stream().launch_builder(&f);
         l.arg(&*b).arg(&n64).arg(&count64).arg(output);
@@ -594,7 +620,7 @@ fn dct_products<T: Real>(
         let mut l = dev.stream().launch_builder(&f);
         l.arg(input).arg(&n64).arg(&count64).arg(&mut *a);
         launch_recovery(l, blocks(n.div_ceil(2) * count), &name)?;
-        T::fft(parts.plan, a, b, n * count, true).map_err(fft_error)?;
+        T::forward_fft(&parts.plan.forward, a, b, lengths).map_err(fft_error)?;
         let (f, name) = recovery_kernel(dev, kernel_name("rec_dct_rows", T::DTYPE))?;
         let mut l = dev.stream().launch_builder(&f);
         l.arg(&*b)
@@ -704,7 +730,7 @@ fn dct<T: Real>(
         .collect();
     // The plan of one transform, made now: a length cuFFT refuses is an error of the upload.
     let mut plans = Vec::new();
-    dct_plan::<T>(dev, &mut plans, n, 1)?;
+    dct_plans::<T>(dev, &mut plans, n, 1)?;
     Ok(Form::Dct {
         rows: DeviceBuffer::from_host_on(dev, &rows)?.into_slice(),
         turn: DeviceBuffer::from_host_on(dev, &turn)?.into_slice(),

@@ -111,68 +111,75 @@ mod blas {
         ) -> Result<(), cudarc::cublas::result::CublasError>;
     }
 
-    /// The complex-to-complex FFT of this type (`C2C` or `Z2Z`) on interleaved `(re, im)`
-    /// pairs.
+    /// The real-to-complex FFT of this type (`R2C` / `D2Z`) and its inverse (`C2R` / `Z2D`):
+    /// a real signal of length `n` and the first `n / 2 + 1` of its coefficients, as
+    /// interleaved `(re, im)` pairs (the others are their conjugates).
     pub trait Fft: Sized {
-        /// cuFFT's transform type for this element type.
-        const KIND: cudarc::cufft::sys::cufftType;
+        /// cuFFT's forward (real-to-complex) transform type for this element type.
+        const FORWARD: cudarc::cufft::sys::cufftType;
+        /// cuFFT's inverse (complex-to-real) transform type for this element type.
+        const INVERSE: cudarc::cufft::sys::cufftType;
 
-        /// `output = FFT(input)` (unnormalised; `forward` or inverse) of the first `n` complex
-        /// values of each (the plan's batch of transforms, one after the other).
-        fn fft(
+        /// `coefficients = FFT(signals)` (unnormalised) for the plan's batch: `reals` values of
+        /// `signals` in, `pairs` complex coefficients out, each transform's after the other's.
+        fn forward_fft(
             plan: &cudarc::cufft::CudaFft,
-            input: &mut CudaSlice<Self>,
-            output: &mut CudaSlice<Self>,
-            n: usize,
-            forward: bool,
+            signals: &CudaSlice<Self>,
+            coefficients: &mut CudaSlice<Self>,
+            lengths: (usize, usize),
+        ) -> Result<(), cudarc::cufft::result::CufftError>;
+
+        /// `signals = FFT^-1(coefficients)` (unnormalised; the coefficients are overwritten)
+        /// for the plan's batch: `pairs` complex coefficients in, `reals` values out.
+        fn inverse_fft(
+            plan: &cudarc::cufft::CudaFft,
+            coefficients: &mut CudaSlice<Self>,
+            signals: &mut CudaSlice<Self>,
+            lengths: (usize, usize),
         ) -> Result<(), cudarc::cufft::result::CufftError>;
     }
 
-    fn direction(forward: bool) -> cudarc::cufft::FftDirection {
-        if forward {
-            cudarc::cufft::FftDirection::Forward
-        } else {
-            cudarc::cufft::FftDirection::Inverse
-        }
+    macro_rules! real_ffts {
+        ($t:ty, $pair:ident, $forward:ident, $inverse:ident, $r2c:ident, $c2r:ident) => {
+            impl Fft for $t {
+                const FORWARD: cudarc::cufft::sys::cufftType =
+                    cudarc::cufft::sys::cufftType::$forward;
+                const INVERSE: cudarc::cufft::sys::cufftType =
+                    cudarc::cufft::sys::cufftType::$inverse;
+
+                fn forward_fft(
+                    plan: &cudarc::cufft::CudaFft,
+                    signals: &CudaSlice<$t>,
+                    coefficients: &mut CudaSlice<$t>,
+                    (reals, pairs): (usize, usize),
+                ) -> Result<(), cudarc::cufft::result::CufftError> {
+                    use cudarc::cufft::sys::$pair;
+                    let signals = signals.slice(..reals);
+                    // SAFETY: 2 pairs values are pairs (re, im) couples, the pair type's
+                    // layout.
+                    let mut out = unsafe { coefficients.transmute_mut::<$pair>(pairs) }
+                        .expect("2 pairs values");
+                    plan.$r2c(&signals, &mut out)
+                }
+
+                fn inverse_fft(
+                    plan: &cudarc::cufft::CudaFft,
+                    coefficients: &mut CudaSlice<$t>,
+                    signals: &mut CudaSlice<$t>,
+                    (reals, pairs): (usize, usize),
+                ) -> Result<(), cudarc::cufft::result::CufftError> {
+                    use cudarc::cufft::sys::$pair;
+                    // SAFETY: as above.
+                    let mut input = unsafe { coefficients.transmute_mut::<$pair>(pairs) }
+                        .expect("2 pairs values");
+                    let mut out = signals.slice_mut(..reals);
+                    plan.$c2r(&mut input, &mut out)
+                }
+            }
+        };
     }
-
-    impl Fft for f32 {
-        const KIND: cudarc::cufft::sys::cufftType = cudarc::cufft::sys::cufftType::CUFFT_C2C;
-
-        fn fft(
-            plan: &cudarc::cufft::CudaFft,
-            input: &mut CudaSlice<f32>,
-            output: &mut CudaSlice<f32>,
-            n: usize,
-            forward: bool,
-        ) -> Result<(), cudarc::cufft::result::CufftError> {
-            use cudarc::cufft::sys::float2;
-            // SAFETY: 2 n floats are n (re, im) pairs, float2's layout.
-            let mut a = unsafe { input.transmute_mut::<float2>(n) }.expect("2 n floats");
-            // SAFETY: as above.
-            let mut b = unsafe { output.transmute_mut::<float2>(n) }.expect("2 n floats");
-            plan.exec_c2c(&mut a, &mut b, direction(forward))
-        }
-    }
-
-    impl Fft for f64 {
-        const KIND: cudarc::cufft::sys::cufftType = cudarc::cufft::sys::cufftType::CUFFT_Z2Z;
-
-        fn fft(
-            plan: &cudarc::cufft::CudaFft,
-            input: &mut CudaSlice<f64>,
-            output: &mut CudaSlice<f64>,
-            n: usize,
-            forward: bool,
-        ) -> Result<(), cudarc::cufft::result::CufftError> {
-            use cudarc::cufft::sys::double2;
-            // SAFETY: 2 n doubles are n (re, im) pairs, double2's layout.
-            let mut a = unsafe { input.transmute_mut::<double2>(n) }.expect("2 n doubles");
-            // SAFETY: as above.
-            let mut b = unsafe { output.transmute_mut::<double2>(n) }.expect("2 n doubles");
-            plan.exec_z2z(&mut a, &mut b, direction(forward))
-        }
-    }
+    real_ffts!(f32, float2, CUFFT_R2C, CUFFT_C2R, exec_r2c, exec_c2r);
+    real_ffts!(f64, double2, CUFFT_D2Z, CUFFT_Z2D, exec_d2z, exec_z2d);
 
     macro_rules! blas_products {
         ($t:ty) => {

@@ -2,6 +2,7 @@
 
 use cudarc::driver::CudaSlice;
 
+use super::download::download_vec;
 use super::{driver_error, CudaDevice};
 use crate::device::Device;
 use crate::element::Element;
@@ -91,10 +92,7 @@ impl<T: Element> DeviceBuffer<T> {
         if self.is_empty() {
             return Ok(Vec::new());
         }
-        self.device
-            .stream()
-            .clone_dtoh(&self.slice)
-            .map_err(|e| driver_error("copying a buffer to the host", e))
+        download_vec(&self.device, &self.slice.as_view(), "a buffer")
     }
 }
 

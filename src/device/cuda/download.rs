@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
-use cudarc::driver::{CudaSlice, DeviceRepr, PinnedHostSlice};
+use cudarc::driver::{CudaView, DeviceRepr, PinnedHostSlice};
 use rayon::prelude::*;
 
 use crate::device::cuda::{driver_error, CudaDevice};
@@ -19,6 +19,28 @@ fn stages() -> &'static Mutex<HashMap<usize, PinnedHostSlice<u8>>> {
     STAGES.get_or_init(Default::default)
 }
 
+/// Bytes from which [`download_vec`] goes through the staging buffer; below it one copy is
+/// quicker.
+const STAGED_BYTES: usize = 1 << 20;
+
+/// A host copy of `src`: through the page-locked staging buffer when it is large (see
+/// [`download_into`]), else by one copy; `what` names the values in errors.
+pub(crate) fn download_vec<S>(dev: &CudaDevice, src: &CudaView<'_, S>, what: &str) -> Result<Vec<S>>
+where
+    S: DeviceRepr + Copy + Default + Send + Sync,
+{
+    if src.len() * size_of::<S>() < STAGED_BYTES {
+        return dev
+            .stream()
+            .clone_dtoh(src)
+            .map_err(|e| driver_error(&format!("copying {what} to the host"), e));
+    }
+    // Zeroed lazily by the allocator: the pages are first touched by the conversion threads.
+    let mut out = vec![S::default(); src.len()];
+    download_into(dev, src, &mut out, |v| v, what)?;
+    Ok(out)
+}
+
 /// Values converted on one thread at a time (a parallel task each).
 const CONVERT_GRAIN: usize = 1 << 18;
 
@@ -28,7 +50,7 @@ const CONVERT_GRAIN: usize = 1 << 18;
 /// fresh memory in parallel); `what` names the values in errors.
 pub(crate) fn download_into<S, D>(
     dev: &CudaDevice,
-    src: &CudaSlice<S>,
+    src: &CudaView<'_, S>,
     out: &mut [D],
     convert: impl Fn(S) -> D + Sync,
     what: &str,

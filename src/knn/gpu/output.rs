@@ -76,15 +76,27 @@ impl<T: KnnFloat> Lists<T> {
                         &mut finished,
                         Some(&mut index32),
                     )?;
-                    download_into(dev, &index32, indices, |i| i as usize, "the lists' indices")?;
+                    download_into(
+                        dev,
+                        &index32.as_view(),
+                        indices,
+                        |i| i as usize,
+                        "the lists' indices",
+                    )?;
                 } else {
                     kernels::finish(dev, metric, keys, index, count, &mut finished, None)?;
                     let index = index.as_slice();
-                    download_into(dev, index, indices, |i| i as usize, "the lists' indices")?;
+                    download_into(
+                        dev,
+                        &index.as_view(),
+                        indices,
+                        |i| i as usize,
+                        "the lists' indices",
+                    )?;
                 }
                 download_into(
                     dev,
-                    &finished,
+                    &finished.as_view(),
                     &mut values[range],
                     |v| v,
                     "the lists' distances",
