@@ -159,8 +159,13 @@ impl<'a, T: Real> Lockstep<'a, T> {
         let mut xs = download(dev, &xs.as_view(), "the solutions")?;
         let ss = download(dev, &ss.as_view(), "the supports")?;
         for (j, &(c, stop)) in stops.iter().enumerate().rev() {
-            // The last solution's values are the end of xs: taken off it, not copied.
-            let solution = xs.split_off(j * n);
+            // Each solution the end of xs, taken off it; the first is xs itself, not copied
+            // (a copy of a long solution into fresh memory takes tens of milliseconds).
+            let solution = if j == 0 {
+                std::mem::take(&mut xs)
+            } else {
+                xs.split_off(j * n)
+            };
             let support = ss[j * k..(j + 1) * k].iter().map(|&i| i as usize).collect();
             let recovery = self.stopped(c, stop, solution, support);
             self.results[c] = Some(recovery);

@@ -587,7 +587,15 @@ fn check_one_each(problems: usize, operators: usize) -> Result<()> {
 
 /// An error naming the first entry of problem `p`'s measurements that is not finite.
 fn check_finite<T: Real>(y: &[T], p: usize, m: usize) -> Result<()> {
-    match y.iter().position(|v| !v.as_f64().is_finite()) {
+    // Long measurement vectors are scanned by the thread pool (one thread takes milliseconds
+    // for a few million).
+    let bad = |v: &T| !v.as_f64().is_finite();
+    let first = if y.len() >= 1 << 16 {
+        y.par_iter().position_first(bad)
+    } else {
+        y.iter().position(bad)
+    };
+    match first {
         None => Ok(()),
         Some(i) => Err(Error::InvalidArgument(format!(
             "measurement {i}{} is {}: measurements must be finite",
