@@ -1,9 +1,8 @@
 //! The CUDA backend of the solvers: vectors in device memory, the operator's products by
-//! cuBLAS (dense matrices), cuFFT (the subsampled DCT: one complex FFT of length `n` between
-//! the packing and the choice of rows, as on the CPU) or the crate's kernels (sparse binary
-//! matrices), hard thresholding
-//! by the crate's device top-k, and the reductions of `kernels/recovery.cu`, summed on the
-//! host from per-block parts.
+//! cuBLAS (dense matrices), cuFFT (the subsampled DCT: one real FFT of length `n` between the
+//! packing and the choice of rows; the CPU takes a complex one) or the crate's kernels (sparse
+//! binary matrices), hard thresholding by the crate's device top-k, and the reductions of
+//! `kernels/recovery.cu`, summed on the host from per-block parts.
 
 use cudarc::driver::{CudaFunction, CudaSlice, CudaView, CudaViewMut, LaunchArgs, PushKernelArg};
 
@@ -563,7 +562,7 @@ fn dct_plans<'p, T: Real>(
 }
 
 /// The device parts of a subsampled DCT: the rows (of the first problem's member of a stack,
-/// `stacked` set, or of the one operator), the factors and the plan of a batch of FFTs.
+/// `stacked` set, or of the one operator), the factors and the plans of a batch of FFTs.
 struct DctParts<'a, T> {
     rows: CudaView<'a, u64>,
     stacked: u64,
@@ -709,7 +708,7 @@ pub(super) fn launch_recovery(mut launch: LaunchArgs<'_>, grid: usize, name: &st
 }
 
 /// Subsampled DCTs of one length on the device: their rows (one after the other), their
-/// factors, and a plan of a complex FFT of their length.
+/// factors, and the plans of a real FFT of their length and of its inverse.
 fn dct<T: Real>(
     dev: &CudaDevice,
     members: &[&crate::recovery::SubsampledDct<T>],
