@@ -310,9 +310,38 @@ pub fn key_cmp<T: Element>(a: &T, b: &T) -> std::cmp::Ordering {
     a.to_key().cmp(&b.to_key())
 }
 
+/// Values a thread of the pool scans at a time in [`first_non_finite`].
+const SCAN_CHUNK: usize = 16_384;
+
+/// The index of the first value of `v` that is NaN or infinite (chunks scanned in parallel;
+/// integers are always finite).
+pub(crate) fn first_non_finite<T: Element>(v: &[T]) -> Option<usize> {
+    use rayon::prelude::*;
+    v.par_chunks(SCAN_CHUNK)
+        .enumerate()
+        .filter(|(_, c)| !c.iter().fold(true, |all, v| all & v.to_f64().is_finite()))
+        .filter_map(|(i, c)| {
+            c.iter()
+                .position(|v| !v.to_f64().is_finite())
+                .map(|k| i * SCAN_CHUNK + k)
+        })
+        .min()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_first_non_finite_value_is_found_across_chunks() {
+        let mut v = vec![1.0f32; 3 * SCAN_CHUNK + 5];
+        assert_eq!(first_non_finite(&v), None);
+        v[3 * SCAN_CHUNK + 2] = f32::NEG_INFINITY;
+        v[SCAN_CHUNK + 7] = f32::NAN;
+        assert_eq!(first_non_finite(&v), Some(SCAN_CHUNK + 7));
+        assert_eq!(first_non_finite(&[3i64, -1]), None);
+        assert_eq!(first_non_finite::<f64>(&[]), None);
+    }
 
     fn assert_order<T: Element>(sorted: &[T]) {
         for w in sorted.windows(2) {

@@ -4,6 +4,7 @@ use std::borrow::Cow;
 
 use ndarray::ArrayView2;
 
+use crate::element::first_non_finite;
 use crate::error::{Error, Result};
 use crate::knn::KnnFloat;
 
@@ -146,7 +147,7 @@ impl<'a, T: KnnFloat> Points<'a, T> {
     /// An error naming the first coordinate that is not finite, `what` naming the set
     /// (e.g. "reference point", "query").
     pub(crate) fn check_finite(&self, what: &str) -> Result<()> {
-        match self.data.iter().position(|v| !v.to_f64().is_finite()) {
+        match first_non_finite(&self.data) {
             None => Ok(()),
             Some(at) => Err(Error::InvalidArgument(format!(
                 "{what} {} has a non-finite coordinate ({} in column {}); \

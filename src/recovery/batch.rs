@@ -10,9 +10,10 @@
 
 use cudarc::driver::CudaSlice;
 
+use crate::device::cuda::download::download_vec;
 use crate::device::cuda::{driver_error, CudaDevice};
 use crate::error::Result;
-use crate::recovery::columns::{download, upload, Columns};
+use crate::recovery::columns::{upload, Columns};
 use crate::recovery::cuda::{Cuda, DeviceOperator};
 use crate::recovery::iterative::{
     power_estimate, power_start, squared_norm, POWER_STEPS, REFRESH, SAFETY, SHRINK,
@@ -156,8 +157,8 @@ impl<'a, T: Real> Lockstep<'a, T> {
         some.gather(x, &cols, n, &mut xs)?;
         let mut ss = dev.alloc::<u64>(k * stops.len(), "the supports")?;
         some.gather_support(supports, &cols, &mut ss)?;
-        let mut xs = download(dev, &xs.as_view(), "the solutions")?;
-        let ss = download(dev, &ss.as_view(), "the supports")?;
+        let mut xs = download_vec(dev, &xs.as_view(), "the solutions")?;
+        let ss = download_vec(dev, &ss.as_view(), "the supports")?;
         for (j, &(c, stop)) in stops.iter().enumerate().rev() {
             // Each solution the end of xs, taken off it; the first is xs itself, not copied
             // (a copy of a long solution into fresh memory takes tens of milliseconds).
@@ -266,7 +267,7 @@ impl<'a, T: Real> Lockstep<'a, T> {
             all.difference(&self.y, &ax, &mut r)?;
             all.sumsq(&r, m, &mut scalars.slice_mut(..count))?;
             all.fingerprints(&support, &mut scalars.slice_mut(count..))?;
-            let values = download(dev, &scalars.as_view(), "the residuals' norms")?;
+            let values = download_vec(dev, &scalars.as_view(), "the residuals' norms")?;
             let prints = bits(&values[count..]);
             let stops = self.record_all(&values[..count], &prints);
             if let Some(marked) = self.finish(&stops, &x, &support)? {
@@ -306,7 +307,7 @@ impl<'a, T: Real> Lockstep<'a, T> {
         // The first step's support: the k largest of A^T y.
         let mut support = all.largest(&g)?;
         all.fingerprints(&support, &mut scalars.slice_mut(count..))?;
-        let mut print = bits(&download(
+        let mut print = bits(&download_vec(
             &dev,
             &scalars.slice(count..),
             "the fingerprints",
@@ -326,7 +327,7 @@ impl<'a, T: Real> Lockstep<'a, T> {
             dev.stream()
                 .memcpy_dtod(&mu, &mut scalars.slice_mut(..count))
                 .map_err(|e| driver_error("copying the steps", e))?;
-            let values = download(&dev, &scalars.as_view(), "the steps")?;
+            let values = download_vec(&dev, &scalars.as_view(), "the steps")?;
             let mut steps = values[..count].to_vec();
             let mut stops = Vec::new();
             let mut candidates = Vec::new();
@@ -431,10 +432,10 @@ impl<'a, T: Real> Lockstep<'a, T> {
             support = taken;
             all.sumsq(&r, m, &mut scalars.slice_mut(..count))?;
             let values = if moved.is_empty() {
-                download(&dev, &scalars.slice(..count), "the residuals' norms")?
+                download_vec(&dev, &scalars.slice(..count), "the residuals' norms")?
             } else {
                 all.fingerprints(&support, &mut scalars.slice_mut(count..))?;
-                download(&dev, &scalars.as_view(), "the residuals' norms")?
+                download_vec(&dev, &scalars.as_view(), "the residuals' norms")?
             };
             let mut norms = values[..count].to_vec();
             if !moved.is_empty() {
@@ -467,7 +468,7 @@ impl<'a, T: Real> Lockstep<'a, T> {
                     &mut r,
                 )?;
                 all.sumsq(&r, m, &mut scalars.slice_mut(..count))?;
-                norms = download(&dev, &scalars.slice(..count), "the residuals' norms")?;
+                norms = download_vec(&dev, &scalars.slice(..count), "the residuals' norms")?;
             }
             let stops = self.record_all(&norms, &print);
             if let Some(marked) = self.finish(&stops, &x, &support)? {
@@ -564,7 +565,7 @@ fn safeguard_round<T: Real>(
             }
         };
         all.sumsq(ad, m, &mut four.slice_mut(2 * count..3 * count))?;
-        let mut every = download(dev, &four.slice(..counted * count), "the safeguard's norms")?;
+        let mut every = download_vec(dev, &four.slice(..counted * count), "the safeguard's norms")?;
         every.resize(4 * count, f64::NAN);
         // The candidates' values, in the order of the gathered form.
         return Ok((0..4)
@@ -599,7 +600,7 @@ fn safeguard_round<T: Real>(
     some.sumsq(&d, n, &mut four.slice_mut(count..2 * count))?;
     some.sumsq(&ad_some, m, &mut four.slice_mut(2 * count..3 * count))?;
     some.scatter(&ad_some, &cols, m, ad)?;
-    let mut values = download(dev, &four.slice(..3 * count), "the safeguard's norms")?;
+    let mut values = download_vec(dev, &four.slice(..3 * count), "the safeguard's norms")?;
     values.extend(std::iter::repeat_n(f64::NAN, count));
     Ok(values)
 }
@@ -622,7 +623,7 @@ fn squared_norms<T: Real>(all: Columns<'_, T>) -> Result<Vec<f64>> {
         all.apply(&x, &mut ax)?;
         all.adjoint(&ax, &mut back)?;
         all.sumsq(&back, n, &mut sums.as_view_mut())?;
-        let norms = download(dev, &sums.as_view(), "the operators' norms")?;
+        let norms = download_vec(dev, &sums.as_view(), "the operators' norms")?;
         let mut scale = vec![0.0; count];
         for c in 0..count {
             if running[c] {

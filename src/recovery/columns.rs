@@ -6,7 +6,6 @@
 
 use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, DeviceRepr, PushKernelArg};
 
-use crate::device::cuda::download::download_vec;
 use crate::device::cuda::kernels::kernel_name;
 use crate::device::cuda::{driver_error, CudaDevice};
 use crate::error::Result;
@@ -531,15 +530,6 @@ struct Listed<'b> {
     stride: usize,
 }
 
-/// A host copy of device values.
-pub(crate) fn download<P: DeviceRepr + Copy + Default + Send + Sync>(
-    dev: &CudaDevice,
-    a: &CudaView<'_, P>,
-    what: &str,
-) -> Result<Vec<P>> {
-    download_vec(dev, a, what)
-}
-
 /// A device copy of host values.
 pub(crate) fn upload<P: DeviceRepr + cudarc::driver::ValidAsZeroBits>(
     dev: &CudaDevice,
@@ -556,6 +546,7 @@ mod tests {
     //! without one, failing when `KSELECT_REQUIRE_GPU=1`).
 
     use super::*;
+    use crate::device::cuda::download::download_vec;
     use crate::device::Device;
     use crate::recovery::Ensemble;
     use crate::select::cpu::util::SplitMix64;
@@ -619,7 +610,7 @@ mod tests {
                 false,
             )
             .unwrap();
-            let want = download(dev, &want.as_view(), "A w").unwrap();
+            let want = download_vec(dev, &want.as_view(), "A w").unwrap();
             let (list, lengths) = (upload(dev, &flat).unwrap(), upload(dev, &lengths).unwrap());
             let (vd, mud, based) = (
                 upload(dev, &v).unwrap(),
@@ -629,7 +620,7 @@ mod tests {
             let mut got = cols.scratch(m).unwrap();
             cols.change_product((&list, &lengths.as_view()), &vd, (&mud, &based), &mut got)
                 .unwrap();
-            let got = download(dev, &got.as_view(), "A d").unwrap();
+            let got = download_vec(dev, &got.as_view(), "A d").unwrap();
             for (t, (&g, &a)) in got.iter().zip(&want).enumerate() {
                 let expected = mu[t / m] * base[t] + a;
                 assert!(
@@ -645,13 +636,13 @@ mod tests {
                 let vs = listed_vectors(&v, n, &supports);
                 let mut want = cols.scratch(m).unwrap();
                 cols.apply(&upload(dev, &vs).unwrap(), &mut want).unwrap();
-                let want = download(dev, &want.as_view(), "A v_S").unwrap();
+                let want = download_vec(dev, &want.as_view(), "A v_S").unwrap();
                 let flat: Vec<u64> = supports.concat();
                 let full = upload(dev, &vec![k as f64; count]).unwrap();
                 let mut got = cols.scratch(m).unwrap();
                 cols.support_product((&upload(dev, &flat).unwrap(), &full), &vd, &mut got)
                     .unwrap();
-                let got = download(dev, &got.as_view(), "A v_S").unwrap();
+                let got = download_vec(dev, &got.as_view(), "A v_S").unwrap();
                 for (t, (&g, &a)) in got.iter().zip(&want).enumerate() {
                     assert!(
                         (g - a).abs() <= 1e-12 * (1.0 + a.abs()),

@@ -7,13 +7,14 @@
 use cudarc::driver::{CudaFunction, CudaSlice, CudaView, CudaViewMut, LaunchArgs, PushKernelArg};
 
 use crate::device::cuda::blas::blas_handle;
+use crate::device::cuda::download::download_vec;
 use crate::device::cuda::kernels::{kernel_name, RECOVERY};
 use crate::device::cuda::launch::config;
 use crate::device::cuda::{driver_error, CudaDevice};
 use crate::device::{Device, DeviceBuffer};
 use crate::error::{Error, Result};
 use crate::recovery::backend::Backend;
-use crate::recovery::columns::{download, upload, Columns};
+use crate::recovery::columns::{upload, Columns};
 use crate::recovery::{DenseMatrix, LinearOperator, Operator, Real, SparseBinary};
 use crate::select::batch::cuda::largest_magnitudes;
 
@@ -965,7 +966,7 @@ impl<'a, T: Real> Cuda<'a, T> {
         l.arg(&count).arg(&mut parts);
         self.run(l, PARTS, &name)?;
         Ok(
-            download(self.dev(), &parts.as_view(), "a reduction's parts")?
+            download_vec(self.dev(), &parts.as_view(), "a reduction's parts")?
                 .iter()
                 .sum(),
         )
@@ -1024,7 +1025,7 @@ impl<T: Real> Backend<T> for Cuda<'_, T> {
                 .arg(&mut half);
             self.run(l, PARTS, &name)?;
         }
-        let parts = download(self.dev(), &parts.as_view(), "a reduction's parts")?;
+        let parts = download_vec(self.dev(), &parts.as_view(), "a reduction's parts")?;
         Ok((parts[..PARTS].iter().sum(), parts[PARTS..].iter().sum()))
     }
     fn dot_on(
@@ -1136,7 +1137,7 @@ impl<T: Real> Backend<T> for Cuda<'_, T> {
         let mut changed = self.dev().alloc::<f64>(1, "a flag")?;
         self.one(a.len())
             .differ(a.as_slice(), b.as_slice(), &mut changed.as_view_mut())?;
-        Ok(download(self.dev(), &changed.as_view(), "a flag")?[0] == 0.0)
+        Ok(download_vec(self.dev(), &changed.as_view(), "a flag")?[0] == 0.0)
     }
     fn fingerprint(&self, s: &DeviceBuffer<u64>) -> Result<u64> {
         if s.is_empty() {
@@ -1145,7 +1146,7 @@ impl<T: Real> Backend<T> for Cuda<'_, T> {
         let mut print = self.dev().alloc::<f64>(1, "a fingerprint")?;
         self.one(s.len())
             .fingerprints(s.as_slice(), &mut print.as_view_mut())?;
-        Ok(download(self.dev(), &print.as_view(), "a fingerprint")?[0].to_bits())
+        Ok(download_vec(self.dev(), &print.as_view(), "a fingerprint")?[0].to_bits())
     }
     fn to_host(&self, v: &DeviceBuffer<T>) -> Result<Vec<T>> {
         v.to_host()

@@ -3,6 +3,7 @@
 
 use rayon::prelude::*;
 
+use crate::element::first_non_finite;
 use crate::error::{Error, Result};
 use crate::recovery::backend::{Backend, Host};
 use crate::recovery::batch::{Lockstep, Settings};
@@ -587,15 +588,7 @@ fn check_one_each(problems: usize, operators: usize) -> Result<()> {
 
 /// An error naming the first entry of problem `p`'s measurements that is not finite.
 fn check_finite<T: Real>(y: &[T], p: usize, m: usize) -> Result<()> {
-    // Long measurement vectors are scanned by the thread pool (one thread takes milliseconds
-    // for a few million).
-    let bad = |v: &T| !v.as_f64().is_finite();
-    let first = if y.len() >= 1 << 16 {
-        y.par_iter().position_first(bad)
-    } else {
-        y.iter().position(bad)
-    };
-    match first {
+    match first_non_finite(y) {
         None => Ok(()),
         Some(i) => Err(Error::InvalidArgument(format!(
             "measurement {i}{} is {}: measurements must be finite",

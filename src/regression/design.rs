@@ -14,6 +14,7 @@
 
 use rayon::prelude::*;
 
+use crate::element::first_non_finite;
 use crate::error::{Error, Result};
 use crate::regression::linalg::cholesky_factor;
 
@@ -293,15 +294,6 @@ impl Design {
         });
         r
     }
-}
-
-/// The index of the first value of `v` that is not finite (chunks checked in parallel).
-fn first_non_finite(v: &[f64]) -> Option<usize> {
-    v.par_chunks(CHUNK)
-        .enumerate()
-        .filter(|(_, c)| !c.iter().fold(true, |all, v| all & v.is_finite()))
-        .filter_map(|(i, c)| c.iter().position(|v| !v.is_finite()).map(|k| i * CHUNK + k))
-        .min()
 }
 
 /// Per column of `x` (`n x k` row-major), whether every value equals the first.
