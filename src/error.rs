@@ -63,6 +63,20 @@ pub enum Error {
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
 
+    /// The transport between the ranks of a distributed job failed.
+    #[error("communication between the ranks failed: {0}")]
+    Communication(String),
+
+    /// Another rank of a distributed job failed; every rank returns this error (the failing
+    /// rank returns its own).
+    #[error("rank {rank} of the distributed job failed: {message}")]
+    RankFailed {
+        /// The lowest-numbered rank that failed.
+        rank: usize,
+        /// What went wrong there.
+        message: String,
+    },
+
     /// The algorithm is not implemented on the chosen backend.
     #[error("algorithm `{algorithm}` is not available on the {backend} backend (available there: {available})")]
     UnsupportedAlgorithm {

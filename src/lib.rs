@@ -45,6 +45,7 @@
 
 pub mod density;
 pub mod device;
+pub mod distributed;
 pub mod element;
 pub mod error;
 pub mod io;

@@ -1,0 +1,340 @@
+//! The selection code's view of a communicator: every exchange counted as traffic, and every
+//! message carrying a status so that a rank's failure reaches every rank without a hang.
+//!
+//! The protocol is the root's: ranks send up (a reduction, a gather, or a message up the merge
+//! tree), the root decides and sends down (a broadcast). Every message up says whether its
+//! rank (or a rank it heard from) failed; the next broadcast then tells every rank to stop, and
+//! one more exchange, never counted, gives every rank the failing rank's error.
+
+use crate::error::{Error, Result};
+
+use super::communicator::{Communicator, ReduceOp};
+use super::traffic::{Flow, Phase, Traffic};
+
+/// The header of a broadcast.
+const CONTINUE: u64 = 0;
+/// The root's own error follows, encoded.
+const ROOT_ERROR: u64 = 1;
+/// A rank failed: the failure exchange follows.
+const RANK_FAILURE: u64 = 2;
+
+/// Bytes of a status word.
+const WORD: u64 = 8;
+
+/// A communicator with traffic accounting and failure propagation.
+pub(crate) struct Link<'c> {
+    comm: &'c dyn Communicator,
+    traffic: Traffic,
+    /// This rank's own failure, kept until the failure exchange.
+    own_failure: Option<Error>,
+    /// Whether this rank has heard of a failure (its own included) since it started.
+    failing: bool,
+}
+
+impl<'c> Link<'c> {
+    pub(crate) fn new(comm: &'c dyn Communicator) -> Self {
+        Link {
+            comm,
+            traffic: Traffic::default(),
+            own_failure: None,
+            failing: false,
+        }
+    }
+
+    pub(crate) fn rank(&self) -> usize {
+        self.comm.rank()
+    }
+
+    pub(crate) fn size(&self) -> usize {
+        self.comm.size()
+    }
+
+    pub(crate) fn is_root(&self) -> bool {
+        self.comm.rank() == 0
+    }
+
+    /// What this rank sent so far.
+    pub(crate) fn traffic(&self) -> Traffic {
+        self.traffic
+    }
+
+    fn record(&mut self, phase: Phase, messages: u64, values: u64, bytes: u64) {
+        self.traffic.record(
+            phase,
+            Flow {
+                messages,
+                values,
+                bytes,
+            },
+        );
+    }
+
+    /// Takes a local step's outcome: its value, or `None` after keeping its error for the
+    /// failure exchange.
+    pub(crate) fn local<T>(&mut self, outcome: Result<T>) -> Option<T> {
+        match outcome {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.own_failure.get_or_insert(e);
+                self.failing = true;
+                None
+            }
+        }
+    }
+
+    /// Reduces this rank's `len` values toward the root by `op` (zeros when `values` is
+    /// `None`, the local step having failed). The root gets the combined values, or `None`
+    /// when some rank failed; the other ranks get `None`.
+    pub(crate) fn up(
+        &mut self,
+        phase: Phase,
+        values: Option<Vec<u64>>,
+        len: usize,
+        op: ReduceOp,
+    ) -> Result<Option<Vec<u64>>> {
+        let mut words = vec![0u64; len + 1];
+        match values {
+            Some(v) if !self.failing => {
+                debug_assert_eq!(v.len(), len);
+                words[1..].copy_from_slice(&v);
+            }
+            _ => self.failing = true,
+        }
+        words[0] = self.failing as u64;
+        self.comm.reduce(&mut words, op)?;
+        if !self.is_root() {
+            self.record(phase, 1, len as u64, (len as u64 + 1) * WORD);
+            return Ok(None);
+        }
+        if words[0] != 0 {
+            self.failing = true;
+            return Ok(None);
+        }
+        words.remove(0);
+        Ok(Some(words))
+    }
+
+    /// Gathers every rank's bytes at the root (`values` is the number of values they hold,
+    /// for the accounting; `None` when the local step failed). The root gets every rank's
+    /// bytes in rank order, or `None` when some rank failed; the other ranks get `None`.
+    pub(crate) fn gather(
+        &mut self,
+        phase: Phase,
+        bytes: Option<Vec<u8>>,
+        values: u64,
+    ) -> Result<Option<Vec<Vec<u8>>>> {
+        if !self.is_root() {
+            self.send(phase, 0, bytes, values)?;
+            return Ok(None);
+        }
+        if bytes.is_none() {
+            self.failing = true;
+        }
+        let mut all = vec![bytes.unwrap_or_default()];
+        for from in 1..self.size() {
+            all.push(self.receive(from)?.unwrap_or_default());
+        }
+        Ok((!self.failing).then_some(all))
+    }
+
+    /// Sends bytes to rank `to`, with this rank's status (`None`: the local step failed).
+    pub(crate) fn send(
+        &mut self,
+        phase: Phase,
+        to: usize,
+        bytes: Option<Vec<u8>>,
+        values: u64,
+    ) -> Result<()> {
+        if bytes.is_none() {
+            self.failing = true;
+        }
+        let mut message = Vec::with_capacity(1 + bytes.as_ref().map_or(0, Vec::len));
+        message.push(self.failing as u8);
+        if let (false, Some(b)) = (self.failing, &bytes) {
+            message.extend_from_slice(b);
+        }
+        self.comm.send(to, &message)?;
+        self.record(phase, 1, values, message.len() as u64);
+        Ok(())
+    }
+
+    /// Receives what rank `from` sent with [`Link::send`]: its bytes, or `None` when it (or a
+    /// rank before it) failed.
+    pub(crate) fn receive(&mut self, from: usize) -> Result<Option<Vec<u8>>> {
+        let mut message = self.comm.receive(from)?;
+        if message.first() != Some(&0) {
+            self.failing = true;
+            return Ok(None);
+        }
+        message.remove(0);
+        Ok(Some(message))
+    }
+
+    /// The root's decision, given to every rank: the root's payload, or an error on every rank
+    /// when the root's decision is an error or some rank failed. `decision` is read at the
+    /// root only.
+    pub(crate) fn down(&mut self, phase: Phase, decision: Result<Vec<u64>>) -> Result<Vec<u64>> {
+        let mut root_error = None;
+        let mut words = Vec::new();
+        if self.is_root() {
+            words = match decision {
+                _ if self.failing => vec![RANK_FAILURE],
+                Ok(payload) => {
+                    let peers = self.size() as u64 - 1;
+                    let len = payload.len() as u64;
+                    self.record(phase, peers, peers * len, peers * (len + 1) * WORD);
+                    std::iter::once(CONTINUE).chain(payload).collect()
+                }
+                Err(e) => {
+                    let mut w = vec![ROOT_ERROR];
+                    w.extend(encode_error(&e));
+                    root_error = Some(e);
+                    w
+                }
+            };
+        }
+        self.comm.broadcast(&mut words)?;
+        match words.first().copied() {
+            Some(CONTINUE) => {
+                words.remove(0);
+                Ok(words)
+            }
+            Some(ROOT_ERROR) => Err(root_error.unwrap_or_else(|| decode_error(&words[1..]))),
+            Some(RANK_FAILURE) => Err(self.failure_exchange()?),
+            _ => Err(Error::Communication(
+                "a broadcast from the root arrived without its header".into(),
+            )),
+        }
+    }
+
+    /// After a failure: the lowest failing rank's message, given to every rank. The failing
+    /// ranks get their own error back. Not counted as traffic.
+    fn failure_exchange(&mut self) -> Result<Error> {
+        let own = self.own_failure.take();
+        let mine = own
+            .as_ref()
+            .map(|e| e.to_string().into_bytes())
+            .unwrap_or_default();
+        let mut words = Vec::new();
+        if self.is_root() {
+            let mut first = own.as_ref().map(|_| (0, mine));
+            for from in 1..self.size() {
+                let message = self.comm.receive(from)?;
+                if first.is_none() && message.first() == Some(&1) {
+                    first = Some((from, message[1..].to_vec()));
+                }
+            }
+            let (rank, text) = first.unwrap_or((0, b"unknown failure".to_vec()));
+            words.push(rank as u64);
+            words.extend(bytes_to_words(&text));
+        } else {
+            let mut message = vec![own.is_some() as u8];
+            message.extend_from_slice(&mine);
+            self.comm.send(0, &message)?;
+        }
+        self.comm.broadcast(&mut words)?;
+        Ok(match own {
+            Some(e) => e,
+            None => Error::RankFailed {
+                rank: words.first().copied().unwrap_or(0) as usize,
+                message: String::from_utf8_lossy(&words_to_bytes(&words[1..])).into_owned(),
+            },
+        })
+    }
+}
+
+/// Bytes packed into words: the length, then the bytes in little-endian words.
+pub(crate) fn bytes_to_words(bytes: &[u8]) -> Vec<u64> {
+    let mut words = vec![bytes.len() as u64];
+    words.extend(bytes.chunks(8).map(|c| {
+        let mut w = [0u8; 8];
+        w[..c.len()].copy_from_slice(c);
+        u64::from_le_bytes(w)
+    }));
+    words
+}
+
+/// The inverse of [`bytes_to_words`] (empty for malformed words).
+pub(crate) fn words_to_bytes(words: &[u64]) -> Vec<u8> {
+    let Some((&len, rest)) = words.split_first() else {
+        return Vec::new();
+    };
+    let mut bytes: Vec<u8> = rest.iter().flat_map(|w| w.to_le_bytes()).collect();
+    bytes.truncate(len as usize);
+    bytes
+}
+
+/// The errors the root decides on, as words for the other ranks.
+fn encode_error(e: &Error) -> Vec<u64> {
+    match e {
+        Error::EmptyInput => vec![1],
+        Error::RankOutOfRange { k, n } => vec![2, *k as u64, *n as u64],
+        Error::NanInInput { count, first_index } => vec![3, *count as u64, *first_index as u64],
+        Error::InvalidProbability { q } => vec![4, q.to_bits()],
+        Error::InvalidArgument(m) => std::iter::once(5)
+            .chain(bytes_to_words(m.as_bytes()))
+            .collect(),
+        other => std::iter::once(6)
+            .chain(bytes_to_words(other.to_string().as_bytes()))
+            .collect(),
+    }
+}
+
+/// The inverse of [`encode_error`].
+fn decode_error(words: &[u64]) -> Error {
+    let text = |w: &[u64]| String::from_utf8_lossy(&words_to_bytes(w)).into_owned();
+    let at = |i: usize| words.get(i).copied().unwrap_or(0);
+    match at(0) {
+        1 => Error::EmptyInput,
+        2 => Error::RankOutOfRange {
+            k: at(1) as usize,
+            n: at(2) as usize,
+        },
+        3 => Error::NanInInput {
+            count: at(1) as usize,
+            first_index: at(2) as usize,
+        },
+        4 => Error::InvalidProbability {
+            q: f64::from_bits(at(1)),
+        },
+        5 => Error::InvalidArgument(text(&words[1..])),
+        _ => Error::RankFailed {
+            rank: 0,
+            message: text(words.get(1..).unwrap_or(&[])),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_round_trip_through_words() {
+        for text in ["", "a", "12345678", "123456789", "rank 3: no such file"] {
+            assert_eq!(
+                words_to_bytes(&bytes_to_words(text.as_bytes())),
+                text.as_bytes()
+            );
+        }
+    }
+
+    #[test]
+    fn root_errors_round_trip() {
+        let errors = [
+            Error::EmptyInput,
+            Error::RankOutOfRange { k: 9, n: 3 },
+            Error::NanInInput {
+                count: 2,
+                first_index: 77,
+            },
+            Error::InvalidProbability { q: 1.5 },
+            Error::InvalidArgument("no ranks".into()),
+        ];
+        for e in errors {
+            assert_eq!(decode_error(&encode_error(&e)).to_string(), e.to_string());
+        }
+        let other = decode_error(&encode_error(&Error::CudaUnavailable("x".into())));
+        assert!(matches!(other, Error::RankFailed { rank: 0, .. }));
+    }
+}

@@ -1,0 +1,226 @@
+//! Bucket definitions, as every rank holds them: pivot intervals of keys, each cut into
+//! buckets by a linear projection (Blanchard et al.'s `slopes` and `preCount`).
+//!
+//! An interval `[lo, hi]` of keys gets `b >= 2` buckets. Where both ends are finite numbers a
+//! different `f64` apart, the projection is of the values,
+//! `floor((v - lo) * b / (hi - lo))` clamped to `b - 1`, which spreads evenly distributed
+//! data evenly; otherwise (infinities, NaN ordered last, `-0.0` against `+0.0`, 64-bit integers
+//! too close for `f64`) it is of the keys, in exact integer arithmetic. Either projection is
+//! monotone in the key, so every bucket is an interval of keys and buckets are ordered like
+//! their values; and `lo` and `hi` always land in different buckets, so an interval that holds
+//! two distinct values is always split: exactness and progress never depend on rounding.
+
+use std::marker::PhantomData;
+
+use crate::element::{Element, RadixKey};
+use crate::error::{Error, Result};
+
+/// How an interval's keys map to its buckets.
+#[derive(Clone, Copy, Debug)]
+enum Projection {
+    /// `floor((key - lo) * b / (hi - lo + 1))`, exactly.
+    Keys { span: u128 },
+    /// `floor((v - lo) * scale)`, clamped, for the values `v` of the keys.
+    Values { lo: f64, scale: f64 },
+}
+
+/// One pivot interval: keys `lo..=hi`, buckets `first..first + buckets`.
+#[derive(Clone, Copy, Debug)]
+struct Interval {
+    lo: u64,
+    hi: u64,
+    first: usize,
+    buckets: usize,
+    projection: Projection,
+}
+
+/// The buckets of one pass over the data: disjoint pivot intervals in ascending order.
+#[derive(Clone, Debug)]
+pub(crate) struct BucketPlan<T> {
+    lows: Vec<u64>,
+    intervals: Vec<Interval>,
+    buckets: usize,
+    _element: PhantomData<T>,
+}
+
+/// An interval as the root defines it and sends it: keys `lo..=hi` in `buckets` buckets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct IntervalSpec {
+    pub lo: u64,
+    pub hi: u64,
+    pub buckets: usize,
+}
+
+/// Words per interval on the wire.
+pub(crate) const WORDS_PER_INTERVAL: usize = 3;
+
+impl IntervalSpec {
+    /// The intervals as words: `lo, hi, buckets` each.
+    pub(crate) fn to_words(specs: &[IntervalSpec]) -> Vec<u64> {
+        specs
+            .iter()
+            .flat_map(|s| [s.lo, s.hi, s.buckets as u64])
+            .collect()
+    }
+}
+
+impl<T: Element> BucketPlan<T> {
+    /// The plan of intervals received as words (checked: ascending, disjoint, `b >= 1`).
+    pub(crate) fn from_words(words: &[u64]) -> Result<Self> {
+        if words.len() % WORDS_PER_INTERVAL != 0 {
+            return Err(malformed("its length is not a multiple of 3"));
+        }
+        let mut intervals = Vec::with_capacity(words.len() / WORDS_PER_INTERVAL);
+        let mut first = 0usize;
+        for w in words.chunks_exact(WORDS_PER_INTERVAL) {
+            let (lo, hi, buckets) = (w[0], w[1], w[2] as usize);
+            let disjoint = intervals.last().is_none_or(|p: &Interval| p.hi < lo);
+            if lo > hi || buckets == 0 || !disjoint || lo > T::Key::MAX.to_u64() {
+                return Err(malformed("its intervals are not ascending and disjoint"));
+            }
+            intervals.push(Interval {
+                lo,
+                hi,
+                first,
+                buckets,
+                projection: projection::<T>(lo, hi, buckets),
+            });
+            first += buckets;
+        }
+        Ok(BucketPlan {
+            lows: intervals.iter().map(|i| i.lo).collect(),
+            intervals,
+            buckets: first,
+            _element: PhantomData,
+        })
+    }
+
+    /// The number of buckets.
+    pub(crate) fn buckets(&self) -> usize {
+        self.buckets
+    }
+
+    /// The bucket of a key, `None` when no interval holds it.
+    #[inline]
+    pub(crate) fn bucket(&self, key: T::Key) -> Option<usize> {
+        let key = key.to_u64();
+        let j = self.lows.partition_point(|&lo| lo <= key);
+        let iv = self.intervals.get(j.checked_sub(1)?)?;
+        if key > iv.hi {
+            return None;
+        }
+        let local = match iv.projection {
+            Projection::Keys { span } => {
+                ((key - iv.lo) as u128 * iv.buckets as u128 / span) as usize
+            }
+            Projection::Values { lo, scale } => {
+                let t = (T::from_key(T::Key::from_u64(key)).to_f64() - lo) * scale;
+                (t as usize).min(iv.buckets - 1)
+            }
+        };
+        Some(iv.first + local)
+    }
+}
+
+/// The projection of the interval `lo..=hi` onto `buckets` buckets.
+fn projection<T: Element>(lo: u64, hi: u64, buckets: usize) -> Projection {
+    let value = |k: u64| T::from_key(T::Key::from_u64(k)).to_f64();
+    let (lo_v, hi_v) = (value(lo), value(hi));
+    let width = hi_v - lo_v;
+    if lo_v.is_finite() && hi_v.is_finite() && width.is_finite() && width > 0.0 {
+        Projection::Values {
+            lo: lo_v,
+            scale: buckets as f64 / width,
+        }
+    } else {
+        Projection::Keys {
+            span: (hi - lo) as u128 + 1,
+        }
+    }
+}
+
+fn malformed(why: &str) -> Error {
+    Error::Communication(format!("a bucket plan from the root is malformed: {why}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan<T: Element>(specs: &[IntervalSpec]) -> BucketPlan<T> {
+        BucketPlan::from_words(&IntervalSpec::to_words(specs)).unwrap()
+    }
+
+    #[test]
+    fn buckets_are_monotone_and_split_both_ends() {
+        let lo = (-3.5f64).to_key().to_u64();
+        let hi = 1e300f64.to_key().to_u64();
+        let p = plan::<f64>(&[IntervalSpec { lo, hi, buckets: 7 }]);
+        let values = [-3.5, -3.4, -0.0, 0.0, 1e-300, 2.0, 1e299, 1e300];
+        let buckets: Vec<_> = values
+            .iter()
+            .map(|v| p.bucket(v.to_key()).unwrap())
+            .collect();
+        assert!(buckets.windows(2).all(|w| w[0] <= w[1]), "{buckets:?}");
+        assert_eq!((buckets[0], buckets[7]), (0, 6));
+        assert_eq!(p.bucket(1e301f64.to_key()), None);
+        assert_eq!(p.bucket((-4.0f64).to_key()), None);
+    }
+
+    #[test]
+    fn key_projection_separates_what_f64_cannot() {
+        // Signed zeros, and 64-bit integers one apart above 2^53.
+        let z = plan::<f32>(&[IntervalSpec {
+            lo: (-0.0f32).to_key().to_u64(),
+            hi: 0.0f32.to_key().to_u64(),
+            buckets: 2,
+        }]);
+        assert_eq!(z.bucket((-0.0f32).to_key()), Some(0));
+        assert_eq!(z.bucket(0.0f32.to_key()), Some(1));
+        let big = u64::MAX - 1;
+        let u = plan::<u64>(&[IntervalSpec {
+            lo: big,
+            hi: u64::MAX,
+            buckets: 2,
+        }]);
+        assert_eq!((u.bucket(big), u.bucket(u64::MAX)), (Some(0), Some(1)));
+        // The whole key range of u64, NaN-free, and of f64 with NaN (key MAX) on top.
+        let all = plan::<u64>(&[IntervalSpec {
+            lo: 0,
+            hi: u64::MAX,
+            buckets: 3,
+        }]);
+        assert_eq!((all.bucket(0), all.bucket(u64::MAX)), (Some(0), Some(2)));
+        let nan = plan::<f64>(&[IntervalSpec {
+            lo: 1.0f64.to_key(),
+            hi: f64::NAN.to_key(),
+            buckets: 4,
+        }]);
+        assert_eq!(nan.bucket(f64::NAN.to_key()), Some(3));
+        assert_eq!(nan.bucket(1.0f64.to_key()), Some(0));
+    }
+
+    #[test]
+    fn intervals_number_their_buckets_in_order() {
+        let p = plan::<i32>(&[
+            IntervalSpec {
+                lo: 0i32.to_key() as u64,
+                hi: 9i32.to_key() as u64,
+                buckets: 2,
+            },
+            IntervalSpec {
+                lo: 20i32.to_key() as u64,
+                hi: 29i32.to_key() as u64,
+                buckets: 5,
+            },
+        ]);
+        assert_eq!(p.buckets(), 7);
+        assert_eq!(p.bucket(0i32.to_key()), Some(0));
+        assert_eq!(p.bucket(9i32.to_key()), Some(1));
+        assert_eq!(p.bucket(15i32.to_key()), None);
+        assert_eq!(p.bucket(20i32.to_key()), Some(2));
+        assert_eq!(p.bucket(29i32.to_key()), Some(6));
+        assert!(BucketPlan::<i32>::from_words(&[5, 3, 2]).is_err());
+        assert!(BucketPlan::<i32>::from_words(&[1, 3, 2, 3, 4, 2]).is_err());
+    }
+}

@@ -1,0 +1,111 @@
+//! The exchange every algorithm starts with: each rank's size, NaNs and extremes to the root;
+//! the root applies the NaN policy to the whole data, checks the wanted ranks against the
+//! global size, picks the algorithm, and tells every rank.
+
+use crate::element::Element;
+use crate::error::{Error, Result};
+use crate::select::NanPolicy;
+
+use super::link::Link;
+use super::shard::{bytes_to_keys, keys_to_bytes, LocalStats, Shard};
+use super::traffic::Phase;
+use super::DistributedAlgorithm;
+
+/// What every rank knows after the setup exchange.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Agreed {
+    /// Values the ranks refer to, over all ranks.
+    pub n: u64,
+    /// The smallest and largest included keys over all ranks.
+    pub min: u64,
+    pub max: u64,
+    /// The algorithm the root chose.
+    pub algorithm: DistributedAlgorithm,
+    /// This rank's own statistics.
+    pub local: LocalStats,
+}
+
+/// The root's choice of algorithm once it knows the global size and the number of ranks.
+pub(crate) type Choose<'a> = &'a dyn Fn(u64, usize) -> DistributedAlgorithm;
+
+/// Runs the setup exchange. The root gets the wanted ranks back (from `ranks_of`, given the
+/// global number of values); the other ranks get `None`.
+pub(crate) fn agree<T: Element>(
+    link: &mut Link<'_>,
+    shard: &mut dyn Shard<T>,
+    policy: NanPolicy,
+    choose: Choose<'_>,
+    ranks_of: impl FnOnce(usize) -> Result<Vec<usize>>,
+) -> Result<(Agreed, Option<Vec<usize>>)> {
+    let omit = omits_nan::<T>(policy);
+    let local = link.local(shard.stats(omit));
+    let bytes = local.map(|s| keys_to_bytes::<u64>(&s.to_words()));
+    let heard = link.gather(Phase::Setup, bytes, LocalStats::WORDS as u64)?;
+    let mut ranks = None;
+    let decision = match heard {
+        Some(all) => decide(&all, policy, choose, ranks_of).map(|(words, r)| {
+            ranks = Some(r);
+            words
+        }),
+        None => Ok(Vec::new()),
+    };
+    let words = link.down(Phase::Setup, decision)?;
+    let [n, min, max, code] = words[..] else {
+        return Err(Error::Communication("the setup reply is malformed".into()));
+    };
+    let agreed = Agreed {
+        n,
+        min,
+        max,
+        algorithm: DistributedAlgorithm::from_code(code)?,
+        // A rank whose statistics failed has returned at the failure exchange.
+        local: local
+            .ok_or_else(|| Error::Communication("the setup went on after a failure".into()))?,
+    };
+    Ok((agreed, ranks))
+}
+
+/// Whether the policy leaves NaNs out for this element type.
+pub(crate) fn omits_nan<T: Element>(policy: NanPolicy) -> bool {
+    T::DTYPE.is_float() && policy == NanPolicy::Omit
+}
+
+/// The root's decision from every rank's statistics: `[n, min, max, algorithm]` and the ranks.
+fn decide(
+    all: &[Vec<u8>],
+    policy: NanPolicy,
+    choose: Choose<'_>,
+    ranks_of: impl FnOnce(usize) -> Result<Vec<usize>>,
+) -> Result<(Vec<u64>, Vec<usize>)> {
+    let stats: Vec<LocalStats> = all
+        .iter()
+        .map(|b| LocalStats::from_words(&bytes_to_keys::<u64>(b)))
+        .collect::<Option<_>>()
+        .ok_or_else(|| Error::Communication("a rank's statistics are malformed".into()))?;
+    let (mut offset, mut nans, mut first_nan) = (0u64, 0u64, None);
+    let (mut n, mut min, mut max) = (0u64, u64::MAX, 0u64);
+    for s in &stats {
+        if s.nans > 0 && first_nan.is_none() {
+            first_nan = Some(offset + s.first_nan);
+        }
+        offset += s.len;
+        nans += s.nans;
+        n += s.included;
+        if s.included > 0 {
+            min = min.min(s.min);
+            max = max.max(s.max);
+        }
+    }
+    if policy == NanPolicy::Error && nans > 0 {
+        return Err(Error::NanInInput {
+            count: nans as usize,
+            first_index: first_nan.unwrap_or(0) as usize,
+        });
+    }
+    if n == 0 {
+        return Err(Error::EmptyInput);
+    }
+    let ranks = ranks_of(n as usize)?;
+    let algorithm = choose(n, ranks.len());
+    Ok((vec![n, min, max, algorithm.code()], ranks))
+}

@@ -1,0 +1,346 @@
+//! The distributed algorithms on groups of 1 to 4 ranks (threads), against the single-process
+//! answer on the concatenated data: the same bits for every algorithm, element type, NaN
+//! policy, adversarial input and split of the data.
+
+use crate::element::Element;
+use crate::error::Error;
+use crate::select::cpu::util::testing::{inputs, Gen};
+use crate::select::cpu::util::SplitMix64;
+use crate::select::{NanPolicy, QuantileMethod, Selector};
+
+use super::threads::run;
+use super::*;
+
+/// The ways to cut `n` values into `q` parts: even, uneven, one part empty, one holding all.
+fn splits(n: usize, q: usize) -> Vec<(&'static str, Vec<usize>)> {
+    let mut out = vec![(
+        "even",
+        (0..q)
+            .map(|r| n * (r + 1) / q - n * r / q)
+            .collect::<Vec<_>>(),
+    )];
+    if q > 1 {
+        let mut uneven: Vec<usize> = (0..q).map(|r| n / (2 << r.min(20))).collect();
+        uneven[q - 1] += n - uneven.iter().sum::<usize>();
+        out.push(("uneven", uneven));
+        let mut empty_first = vec![n / (q - 1); q];
+        empty_first[0] = 0;
+        empty_first[q - 1] += n - empty_first.iter().sum::<usize>();
+        out.push(("root_empty", empty_first));
+        let mut one = vec![0; q];
+        one[q / 2] = n;
+        out.push(("one_holds_all", one));
+    }
+    out
+}
+
+fn parts<T: Copy>(data: &[T], sizes: &[usize]) -> Vec<Vec<T>> {
+    let mut at = 0;
+    sizes
+        .iter()
+        .map(|&s| {
+            let p = data[at..at + s].to_vec();
+            at += s;
+            p
+        })
+        .collect()
+}
+
+fn same_bits<T: Element>(a: &[T], b: &[T]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_key() == y.to_key())
+}
+
+const ALGORITHMS: [DistributedAlgorithm; 4] = DistributedAlgorithm::ALL;
+
+/// Every algorithm on every rank count, split and policy gives the reference's elements.
+fn check_type<T: Gen>(n: usize, seed: u64) {
+    let mut rng = SplitMix64::new(seed);
+    for (name, data) in inputs::<T>(n, seed) {
+        for policy in [NanPolicy::Error, NanPolicy::Omit, NanPolicy::Last] {
+            let reference = Selector::new().nan_policy(policy);
+            let len = match policy {
+                NanPolicy::Omit => data.iter().filter(|v| !v.is_nan()).count(),
+                _ => data.len(),
+            };
+            let mut ranks: Vec<usize> = (0..12).map(|_| rng.below(len.max(1))).collect();
+            ranks.extend([0, len.saturating_sub(1), len / 2]);
+            let expected = reference.multiselect(&data, &ranks);
+            for q in 1..=4 {
+                for (split, sizes) in splits(data.len(), q) {
+                    let shards = parts(&data, &sizes);
+                    for algorithm in ALGORITHMS {
+                        let got = run(q, |comm| {
+                            DistributedSelector::new(comm)
+                                .algorithm(algorithm)
+                                .nan_policy(policy)
+                                .buckets(64)
+                                .multiselect(&shards[comm.rank()], &ranks)
+                        });
+                        let what = format!("{name} {policy:?} q={q} {split} {algorithm}");
+                        for (r, g) in got.into_iter().enumerate() {
+                            match (&expected, g) {
+                                (Ok(e), Ok(g)) => {
+                                    let g = g.values.unwrap();
+                                    assert!(same_bits(e, &g), "{what} rank {r}: {g:?} != {e:?}");
+                                }
+                                (Err(e), Err(g)) => {
+                                    assert_eq!(e.to_string(), g.to_string(), "{what} rank {r}")
+                                }
+                                (e, g) => panic!("{what} rank {r}: {e:?} against {g:?}"),
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn every_type_input_split_and_policy_matches_one_process() {
+    check_type::<f32>(700, 1);
+    check_type::<f64>(700, 2);
+    check_type::<i32>(500, 3);
+    check_type::<i64>(500, 4);
+    check_type::<u32>(500, 5);
+    check_type::<u64>(500, 6);
+}
+
+#[test]
+fn larger_inputs_take_several_passes_and_stay_exact() {
+    let mut rng = SplitMix64::new(11);
+    let n = 200_000;
+    let data: Vec<f64> = (0..n)
+        .map(|_| (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64)
+        .collect();
+    let ranks: Vec<usize> = (0..=100).map(|i| i * (n - 1) / 100).collect();
+    let expected = crate::select::multiselect(&data, &ranks).unwrap();
+    for q in [2, 3, 4] {
+        let shards = parts(&data, &splits(n, q)[0].1);
+        for algorithm in ALGORITHMS {
+            let got = run(q, |comm| {
+                DistributedSelector::new(comm)
+                    .algorithm(algorithm)
+                    .buckets(512)
+                    .multiselect(&shards[comm.rank()], &ranks)
+                    .unwrap()
+            });
+            for g in &got {
+                assert_eq!(g.values.as_ref().unwrap(), &expected, "q={q} {algorithm}");
+            }
+            if algorithm == DistributedAlgorithm::Dibms {
+                assert!(got[0].report.passes >= 2, "{:?}", got[0].report);
+            }
+        }
+    }
+}
+
+#[test]
+fn quantiles_match_numpy_conventions_for_every_method() {
+    let mut rng = SplitMix64::new(21);
+    let data: Vec<f32> = (0..5000)
+        .map(|_| (rng.below(3000) as f32 - 1500.0) / 7.0)
+        .collect();
+    let probs = [0.0, 0.001, 0.1, 0.25, 1.0 / 3.0, 0.5, 0.9, 0.999, 1.0];
+    for method in QuantileMethod::ALL {
+        let expected = crate::select::quantiles(&data, &probs, method).unwrap();
+        for q in 1..=4 {
+            let shards = parts(&data, &splits(data.len(), q)[1.min(q - 1)].1);
+            for algorithm in ALGORITHMS {
+                let got = run(q, |comm| {
+                    DistributedSelector::new(comm)
+                        .algorithm(algorithm)
+                        .buckets(128)
+                        .quantiles(&shards[comm.rank()], &probs, method)
+                        .unwrap()
+                });
+                for g in got {
+                    let g = g.values.unwrap();
+                    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(bits(&g), bits(&expected), "{method} q={q} {algorithm}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn errors_reach_every_rank() {
+    let data = [1.0, f64::NAN, 3.0, f64::NAN, 5.0, 6.0];
+    let shards = parts(&data, &[2, 0, 4]);
+    for algorithm in ALGORITHMS {
+        let got = run(3, |comm| {
+            DistributedSelector::new(comm)
+                .algorithm(algorithm)
+                .median(&shards[comm.rank()])
+        });
+        for g in got {
+            match g {
+                Err(Error::NanInInput {
+                    count: 2,
+                    first_index: 1,
+                }) => {}
+                other => panic!("{algorithm}: {other:?}"),
+            }
+        }
+        let got = run(3, |comm| {
+            let sel = DistributedSelector::new(comm)
+                .algorithm(algorithm)
+                .nan_policy(NanPolicy::Omit);
+            sel.multiselect(&shards[comm.rank()], &[4])
+        });
+        for g in got {
+            assert!(
+                matches!(g, Err(Error::RankOutOfRange { k: 4, n: 4 })),
+                "{g:?}"
+            );
+        }
+        let empty: [Vec<f64>; 2] = [vec![], vec![]];
+        let got = run(2, |comm| {
+            DistributedSelector::new(comm).median(&empty[comm.rank()])
+        });
+        assert!(got.iter().all(|g| matches!(g, Err(Error::EmptyInput))));
+        let numbers = [vec![1.0], vec![2.0]];
+        let got = run(2, |comm| {
+            DistributedSelector::new(comm).quantiles(
+                &numbers[comm.rank()],
+                &[1.5],
+                QuantileMethod::Linear,
+            )
+        });
+        assert!(got
+            .iter()
+            .all(|g| matches!(g, Err(Error::InvalidProbability { .. }))));
+    }
+}
+
+#[test]
+fn a_failing_rank_fails_every_rank_without_a_hang() {
+    for q in 2..=4 {
+        let got = run(q, |comm| {
+            let mine = if comm.rank() == q - 1 {
+                Err(Error::InvalidArgument("cannot read my part".into()))
+            } else {
+                Ok(vec![1.0f64, 2.0])
+            };
+            all_succeeded(comm, mine)
+        });
+        for (r, g) in got.into_iter().enumerate() {
+            match g {
+                Err(Error::InvalidArgument(m)) if r == q - 1 => {
+                    assert_eq!(m, "cannot read my part")
+                }
+                Err(Error::RankFailed { rank, message }) if r != q - 1 => {
+                    assert_eq!(rank, q - 1);
+                    assert!(message.contains("cannot read my part"));
+                }
+                other => panic!("q={q} rank {r}: {other:?}"),
+            }
+        }
+        let got = run(q, |comm| all_succeeded(comm, Ok::<_, Error>(comm.rank())));
+        assert_eq!(
+            got.into_iter().map(|g| g.unwrap()).collect::<Vec<_>>(),
+            (0..q).collect::<Vec<_>>()
+        );
+    }
+}
+
+#[test]
+fn results_on_the_root_only() {
+    let data: Vec<u32> = (0..1000).rev().collect();
+    let shards = parts(&data, &[300, 300, 400]);
+    for algorithm in ALGORITHMS {
+        let got = run(3, |comm| {
+            DistributedSelector::new(comm)
+                .algorithm(algorithm)
+                .delivery(Delivery::RootOnly)
+                .multiselect(&shards[comm.rank()], &[0, 999, 500])
+                .unwrap()
+        });
+        assert_eq!(got[0].values, Some(vec![0, 999, 500]), "{algorithm}");
+        assert!(got[1..].iter().all(|g| g.values.is_none()));
+    }
+}
+
+#[test]
+fn traffic_follows_the_papers_formulas() {
+    use super::model::expected_phase;
+    let n = 1 << 20;
+    let (m, b) = (101, 8192);
+    let mut rng = SplitMix64::new(3);
+    let data: Vec<f32> = (0..n)
+        .map(|_| (rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32)
+        .collect();
+    let probs: Vec<f64> = (0..m).map(|i| i as f64 / (m - 1) as f64).collect();
+    for q in [2, 4] {
+        let shards = parts(&data, &splits(n, q)[0].1);
+        for algorithm in [
+            DistributedAlgorithm::Dibms,
+            DistributedAlgorithm::DistributedBms,
+        ] {
+            let totals = run(q, |comm| {
+                let sel = DistributedSelector::new(comm).algorithm(algorithm);
+                let out = sel
+                    .quantiles(&shards[comm.rank()], &probs, QuantileMethod::Lower)
+                    .unwrap();
+                let all = sel.gather_traffic(&out.report).unwrap();
+                (
+                    out.report,
+                    all.map(|t| t.iter().fold(Traffic::default(), |a, t| a.sum(t))),
+                )
+            });
+            let (report, total) = (totals[0].0, totals[0].1.unwrap());
+            let expect = |p| expected_phase(p, n as u64, m, q, b);
+            let got = |p: Phase| total.phase(p).values as f64;
+            let what = format!("q={q} {algorithm} {report:?}");
+            // Phase 1: sample and pivots (with the setup's sizes and extremes) near equations
+            // (1) and (3), 50(q-1) + 1024(1 - n_0/n) (Table 2 rounds the sample up to 1024);
+            // counts exactly B(q-1); active buckets within 2m(q-1).
+            let create = got(Phase::Setup) + got(Phase::CreateSampled);
+            let root_share = shards[0].len() as f64 / n as f64;
+            let sampled = expect(Phase::CreateSampled) - 1024.0 * root_share;
+            assert!(
+                (create - sampled).abs() <= 16.0 * (q - 1) as f64 + q as f64,
+                "{what}"
+            );
+            assert_eq!(
+                got(Phase::AssignSampled),
+                expect(Phase::AssignSampled),
+                "{what}"
+            );
+            assert!(
+                got(Phase::ReduceSampled) <= expect(Phase::ReduceSampled),
+                "{what}"
+            );
+            if algorithm == DistributedAlgorithm::Dibms {
+                let passes = (report.passes - 1) as f64;
+                assert!(
+                    got(Phase::AssignRefine) <= passes * expect(Phase::AssignRefine),
+                    "{what}"
+                );
+                assert!(
+                    got(Phase::ReduceRefine) <= passes * expect(Phase::ReduceRefine),
+                    "{what}"
+                );
+                // Extremes (2 per active bucket) and new intervals (3 per bucket) against
+                // the paper's 4P per pass, where the paper has no extremes but sends a slope.
+                let create2 = got(Phase::CreateRefine);
+                assert!(
+                    create2
+                        <= (passes + 1.0) * 1.25 * expect(Phase::CreateRefine)
+                            + passes * (q - 1) as f64,
+                    "{what}"
+                );
+                assert!(
+                    report.passes as f64
+                        <= super::model::expected_passes(n as u64, m, b).ceil() + 2.0,
+                    "{what}"
+                );
+            } else {
+                // The gather: (m/B)(n/q)(q-1) expected for even data, within sampling error.
+                let ratio = got(Phase::Gather) / expect(Phase::Gather);
+                assert!((0.5..=2.0).contains(&ratio), "{what}: gather ratio {ratio}");
+            }
+        }
+    }
+}
