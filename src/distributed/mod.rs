@@ -51,7 +51,7 @@ pub use communicator::{Communicator, ReduceOp, SingleProcess};
 #[cfg(feature = "mpi")]
 pub use mpi::Mpi;
 pub use selector::{
-    all_succeeded, Delivery, Distributed, DistributedAlgorithm, DistributedReport,
-    DistributedSelector, DEFAULT_BUCKETS,
+    all_succeeded, same_on_every_rank, Delivery, Distributed, DistributedAlgorithm,
+    DistributedReport, DistributedSelector, DEFAULT_BUCKETS,
 };
 pub use traffic::{Flow, Phase, Traffic};

@@ -513,3 +513,18 @@ pub fn all_succeeded<T>(comm: &dyn Communicator, outcome: Result<T>) -> Result<T
     link.down(super::traffic::Phase::Setup, Ok(Vec::new()))?;
     value.ok_or_else(|| Error::Communication("a failure went unreported".into()))
 }
+
+/// Whether every rank passed the same `value` (collective; every rank gets the answer).
+///
+/// ```
+/// use kselect::distributed::{same_on_every_rank, SingleProcess};
+/// assert!(same_on_every_rank(&SingleProcess, 42).unwrap());
+/// ```
+pub fn same_on_every_rank(comm: &dyn Communicator, value: u64) -> Result<bool> {
+    use super::communicator::ReduceOp;
+    use super::traffic::Phase;
+    let mut link = Link::new(comm);
+    let heard = link.up(Phase::Setup, Some(vec![value, !value]), 2, ReduceOp::Max)?;
+    let decision = Ok(heard.map_or(vec![], |e| vec![(e[0] == !e[1]) as u64]));
+    Ok(link.down(Phase::Setup, decision)? == [1])
+}

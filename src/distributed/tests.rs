@@ -344,3 +344,15 @@ fn traffic_follows_the_papers_formulas() {
         }
     }
 }
+
+#[test]
+fn ranks_agree_on_a_value_or_see_they_differ() {
+    assert_eq!(
+        run(3, |comm| same_on_every_rank(comm, 7).unwrap()),
+        vec![true; 3]
+    );
+    let got = run(3, |comm| {
+        same_on_every_rank(comm, comm.rank() as u64 / 2).unwrap()
+    });
+    assert_eq!(got, vec![false; 3]);
+}

@@ -82,6 +82,95 @@ pub fn read_npy_from(reader: impl Read, name: impl Into<PathBuf>) -> Result<Colu
     Source::from_reader(reader, name)?.read_npy()
 }
 
+/// One of several contiguous parts of a 1-D `.npy` array: its values, where they start in the
+/// whole array, and the whole array's length.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NpyPart {
+    /// The part's values.
+    pub values: Column,
+    /// The index in the whole array of the part's first value.
+    pub offset: usize,
+    /// The number of values of the whole array.
+    pub total: usize,
+}
+
+/// Part `part` of `parts` of a 1-D `.npy` file: the values at indices `n * part / parts` up to
+/// `n * (part + 1) / parts` (parts differ in length by at most one value), read from their
+/// offset without reading the rest: each rank of a distributed job reads its own part of one
+/// file. The file must be uncompressed (a gzip stream cannot be entered in the middle).
+///
+/// ```
+/// use kselect::io::npy::{read_npy_part, write_npy};
+/// use kselect::io::Column;
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("x.npy");
+/// write_npy(&path, &[1.0f32, 2.0, 3.0, 4.0, 5.0])?;
+/// let p = read_npy_part(&path, 1, 2)?;
+/// assert_eq!((p.values, p.offset, p.total), (Column::F32(vec![3.0, 4.0, 5.0]), 2, 5));
+/// assert!(read_npy_part(&path, 2, 2).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn read_npy_part(path: impl AsRef<Path>, part: usize, parts: usize) -> Result<NpyPart> {
+    use std::io::{BufReader, Seek, SeekFrom};
+    let path = path.as_ref();
+    if part >= parts {
+        return Err(Error::InvalidArgument(format!(
+            "part {part} of {parts} does not exist (parts are numbered from 0)"
+        )));
+    }
+    let (file, size) = crate::io::open_file(path)?;
+    let mut reader = BufReader::new(file);
+    let mut magic = [0u8; 2];
+    let got = read_up_to(&mut reader, &mut magic).map_err(|e| Error::io(path, e))?;
+    if magic[..got] == [0x1f, 0x8b] {
+        return Err(Error::format(
+            path,
+            "is gzip-compressed: a compressed file cannot be read from an offset, so the ranks              cannot each read their own part (decompress it, or give each rank its own file)",
+        ));
+    }
+    reader.rewind().map_err(|e| Error::io(path, e))?;
+    let header = read_header(&mut reader, path, size)?;
+    if header.shape.len() != 1 {
+        return Err(Error::format(
+            path,
+            format!(
+                "unsupported shape {}: only 1-D arrays can be split into parts",
+                shape_text(&header.shape)
+            ),
+        ));
+    }
+    let width = header.dtype.size_bytes() as u64;
+    let n = header.len;
+    if let Some(data) = header.data_bytes {
+        if data < n as u64 * width {
+            return Err(Error::format(
+                path,
+                format!(
+                    "truncated data: the header announces {n} values of dtype '{}' ({} bytes),                      but the file holds {data} bytes of data",
+                    header.descr,
+                    n as u64 * width
+                ),
+            ));
+        }
+    }
+    let (start, end) = (n * part / parts, n * (part + 1) / parts);
+    let skip = start as u64 * width;
+    reader
+        .seek(SeekFrom::Start(header.header_bytes + skip))
+        .map_err(|e| Error::io(path, e))?;
+    let piece = Header {
+        len: end - start,
+        data_bytes: header.data_bytes.map(|d| d - skip),
+        ..header
+    };
+    Ok(NpyPart {
+        values: read_body(&mut reader, path, &piece)?,
+        offset: start,
+        total: n,
+    })
+}
+
 /// The values of a 1-D or 2-D `.npy` array in C (row-major) order, and its shape.
 ///
 /// ```
@@ -972,6 +1061,63 @@ impl<'a> Parser<'a> {
 mod tests {
     use super::*;
     use std::path::PathBuf;
+
+    #[test]
+    fn parts_put_together_are_the_whole_array() {
+        let dir = tempfile::tempdir().unwrap();
+        for n in 0..12usize {
+            let path = dir.path().join(format!("v{n}.npy"));
+            let values: Vec<i64> = (0..n as i64).map(|i| i * 3 - 7).collect();
+            write_npy(&path, &values).unwrap();
+            for parts in 1..=5 {
+                let mut joined = Vec::new();
+                for part in 0..parts {
+                    let p = read_npy_part(&path, part, parts).unwrap();
+                    assert_eq!((p.offset, p.total), (joined.len(), n));
+                    let Column::I64(v) = p.values else { panic!() };
+                    joined.extend(v);
+                }
+                assert_eq!(joined, values, "n={n} parts={parts}");
+            }
+        }
+        // Big-endian values, and a file shorter than its header says.
+        let big = dir.path().join("big.npy");
+        let data: Vec<u8> = [1.5f64, -2.0, 4.0]
+            .iter()
+            .flat_map(|v| v.to_be_bytes())
+            .collect();
+        std::fs::write(
+            &big,
+            npy_bytes(
+                1,
+                "{'descr': '>f8', 'fortran_order': False, 'shape': (3,), }",
+                &data,
+            ),
+        )
+        .unwrap();
+        assert_eq!(
+            read_npy_part(&big, 1, 2).unwrap().values,
+            Column::F64(vec![-2.0, 4.0])
+        );
+        let short = dir.path().join("short.npy");
+        std::fs::write(
+            &short,
+            npy_bytes(
+                1,
+                "{'descr': '<f8', 'fortran_order': False, 'shape': (4,), }",
+                &data,
+            ),
+        )
+        .unwrap();
+        let err = read_npy_part(&short, 0, 2).unwrap_err().to_string();
+        assert!(err.contains("truncated"), "{err}");
+        let gz = dir.path().join("x.npy.gz");
+        write_npy(&gz, &[1u32]).unwrap();
+        assert!(read_npy_part(&gz, 0, 1)
+            .unwrap_err()
+            .to_string()
+            .contains("gzip"));
+    }
 
     /// A `.npy` file with `header` (padded) and `data` as is.
     fn npy_bytes(major: u8, header: &str, data: &[u8]) -> Vec<u8> {

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
+use kselect::distributed::DistributedAlgorithm;
 use kselect::knn::{Metric, Weights};
 use kselect::recovery::{Algorithm as RecoveryAlgorithm, Ensemble, SignalKind};
 use kselect::{Algorithm, NanPolicy, QuantileMethod};
@@ -570,6 +571,38 @@ pub struct QuantilesArgs {
     /// seconds (wall time of the selection alone, on cuda including the copy to the GPU).
     #[arg(long)]
     pub json: bool,
+
+    /// Run as one rank of an MPI job: `mpirun -np Q kselect quantiles FILE --distributed`.
+    /// Each rank reads its own contiguous part of FILE (from its offset when FILE is an
+    /// uncompressed .npy array; otherwise each rank reads FILE and keeps its part), or its own
+    /// file with --shards. The quantiles are exactly those of all the values together; rank 0
+    /// prints them, with the messages, values and bytes the ranks sent. Needs a kselect built
+    /// with the `mpi` feature. The local passes run on the CPU; not with --plot or
+    /// --cdf-plot, which need every value in one place.
+    #[arg(long, conflicts_with_all = ["plot", "cdf_plot", "plot_range", "bandwidth"])]
+    pub distributed: bool,
+
+    /// With --distributed: FILE names each rank's own file, with `{rank}` replaced by the
+    /// rank's number (e.g. 'data-{rank}.npy'; .npy or CSV, compressed or not).
+    #[arg(long, requires = "distributed")]
+    pub shards: bool,
+
+    /// With --distributed: the distributed algorithm, sort-choose (local sorts merged at rank
+    /// 0), distributed-bms (one bucket pass, then the candidates gathered at rank 0), dibms
+    /// (bucket passes where the data lie; only counts, bucket bounds and extremes move), or
+    /// auto (distributed-bms or dibms, whichever is expected to send less).
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "auto",
+        requires = "distributed",
+        value_parser = parse_distributed_algorithm
+    )]
+    pub distributed_algorithm: DistributedAlgorithm,
+
+    /// With --distributed: buckets a pass, 4 or more.
+    #[arg(long, value_name = "B", default_value_t = 8192, requires = "distributed", value_parser = parse_buckets)]
+    pub buckets: usize,
 }
 
 impl QuantilesArgs {
@@ -1612,6 +1645,19 @@ fn parse_weights(s: &str) -> Result<Weights, String> {
 
 fn parse_metric(s: &str) -> Result<Metric, String> {
     s.parse().map_err(|e: kselect::Error| strip_prefix(e))
+}
+
+fn parse_distributed_algorithm(s: &str) -> Result<DistributedAlgorithm, String> {
+    s.parse().map_err(|e: kselect::Error| strip_prefix(e))
+}
+
+fn parse_buckets(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(b) if b >= 4 => Ok(b),
+        _ => Err(format!(
+            "`{s}` is not a number of buckets (an integer of at least 4)"
+        )),
+    }
 }
 
 fn parse_nan(s: &str) -> Result<NanPolicy, String> {

@@ -40,6 +40,7 @@
 //! when a solver stopped without converging (after its report, with a warning on stderr).
 
 mod cli;
+mod distributed;
 mod knn;
 mod knn_output;
 mod neighbors;
@@ -86,6 +87,14 @@ fn main() -> ExitCode {
         Command::Quantiles(args) => {
             if let Some(problem) = args.probabilities_problem() {
                 usage::refuse("quantiles", ErrorKind::ValueValidation, problem);
+            }
+            if args.distributed {
+                // Only rank 0 prints, errors included (they name a failing rank).
+                let (root, result) = distributed::run(args);
+                if !root {
+                    return ExitCode::from(result.is_err() as u8);
+                }
+                return print(result.map(Printed::from));
             }
             if let Some(problem) = output_files::clash(&args.file, &args.outputs()) {
                 usage::refuse("quantiles", ErrorKind::ArgumentConflict, problem);
@@ -143,6 +152,11 @@ fn main() -> ExitCode {
             phase_transition::run(args).map(Printed::from)
         }
     };
+    print(result)
+}
+
+/// Prints a command's output (or its error) and gives the exit status.
+fn print(result: Result<Printed>) -> ExitCode {
     match result {
         Ok(printed) => {
             let mut stdout = std::io::stdout().lock();

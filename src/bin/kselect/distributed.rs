@@ -1,0 +1,282 @@
+//! `kselect quantiles --distributed`: one rank of an MPI job. Each rank reads its own part of
+//! the data; the quantiles of all parts together are found by distributed selection, and rank
+//! 0 prints them with the traffic of every rank.
+
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use kselect::distributed::{
+    all_succeeded, same_on_every_rank, Communicator, DistributedReport, DistributedSelector,
+    Traffic,
+};
+use kselect::io::npy::read_npy_part;
+use kselect::io::{Column, ColumnVisitor, FileFormat};
+use kselect::{Element, Error, Result};
+
+use crate::cli::QuantilesArgs;
+use crate::output::{aligned, json_list, json_object, json_string, Num};
+
+/// Runs the command as one rank: whether this rank is the root (which prints), and what it
+/// prints.
+pub fn run(args: &QuantilesArgs) -> (bool, Result<String>) {
+    #[cfg(feature = "mpi")]
+    {
+        match kselect::distributed::Mpi::init() {
+            Ok(mpi) => (mpi.rank() == 0, run_on(&mpi, args)),
+            Err(e) => (true, Err(e)),
+        }
+    }
+    #[cfg(not(feature = "mpi"))]
+    {
+        let _ = run_on;
+        (
+            true,
+            Err(Error::InvalidArgument(format!(
+                "--distributed needs a kselect built with MPI: `cargo build --release --features \
+                 mpi` (with an MPI library installed), then `mpirun -np Q kselect quantiles {} \
+                 --distributed`",
+                args.file.display()
+            ))),
+        )
+    }
+}
+
+/// This rank's part of the data.
+struct Part {
+    values: Column,
+    /// The values of `values` that are this rank's (all of them when `None`).
+    range: Option<Range<usize>>,
+    /// The file read.
+    name: PathBuf,
+    format: FileFormat,
+}
+
+/// The quantiles over `comm`, and at the root the text to print.
+fn run_on(comm: &dyn Communicator, args: &QuantilesArgs) -> Result<String> {
+    let (rank, ranks) = (comm.rank(), comm.size());
+    let part = all_succeeded(comm, read_part(args, rank, ranks))?;
+    let dtype = part.values.dtype();
+    if !same_on_every_rank(comm, dtype as u64)? {
+        return Err(Error::InvalidArgument(format!(
+            "the ranks' files hold different element types (this rank's: {dtype}); every part \
+             must have the same dtype"
+        )));
+    }
+    let probs = args.probabilities();
+    let outcome = part.values.visit(Quantiles {
+        comm,
+        args,
+        probs: &probs,
+        range: part.range.clone(),
+    })?;
+    if rank != 0 {
+        return Ok(String::new());
+    }
+    let name = if args.shards {
+        args.file.display().to_string()
+    } else {
+        part.name.display().to_string()
+    };
+    Ok(if args.json {
+        json(args, &name, part.format, dtype.name(), &probs, &outcome)
+    } else {
+        table(args, &name, part.format, dtype.name(), &probs, &outcome)
+    })
+}
+
+/// Reads this rank's part: its own file (`--shards`), its slice of an uncompressed `.npy`
+/// from its offset, or its slice of any other file read whole.
+fn read_part(args: &QuantilesArgs, rank: usize, ranks: usize) -> Result<Part> {
+    let file = args.file.to_string_lossy();
+    if args.shards {
+        if !file.contains("{rank}") {
+            return Err(Error::InvalidArgument(format!(
+                "--shards: the file name `{file}` has no {{rank}} to replace by each rank's number"
+            )));
+        }
+        let path = PathBuf::from(file.replace("{rank}", &rank.to_string()));
+        let (values, format) = read_whole(&path, args.column.as_deref())?;
+        return Ok(Part {
+            values,
+            range: None,
+            name: path,
+            format,
+        });
+    }
+    let path = args.file.clone();
+    if args.column.is_none() {
+        match read_npy_part(&path, rank, ranks) {
+            Ok(p) => {
+                return Ok(Part {
+                    values: p.values,
+                    range: None,
+                    name: path,
+                    format: FileFormat::Npy,
+                })
+            }
+            // A compressed or CSV file is read whole, below.
+            Err(Error::Format { message, .. })
+                if message.contains("gzip") || message.contains("magic string") => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let (values, format) = read_whole(&path, args.column.as_deref())?;
+    let n = values.len();
+    Ok(Part {
+        values,
+        range: Some(n * rank / ranks..n * (rank + 1) / ranks),
+        name: path,
+        format,
+    })
+}
+
+/// The values of a whole file (its `column` for a CSV file).
+fn read_whole(path: &Path, column: Option<&str>) -> Result<(Column, FileFormat)> {
+    let source = crate::open::open(path)?;
+    let format = source.format();
+    let values = match format {
+        FileFormat::Csv => source.read_csv_column(column)?.values,
+        FileFormat::Npy => source.read_column(column)?,
+    };
+    Ok((values, format))
+}
+
+/// The distributed call, generic over the element type.
+struct Quantiles<'a> {
+    comm: &'a dyn Communicator,
+    args: &'a QuantilesArgs,
+    probs: &'a [f64],
+    range: Option<Range<usize>>,
+}
+
+/// What the call found.
+struct Outcome {
+    values: Vec<f64>,
+    report: DistributedReport,
+    /// Every rank's traffic (at the root).
+    per_rank: Vec<Traffic>,
+    seconds: f64,
+}
+
+impl ColumnVisitor for Quantiles<'_> {
+    type Output = Result<Outcome>;
+
+    fn visit<T: Element>(self, data: &[T]) -> Result<Outcome> {
+        let mine = match self.range {
+            Some(r) => &data[r],
+            None => data,
+        };
+        let selector = DistributedSelector::new(self.comm)
+            .algorithm(self.args.distributed_algorithm)
+            .nan_policy(self.args.nan)
+            .buckets(self.args.buckets);
+        let start = Instant::now();
+        let out = selector.quantiles(mine, self.probs, self.args.method)?;
+        let seconds = start.elapsed().as_secs_f64();
+        let per_rank = selector.gather_traffic(&out.report)?.unwrap_or_default();
+        Ok(Outcome {
+            values: out.values.unwrap_or_default(),
+            report: out.report,
+            per_rank,
+            seconds,
+        })
+    }
+}
+
+/// The traffic of all ranks together.
+fn job_traffic(out: &Outcome) -> Traffic {
+    out.per_rank
+        .iter()
+        .fold(Traffic::default(), |all, t| all.sum(t))
+}
+
+fn json(
+    args: &QuantilesArgs,
+    name: &str,
+    format: FileFormat,
+    dtype: &str,
+    probs: &[f64],
+    out: &Outcome,
+) -> String {
+    let traffic = |t: &Traffic| serde_json::to_string(t).unwrap_or_else(|_| "null".into());
+    json_object(vec![
+        ("file", json_string(name)),
+        ("format", json_string(format.name())),
+        ("dtype", json_string(dtype)),
+        ("ranks", out.report.ranks.to_string()),
+        ("n", out.report.values.to_string()),
+        ("nan_policy", json_string(args.nan.name())),
+        (
+            "probs",
+            json_list(probs.iter().map(|&p| Num::of_f64(p).json())),
+        ),
+        (
+            "values",
+            json_list(out.values.iter().map(|&v| Num::of_f64(v).json())),
+        ),
+        ("method", json_string(args.method.name())),
+        ("algorithm", json_string(out.report.algorithm.name())),
+        ("buckets", args.buckets.to_string()),
+        ("passes", out.report.passes.to_string()),
+        ("traffic", traffic(&job_traffic(out))),
+        (
+            "traffic_per_rank",
+            json_list(out.per_rank.iter().map(traffic)),
+        ),
+        ("seconds", Num::of_f64(out.seconds).json()),
+    ])
+}
+
+fn table(
+    args: &QuantilesArgs,
+    name: &str,
+    format: FileFormat,
+    dtype: &str,
+    probs: &[f64],
+    out: &Outcome,
+) -> String {
+    let r = &out.report;
+    let total = job_traffic(out);
+    let mut s = format!(
+        "file:       {name} ({}, {dtype}), {} values on {} ranks (NaN policy: {})\n\
+         algorithm:  {}; passes over the data: {}; buckets a pass: {}\n\
+         sent:       {total} by all ranks\n",
+        format.name(),
+        r.values,
+        r.ranks,
+        args.nan.name(),
+        r.algorithm,
+        r.passes,
+        args.buckets,
+    );
+    for (phase, flow) in total.phases() {
+        s.push_str(&format!(
+            "  {:<14} {} messages, {} values, {} bytes\n",
+            phase.name(),
+            flow.messages,
+            flow.values,
+            flow.bytes
+        ));
+    }
+    s.push_str(&format!(
+        "seconds:    {}\n\n",
+        Num::of_f64(out.seconds).text()
+    ));
+    let rows: Vec<Vec<String>> = probs
+        .iter()
+        .zip(&out.values)
+        .map(|(&p, &v)| {
+            vec![
+                Num::of_f64(p).text().to_string(),
+                Num::of_f64(v).text().to_string(),
+            ]
+        })
+        .collect();
+    aligned(
+        &mut s,
+        &["p", &format!("quantile ({})", args.method.name())],
+        &rows,
+    );
+    s
+}

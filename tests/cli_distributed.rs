@@ -1,0 +1,99 @@
+//! `kselect quantiles --distributed` under `mpirun` (the `mpi` feature): the quantiles of a
+//! file read in parts by 1 to 4 ranks, or of one file per rank, equal (bit for bit) to the
+//! single-process command's; rank 0 alone prints; a rank that cannot read its file fails the
+//! whole job with a message naming it.
+
+mod common;
+
+use std::process::{Command, Output};
+
+use common::cli::{binary, cpu_json, f64s, path, stderr, stdout};
+use serde_json::Value;
+
+/// `mpirun -np ranks kselect ARGS` (as root when need be).
+fn mpirun(ranks: usize, args: &[&str]) -> Output {
+    Command::new("mpirun")
+        .args(["--oversubscribe", "-np", &ranks.to_string()])
+        .arg(binary())
+        .args(args)
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .output()
+        .expect("mpirun runs (Open MPI is installed with the mpi feature)")
+}
+
+fn json_of(out: &Output) -> Value {
+    assert!(out.status.success(), "{}", stderr(out));
+    serde_json::from_str(&stdout(out)).unwrap_or_else(|e| panic!("{e}: {}", stdout(out)))
+}
+
+#[test]
+fn parts_of_one_file_give_the_single_process_quantiles() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = path(&dir, "x.npy");
+    let values: Vec<f64> = (0..20_011)
+        .map(|i| ((i * 7919) % 20_011) as f64 / 7.0 - 99.0)
+        .collect();
+    kselect::io::write_npy(&file, &values).unwrap();
+    let gz = path(&dir, "x.npy.gz");
+    kselect::io::write_npy(&gz, &values).unwrap();
+    let file = file.display().to_string();
+    let probs = ["--count", "101", "--method", "median_unbiased"];
+    let (_, single) = cpu_json("quantiles", &file, &probs);
+    for ranks in 1..=4 {
+        for algorithm in ["sort-choose", "distributed-bms", "dibms", "auto"] {
+            for input in [file.clone(), gz.display().to_string()] {
+                let mut args = vec![
+                    "quantiles",
+                    &input,
+                    "--distributed",
+                    "--distributed-algorithm",
+                    algorithm,
+                ];
+                args.extend(probs);
+                args.push("--json");
+                let got = json_of(&mpirun(ranks, &args));
+                assert_eq!(got["ranks"], ranks);
+                assert_eq!(got["n"], 20_011);
+                let (g, s) = (f64s(&got["values"]), f64s(&single["values"]));
+                assert_eq!(
+                    g.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                    s.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                    "{ranks} ranks, {algorithm}, {input}"
+                );
+                assert_eq!(got["traffic_per_rank"].as_array().unwrap().len(), ranks);
+            }
+        }
+    }
+}
+
+#[test]
+fn one_file_per_rank_and_a_missing_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let all: Vec<i32> = (0..3000).map(|i| (i * 37) % 1001 - 500).collect();
+    for (r, part) in all.chunks(1000).enumerate() {
+        kselect::io::write_npy(path(&dir, &format!("p-{r}.npy")), part).unwrap();
+    }
+    let whole = path(&dir, "all.npy");
+    kselect::io::write_npy(&whole, &all).unwrap();
+    let (_, single) = cpu_json("quantiles", &whole, &["--probs", "0,0.3,0.5,1"]);
+    let pattern = path(&dir, "p-{rank}.npy").display().to_string();
+    let args = [
+        "quantiles",
+        &pattern,
+        "--distributed",
+        "--shards",
+        "--probs",
+        "0,0.3,0.5,1",
+    ];
+    let out = mpirun(3, &[&args[..], &["--json"]].concat());
+    assert_eq!(json_of(&out)["values"], single["values"]);
+    // The table: printed once, by rank 0.
+    let text = stdout(&mpirun(3, &args));
+    assert_eq!(text.matches("values on 3 ranks").count(), 1, "{text}");
+    // Rank 3 has no file: every rank fails, rank 0 says which rank and why.
+    let out = mpirun(4, &args);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("rank 3") && err.contains("p-3.npy"), "{err}");
+}
