@@ -39,7 +39,8 @@
 //!
 //! Built on selection: distributions from order statistics ([`density`]) and robust regression
 //! ([`regression`]: least trimmed squares and least median of squares, with robustbase's and
-//! MASS's conventions).
+//! MASS's conventions). Data spread over several processes or GPUs: [`distributed`] (exact
+//! multiselection and quantiles over MPI, the `mpi` feature).
 
 #![warn(missing_docs)]
 

@@ -13,9 +13,15 @@
 //!   wanted rank lies in a bucket whose smallest and largest elements are equal, which proves
 //!   its value (repeated values included; no heuristic).
 //!
+//! Each rank's part is a host slice ([`DistributedSelector::quantiles`]) or a buffer on its GPU
+//! ([`DistributedSelector::quantiles_device`]; ranks may have a GPU each or share one): the
+//! local passes then run as kernels, with every key's bucket computed exactly as on the host,
+//! so CPU and GPU ranks can work together.
+//!
 //! Communicators: [`SingleProcess`] (one rank), [`Mpi`] (the `mpi` feature, over the
 //! system's MPI). Every algorithm counts what each rank sends ([`Traffic`]) on the paper's
-//! model, and [`model`] has the paper's expected figures to compare with.
+//! model, and [`model`] has the paper's expected figures to compare with, and a model of how
+//! a counted run scales to more ranks ([`model::Scaling`]).
 //!
 //! ```
 //! use kselect::distributed::{DistributedAlgorithm, DistributedSelector, SingleProcess};
@@ -31,6 +37,7 @@
 
 mod bucket;
 mod communicator;
+mod device_shard;
 mod link;
 pub mod model;
 #[cfg(feature = "mpi")]

@@ -62,6 +62,12 @@ impl Mpi {
         self.world.rank() as usize
     }
 
+    /// This process's rank among the ranks on its own host (the one to choose a GPU by:
+    /// `CudaDevice::new(local_rank % CudaDevice::count()?)`). Collective.
+    pub fn local_rank(&self) -> usize {
+        self.world.split_shared(self.world.rank()).rank() as usize
+    }
+
     /// Waits until every rank gets here.
     pub fn barrier(&self) {
         self.world.barrier();

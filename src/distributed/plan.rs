@@ -95,6 +95,38 @@ impl<T: Element> BucketPlan<T> {
         })
     }
 
+    /// The number of intervals.
+    pub(crate) fn intervals(&self) -> usize {
+        self.intervals.len()
+    }
+
+    /// The intervals as the GPU kernels read them, 8 words each (see `kernels/distributed.cu`):
+    /// `lo, hi, span` (two words), the projection's `lo` and `scale` (as bits), `first |
+    /// buckets << 32`, and the projection (0 keys, 1 values).
+    pub(crate) fn device_words(&self) -> Vec<u64> {
+        self.intervals
+            .iter()
+            .flat_map(|iv| {
+                let packed = iv.first as u64 | (iv.buckets as u64) << 32;
+                match iv.projection {
+                    Projection::Keys { span } => [
+                        iv.lo,
+                        iv.hi,
+                        span as u64,
+                        (span >> 64) as u64,
+                        0,
+                        0,
+                        packed,
+                        0,
+                    ],
+                    Projection::Values { lo, scale } => {
+                        [iv.lo, iv.hi, 0, 0, lo.to_bits(), scale.to_bits(), packed, 1]
+                    }
+                }
+            })
+            .collect()
+    }
+
     /// The number of buckets.
     pub(crate) fn buckets(&self) -> usize {
         self.buckets

@@ -7,6 +7,7 @@ use std::str::FromStr;
 
 use serde::Serialize;
 
+use crate::device::DeviceBuffer;
 use crate::element::{Element, RadixKey};
 use crate::error::{Error, Result};
 use crate::select::quantile::{self, Term};
@@ -14,6 +15,7 @@ use crate::select::{NanPolicy, QuantileMethod};
 
 use super::bucket::{self, BucketRun, Finish};
 use super::communicator::Communicator;
+use super::device_shard::DeviceShard;
 use super::link::Link;
 use super::model;
 use super::setup::{agree, omits_nan};
@@ -41,8 +43,7 @@ pub enum DistributedAlgorithm {
     /// definitions and extremes move.
     Dibms,
     /// The one of DistributedBMS and DIBMS with the smaller expected traffic
-    /// ([`model::expected_values`](super::model::expected_values)); DistributedBMS on one
-    /// rank when what it sorts is small.
+    /// ([`model::expected_values`](super::model::expected_values)); DIBMS on one rank.
     #[default]
     Auto,
 }
@@ -290,7 +291,33 @@ impl<'c> DistributedSelector<'c> {
         local: &[T],
         ranks: &[usize],
     ) -> Result<Distributed<Vec<T>>> {
-        let shard = &mut HostShard::new(local, self.parallel);
+        self.multiselect_in(&mut HostShard::new(local, self.parallel), ranks)
+    }
+
+    /// [`multiselect`](Self::multiselect) of data in the memory of this rank's GPU: the local
+    /// passes run there (each rank may use its own GPU, or ranks may share one).
+    ///
+    /// ```no_run
+    /// use kselect::distributed::{DistributedSelector, SingleProcess};
+    /// use kselect::{CudaDevice, DeviceBuffer};
+    /// let gpu = CudaDevice::new(0).unwrap();
+    /// let part = DeviceBuffer::from_host_on(&gpu, &[4.0f32, 1.0, 3.0]).unwrap();
+    /// let out = DistributedSelector::new(&SingleProcess).multiselect_device(&part, &[0]).unwrap();
+    /// assert_eq!(out.values, Some(vec![1.0]));
+    /// ```
+    pub fn multiselect_device<T: Element>(
+        &self,
+        local: &DeviceBuffer<T>,
+        ranks: &[usize],
+    ) -> Result<Distributed<Vec<T>>> {
+        self.multiselect_in(&mut DeviceShard::new(local), ranks)
+    }
+
+    pub(crate) fn multiselect_in<T: Element>(
+        &self,
+        shard: &mut dyn Shard<T>,
+        ranks: &[usize],
+    ) -> Result<Distributed<Vec<T>>> {
         let checked = |len: usize| {
             if let Some(&k) = ranks.iter().find(|&&k| k >= len) {
                 return Err(Error::RankOutOfRange { k, n: len });
@@ -331,7 +358,23 @@ impl<'c> DistributedSelector<'c> {
     /// assert_eq!(out.values, Some(2));
     /// ```
     pub fn median<T: Element>(&self, local: &[T]) -> Result<Distributed<T>> {
-        let shard = &mut HostShard::new(local, self.parallel);
+        self.median_in(&mut HostShard::new(local, self.parallel))
+    }
+
+    /// [`median`](Self::median) of data on this rank's GPU.
+    ///
+    /// ```no_run
+    /// use kselect::distributed::{DistributedSelector, SingleProcess};
+    /// use kselect::{CudaDevice, DeviceBuffer};
+    /// let part = DeviceBuffer::from_host_on(&CudaDevice::new(0).unwrap(), &[2u32, 9, 4]).unwrap();
+    /// let out = DistributedSelector::new(&SingleProcess).median_device(&part).unwrap();
+    /// assert_eq!(out.values, Some(4));
+    /// ```
+    pub fn median_device<T: Element>(&self, local: &DeviceBuffer<T>) -> Result<Distributed<T>> {
+        self.median_in(&mut DeviceShard::new(local))
+    }
+
+    fn median_in<T: Element>(&self, shard: &mut dyn Shard<T>) -> Result<Distributed<T>> {
         self.run(shard, |len| Ok(vec![(len - 1) / 2]), &|keys| keys)
             .map(|(words, report)| Distributed {
                 values: words.map(|w| T::from_key(T::Key::from_u64(w[0]))),
@@ -355,7 +398,34 @@ impl<'c> DistributedSelector<'c> {
         probs: &[f64],
         method: QuantileMethod,
     ) -> Result<Distributed<Vec<f64>>> {
-        let shard = &mut HostShard::new(local, self.parallel);
+        self.quantiles_in(&mut HostShard::new(local, self.parallel), probs, method)
+    }
+
+    /// [`quantiles`](Self::quantiles) of data on this rank's GPU.
+    ///
+    /// ```no_run
+    /// use kselect::distributed::{DistributedSelector, SingleProcess};
+    /// use kselect::{CudaDevice, DeviceBuffer, QuantileMethod};
+    /// let part = DeviceBuffer::from_host_on(&CudaDevice::new(0).unwrap(), &[1.0, 2.0]).unwrap();
+    /// let s = DistributedSelector::new(&SingleProcess);
+    /// let q = s.quantiles_device(&part, &[0.5], QuantileMethod::Linear).unwrap();
+    /// assert_eq!(q.values, Some(vec![1.5]));
+    /// ```
+    pub fn quantiles_device<T: Element>(
+        &self,
+        local: &DeviceBuffer<T>,
+        probs: &[f64],
+        method: QuantileMethod,
+    ) -> Result<Distributed<Vec<f64>>> {
+        self.quantiles_in(&mut DeviceShard::new(local), probs, method)
+    }
+
+    fn quantiles_in<T: Element>(
+        &self,
+        shard: &mut dyn Shard<T>,
+        probs: &[f64],
+        method: QuantileMethod,
+    ) -> Result<Distributed<Vec<f64>>> {
         let terms: OnceCell<Vec<Term>> = OnceCell::new();
         let ranks_of = |len: usize| {
             let planned = quantile::plan(len, probs, method)?;
@@ -472,12 +542,9 @@ impl<'c> DistributedSelector<'c> {
         }
         let q = self.comm.size();
         if q == 1 {
-            let sorted = m as f64 * n as f64 / self.buckets as f64;
-            return if sorted <= (1u64 << 22) as f64 {
-                DistributedAlgorithm::DistributedBms
-            } else {
-                DistributedAlgorithm::Dibms
-            };
+            // Nothing moves either way; DIBMS's passes over the candidates cost less than
+            // sorting them.
+            return DistributedAlgorithm::Dibms;
         }
         let dbms =
             model::expected_values(DistributedAlgorithm::DistributedBms, n, m, q, self.buckets);

@@ -356,3 +356,219 @@ fn ranks_agree_on_a_value_or_see_they_differ() {
     });
     assert_eq!(got, vec![false; 3]);
 }
+
+/// The GPU's local passes against the host's: the same counts, extremes and kept keys for
+/// the same plans (the bucket of a key is the same function on both). Skips without a GPU.
+fn device_passes_match_host<T: Gen>(n: usize, seed: u64) {
+    use super::device_shard::DeviceShard;
+    use super::plan::{BucketPlan, IntervalSpec};
+    use super::shard::{HostShard, Shard};
+    use crate::device::DeviceBuffer;
+    use crate::element::RadixKey;
+    let Some(gpu) = crate::device::cuda::tests::gpu() else {
+        return;
+    };
+    for (name, data) in inputs::<T>(n, seed) {
+        let buf = DeviceBuffer::from_host_on(&gpu, &data).unwrap();
+        for omit in [false, true] {
+            let mut host = HostShard::new(&data, true);
+            let mut dev = DeviceShard::new(&buf);
+            let (hs, ds) = (host.stats(omit).unwrap(), dev.stats(omit).unwrap());
+            assert_eq!(hs, ds, "{name} omit={omit}");
+            if hs.included == 0 || hs.min == hs.max {
+                continue;
+            }
+            // Three intervals over [min, max] with uneven bucket counts, then a pass on the
+            // kept keys with intervals over the active buckets' extremes.
+            let (lo, hi) = (hs.min, hs.max);
+            let mid = lo + (hi - lo) / 3;
+            let mut specs = vec![IntervalSpec {
+                lo,
+                hi: mid,
+                buckets: 7,
+            }];
+            if mid + 1 < hi {
+                specs.push(IntervalSpec {
+                    lo: mid + 1,
+                    hi: hi - 1,
+                    buckets: 300,
+                });
+            }
+            specs.push(IntervalSpec {
+                lo: hi.max(mid + 1),
+                hi,
+                buckets: 2,
+            });
+            specs.dedup_by(|b, a| b.lo <= a.hi);
+            for pass in 0..2 {
+                let plan = BucketPlan::<T>::from_words(&IntervalSpec::to_words(&specs)).unwrap();
+                let (hc, dc) = (host.count(&plan).unwrap(), dev.count(&plan).unwrap());
+                assert_eq!(hc, dc, "{name} omit={omit} pass {pass}");
+                let active: Vec<usize> =
+                    (0..hc.len()).filter(|&b| hc[b] > 0 && b % 3 != 1).collect();
+                let (he, de) = (
+                    host.reduce(&plan, &active).unwrap(),
+                    dev.reduce(&plan, &active).unwrap(),
+                );
+                assert_eq!(he, de, "{name} omit={omit} pass {pass}");
+                specs = he
+                    .iter()
+                    .filter(|e| e.0 != 0)
+                    .map(|&(max, not_min)| IntervalSpec {
+                        lo: !not_min,
+                        hi: max,
+                        buckets: 5,
+                    })
+                    .filter(|s| s.lo <= s.hi)
+                    .collect();
+                if specs.is_empty() {
+                    break;
+                }
+            }
+            let mut hk = host.keys(omit).unwrap();
+            hk.sort_unstable();
+            let dk = dev.keys(omit).unwrap();
+            assert_eq!(
+                hk.iter().map(|k| k.to_u64()).collect::<Vec<_>>(),
+                dk.iter().map(|k| k.to_u64()).collect::<Vec<_>>(),
+                "{name}"
+            );
+        }
+    }
+}
+
+#[test]
+fn gpu_passes_equal_the_hosts_for_every_type() {
+    device_passes_match_host::<f32>(5000, 31);
+    device_passes_match_host::<f64>(5000, 32);
+    device_passes_match_host::<i32>(3000, 33);
+    device_passes_match_host::<i64>(3000, 34);
+    device_passes_match_host::<u32>(3000, 35);
+    device_passes_match_host::<u64>(3000, 36);
+}
+
+#[test]
+fn gpu_ranks_and_cpu_ranks_together_match_one_process() {
+    use crate::device::DeviceBuffer;
+    let Some(gpu) = crate::device::cuda::tests::gpu() else {
+        return;
+    };
+    let mut rng = SplitMix64::new(41);
+    let n = 300_000;
+    let data: Vec<f32> = (0..n)
+        .map(|_| (rng.next_u64() >> 40) as f32 / 1e3 - 8e3)
+        .collect();
+    let probs: Vec<f64> = (0..=100).map(|i| i as f64 / 100.0).collect();
+    let expected = crate::select::quantiles(&data, &probs, QuantileMethod::Linear).unwrap();
+    for q in 1..=4 {
+        let shards = parts(&data, &splits(n, q)[1.min(q - 1)].1);
+        let buffers: Vec<_> = shards
+            .iter()
+            .map(|s| DeviceBuffer::from_host_on(&gpu, s).unwrap())
+            .collect();
+        // The default buckets (shared histograms, bucket ids), more than a block's shared
+        // memory holds (histograms in global memory), more than a bucket id holds.
+        for (algorithm, buckets) in ALGORITHMS
+            .into_iter()
+            .map(|a| (a, super::DEFAULT_BUCKETS))
+            .chain([
+                (DistributedAlgorithm::Dibms, 20_000),
+                (DistributedAlgorithm::Dibms, 70_000),
+            ])
+        {
+            // Even ranks on the GPU, odd ranks on the CPU.
+            let got = run(q, |comm| {
+                let sel = DistributedSelector::new(comm)
+                    .algorithm(algorithm)
+                    .buckets(buckets);
+                let r = comm.rank();
+                if r % 2 == 0 {
+                    sel.quantiles_device(&buffers[r], &probs, QuantileMethod::Linear)
+                } else {
+                    sel.quantiles(&shards[r], &probs, QuantileMethod::Linear)
+                }
+                .unwrap()
+            });
+            for g in got {
+                assert_eq!(
+                    g.values.as_ref().unwrap(),
+                    &expected,
+                    "q={q} {algorithm} {buckets}"
+                );
+            }
+        }
+    }
+}
+
+/// A shard whose counts fail on one rank, for the failure paths inside the algorithms.
+struct FailingCount<'a> {
+    inner: super::shard::HostShard<'a, f64>,
+    fail: bool,
+}
+
+impl super::shard::Shard<f64> for FailingCount<'_> {
+    fn stats(&mut self, omit_nan: bool) -> crate::error::Result<super::shard::LocalStats> {
+        self.inner.stats(omit_nan)
+    }
+    fn sample(
+        &mut self,
+        count: usize,
+        omit_nan: bool,
+        seed: u64,
+    ) -> crate::error::Result<Vec<u64>> {
+        self.inner.sample(count, omit_nan, seed)
+    }
+    fn count(&mut self, plan: &super::plan::BucketPlan<f64>) -> crate::error::Result<Vec<u64>> {
+        if self.fail {
+            return Err(Error::OutOfDeviceMemory {
+                bytes: 1 << 40,
+                what: "the bucket counts".into(),
+                free: 0,
+                total: 0,
+            });
+        }
+        self.inner.count(plan)
+    }
+    fn reduce(
+        &mut self,
+        plan: &super::plan::BucketPlan<f64>,
+        active: &[usize],
+    ) -> crate::error::Result<Vec<(u64, u64)>> {
+        self.inner.reduce(plan, active)
+    }
+    fn keys(&mut self, omit_nan: bool) -> crate::error::Result<Vec<u64>> {
+        self.inner.keys(omit_nan)
+    }
+}
+
+#[test]
+fn a_rank_failing_inside_an_algorithm_fails_every_rank() {
+    let data: Vec<f64> = (0..4000).map(|i| ((i * 7919) % 4000) as f64).collect();
+    let shards = parts(&data, &[1000, 1000, 1000, 1000]);
+    for algorithm in [
+        DistributedAlgorithm::DistributedBms,
+        DistributedAlgorithm::Dibms,
+    ] {
+        for failing in 0..4 {
+            let got = run(4, |comm| {
+                let mut shard = FailingCount {
+                    inner: super::shard::HostShard::new(&shards[comm.rank()], false),
+                    fail: comm.rank() == failing,
+                };
+                DistributedSelector::new(comm)
+                    .algorithm(algorithm)
+                    .multiselect_in(&mut shard, &[0, 3999])
+            });
+            for (r, g) in got.into_iter().enumerate() {
+                match g {
+                    Err(Error::OutOfDeviceMemory { .. }) if r == failing => {}
+                    Err(Error::RankFailed { rank, message }) if r != failing => {
+                        assert_eq!(rank, failing);
+                        assert!(message.contains("ran out of memory"), "{message}");
+                    }
+                    other => panic!("{algorithm} failing {failing}, rank {r}: {other:?}"),
+                }
+            }
+        }
+    }
+}

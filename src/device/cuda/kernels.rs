@@ -103,6 +103,13 @@ pub(crate) static RECOVERY: KernelSource = KernelSource {
     text: include_str!("../../../kernels/recovery.cu"),
 };
 
+/// Distributed selection's local passes: statistics, the sample gather, a pass's bucket counts
+/// and the reduction to the active buckets.
+pub(crate) static DISTRIBUTED: KernelSource = KernelSource {
+    name: "distributed.cu",
+    text: include_str!("../../../kernels/distributed.cu"),
+};
+
 /// Every source of `kernels/`, for checks that compile them all.
 #[cfg_attr(not(test), allow(dead_code))]
 pub(crate) static ALL: &[&KernelSource] = &[
@@ -120,6 +127,7 @@ pub(crate) static ALL: &[&KernelSource] = &[
     &REGRESSION,
     &KNN,
     &RECOVERY,
+    &DISTRIBUTED,
 ];
 
 impl KernelSource {

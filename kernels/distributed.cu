@@ -1,0 +1,371 @@
+// Distributed selection's local passes on a rank's GPU: statistics, the sample gather, the
+// bucket counts of a pass and the reduction to the active buckets. The bucket of a key is
+// computed exactly as the host computes it (src/distributed/plan.rs), so that ranks on CPUs
+// and GPUs agree on every bucket.
+#include "common.cuh"
+
+// An interval of a bucket plan: 8 words.
+//   [0] lo key  [1] hi key  [2] span low word  [3] span high word (span = hi - lo + 1)
+//   [4] lo value (f64 bits)  [5] scale (f64 bits)  [6] first | buckets << 32
+//   [7] projection: 0 keys, 1 values
+#define IV_WORDS 8
+
+// Inputs a thread loads at once before working on them (loads in flight hide the memory's
+// latency).
+#define TILE_LOADS 8
+
+__device__ __forceinline__ double as_f64(float x) { return (double)x; }
+__device__ __forceinline__ double as_f64(double x) { return x; }
+__device__ __forceinline__ double as_f64(i32 x) { return (double)x; }
+__device__ __forceinline__ double as_f64(i64 x) { return (double)x; }
+__device__ __forceinline__ double as_f64(u32 x) { return (double)x; }
+__device__ __forceinline__ double as_f64(u64 x) { return (double)x; }
+
+// Whether r * span > the 128-bit product (ph, pl), for a span below 2^64.
+__device__ __forceinline__ bool times_span_exceeds(u64 r, u64 span, u64 ph, u64 pl) {
+    const u64 h = __umul64hi(r, span), l = r * span;
+    return h > ph || (h == ph && l > pl);
+}
+
+// floor(x * b / span) for x < span and b < 2^32, exactly.
+__device__ __forceinline__ u64 mul_div(u64 x, u64 b, u64 span_lo, u64 span_hi) {
+    if (span_hi != 0) return __umul64hi(x, b);  // span = 2^64
+    const u64 ph = __umul64hi(x, b), pl = x * b;
+    const double est = ((double)ph * 18446744073709551616.0 + (double)pl) / (double)span_lo;
+    u64 r = est >= 4294967295.0 ? 4294967295ull : (u64)est;
+    while (r > 0 && times_span_exceeds(r, span_lo, ph, pl)) --r;
+    while (!times_span_exceeds(r + 1, span_lo, ph, pl)) ++r;
+    return r;
+}
+
+// The bucket of `key` under a plan of `p` intervals, or -1 when no interval holds it. Word w
+// of interval j is iv[j * js + w * ws]: (js, ws) = (IV_WORDS, 1) as the host lays the plan out,
+// (1, p) as a block transposes it into shared memory (the binary search's loads then fall in
+// different banks).
+template <typename T>
+__device__ __forceinline__ long long bucket_of(u64 key, const u64* iv, u32 p, u32 js, u32 ws) {
+    u32 lo = 0, hi = p;
+    while (lo < hi) {
+        const u32 mid = (lo + hi) / 2;
+        if (iv[mid * js] <= key) lo = mid + 1; else hi = mid;
+    }
+    if (lo == 0) return -1;
+    const u64* I = iv + (lo - 1) * js;
+    if (key > I[ws]) return -1;
+    const u64 packed = I[6 * ws];
+    const u64 first = packed & 0xffffffffull, buckets = packed >> 32;
+    u64 local;
+    if (I[7 * ws] == 0) {
+        local = mul_div(key - I[0], buckets, I[2 * ws], I[3 * ws]);
+    } else {
+        const double v = as_f64(from_key<T>((typename KeyOf<T>::type)key));
+        const double t = (v - __longlong_as_double(I[4 * ws])) * __longlong_as_double(I[5 * ws]);
+        // Rust's `t as usize`: NaN and negatives 0, saturating above.
+        const u64 u = !(t > 0.0) ? 0ull : (t >= 18446744073709551616.0 ? ~0ull : (u64)t);
+        local = u < buckets - 1 ? u : buckets - 1;
+    }
+    return (long long)(first + local);
+}
+
+// The key of an input value: inputs are the elements themselves (first pass) or keys.
+template <typename T> __device__ __forceinline__ u64 key_of_input(T x) { return (u64)to_key(x); }
+template <typename T> __device__ __forceinline__ u64 key_of_key(typename KeyOf<T>::type k) { return (u64)k; }
+
+// Loads a thread's tile: inputs base + threadIdx.x + j blockDim.x for j < TILE_LOADS, those
+// below `end` (the others are left as they were).
+template <typename In>
+__device__ __forceinline__ void load_tile(const In* __restrict__ x, u64 base, u64 end, In (&v)[TILE_LOADS]) {
+#pragma unroll
+    for (int j = 0; j < TILE_LOADS; ++j) {
+        const u64 i = base + threadIdx.x + (u64)j * blockDim.x;
+        if (i < end) v[j] = x[i];
+    }
+}
+
+// NaNs (count, first index) and the extreme keys of the included values:
+// out = {nans, first_nan, min_key, max_key}, initialised {0, ~0, ~0, 0}.
+template <typename T>
+__device__ void stats_impl(const T* __restrict__ x, u64 n, u32 omit_nan, u64* out) {
+    u64 nans = 0, first = ~0ull, mn = ~0ull, mx = 0;
+    const u64 tile = (u64)blockDim.x * TILE_LOADS;
+    for (u64 base = (u64)blockIdx.x * tile; base < n; base += (u64)gridDim.x * tile) {
+        T v[TILE_LOADS];
+        load_tile(x, base, n, v);
+#pragma unroll
+        for (int j = 0; j < TILE_LOADS; ++j) {
+            const u64 i = base + threadIdx.x + (u64)j * blockDim.x;
+            if (i >= n) continue;
+            if (is_nan_value(v[j])) {
+                ++nans;
+                if (i < first) first = i;
+                if (omit_nan) continue;
+            }
+            const u64 k = (u64)to_key(v[j]);
+            mn = k < mn ? k : mn;
+            mx = k > mx ? k : mx;
+        }
+    }
+    for (int off = WARP_SIZE / 2; off > 0; off /= 2) {
+        nans += __shfl_down_sync(FULL_MASK, nans, off);
+        const u64 f = __shfl_down_sync(FULL_MASK, first, off);
+        const u64 a = __shfl_down_sync(FULL_MASK, mn, off);
+        const u64 b = __shfl_down_sync(FULL_MASK, mx, off);
+        first = f < first ? f : first;
+        mn = a < mn ? a : mn;
+        mx = b > mx ? b : mx;
+    }
+    if ((threadIdx.x & (WARP_SIZE - 1)) == 0) {
+        if (nans) {
+            atomicAdd(&out[0], nans);
+            atomicMin(&out[1], first);
+        }
+        if (mn != ~0ull) atomicMin(&out[2], mn);
+        if (mx != 0) atomicMax(&out[3], mx);
+    }
+}
+
+// out[i] = key of x[pos[i]].
+template <typename T>
+__device__ void gather_keys_impl(const T* __restrict__ x, const u64* __restrict__ pos, u64 count, u64* out) {
+    const u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride) out[i] = (u64)to_key(x[pos[i]]);
+}
+
+// Intervals a block copies into shared memory (more are read from global memory).
+#define SHARED_INTERVALS 128
+
+// Where a block reads the plan: transposed into `siv` when it has at most SHARED_INTERVALS
+// intervals, else in global memory as the host laid it out. Ends with a barrier.
+struct BlockPlan {
+    const u64* iv;
+    u32 js, ws;
+};
+
+__device__ __forceinline__ BlockPlan block_plan(const u64* __restrict__ iv, u32 p, u64* siv) {
+    if (p > SHARED_INTERVALS) return BlockPlan{iv, IV_WORDS, 1};
+    for (u32 t = threadIdx.x; t < p * IV_WORDS; t += blockDim.x) siv[(t % IV_WORDS) * p + t / IV_WORDS] = iv[t];
+    __syncthreads();
+    return BlockPlan{siv, 1, p};
+}
+
+// The bucket number of an input in no bucket, in the `ids` a count writes (plans of fewer
+// buckets only).
+#define NO_BUCKET 0xffff
+
+// Block b counts the inputs of its chunk [b chunk, (b + 1) chunk) by bucket into row b of
+// `partial` (blocks x buckets), with a histogram in shared memory when `shared_ok`, else by
+// atomics on its own row. No two blocks share a counter.
+template <typename T, typename In, u64 (*KEY)(In)>
+__device__ void count_impl(const In* __restrict__ x, u64 n, u64 chunk, const u64* __restrict__ iv, u32 p,
+                           u32 buckets, u32 shared_ok, u32* __restrict__ partial, unsigned short* __restrict__ ids) {
+    extern __shared__ u32 hist[];
+    __shared__ u64 siv[SHARED_INTERVALS * IV_WORDS];
+    u32* row = partial + (u64)blockIdx.x * buckets;
+    u32* h = shared_ok ? hist : row;
+    if (shared_ok) for (u32 b = threadIdx.x; b < buckets; b += blockDim.x) hist[b] = 0;
+    const BlockPlan plan = block_plan(iv, p, siv);
+    __syncthreads();
+    const u64 start = (u64)blockIdx.x * chunk;
+    const u64 end = start + chunk < n ? start + chunk : n;
+    for (u64 base = start; base < end; base += (u64)blockDim.x * TILE_LOADS) {
+        In v[TILE_LOADS];
+        load_tile(x, base, end, v);
+#pragma unroll
+        for (int j = 0; j < TILE_LOADS; ++j) {
+            const u64 i = base + threadIdx.x + (u64)j * blockDim.x;
+            if (i >= end) continue;
+            const long long b = bucket_of<T>(KEY(v[j]), plan.iv, p, plan.js, plan.ws);
+            if (b >= 0) atomicAdd(&h[b], 1u);
+            if (ids) ids[i] = b >= 0 ? (unsigned short)b : NO_BUCKET;
+        }
+    }
+    if (shared_ok) {
+        __syncthreads();
+        for (u32 b = threadIdx.x; b < buckets; b += blockDim.x) row[b] = hist[b];
+    }
+}
+
+// counts[j] = the sum of column j of `partial` (blocks x buckets).
+extern "C" __global__ void dist_totals(const u32* __restrict__ partial, u32 blocks, u32 buckets, u64* counts) {
+    const u32 j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= buckets) return;
+    u64 sum = 0;
+    for (u32 b = 0; b < blocks; ++b) sum += partial[(u64)b * buckets + j];
+    counts[j] = sum;
+}
+
+// offsets[b] = the kept inputs of the blocks before b (kept: in one of the `a` buckets of
+// `active`); offsets[blocks] = all kept. One block of threads.
+extern "C" __global__ void dist_offsets(const u32* __restrict__ partial, u32 blocks, u32 buckets,
+                                        const u32* __restrict__ active, u32 a, u64* offsets) {
+    __shared__ u64 kept[1024];
+    for (u32 b = threadIdx.x; b < blocks; b += blockDim.x) {
+        u64 sum = 0;
+        for (u32 j = 0; j < a; ++j) sum += partial[(u64)b * buckets + active[j]];
+        kept[b] = sum;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        u64 run = 0;
+        for (u32 b = 0; b < blocks; ++b) {
+            offsets[b] = run;
+            run += kept[b];
+        }
+        offsets[blocks] = run;
+    }
+}
+
+// Slots whose extremes a block gathers in shared memory before its atomics to `extremes`.
+#define SHARED_SLOTS 1024
+
+// Block b keeps the inputs of its chunk whose bucket has a slot (slot[bucket] != ~0): their
+// keys written from out[offsets[b]] on (the block's counts of the same plan tell where), and
+// per slot the largest key and the complement of the smallest, by atomic maximum into
+// `extremes` (2 words a slot, zeroed by the caller).
+template <typename T, typename In, u64 (*KEY)(In)>
+__device__ void reduce_impl(const In* __restrict__ x, u64 n, u64 chunk, const u64* __restrict__ iv, u32 p,
+                            const u32* __restrict__ slot, u32 slots, const u64* __restrict__ offsets,
+                            typename KeyOf<T>::type* __restrict__ out, u64* extremes) {
+    typedef typename KeyOf<T>::type K;
+    __shared__ u64 block_extremes[2 * SHARED_SLOTS];
+    __shared__ u64 siv[SHARED_INTERVALS * IV_WORDS];
+    __shared__ u32 written;
+    const bool shared_ok = slots <= SHARED_SLOTS;
+    u64* ext = shared_ok ? block_extremes : extremes;
+    if (shared_ok) for (u32 j = threadIdx.x; j < 2 * slots; j += blockDim.x) block_extremes[j] = 0;
+    if (threadIdx.x == 0) written = 0;
+    const BlockPlan plan = block_plan(iv, p, siv);
+    __syncthreads();
+    K* dst = out + offsets[blockIdx.x];
+    const u64 start = (u64)blockIdx.x * chunk;
+    const u64 end = start + chunk < n ? start + chunk : n;
+    const u32 lane = threadIdx.x & (WARP_SIZE - 1);
+    // Every thread runs the same number of rounds, so that whole warps vote.
+    for (u64 base = start; base < end; base += (u64)blockDim.x * TILE_LOADS) {
+        In v[TILE_LOADS];
+        load_tile(x, base, end, v);
+#pragma unroll
+        for (int j = 0; j < TILE_LOADS; ++j) {
+            u32 s = 0xffffffffu;
+            u64 k = 0;
+            if (base + threadIdx.x + (u64)j * blockDim.x < end) {
+                k = KEY(v[j]);
+                const long long b = bucket_of<T>(k, plan.iv, p, plan.js, plan.ws);
+                if (b >= 0) s = slot[b];
+            }
+            const bool keep = s != 0xffffffffu;
+            const u32 mask = __ballot_sync(FULL_MASK, keep);
+            if (mask == 0) continue;
+            const int leader = __ffs(mask) - 1;
+            u32 at = 0;
+            if ((int)lane == leader) at = atomicAdd(&written, (u32)__popc(mask));
+            at = __shfl_sync(FULL_MASK, at, leader);
+            if (keep) {
+                dst[at + __popc(mask & lanemask_lt())] = (K)k;
+                atomicMax(&ext[2 * (u64)s], k);
+                atomicMax(&ext[2 * (u64)s + 1], ~k);
+            }
+        }
+    }
+    if (shared_ok) {
+        __syncthreads();
+        for (u32 j = threadIdx.x; j < 2 * slots; j += blockDim.x)
+            if (block_extremes[j]) atomicMax(&extremes[j], block_extremes[j]);
+    }
+}
+
+// The reduction after a count that wrote `ids`: the same as reduce_impl, with each input's
+// bucket read from `ids` and the input itself read only when its bucket is active.
+template <typename T, typename In, u64 (*KEY)(In)>
+__device__ void reduce_ids_impl(const In* __restrict__ x, const unsigned short* __restrict__ ids, u64 n, u64 chunk,
+                                const u32* __restrict__ slot, u32 slots, const u64* __restrict__ offsets,
+                                typename KeyOf<T>::type* __restrict__ out, u64* extremes) {
+    typedef typename KeyOf<T>::type K;
+    __shared__ u64 block_extremes[2 * SHARED_SLOTS];
+    __shared__ u32 written;
+    const bool shared_ok = slots <= SHARED_SLOTS;
+    u64* ext = shared_ok ? block_extremes : extremes;
+    if (shared_ok) for (u32 j = threadIdx.x; j < 2 * slots; j += blockDim.x) block_extremes[j] = 0;
+    if (threadIdx.x == 0) written = 0;
+    __syncthreads();
+    K* dst = out + offsets[blockIdx.x];
+    const u64 start = (u64)blockIdx.x * chunk;
+    const u64 end = start + chunk < n ? start + chunk : n;
+    const u32 lane = threadIdx.x & (WARP_SIZE - 1);
+    for (u64 base = start; base < end; base += (u64)blockDim.x * TILE_LOADS) {
+        unsigned short id[TILE_LOADS];
+#pragma unroll
+        for (int j = 0; j < TILE_LOADS; ++j) {
+            const u64 i = base + threadIdx.x + (u64)j * blockDim.x;
+            id[j] = i < end ? ids[i] : (unsigned short)NO_BUCKET;
+        }
+#pragma unroll
+        for (int j = 0; j < TILE_LOADS; ++j) {
+            const u32 s = id[j] != NO_BUCKET ? slot[id[j]] : 0xffffffffu;
+            const bool keep = s != 0xffffffffu;
+            const u32 mask = __ballot_sync(FULL_MASK, keep);
+            if (mask == 0) continue;
+            const int leader = __ffs(mask) - 1;
+            u32 at = 0;
+            if ((int)lane == leader) at = atomicAdd(&written, (u32)__popc(mask));
+            at = __shfl_sync(FULL_MASK, at, leader);
+            if (keep) {
+                const u64 k = KEY(x[base + threadIdx.x + (u64)j * blockDim.x]);
+                dst[at + __popc(mask & lanemask_lt())] = (K)k;
+                atomicMax(&ext[2 * (u64)s], k);
+                atomicMax(&ext[2 * (u64)s + 1], ~k);
+            }
+        }
+    }
+    if (shared_ok) {
+        __syncthreads();
+        for (u32 j = threadIdx.x; j < 2 * slots; j += blockDim.x)
+            if (block_extremes[j]) atomicMax(&extremes[j], block_extremes[j]);
+    }
+}
+
+#define DIST_ELEMENT(NAME, T)                                                                        \
+    extern "C" __global__ void dist_stats_##NAME(const T* x, u64 n, u32 omit_nan, u64* out) {      \
+        stats_impl<T>(x, n, omit_nan, out);                                                          \
+    }                                                                                                \
+    extern "C" __global__ void dist_gather_##NAME(const T* x, const u64* pos, u64 count, u64* out) { \
+        gather_keys_impl<T>(x, pos, count, out);                                                     \
+    }                                                                                                \
+    extern "C" __global__ void dist_count_##NAME(const T* x, u64 n, u64 chunk, const u64* iv, u32 p, \
+                                                 u32 buckets, u32 shared_ok, u32* partial,           \
+                                                 unsigned short* ids) {                              \
+        count_impl<T, T, key_of_input<T> >(x, n, chunk, iv, p, buckets, shared_ok, partial, ids);   \
+    }                                                                                                \
+    extern "C" __global__ void dist_reduce_ids_##NAME(const T* x, const unsigned short* ids, u64 n, \
+                                                      u64 chunk, const u32* slot, u32 slots,         \
+                                                      const u64* offsets, KeyOf<T>::type* out,       \
+                                                      u64* extremes) {                               \
+        reduce_ids_impl<T, T, key_of_input<T> >(x, ids, n, chunk, slot, slots, offsets, out, extremes); \
+    }                                                                                                \
+    extern "C" __global__ void dist_reduce_ids_keys_##NAME(const KeyOf<T>::type* x,                 \
+                                                           const unsigned short* ids, u64 n, u64 chunk, \
+                                                           const u32* slot, u32 slots,               \
+                                                           const u64* offsets, KeyOf<T>::type* out,  \
+                                                           u64* extremes) {                          \
+        reduce_ids_impl<T, KeyOf<T>::type, key_of_key<T> >(x, ids, n, chunk, slot, slots, offsets, out, \
+                                                          extremes);                                 \
+    }                                                                                                \
+    extern "C" __global__ void dist_count_keys_##NAME(const KeyOf<T>::type* x, u64 n, u64 chunk,   \
+                                                      const u64* iv, u32 p, u32 buckets,             \
+                                                      u32 shared_ok, u32* partial,                   \
+                                                      unsigned short* ids) {                         \
+        count_impl<T, KeyOf<T>::type, key_of_key<T> >(x, n, chunk, iv, p, buckets, shared_ok, partial, ids); \
+    }                                                                                                \
+    extern "C" __global__ void dist_reduce_##NAME(const T* x, u64 n, u64 chunk, const u64* iv, u32 p, \
+                                                  const u32* slot, u32 slots, const u64* offsets,    \
+                                                  KeyOf<T>::type* out, u64* extremes) {              \
+        reduce_impl<T, T, key_of_input<T> >(x, n, chunk, iv, p, slot, slots, offsets, out, extremes); \
+    }                                                                                                \
+    extern "C" __global__ void dist_reduce_keys_##NAME(const KeyOf<T>::type* x, u64 n, u64 chunk,  \
+                                                       const u64* iv, u32 p, const u32* slot,        \
+                                                       u32 slots, const u64* offsets,                \
+                                                       KeyOf<T>::type* out, u64* extremes) {         \
+        reduce_impl<T, KeyOf<T>::type, key_of_key<T> >(x, n, chunk, iv, p, slot, slots, offsets, out, \
+                                                      extremes);                                     \
+    }
+KSELECT_FOR_EACH_TYPE(DIST_ELEMENT)

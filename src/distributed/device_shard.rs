@@ -1,0 +1,350 @@
+//! A rank's data in the memory of its GPU: the local passes of distributed selection as
+//! kernels (`kernels/distributed.cu`), with the bucket of every key computed exactly as on the
+//! host, so that CPU and GPU ranks can work together.
+
+use cudarc::driver::{CudaSlice, PushKernelArg};
+
+use crate::device::cuda::download::download_vec;
+use crate::device::cuda::kernels::{kernel_name, DISTRIBUTED};
+use crate::device::cuda::launch::{config, stride_blocks};
+use crate::device::cuda::{driver_error, CudaDevice};
+use crate::device::DeviceBuffer;
+use crate::element::{Element, RadixKey};
+use crate::error::Result;
+use crate::select::cpu::util::SplitMix64;
+use crate::select::sort_choose::cuda::{sort_keys, to_keys};
+
+use super::plan::BucketPlan;
+use super::shard::{LocalStats, Shard};
+
+const BLOCK: u32 = 256;
+/// Bucket counts a block keeps in shared memory at most (40 KB of `u32`, beside the 8 KB of
+/// intervals the kernel copies there: 48 KB, the most a block gets without opting in).
+const SHARED_BUCKETS: usize = 10 * 1024;
+
+/// A rank's data on its GPU.
+pub(crate) struct DeviceShard<'a, T: Element> {
+    data: &'a DeviceBuffer<T>,
+    reduced: Option<CudaSlice<T::Key>>,
+    /// The last pass's counts: this rank's per bucket, and per block and bucket on the device
+    /// (the reduction's blocks take the same chunks and write where these counts say).
+    counts: Vec<u64>,
+    partial: Option<Partial>,
+}
+
+/// Per-block bucket counts of a pass: `blocks` rows of the plan's buckets.
+struct Partial {
+    counts: CudaSlice<u32>,
+    blocks: usize,
+    chunk: usize,
+    /// Every input's bucket (`u16::MAX` for none), where the plan has fewer buckets.
+    ids: Option<CudaSlice<u16>>,
+}
+
+/// Plans with fewer buckets than this have each input's bucket written by the count.
+const ID_BUCKETS: usize = u16::MAX as usize;
+
+/// Blocks of the count and reduction kernels at most (`dist_offsets` scans them in one
+/// block).
+const MAX_BLOCKS: usize = 1024;
+
+impl<'a, T: Element> DeviceShard<'a, T> {
+    pub(crate) fn new(data: &'a DeviceBuffer<T>) -> Self {
+        DeviceShard {
+            data,
+            reduced: None,
+            counts: Vec::new(),
+            partial: None,
+        }
+    }
+
+    fn dev(&self) -> &CudaDevice {
+        self.data.device()
+    }
+
+    /// Elements of the current data.
+    fn current_len(&self) -> usize {
+        self.reduced.as_ref().map_or(self.data.len(), |r| r.len())
+    }
+
+    fn blocks(&self, n: usize) -> usize {
+        stride_blocks(n, BLOCK, self.dev().multiprocessors(), 8)
+    }
+
+    /// Blocks and the chunk each takes of `n` inputs: four blocks a multiprocessor, at least
+    /// a tile of eight inputs a thread.
+    fn chunks(&self, n: usize) -> (usize, usize) {
+        let blocks = n
+            .div_ceil(8 * BLOCK as usize)
+            .clamp(1, (4 * self.dev().multiprocessors()).min(MAX_BLOCKS));
+        (blocks, n.div_ceil(blocks).max(1))
+    }
+
+    /// The plan's intervals on the device.
+    fn upload_plan(&self, plan: &BucketPlan<T>) -> Result<CudaSlice<u64>> {
+        let words = plan.device_words();
+        self.dev()
+            .stream()
+            .clone_htod(&words)
+            .map_err(|e| driver_error("copying the bucket plan", e))
+    }
+}
+
+impl<T: Element> Shard<T> for DeviceShard<'_, T> {
+    fn stats(&mut self, omit_nan: bool) -> Result<LocalStats> {
+        let dev = self.dev();
+        let stream = dev.stream();
+        let n = self.data.len();
+        let mut out = stream
+            .clone_htod(&[0u64, u64::MAX, u64::MAX, 0])
+            .map_err(|e| driver_error("initialising the statistics", e))?;
+        if n > 0 {
+            let f = dev.function(&DISTRIBUTED, &kernel_name("dist_stats", T::DTYPE))?;
+            let (n64, omit) = (n as u64, omit_nan as u32);
+            let mut launch = stream.launch_builder(&f);
+            launch
+                .arg(self.data.as_slice())
+                .arg(&n64)
+                .arg(&omit)
+                .arg(&mut out);
+            // SAFETY: dist_stats_T(const T*, u64 n, u32, u64* out): n elements, 4 words.
+            unsafe { launch.launch(config(self.blocks(n), BLOCK)) }
+                .map_err(|e| driver_error("launching dist_stats", e))?;
+        }
+        let s = stream
+            .clone_dtoh(&out)
+            .map_err(|e| driver_error("reading the statistics", e))?;
+        let included = if omit_nan { n as u64 - s[0] } else { n as u64 };
+        Ok(LocalStats {
+            len: n as u64,
+            nans: s[0],
+            first_nan: s[1],
+            included,
+            min: s[2],
+            max: s[3],
+        })
+    }
+
+    fn sample(&mut self, count: usize, omit_nan: bool, seed: u64) -> Result<Vec<u64>> {
+        let n = self.data.len();
+        if n == 0 || count == 0 {
+            return Ok(Vec::new());
+        }
+        // Positions drawn on the host, as many again to skip NaNs; keys gathered on the GPU.
+        let mut rng = SplitMix64::new(seed);
+        let draws = if omit_nan { 4 * count + 16 } else { count };
+        let positions: Vec<u64> = (0..draws).map(|_| rng.below(n) as u64).collect();
+        let dev = self.dev();
+        let stream = dev.stream();
+        let pos = stream
+            .clone_htod(&positions)
+            .map_err(|e| driver_error("copying the sample positions", e))?;
+        let mut keys = dev.alloc::<u64>(draws, "the sample")?;
+        let f = dev.function(&DISTRIBUTED, &kernel_name("dist_gather", T::DTYPE))?;
+        let d64 = draws as u64;
+        let mut launch = stream.launch_builder(&f);
+        launch
+            .arg(self.data.as_slice())
+            .arg(&pos)
+            .arg(&d64)
+            .arg(&mut keys);
+        // SAFETY: dist_gather_T(const T*, const u64* pos, u64 count, u64* out): positions are
+        // below n; pos and out hold `draws` words.
+        unsafe { launch.launch(config(self.blocks(draws), BLOCK)) }
+            .map_err(|e| driver_error("launching dist_gather", e))?;
+        let keys = stream
+            .clone_dtoh(&keys)
+            .map_err(|e| driver_error("reading the sample", e))?;
+        let nan_key = T::Key::MAX.to_u64();
+        let is_nan = |k: u64| T::DTYPE.is_float() && k == nan_key;
+        Ok(keys
+            .into_iter()
+            .filter(|&k| !(omit_nan && is_nan(k)))
+            .take(count)
+            .collect())
+    }
+
+    fn count(&mut self, plan: &BucketPlan<T>) -> Result<Vec<u64>> {
+        let data = self.data;
+        let dev = data.device();
+        let stream = dev.stream();
+        let buckets = plan.buckets();
+        let mut counts = dev.alloc_zeros::<u64>(buckets.max(1), "the bucket counts")?;
+        let n = self.current_len();
+        self.partial = None;
+        if n > 0 && plan.intervals() > 0 {
+            let (blocks, chunk) = self.chunks(n);
+            let mut partial = dev.alloc_zeros::<u32>(blocks * buckets, "the blocks' counts")?;
+            let iv = self.upload_plan(plan)?;
+            let (n64, c64, p, b) = (
+                n as u64,
+                chunk as u64,
+                plan.intervals() as u32,
+                buckets as u32,
+            );
+            let shared_ok = (buckets <= SHARED_BUCKETS) as u32;
+            let mut cfg = config(blocks, BLOCK);
+            if shared_ok == 1 {
+                cfg.shared_mem_bytes = (buckets * 4) as u32;
+            }
+            let op = if self.reduced.is_some() {
+                "dist_count_keys"
+            } else {
+                "dist_count"
+            };
+            let f = dev.function(&DISTRIBUTED, &kernel_name(op, T::DTYPE))?;
+            let mut launch = stream.launch_builder(&f);
+            match &self.reduced {
+                Some(keys) => launch.arg(keys),
+                None => launch.arg(self.data.as_slice()),
+            };
+            let mut ids = match buckets < ID_BUCKETS {
+                true => Some(dev.alloc::<u16>(n, "the inputs' buckets")?),
+                false => None,
+            };
+            let null = 0u64;
+            launch
+                .arg(&n64)
+                .arg(&c64)
+                .arg(&iv)
+                .arg(&p)
+                .arg(&b)
+                .arg(&shared_ok)
+                .arg(&mut partial);
+            match &mut ids {
+                Some(ids) => launch.arg(ids),
+                None => launch.arg(&null),
+            };
+            // SAFETY: dist_count(_keys)_T(const In*, u64 n, u64 chunk, const u64* iv, u32 p,
+            // u32 buckets, u32 shared_ok, u32* partial, u16* ids): n inputs in `blocks` chunks,
+            // 8p plan words, a zeroed row of `buckets` counters a block, 4 * buckets bytes of
+            // shared memory when shared_ok, and room for n bucket numbers (below 2^16 - 1) or
+            // null.
+            unsafe { launch.launch(cfg) }.map_err(|e| driver_error("launching dist_count", e))?;
+            let totals = dev.function(&DISTRIBUTED, "dist_totals")?;
+            let rows = blocks as u32;
+            let mut launch = stream.launch_builder(&totals);
+            launch.arg(&partial).arg(&rows).arg(&b).arg(&mut counts);
+            // SAFETY: dist_totals(const u32* partial, u32 blocks, u32 buckets, u64* counts):
+            // blocks x buckets counts in, `buckets` totals out.
+            unsafe { launch.launch(config(buckets.div_ceil(BLOCK as usize), BLOCK)) }
+                .map_err(|e| driver_error("launching dist_totals", e))?;
+            self.partial = Some(Partial {
+                counts: partial,
+                blocks,
+                chunk,
+                ids,
+            });
+        }
+        let mut host = download_vec(dev, &counts.slice(..), "the bucket counts")?;
+        host.truncate(buckets);
+        self.counts = host.clone();
+        Ok(host)
+    }
+
+    fn reduce(&mut self, plan: &BucketPlan<T>, active: &[usize]) -> Result<Vec<(u64, u64)>> {
+        let data = self.data;
+        let dev = data.device();
+        let stream = dev.stream();
+        let mut slot = vec![u32::MAX; plan.buckets().max(1)];
+        let mut kept = 0u64;
+        for (i, &b) in active.iter().enumerate() {
+            slot[b] = i as u32;
+            kept += self.counts.get(b).copied().unwrap_or(0);
+        }
+        let mut out = dev.alloc::<T::Key>(kept as usize, "the kept keys")?;
+        let mut extremes = dev.alloc_zeros::<u64>((2 * active.len()).max(1), "the extremes")?;
+        let n = self.current_len();
+        if let (true, Some(part)) = (n > 0 && kept > 0, &self.partial) {
+            let iv = self.upload_plan(plan)?;
+            let slots = stream
+                .clone_htod(&slot)
+                .map_err(|e| driver_error("copying the active buckets", e))?;
+            let list: Vec<u32> = active.iter().map(|&b| b as u32).collect();
+            let list = stream
+                .clone_htod(&list)
+                .map_err(|e| driver_error("copying the active buckets", e))?;
+            let mut offsets = dev.alloc::<u64>(part.blocks + 1, "the blocks' offsets")?;
+            let (rows, b, a) = (
+                part.blocks as u32,
+                plan.buckets() as u32,
+                active.len() as u32,
+            );
+            let f = dev.function(&DISTRIBUTED, "dist_offsets")?;
+            let mut launch = stream.launch_builder(&f);
+            launch
+                .arg(&part.counts)
+                .arg(&rows)
+                .arg(&b)
+                .arg(&list)
+                .arg(&a)
+                .arg(&mut offsets);
+            // SAFETY: dist_offsets(const u32* partial, u32 blocks, u32 buckets,
+            // const u32* active, u32 a, u64* offsets): blocks x buckets counts (blocks at most
+            // 1024), `a` bucket numbers below `buckets`, blocks + 1 offsets out.
+            unsafe { launch.launch(config(1, 1024)) }
+                .map_err(|e| driver_error("launching dist_offsets", e))?;
+            let (n64, c64, p) = (n as u64, part.chunk as u64, plan.intervals() as u32);
+            let op = match (&part.ids, self.reduced.is_some()) {
+                (Some(_), true) => "dist_reduce_ids_keys",
+                (Some(_), false) => "dist_reduce_ids",
+                (None, true) => "dist_reduce_keys",
+                (None, false) => "dist_reduce",
+            };
+            let f = dev.function(&DISTRIBUTED, &kernel_name(op, T::DTYPE))?;
+            let mut launch = stream.launch_builder(&f);
+            match &self.reduced {
+                Some(keys) => launch.arg(keys),
+                None => launch.arg(self.data.as_slice()),
+            };
+            match &part.ids {
+                Some(ids) => launch.arg(ids).arg(&n64).arg(&c64),
+                None => launch.arg(&n64).arg(&c64).arg(&iv).arg(&p),
+            };
+            launch
+                .arg(&slots)
+                .arg(&a)
+                .arg(&offsets)
+                .arg(&mut out)
+                .arg(&mut extremes);
+            // SAFETY: dist_reduce(_keys)_T(const In*, u64 n, u64 chunk, const u64* iv, u32 p,
+            // const u32* slot, u32 slots, const u64* offsets, K* out, u64* extremes), or
+            // dist_reduce_ids(_keys)_T(const In*, const u16* ids, u64 n, u64 chunk,
+            // const u32* slot, ...) with the count's bucket of each input: the same inputs,
+            // chunks and plan as the count whose per-block counts gave `offsets`, so block b
+            // writes its kept inputs within out[offsets[b]..offsets[b + 1]], and the `kept` of
+            // all blocks fill `out`; a slot per bucket, 2 words a slot.
+            unsafe { launch.launch(config(part.blocks, BLOCK)) }
+                .map_err(|e| driver_error("launching dist_reduce", e))?;
+        }
+        let e = stream
+            .clone_dtoh(&extremes)
+            .map_err(|e| driver_error("reading the extremes", e))?;
+        self.reduced = Some(out);
+        self.partial = None;
+        Ok(e.chunks_exact(2)
+            .take(active.len())
+            .map(|w| (w[0], w[1]))
+            .collect())
+    }
+
+    fn keys(&mut self, omit_nan: bool) -> Result<Vec<T::Key>> {
+        let data = self.data;
+        let dev = data.device();
+        let mut keys = match self.reduced.take() {
+            Some(k) => k,
+            None => to_keys(data)?,
+        };
+        // Sorted here (sort&choose's local sort; harmless for the gather of DistributedBMS).
+        sort_keys(dev, &mut keys, None)?;
+        let mut host = download_vec(dev, &keys.slice(..), "the keys")?;
+        if omit_nan && T::DTYPE.is_float() {
+            // NaN keys are the largest: sorted last.
+            let nan = T::Key::MAX;
+            while host.last() == Some(&nan) {
+                host.pop();
+            }
+        }
+        Ok(host)
+    }
+}
