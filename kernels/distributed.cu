@@ -218,6 +218,43 @@ extern "C" __global__ void dist_offsets(const u32* __restrict__ partial, u32 blo
 // Slots whose extremes a block gathers in shared memory before its atomics to `extremes`.
 #define SHARED_SLOTS 1024
 
+// A warp's kept inputs of one round appended to the block's `dst` (at the block's `written`,
+// one shared atomic a warp), and each one's key folded into its slot's extremes (the largest
+// key and the complement of the smallest, by maximum). `load` gives a kept input's key, so
+// that an input is read only when kept where that saves a read.
+template <typename K, typename Load>
+__device__ __forceinline__ void keep_round(bool keep, u32 s, Load load, u32* written, K* __restrict__ dst,
+                                           u64* ext) {
+    const u32 mask = __ballot_sync(FULL_MASK, keep);
+    if (mask == 0) return;
+    const u32 lane = threadIdx.x & (WARP_SIZE - 1);
+    const int leader = __ffs(mask) - 1;
+    u32 at = 0;
+    if ((int)lane == leader) at = atomicAdd(written, (u32)__popc(mask));
+    at = __shfl_sync(FULL_MASK, at, leader);
+    if (keep) {
+        const u64 k = load();
+        dst[at + __popc(mask & lanemask_lt())] = (K)k;
+        atomicMax(&ext[2 * (u64)s], k);
+        atomicMax(&ext[2 * (u64)s + 1], ~k);
+    }
+}
+
+// Each slot's extremes: in shared memory when there are few slots (then `extremes` gets the
+// block's own at the end, `flush_extremes`), else straight into `extremes`.
+__device__ __forceinline__ u64* block_extremes_of(u64* shared, u64* extremes, u32 slots) {
+    if (slots > SHARED_SLOTS) return extremes;
+    for (u32 j = threadIdx.x; j < 2 * slots; j += blockDim.x) shared[j] = 0;
+    return shared;
+}
+
+__device__ __forceinline__ void flush_extremes(const u64* shared, u64* extremes, u32 slots) {
+    if (slots > SHARED_SLOTS) return;
+    __syncthreads();
+    for (u32 j = threadIdx.x; j < 2 * slots; j += blockDim.x)
+        if (shared[j]) atomicMax(&extremes[j], shared[j]);
+}
+
 // Block b keeps the inputs of its chunk whose bucket has a slot (slot[bucket] != ~0): their
 // keys written from out[offsets[b]] on (the block's counts of the same plan tell where), and
 // per slot the largest key and the complement of the smallest, by atomic maximum into
@@ -226,20 +263,16 @@ template <typename T, typename In, u64 (*KEY)(In)>
 __device__ void reduce_impl(const In* __restrict__ x, u64 n, u64 chunk, const u64* __restrict__ iv, u32 p,
                             const u32* __restrict__ slot, u32 slots, const u64* __restrict__ offsets,
                             typename KeyOf<T>::type* __restrict__ out, u64* extremes) {
-    typedef typename KeyOf<T>::type K;
-    __shared__ u64 block_extremes[2 * SHARED_SLOTS];
+    __shared__ u64 shared_extremes[2 * SHARED_SLOTS];
     __shared__ u64 siv[SHARED_INTERVALS * IV_WORDS];
     __shared__ u32 written;
-    const bool shared_ok = slots <= SHARED_SLOTS;
-    u64* ext = shared_ok ? block_extremes : extremes;
-    if (shared_ok) for (u32 j = threadIdx.x; j < 2 * slots; j += blockDim.x) block_extremes[j] = 0;
+    u64* ext = block_extremes_of(shared_extremes, extremes, slots);
     if (threadIdx.x == 0) written = 0;
     const BlockPlan plan = block_plan(iv, p, siv);
     __syncthreads();
-    K* dst = out + offsets[blockIdx.x];
+    typename KeyOf<T>::type* dst = out + offsets[blockIdx.x];
     const u64 start = (u64)blockIdx.x * chunk;
     const u64 end = start + chunk < n ? start + chunk : n;
-    const u32 lane = threadIdx.x & (WARP_SIZE - 1);
     // Every thread runs the same number of rounds, so that whole warps vote.
     for (u64 base = start; base < end; base += (u64)blockDim.x * TILE_LOADS) {
         In v[TILE_LOADS];
@@ -253,25 +286,10 @@ __device__ void reduce_impl(const In* __restrict__ x, u64 n, u64 chunk, const u6
                 const long long b = bucket_of<T>(k, plan.iv, p, plan.js, plan.ws);
                 if (b >= 0) s = slot[b];
             }
-            const bool keep = s != 0xffffffffu;
-            const u32 mask = __ballot_sync(FULL_MASK, keep);
-            if (mask == 0) continue;
-            const int leader = __ffs(mask) - 1;
-            u32 at = 0;
-            if ((int)lane == leader) at = atomicAdd(&written, (u32)__popc(mask));
-            at = __shfl_sync(FULL_MASK, at, leader);
-            if (keep) {
-                dst[at + __popc(mask & lanemask_lt())] = (K)k;
-                atomicMax(&ext[2 * (u64)s], k);
-                atomicMax(&ext[2 * (u64)s + 1], ~k);
-            }
+            keep_round(s != 0xffffffffu, s, [&] { return k; }, &written, dst, ext);
         }
     }
-    if (shared_ok) {
-        __syncthreads();
-        for (u32 j = threadIdx.x; j < 2 * slots; j += blockDim.x)
-            if (block_extremes[j]) atomicMax(&extremes[j], block_extremes[j]);
-    }
+    flush_extremes(shared_extremes, extremes, slots);
 }
 
 // The reduction after a count that wrote `ids`: the same as reduce_impl, with each input's
@@ -280,18 +298,14 @@ template <typename T, typename In, u64 (*KEY)(In)>
 __device__ void reduce_ids_impl(const In* __restrict__ x, const unsigned short* __restrict__ ids, u64 n, u64 chunk,
                                 const u32* __restrict__ slot, u32 slots, const u64* __restrict__ offsets,
                                 typename KeyOf<T>::type* __restrict__ out, u64* extremes) {
-    typedef typename KeyOf<T>::type K;
-    __shared__ u64 block_extremes[2 * SHARED_SLOTS];
+    __shared__ u64 shared_extremes[2 * SHARED_SLOTS];
     __shared__ u32 written;
-    const bool shared_ok = slots <= SHARED_SLOTS;
-    u64* ext = shared_ok ? block_extremes : extremes;
-    if (shared_ok) for (u32 j = threadIdx.x; j < 2 * slots; j += blockDim.x) block_extremes[j] = 0;
+    u64* ext = block_extremes_of(shared_extremes, extremes, slots);
     if (threadIdx.x == 0) written = 0;
     __syncthreads();
-    K* dst = out + offsets[blockIdx.x];
+    typename KeyOf<T>::type* dst = out + offsets[blockIdx.x];
     const u64 start = (u64)blockIdx.x * chunk;
     const u64 end = start + chunk < n ? start + chunk : n;
-    const u32 lane = threadIdx.x & (WARP_SIZE - 1);
     for (u64 base = start; base < end; base += (u64)blockDim.x * TILE_LOADS) {
         unsigned short id[TILE_LOADS];
 #pragma unroll
@@ -302,26 +316,11 @@ __device__ void reduce_ids_impl(const In* __restrict__ x, const unsigned short* 
 #pragma unroll
         for (int j = 0; j < TILE_LOADS; ++j) {
             const u32 s = id[j] != NO_BUCKET ? slot[id[j]] : 0xffffffffu;
-            const bool keep = s != 0xffffffffu;
-            const u32 mask = __ballot_sync(FULL_MASK, keep);
-            if (mask == 0) continue;
-            const int leader = __ffs(mask) - 1;
-            u32 at = 0;
-            if ((int)lane == leader) at = atomicAdd(&written, (u32)__popc(mask));
-            at = __shfl_sync(FULL_MASK, at, leader);
-            if (keep) {
-                const u64 k = KEY(x[base + threadIdx.x + (u64)j * blockDim.x]);
-                dst[at + __popc(mask & lanemask_lt())] = (K)k;
-                atomicMax(&ext[2 * (u64)s], k);
-                atomicMax(&ext[2 * (u64)s + 1], ~k);
-            }
+            const u64 i = base + threadIdx.x + (u64)j * blockDim.x;
+            keep_round(s != 0xffffffffu, s, [&] { return KEY(x[i]); }, &written, dst, ext);
         }
     }
-    if (shared_ok) {
-        __syncthreads();
-        for (u32 j = threadIdx.x; j < 2 * slots; j += blockDim.x)
-            if (block_extremes[j]) atomicMax(&extremes[j], block_extremes[j]);
-    }
+    flush_extremes(shared_extremes, extremes, slots);
 }
 
 #define DIST_ELEMENT(NAME, T)                                                                        \

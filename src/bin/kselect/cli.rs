@@ -590,7 +590,7 @@ pub struct QuantilesArgs {
     /// With --distributed: the distributed algorithm, sort-choose (local sorts merged at rank
     /// 0), distributed-bms (one bucket pass, then the candidates gathered at rank 0), dibms
     /// (bucket passes where the data lie; only counts, bucket bounds and extremes move), or
-    /// auto (distributed-bms or dibms, whichever is expected to send less).
+    /// auto (distributed-bms or dibms, whichever is expected to send less; dibms on one rank).
     #[arg(
         long,
         value_name = "NAME",
