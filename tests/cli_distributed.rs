@@ -97,3 +97,82 @@ fn one_file_per_rank_and_a_missing_one() {
     let err = stderr(&out);
     assert!(err.contains("rank 3") && err.contains("p-3.npy"), "{err}");
 }
+
+#[test]
+fn broken_inputs_fail_every_rank_with_a_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole = path(&dir, "x.npy");
+    kselect::io::write_npy(&whole, &(0..1000).map(|i| i as f32).collect::<Vec<_>>()).unwrap();
+    let bytes = std::fs::read(&whole).unwrap();
+    // Truncated: the header announces more values than the file holds.
+    let truncated = path(&dir, "truncated.npy");
+    std::fs::write(&truncated, &bytes[..bytes.len() - 100]).unwrap();
+    // Corrupted: a header that is not a Python dict.
+    let mut corrupt = bytes.clone();
+    corrupt[10..20].copy_from_slice(b"@@@@@@@@@@");
+    let corrupted = path(&dir, "corrupted.npy");
+    std::fs::write(&corrupted, &corrupt).unwrap();
+    // A header length of 4 GiB (format 2.0).
+    let mut huge = b"\x93NUMPY\x02\x00".to_vec();
+    huge.extend_from_slice(&u32::MAX.to_le_bytes());
+    huge.extend_from_slice(b"{'descr': '<f4'");
+    let huge_header = path(&dir, "huge.npy");
+    std::fs::write(&huge_header, &huge).unwrap();
+    for (file, says) in [
+        (&truncated, "truncated"),
+        (&corrupted, "corrupted.npy"),
+        (&huge_header, "huge.npy"),
+    ] {
+        let file = file.display().to_string();
+        let out = mpirun(
+            3,
+            &["quantiles", &file, "--distributed", "--probs", "0,0.5,1"],
+        );
+        assert!(!out.status.success(), "{file}: {}", stdout(&out));
+        assert!(stdout(&out).is_empty(), "{file}: {}", stdout(&out));
+        let err = stderr(&out);
+        assert!(err.contains(says), "{file}: {err}");
+    }
+    // Standard input: refused, not read by rank 0 alone.
+    let out = mpirun(2, &["quantiles", "-", "--distributed", "--probs", "0,1"]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("standard input"), "{}", stderr(&out));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_fifo_is_read_whole_or_refused_never_misread() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = path(&dir, "pipe.npy");
+    let made = Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    let fifo = fifo.display().to_string();
+    // One rank: the FIFO cannot be read from an offset; the rank reads it through, or says why.
+    // The writer is left detached: it blocks until a reader opens the FIFO.
+    {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || {
+            let data: Vec<f64> = (0..500).map(|i| i as f64).collect();
+            let _ = kselect::io::write_npy(&fifo, &data);
+        });
+    }
+    let out = mpirun(
+        1,
+        &[
+            "quantiles",
+            &fifo,
+            "--distributed",
+            "--probs",
+            "0,0.5,1",
+            "--json",
+        ],
+    );
+    if out.status.success() {
+        assert_eq!(f64s(&json_of(&out)["values"]), vec![0.0, 249.5, 499.0]);
+    } else {
+        assert!(!stderr(&out).is_empty());
+    }
+}

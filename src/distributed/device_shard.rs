@@ -335,7 +335,6 @@ impl<T: Element> Shard<T> for DeviceShard<'_, T> {
             Some(k) => k,
             None => to_keys(data)?,
         };
-        // Sorted here (sort&choose's local sort; harmless for the gather of DistributedBMS).
         sort_keys(dev, &mut keys, None)?;
         let mut host = download_vec(dev, &keys.slice(..), "the keys")?;
         if omit_nan && T::DTYPE.is_float() {

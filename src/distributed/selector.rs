@@ -11,6 +11,7 @@ use crate::device::DeviceBuffer;
 use crate::element::{Element, RadixKey};
 use crate::error::{Error, Result};
 use crate::select::quantile::{self, Term};
+use crate::select::selector::given_ranks;
 use crate::select::{NanPolicy, QuantileMethod};
 
 use super::bucket::{self, BucketRun, Finish};
@@ -318,13 +319,7 @@ impl<'c> DistributedSelector<'c> {
         shard: &mut dyn Shard<T>,
         ranks: &[usize],
     ) -> Result<Distributed<Vec<T>>> {
-        let checked = |len: usize| {
-            if let Some(&k) = ranks.iter().find(|&&k| k >= len) {
-                return Err(Error::RankOutOfRange { k, n: len });
-            }
-            Ok(ranks.to_vec())
-        };
-        self.run(shard, checked, &|keys| keys)
+        self.run(shard, given_ranks(ranks), &|keys| keys)
             .map(|(words, report)| Distributed {
                 values: words.map(|w| {
                     w.into_iter()

@@ -69,8 +69,8 @@ pub(crate) trait Shard<T: Element> {
     /// (0 and 0 for a bucket this rank holds nothing of), so that both reduce by maximum.
     fn reduce(&mut self, plan: &BucketPlan<T>, active: &[usize]) -> Result<Vec<(u64, u64)>>;
 
-    /// The keys of the current elements (the included values before any reduction); the
-    /// shard is left with none.
+    /// The keys of the current elements (the included values before any reduction), in
+    /// ascending order; the shard is left with none.
     fn keys(&mut self, omit_nan: bool) -> Result<Vec<T::Key>>;
 }
 
@@ -217,16 +217,19 @@ impl<T: Element> Shard<T> for HostShard<'_, T> {
     }
 
     fn keys(&mut self, omit_nan: bool) -> Result<Vec<T::Key>> {
-        if let Some(keys) = self.reduced.take() {
-            return Ok(keys);
-        }
-        let parts = map_chunks(self.data, self.parallel, |c| {
-            c.iter()
-                .filter(|v| !(omit_nan && v.is_nan()))
-                .map(|v| v.to_key())
-                .collect::<Vec<_>>()
-        });
-        Ok(parts.concat())
+        use rayon::prelude::*;
+        let mut keys = match self.reduced.take() {
+            Some(keys) => keys,
+            None => map_chunks(self.data, self.parallel, |c| {
+                c.iter()
+                    .filter(|v| !(omit_nan && v.is_nan()))
+                    .map(|v| v.to_key())
+                    .collect::<Vec<_>>()
+            })
+            .concat(),
+        };
+        keys.par_sort_unstable();
+        Ok(keys)
     }
 }
 

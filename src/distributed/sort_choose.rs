@@ -2,8 +2,6 @@
 //! pairwise up a binary tree toward the root (rank `r + 2^l` sends to rank `r` at level `l`),
 //! and the root reads every wanted rank off the whole sorted data.
 
-use rayon::prelude::*;
-
 use crate::element::{Element, RadixKey};
 use crate::error::{Error, Result};
 
@@ -21,10 +19,8 @@ pub(crate) fn run<T: Element>(
     omit_nan: bool,
     results: &dyn Fn(Vec<u64>) -> Vec<u64>,
 ) -> Result<Vec<u64>> {
-    let mut keys = link.local(shard.keys(omit_nan)).map(|mut k| {
-        k.par_sort_unstable();
-        k
-    });
+    // The local sort: the shard gives its keys sorted.
+    let mut keys = link.local(shard.keys(omit_nan));
     let (rank, size) = (link.rank(), link.size());
     let mut step = 1;
     while step < size {

@@ -6,6 +6,7 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use crate::error::{Error, Result};
 
 use super::communicator::{Communicator, ReduceOp};
+use super::shard::{bytes_to_keys, keys_to_bytes};
 
 /// One rank of a thread group.
 pub(crate) struct ThreadRank {
@@ -52,17 +53,6 @@ pub(crate) fn run<R: Send>(size: usize, f: impl Fn(&ThreadRank) -> R + Sync) -> 
     })
 }
 
-fn words_bytes(words: &[u64]) -> Vec<u8> {
-    words.iter().flat_map(|w| w.to_le_bytes()).collect()
-}
-
-fn bytes_words(bytes: &[u8]) -> Vec<u64> {
-    bytes
-        .chunks_exact(8)
-        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
-        .collect()
-}
-
 fn lost() -> Error {
     Error::Communication("a thread of the group is gone".into())
 }
@@ -78,10 +68,10 @@ impl Communicator for ThreadRank {
 
     fn reduce(&self, values: &mut [u64], op: ReduceOp) -> Result<()> {
         if self.rank != 0 {
-            return self.send(0, &words_bytes(values));
+            return self.send(0, &keys_to_bytes::<u64>(values));
         }
         for from in 1..self.size() {
-            let other = bytes_words(&self.receive(from)?);
+            let other = bytes_to_keys::<u64>(&self.receive(from)?);
             op.combine(values, &other);
         }
         Ok(())
@@ -90,10 +80,10 @@ impl Communicator for ThreadRank {
     fn broadcast(&self, values: &mut Vec<u64>) -> Result<()> {
         if self.rank == 0 {
             for to in 1..self.size() {
-                self.send(to, &words_bytes(values))?;
+                self.send(to, &keys_to_bytes::<u64>(values))?;
             }
         } else {
-            *values = bytes_words(&self.receive(0)?);
+            *values = bytes_to_keys::<u64>(&self.receive(0)?);
         }
         Ok(())
     }

@@ -15,7 +15,7 @@ pub mod batch;
 pub mod median;
 pub mod nan;
 pub mod quantile;
-mod selector;
+pub(crate) mod selector;
 
 pub(crate) mod cpu;
 pub(crate) mod cuda;

@@ -89,6 +89,13 @@ fn run_on(comm: &dyn Communicator, args: &QuantilesArgs) -> Result<String> {
 /// from its offset, or its slice of any other file read whole.
 fn read_part(args: &QuantilesArgs, rank: usize, ranks: usize) -> Result<Part> {
     let file = args.file.to_string_lossy();
+    if file == "-" {
+        return Err(Error::InvalidArgument(
+            "--distributed reads files, not standard input (mpirun gives it to rank 0 only): \
+             name the file, or each rank's file with --shards"
+                .into(),
+        ));
+    }
     if args.shards {
         if !file.contains("{rank}") {
             return Err(Error::InvalidArgument(format!(
