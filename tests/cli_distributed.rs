@@ -129,7 +129,12 @@ fn broken_inputs_fail_every_rank_with_a_message() {
             &["quantiles", &file, "--distributed", "--probs", "0,0.5,1"],
         );
         assert!(!out.status.success(), "{file}: {}", stdout(&out));
-        assert!(stdout(&out).is_empty(), "{file}: {}", stdout(&out));
+        // Nothing of a result (mpirun may add its own notice of the failed job).
+        assert!(
+            !stdout(&out).contains("quantile ("),
+            "{file}: {}",
+            stdout(&out)
+        );
         let err = stderr(&out);
         assert!(err.contains(says), "{file}: {err}");
     }
