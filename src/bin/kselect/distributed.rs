@@ -4,6 +4,7 @@
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 use std::time::Instant;
 
 use kselect::distributed::{
@@ -17,28 +18,32 @@ use kselect::{Element, Error, Result};
 use crate::cli::QuantilesArgs;
 use crate::output::{aligned, json_list, json_object, json_string, Num};
 
-/// Runs the command as one rank: whether this rank is the root (which prints), and what it
-/// prints.
-pub fn run(args: &QuantilesArgs) -> (bool, Result<String>) {
+/// Runs the command as one rank; the root hands its result (errors included, which name a
+/// failing rank) to `report`, and only then may any rank exit, so that `mpirun`, which ends
+/// the job at the first rank to exit with a failure, cannot cut the root's message off.
+pub fn run(args: &QuantilesArgs, report: impl FnOnce(Result<String>) -> ExitCode) -> ExitCode {
     #[cfg(feature = "mpi")]
     {
         match kselect::distributed::Mpi::init() {
-            Ok(mpi) => (mpi.rank() == 0, run_on(&mpi, args)),
-            Err(e) => (true, Err(e)),
+            Ok(mpi) => {
+                let result = run_on(&mpi, args);
+                let failed = result.is_err();
+                let status = (mpi.rank() == 0).then(|| report(result));
+                mpi.barrier();
+                status.unwrap_or(ExitCode::from(failed as u8))
+            }
+            Err(e) => report(Err(e)),
         }
     }
     #[cfg(not(feature = "mpi"))]
     {
         let _ = run_on;
-        (
-            true,
-            Err(Error::InvalidArgument(format!(
-                "--distributed needs a kselect built with MPI: `cargo build --release --features \
-                 mpi` (with an MPI library installed), then `mpirun -np Q kselect quantiles {} \
-                 --distributed`",
-                args.file.display()
-            ))),
-        )
+        report(Err(Error::InvalidArgument(format!(
+            "--distributed needs a kselect built with MPI: `cargo build --release --features \
+             mpi` (with an MPI library installed), then `mpirun -np Q kselect quantiles {} \
+             --distributed`",
+            args.file.display()
+        ))))
     }
 }
 

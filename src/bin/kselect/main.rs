@@ -90,11 +90,7 @@ fn main() -> ExitCode {
             }
             if args.distributed {
                 // Only rank 0 prints, errors included (they name a failing rank).
-                let (root, result) = distributed::run(args);
-                if !root {
-                    return ExitCode::from(result.is_err() as u8);
-                }
-                return print(result.map(Printed::from));
+                return distributed::run(args, |result| print(result.map(Printed::from)));
             }
             if let Some(problem) = output_files::clash(&args.file, &args.outputs()) {
                 usage::refuse("quantiles", ErrorKind::ArgumentConflict, problem);
