@@ -181,3 +181,51 @@ fn a_fifo_is_read_whole_or_refused_never_misread() {
         assert!(!stderr(&out).is_empty());
     }
 }
+
+#[test]
+fn backends_and_transports_are_reported_or_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = path(&dir, "x.npy");
+    let values: Vec<f32> = (0..5000).map(|i| ((i * 31) % 5000) as f32).collect();
+    kselect::io::write_npy(&file, &values).unwrap();
+    let file = file.display().to_string();
+    let run = |ranks: usize, extra: &[&str]| {
+        let args = [
+            &["quantiles", &file, "--distributed", "--probs", "0,0.5"][..],
+            extra,
+        ]
+        .concat();
+        mpirun(ranks, &args)
+    };
+    let cpu = json_of(&run(2, &["--backend", "cpu", "--json"]));
+    assert_eq!(
+        (&cpu["backend"], &cpu["gpu_ranks"], &cpu["transport"]),
+        (&Value::from("cpu"), &Value::from(0), &Value::from("mpi"))
+    );
+    assert_eq!(f64s(&cpu["values"]), vec![0.0, 2499.5]);
+    let text = stdout(&run(2, &["--backend", "cpu"]));
+    assert!(
+        text.contains("0 on a GPU, 2 on the CPU; messages by mpi"),
+        "{text}"
+    );
+    // NCCL needs a GPU on every rank: refused with the CPU, before mpirun starts anything.
+    let out = run(1, &["--backend", "cpu", "--transport", "nccl"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--transport nccl"),
+        "{}",
+        stderr(&out)
+    );
+    // On a machine without a GPU, asking for one fails every rank with a message.
+    if kselect::CudaDevice::count().unwrap_or(0) == 0 {
+        for extra in [&["--backend", "cuda"][..], &["--transport", "nccl"]] {
+            let out = run(2, extra);
+            assert!(!out.status.success(), "{extra:?}: {}", stdout(&out));
+            assert!(!stdout(&out).contains("quantile ("), "{}", stdout(&out));
+            assert!(stderr(&out).contains("CUDA"), "{extra:?}: {}", stderr(&out));
+        }
+        // auto runs on the CPU.
+        let auto = json_of(&run(2, &["--json"]));
+        assert_eq!(auto["backend"], "cpu");
+    }
+}

@@ -4,7 +4,7 @@
 //! bit for bit. A failed check panics, which ends the whole job with a failure.
 
 use kselect::distributed::{
-    all_succeeded, Communicator, Delivery, DistributedAlgorithm, DistributedSelector, Mpi,
+    all_succeeded, Communicator, Delivery, DistributedAlgorithm, DistributedSelector, Mpi, Nccl,
 };
 use kselect::{Element, Error, NanPolicy, QuantileMethod, Selector};
 
@@ -217,6 +217,48 @@ fn root_only(mpi: &Mpi) {
     }
 }
 
+/// NCCL over MPI: every rank on its own GPU gives the single-process quantiles; a host with
+/// more ranks than GPUs, or none, or no NCCL library, is an error on every rank (no hang).
+/// Returns whether NCCL ran.
+fn nccl_over_mpi(mpi: &Mpi) -> bool {
+    let nccl = match Nccl::over_mpi(mpi) {
+        Ok(nccl) => nccl,
+        Err(e) => {
+            let gpus = kselect::CudaDevice::count().unwrap_or(0);
+            let required = std::env::var("KSELECT_REQUIRE_NCCL").as_deref() == Ok("1");
+            assert!(
+                !required || mpi.size() > gpus,
+                "rank {}: NCCL was required: {e}",
+                mpi.rank()
+            );
+            if mpi.size() > gpus && gpus > 0 {
+                assert!(e.to_string().contains("GPU"), "{e}");
+            }
+            return false;
+        }
+    };
+    assert_eq!((nccl.rank(), nccl.size()), (mpi.rank(), mpi.size()));
+    let data: Vec<f32> = (0..200_003)
+        .map(|i| ((i as u64 * 2_654_435_761) % 100_000) as f32 / 7.0)
+        .collect();
+    let part = my_part(&data, &split("uneven", data.len(), mpi.size()), mpi.rank());
+    let buffer = kselect::DeviceBuffer::from_host_on(nccl.device(), &part).unwrap();
+    let probs: Vec<f64> = (0..=100).map(|i| i as f64 / 100.0).collect();
+    let expected = kselect::quantiles(&data, &probs, QuantileMethod::Linear).unwrap();
+    for algorithm in [
+        DistributedAlgorithm::SortChoose,
+        DistributedAlgorithm::DistributedBms,
+        DistributedAlgorithm::Dibms,
+    ] {
+        let out = DistributedSelector::new(&nccl)
+            .algorithm(algorithm)
+            .quantiles_device(&buffer, &probs, QuantileMethod::Linear)
+            .unwrap();
+        assert_eq!(out.values.unwrap(), expected, "{algorithm} over NCCL");
+    }
+    true
+}
+
 fn main() {
     let mpi = Mpi::init().expect("MPI initializes");
     let mut checked = 0;
@@ -228,11 +270,13 @@ fn main() {
     checked += check_type::<u64>(&mpi, 400);
     failures_reach_every_rank(&mpi);
     root_only(&mpi);
+    let nccl = nccl_over_mpi(&mpi);
     mpi.barrier();
     if mpi.rank() == 0 {
         println!(
-            "distributed_mpi: {checked} cases on {} rank(s): ok",
-            mpi.size()
+            "distributed_mpi: {checked} cases on {} rank(s), NCCL {}: ok",
+            mpi.size(),
+            if nccl { "too" } else { "not available" }
         );
     }
 }

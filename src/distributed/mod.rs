@@ -19,9 +19,10 @@
 //! so CPU and GPU ranks can work together.
 //!
 //! Communicators: [`SingleProcess`] (one rank), [`Mpi`] (the `mpi` feature, over the
-//! system's MPI). Every algorithm counts what each rank sends ([`Traffic`]) on the paper's
-//! model, and [`model`] has the paper's expected figures to compare with, and a model of how
-//! a counted run scales to more ranks ([`model::Scaling`]).
+//! system's MPI), [`Nccl`] (a rank per GPU, in one process or under MPI). Every algorithm
+//! counts what each rank sends ([`Traffic`]) on the paper's model, and [`model`] has the
+//! paper's expected figures to compare with, and a model of how a counted run scales to
+//! more ranks ([`model::Scaling`]).
 //!
 //! ```
 //! use kselect::distributed::{DistributedAlgorithm, DistributedSelector, SingleProcess};
@@ -42,6 +43,9 @@ mod link;
 pub mod model;
 #[cfg(feature = "mpi")]
 mod mpi;
+mod nccl;
+#[cfg(test)]
+mod nccl_tests;
 mod plan;
 mod search;
 mod selector;
@@ -57,6 +61,7 @@ mod traffic;
 pub use communicator::{Communicator, ReduceOp, SingleProcess};
 #[cfg(feature = "mpi")]
 pub use mpi::Mpi;
+pub use nccl::{Nccl, NcclId, NCCL_ID_BYTES};
 pub use selector::{
     all_succeeded, same_on_every_rank, Delivery, Distributed, DistributedAlgorithm,
     DistributedReport, DistributedSelector, DEFAULT_BUCKETS,

@@ -65,7 +65,13 @@ impl Mpi {
     /// This process's rank among the ranks on its own host (the one to choose a GPU by:
     /// `CudaDevice::new(local_rank % CudaDevice::count()?)`). Collective.
     pub fn local_rank(&self) -> usize {
-        self.world.split_shared(self.world.rank()).rank() as usize
+        self.local_rank_and_size().0
+    }
+
+    /// This process's rank among the ranks on its own host, and their number. Collective.
+    pub(crate) fn local_rank_and_size(&self) -> (usize, usize) {
+        let host = self.world.split_shared(self.world.rank());
+        (host.rank() as usize, host.size() as usize)
     }
 
     /// Waits until every rank gets here.

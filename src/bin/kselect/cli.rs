@@ -577,8 +577,10 @@ pub struct QuantilesArgs {
     /// uncompressed .npy array; otherwise each rank reads FILE and keeps its part), or its own
     /// file with --shards. The quantiles are exactly those of all the values together; rank 0
     /// prints them, with the messages, values and bytes the ranks sent. Needs a kselect built
-    /// with the `mpi` feature. The local passes run on the CPU; not with --plot or
-    /// --cdf-plot, which need every value in one place.
+    /// with the `mpi` feature. The local passes run on each rank's GPU (by --backend: the
+    /// GPU of the rank's number among the ranks of its host, GPUs shared when the ranks
+    /// outnumber them) or on its CPU; not with --plot or --cdf-plot, which need every value
+    /// in one place.
     #[arg(long, conflicts_with_all = ["plot", "cdf_plot", "plot_range", "bandwidth"])]
     pub distributed: bool,
 
@@ -599,6 +601,18 @@ pub struct QuantilesArgs {
         value_parser = parse_distributed_algorithm
     )]
     pub distributed_algorithm: DistributedAlgorithm,
+
+    /// With --distributed: how the ranks exchange messages, mpi (the default; ranks may share
+    /// a GPU or have none) or nccl (each rank on a GPU of its own, NCCL set up through MPI;
+    /// not with --backend cpu).
+    #[arg(
+        long,
+        value_enum,
+        value_name = "NAME",
+        default_value_t = Transport::Mpi,
+        requires = "distributed"
+    )]
+    pub transport: Transport,
 
     /// With --distributed: buckets a pass, 4 or more.
     #[arg(long, value_name = "B", default_value_t = 8192, requires = "distributed", value_parser = parse_buckets)]
@@ -1291,6 +1305,15 @@ pub enum Operators {
     Shared,
     /// An operator for each problem.
     Each,
+}
+
+/// `--transport`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Transport {
+    /// MPI messages between the ranks.
+    Mpi,
+    /// NCCL between the ranks' GPUs.
+    Nccl,
 }
 
 /// `--backend`.

@@ -9,13 +9,13 @@ use std::time::Instant;
 
 use kselect::distributed::{
     all_succeeded, same_on_every_rank, Communicator, DistributedReport, DistributedSelector,
-    Traffic,
+    ReduceOp, Traffic,
 };
 use kselect::io::npy::read_npy_part;
 use kselect::io::{Column, ColumnVisitor, FileFormat};
-use kselect::{Element, Error, Result};
+use kselect::{CudaDevice, Device, DeviceBuffer, Element, Error, Result};
 
-use crate::cli::QuantilesArgs;
+use crate::cli::{Backend, QuantilesArgs};
 use crate::output::{aligned, json_list, json_object, json_string, Num};
 
 /// Runs the command as one rank; the root hands its result (errors included, which name a
@@ -26,7 +26,7 @@ pub fn run(args: &QuantilesArgs, report: impl FnOnce(Result<String>) -> ExitCode
     {
         match kselect::distributed::Mpi::init() {
             Ok(mpi) => {
-                let result = run_on(&mpi, args);
+                let result = run_over(&mpi, args);
                 let failed = result.is_err();
                 let status = (mpi.rank() == 0).then(|| report(result));
                 mpi.barrier();
@@ -37,13 +37,46 @@ pub fn run(args: &QuantilesArgs, report: impl FnOnce(Result<String>) -> ExitCode
     }
     #[cfg(not(feature = "mpi"))]
     {
-        let _ = run_on;
+        let _ = (run_on, rank_device);
         report(Err(Error::InvalidArgument(format!(
             "--distributed needs a kselect built with MPI: `cargo build --release --features \
              mpi` (with an MPI library installed), then `mpirun -np Q kselect quantiles {} \
              --distributed`",
             args.file.display()
         ))))
+    }
+}
+
+/// Runs the command over MPI's ranks, messages going by `--transport`.
+#[cfg(feature = "mpi")]
+fn run_over(mpi: &kselect::distributed::Mpi, args: &QuantilesArgs) -> Result<String> {
+    use crate::cli::Transport;
+    match args.transport {
+        Transport::Mpi => {
+            let device = all_succeeded(mpi, rank_device(args.backend, mpi.local_rank()))?;
+            run_on(mpi, &device, args)
+        }
+        Transport::Nccl => {
+            let nccl = kselect::distributed::Nccl::over_mpi(mpi)?;
+            run_on(&nccl, &Device::Cuda(nccl.device().clone()), args)
+        }
+    }
+}
+
+/// The device of the rank numbered `local_rank` among the ranks of its host: the GPU of that
+/// number (GPUs shared round robin when the ranks outnumber them) or the CPU, by `--backend`
+/// (auto: the GPU when the host has one).
+fn rank_device(backend: Backend, local_rank: usize) -> Result<Device> {
+    let gpu = || -> Result<Device> {
+        match CudaDevice::count()? {
+            0 => Err(Error::CudaUnavailable("no CUDA device is present".into())),
+            gpus => Device::cuda(local_rank % gpus),
+        }
+    };
+    match backend {
+        Backend::Cpu => Ok(Device::Cpu),
+        Backend::Cuda => gpu(),
+        Backend::Auto => Ok(gpu().unwrap_or(Device::Cpu)),
     }
 }
 
@@ -58,7 +91,7 @@ struct Part {
 }
 
 /// The quantiles over `comm`, and at the root the text to print.
-fn run_on(comm: &dyn Communicator, args: &QuantilesArgs) -> Result<String> {
+fn run_on(comm: &dyn Communicator, device: &Device, args: &QuantilesArgs) -> Result<String> {
     let (rank, ranks) = (comm.rank(), comm.size());
     let part = all_succeeded(comm, read_part(args, rank, ranks))?;
     let dtype = part.values.dtype();
@@ -71,6 +104,7 @@ fn run_on(comm: &dyn Communicator, args: &QuantilesArgs) -> Result<String> {
     let probs = args.probabilities();
     let outcome = part.values.visit(Quantiles {
         comm,
+        device,
         args,
         probs: &probs,
         range: part.range.clone(),
@@ -157,6 +191,7 @@ fn read_whole(path: &Path, column: Option<&str>) -> Result<(Column, FileFormat)>
 /// The distributed call, generic over the element type.
 struct Quantiles<'a> {
     comm: &'a dyn Communicator,
+    device: &'a Device,
     args: &'a QuantilesArgs,
     probs: &'a [f64],
     range: Option<Range<usize>>,
@@ -168,7 +203,21 @@ struct Outcome {
     report: DistributedReport,
     /// Every rank's traffic (at the root).
     per_rank: Vec<Traffic>,
+    /// The number of ranks whose passes ran on a GPU (at the root).
+    gpu_ranks: usize,
+    transport: &'static str,
     seconds: f64,
+}
+
+impl Outcome {
+    /// `"cuda"`, `"cpu"`, or `"cuda+cpu"` when the ranks differ.
+    fn backend(&self) -> &'static str {
+        match self.gpu_ranks {
+            0 => "cpu",
+            g if g == self.report.ranks => "cuda",
+            _ => "cuda+cpu",
+        }
+    }
 }
 
 impl ColumnVisitor for Quantiles<'_> {
@@ -184,13 +233,26 @@ impl ColumnVisitor for Quantiles<'_> {
             .nan_policy(self.args.nan)
             .buckets(self.args.buckets);
         let start = Instant::now();
-        let out = selector.quantiles(mine, self.probs, self.args.method)?;
+        // A rank that cannot hold its part on its GPU fails every rank.
+        let on_gpu = match self.device {
+            Device::Cuda(gpu) => DeviceBuffer::from_host_on(gpu, mine).map(Some),
+            Device::Cpu => Ok(None),
+        };
+        let out = match all_succeeded(self.comm, on_gpu)? {
+            Some(buffer) => selector.quantiles_device(&buffer, self.probs, self.args.method),
+            None => selector.quantiles(mine, self.probs, self.args.method),
+        }?;
         let seconds = start.elapsed().as_secs_f64();
         let per_rank = selector.gather_traffic(&out.report)?.unwrap_or_default();
+        // How many ranks ran on a GPU, summed at the root.
+        let mut gpu_ranks = [matches!(self.device, Device::Cuda(_)) as u64];
+        self.comm.reduce(&mut gpu_ranks, ReduceOp::Sum)?;
         Ok(Outcome {
             values: out.values.unwrap_or_default(),
             report: out.report,
             per_rank,
+            gpu_ranks: gpu_ranks[0] as usize,
+            transport: self.comm.transport(),
             seconds,
         })
     }
@@ -229,6 +291,9 @@ fn json(
         ),
         ("method", json_string(args.method.name())),
         ("algorithm", json_string(out.report.algorithm.name())),
+        ("backend", json_string(out.backend())),
+        ("gpu_ranks", out.gpu_ranks.to_string()),
+        ("transport", json_string(out.transport)),
         ("buckets", args.buckets.to_string()),
         ("passes", out.report.passes.to_string()),
         ("traffic", traffic(&job_traffic(out))),
@@ -252,12 +317,16 @@ fn table(
     let total = job_traffic(out);
     let mut s = format!(
         "file:       {name} ({}, {dtype}), {} values on {} ranks (NaN policy: {})\n\
+         ranks:      {} on a GPU, {} on the CPU; messages by {}\n\
          algorithm:  {}; passes over the data: {}; buckets a pass: {}\n\
          sent:       {total} by all ranks\n",
         format.name(),
         r.values,
         r.ranks,
         args.nan.name(),
+        out.gpu_ranks,
+        r.ranks - out.gpu_ranks,
+        out.transport,
         r.algorithm,
         r.passes,
         args.buckets,

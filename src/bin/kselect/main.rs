@@ -89,6 +89,14 @@ fn main() -> ExitCode {
                 usage::refuse("quantiles", ErrorKind::ValueValidation, problem);
             }
             if args.distributed {
+                if args.transport == cli::Transport::Nccl && args.backend == Backend::Cpu {
+                    usage::refuse(
+                        "quantiles",
+                        ErrorKind::ArgumentConflict,
+                        "--transport nccl runs every rank on a GPU of its own; it cannot be \
+                         used with --backend cpu",
+                    );
+                }
                 // Only rank 0 prints, errors included (they name a failing rank).
                 return distributed::run(args, |result| print(result.map(Printed::from)));
             }

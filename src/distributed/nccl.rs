@@ -1,0 +1,392 @@
+//! The NCCL communicator: one rank per GPU, over cudarc's bindings to NCCL (the library is
+//! loaded at run time, like the CUDA driver).
+//!
+//! The selection code hands a communicator host words and bytes; this one stages them
+//! through its GPU's memory on the GPU's stream, so NCCL moves them over NVLink or PCIe
+//! between the GPUs of a host, or over the network between hosts.
+
+use std::fmt;
+
+use cudarc::nccl::{result::NcclError, Comm, Id, ReduceOp as NcclOp};
+
+use crate::device::cuda::driver_error;
+use crate::device::CudaDevice;
+use crate::error::{Error, Result};
+
+use super::communicator::{Communicator, ReduceOp};
+
+/// The bytes of an NCCL unique id.
+pub const NCCL_ID_BYTES: usize = 128;
+
+/// The identity of an NCCL group: made once, by one rank (or the thread that starts the
+/// group), and given to every rank, which passes it to [`Nccl::new`].
+///
+/// ```no_run
+/// use kselect::distributed::NcclId;
+/// let id = NcclId::new()?;
+/// let bytes = id.to_bytes(); // sent to the other ranks by any means (MPI, a file, a socket)
+/// assert_eq!(NcclId::from_bytes(bytes).to_bytes(), bytes);
+/// # Ok::<(), kselect::Error>(())
+/// ```
+#[derive(Clone, Copy)]
+pub struct NcclId(Id);
+
+impl fmt::Debug for NcclId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("NcclId(..)")
+    }
+}
+
+impl NcclId {
+    /// A new unique id (an error when the NCCL library cannot be loaded).
+    pub fn new() -> Result<NcclId> {
+        library()?;
+        Id::new()
+            .map(NcclId)
+            .map_err(|e| nccl_error("making a unique id", e))
+    }
+
+    /// The id as bytes, to send to the other ranks.
+    ///
+    /// ```no_run
+    /// let bytes = kselect::distributed::NcclId::new()?.to_bytes();
+    /// assert_eq!(bytes.len(), kselect::distributed::NCCL_ID_BYTES);
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn to_bytes(&self) -> [u8; NCCL_ID_BYTES] {
+        self.0.internal().map(|c| c as u8)
+    }
+
+    /// The id from the bytes another rank sent.
+    ///
+    /// ```
+    /// use kselect::distributed::{NcclId, NCCL_ID_BYTES};
+    /// let id = NcclId::from_bytes([7; NCCL_ID_BYTES]);
+    /// assert_eq!(id.to_bytes(), [7; NCCL_ID_BYTES]);
+    /// ```
+    pub fn from_bytes(bytes: [u8; NCCL_ID_BYTES]) -> NcclId {
+        NcclId(Id::uninit(bytes.map(|b| b as std::ffi::c_char)))
+    }
+}
+
+/// A communicator over NCCL: each rank a GPU, in one process (threads, [`Nccl::on_each_gpu`])
+/// or in one process per GPU (under MPI, [`Nccl::over_mpi`], or any launcher that passes
+/// the [`NcclId`] around).
+///
+/// A rank's part usually lies on its own GPU ([`Nccl::device`]), for
+/// [`DistributedSelector::quantiles_device`](super::DistributedSelector::quantiles_device).
+/// NCCL gives each GPU to one rank of a group: ranks sharing a GPU need [`Mpi`](super::Mpi)
+/// instead.
+///
+/// ```no_run
+/// use kselect::distributed::{Communicator, DistributedSelector, Nccl};
+/// use kselect::{CudaDevice, DeviceBuffer, QuantileMethod};
+/// let gpus: Vec<CudaDevice> = (0..CudaDevice::count()?).map(CudaDevice::new).collect::<Result<_, _>>()?;
+/// let medians = Nccl::on_each_gpu(&gpus, |nccl| {
+///     let part: Vec<f32> = (0..1_000_000).map(|i| (i * (nccl.rank() + 1)) as f32).collect();
+///     let buffer = DeviceBuffer::from_host_on(nccl.device(), &part)?;
+///     DistributedSelector::new(nccl).quantiles_device(&buffer, &[0.5], QuantileMethod::Linear)
+/// })?;
+/// println!("{:?}", medians[0].as_ref().unwrap().values);
+/// # Ok::<(), kselect::Error>(())
+/// ```
+pub struct Nccl {
+    comm: Comm,
+    device: CudaDevice,
+}
+
+// SAFETY: an NCCL communicator is not bound to the thread that made it; `Nccl` is not `Sync`,
+// so only one thread at a time calls into it, which is all NCCL asks.
+unsafe impl Send for Nccl {}
+
+impl fmt::Debug for Nccl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Nccl")
+            .field("rank", &self.comm.rank())
+            .field("size", &self.comm.world_size())
+            .field("device", &self.device.ordinal())
+            .finish()
+    }
+}
+
+impl Nccl {
+    /// Joins rank `rank` of a group of `size` ranks named by `id`, on `device`. Collective:
+    /// every rank of the group calls it (from its own thread or process) before any returns.
+    pub fn new(device: &CudaDevice, rank: usize, size: usize, id: &NcclId) -> Result<Nccl> {
+        library()?;
+        if rank >= size {
+            return Err(Error::InvalidArgument(format!(
+                "rank {rank} of an NCCL group of {size} ranks"
+            )));
+        }
+        bind(device)?;
+        let comm = Comm::from_rank(device.stream().clone(), rank, size, id.0)
+            .map_err(|e| nccl_error("joining the group", e))?;
+        Ok(Nccl {
+            comm,
+            device: device.clone(),
+        })
+    }
+
+    /// A group of one rank on `device`.
+    ///
+    /// ```no_run
+    /// use kselect::distributed::{Communicator, Nccl};
+    /// let nccl = Nccl::single(&kselect::CudaDevice::new(0)?)?;
+    /// assert_eq!((nccl.rank(), nccl.size()), (0, 1));
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn single(device: &CudaDevice) -> Result<Nccl> {
+        Nccl::new(device, 0, 1, &NcclId::new()?)
+    }
+
+    /// Runs `work` on every GPU of `devices`, one thread each, as the ranks of one NCCL group
+    /// (rank `i` on `devices[i]`); the results in rank order. The GPUs must be distinct.
+    pub fn on_each_gpu<R: Send>(
+        devices: &[CudaDevice],
+        work: impl Fn(&Nccl) -> R + Sync,
+    ) -> Result<Vec<R>> {
+        library()?;
+        let mut ordinals: Vec<usize> = devices.iter().map(CudaDevice::ordinal).collect();
+        ordinals.sort_unstable();
+        if let Some(w) = ordinals.windows(2).find(|w| w[0] == w[1]) {
+            return Err(Error::InvalidArgument(format!(
+                "GPU {} is given twice; an NCCL group has one rank per GPU",
+                w[0]
+            )));
+        }
+        if devices.is_empty() {
+            return Ok(Vec::new());
+        }
+        let streams = devices.iter().map(|d| d.stream().clone()).collect();
+        // One call makes every rank's communicator, so a failure cannot leave a rank waiting.
+        let comms = Comm::from_devices(streams).map_err(|e| nccl_error("making the group", e))?;
+        let ranks: Vec<Nccl> = comms
+            .into_iter()
+            .zip(devices)
+            .map(|(comm, device)| Nccl {
+                comm,
+                device: device.clone(),
+            })
+            .collect();
+        std::thread::scope(|s| {
+            let handles: Vec<_> = ranks
+                .into_iter()
+                .map(|rank| {
+                    let work = &work;
+                    s.spawn(move || bind(&rank.device).map(|()| work(&rank)))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        })
+    }
+
+    /// The group over the ranks of `mpi`, each on the GPU of its local rank (ranks on one host
+    /// take GPUs 0, 1, ...; a host with more ranks than GPUs is refused, on every rank).
+    /// Collective over `mpi`; the root makes the id and MPI carries it.
+    #[cfg(feature = "mpi")]
+    pub fn over_mpi(mpi: &super::Mpi) -> Result<Nccl> {
+        use super::all_succeeded;
+        let (local, on_host) = mpi.local_rank_and_size();
+        let device = CudaDevice::count().and_then(|gpus| {
+            if on_host > gpus {
+                return Err(Error::InvalidArgument(format!(
+                    "{on_host} ranks on a host with {gpus} GPU(s); NCCL needs a GPU for each \
+                     rank (run fewer ranks, or use the MPI communicator, whose ranks may \
+                     share a GPU)"
+                )));
+            }
+            CudaDevice::new(local)
+        });
+        let device = all_succeeded(mpi, device)?;
+        let root = mpi.rank() == 0;
+        let id = all_succeeded(
+            mpi,
+            if root {
+                NcclId::new().map(Some)
+            } else {
+                Ok(None)
+            },
+        )?;
+        let mut words: Vec<u64> = id.map_or(Vec::new(), |id| {
+            id.to_bytes()
+                .chunks(8)
+                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+                .collect()
+        });
+        mpi.broadcast(&mut words)?;
+        let mut bytes = [0u8; NCCL_ID_BYTES];
+        if words.len() * 8 != NCCL_ID_BYTES {
+            return Err(Error::Communication(
+                "the NCCL id broadcast over MPI arrived with the wrong length".into(),
+            ));
+        }
+        for (chunk, word) in bytes.chunks_mut(8).zip(&words) {
+            chunk.copy_from_slice(&word.to_le_bytes());
+        }
+        Nccl::new(&device, mpi.rank(), mpi.size(), &NcclId::from_bytes(bytes))
+    }
+
+    /// The GPU of this rank.
+    pub fn device(&self) -> &CudaDevice {
+        &self.device
+    }
+
+    fn peer(&self, rank: usize) -> Result<i32> {
+        if rank >= self.size() || rank == self.rank() {
+            return Err(Error::Communication(format!(
+                "rank {} of an NCCL group of {} has no peer {rank} to exchange messages with",
+                self.rank(),
+                self.size()
+            )));
+        }
+        Ok(rank as i32)
+    }
+
+    /// Waits for the stream, where NCCL's work is queued.
+    fn wait(&self, what: &str) -> Result<()> {
+        self.device
+            .stream()
+            .synchronize()
+            .map_err(|e| driver_error(what, e))
+    }
+
+    fn upload<T: cudarc::driver::DeviceRepr>(
+        &self,
+        host: &[T],
+    ) -> Result<cudarc::driver::CudaSlice<T>> {
+        bind(&self.device)?;
+        self.device
+            .stream()
+            .clone_htod(host)
+            .map_err(|e| driver_error("staging a message on the GPU", e))
+    }
+
+    fn download<T: cudarc::driver::DeviceRepr>(
+        &self,
+        staged: &cudarc::driver::CudaSlice<T>,
+        host: &mut [T],
+    ) -> Result<()> {
+        self.device
+            .stream()
+            .memcpy_dtoh(staged, host)
+            .map_err(|e| driver_error("reading a message from the GPU", e))?;
+        self.wait("waiting for a message")
+    }
+
+    /// Broadcasts `host` from the root to every rank's `host` (of the same length).
+    fn broadcast_words(&self, host: &mut [u64]) -> Result<()> {
+        let mut staged = self.upload(host)?;
+        self.comm
+            .broadcast_in_place(&mut staged, 0)
+            .map_err(|e| nccl_error("broadcasting", e))?;
+        self.download(&staged, host)
+    }
+}
+
+impl Communicator for Nccl {
+    fn rank(&self) -> usize {
+        self.comm.rank()
+    }
+
+    fn size(&self) -> usize {
+        self.comm.world_size()
+    }
+
+    fn reduce(&self, values: &mut [u64], op: ReduceOp) -> Result<()> {
+        if values.is_empty() {
+            return Ok(());
+        }
+        let mut staged = self.upload(values)?;
+        let op = match op {
+            ReduceOp::Sum => NcclOp::Sum,
+            ReduceOp::Max => NcclOp::Max,
+        };
+        self.comm
+            .reduce_in_place(&mut staged, &op, 0)
+            .map_err(|e| nccl_error("reducing", e))?;
+        if self.rank() == 0 {
+            self.download(&staged, values)
+        } else {
+            self.wait("waiting for a reduction")
+        }
+    }
+
+    fn broadcast(&self, values: &mut Vec<u64>) -> Result<()> {
+        let mut len = [values.len() as u64];
+        self.broadcast_words(&mut len)?;
+        values.resize(len[0] as usize, 0);
+        if len[0] > 0 {
+            self.broadcast_words(values)?;
+        }
+        Ok(())
+    }
+
+    fn send(&self, to: usize, bytes: &[u8]) -> Result<()> {
+        let peer = self.peer(to)?;
+        let len = self.upload(&[bytes.len() as u64])?;
+        self.comm
+            .send(&len, peer)
+            .map_err(|e| nccl_error("sending", e))?;
+        if !bytes.is_empty() {
+            let staged = self.upload(bytes)?;
+            self.comm
+                .send(&staged, peer)
+                .map_err(|e| nccl_error("sending", e))?;
+        }
+        self.wait("waiting for a send")
+    }
+
+    fn receive(&self, from: usize) -> Result<Vec<u8>> {
+        let peer = self.peer(from)?;
+        let mut len = [0u64];
+        let mut staged_len = self.upload(&len)?;
+        self.comm
+            .recv(&mut staged_len, peer)
+            .map_err(|e| nccl_error("receiving", e))?;
+        self.download(&staged_len, &mut len)?;
+        let mut bytes = vec![0u8; len[0] as usize];
+        if !bytes.is_empty() {
+            let mut staged = self.upload(&bytes)?;
+            self.comm
+                .recv(&mut staged, peer)
+                .map_err(|e| nccl_error("receiving", e))?;
+            self.download(&staged, &mut bytes)?;
+        }
+        Ok(bytes)
+    }
+
+    fn transport(&self) -> &'static str {
+        "nccl"
+    }
+}
+
+/// Makes `device`'s context current on this thread (NCCL launches on the current device).
+fn bind(device: &CudaDevice) -> Result<()> {
+    device
+        .stream()
+        .context()
+        .bind_to_thread()
+        .map_err(|e| driver_error("making the GPU current", e))
+}
+
+/// Whether the NCCL library can be loaded, as an error naming it when it cannot.
+fn library() -> Result<()> {
+    // SAFETY: only tries to load the shared library; it does not call into it.
+    if unsafe { cudarc::nccl::sys::is_culib_present() } {
+        return Ok(());
+    }
+    Err(Error::Communication(
+        "the NCCL library cannot be loaded: install NCCL (Debian: libnccl2 and libnccl-dev), \
+         or put a libnccl.so on LD_LIBRARY_PATH (a link to the libnccl.so.2 of pip's \
+         nvidia-nccl package serves)"
+            .into(),
+    ))
+}
+
+fn nccl_error(what: &str, e: NcclError) -> Error {
+    Error::Communication(format!("NCCL failed {what}: {:?}", e.0))
+}

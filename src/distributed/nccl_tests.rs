@@ -1,0 +1,120 @@
+//! The NCCL communicator: a clear error without the library, and on the GPUs present (one
+//! makes a group of one) the words moved and the quantiles of every algorithm equal to one
+//! process's. The GPU tests skip without a GPU or without NCCL, unless `KSELECT_REQUIRE_GPU=1`
+//! and `KSELECT_REQUIRE_NCCL=1`.
+
+use crate::device::{CudaDevice, DeviceBuffer};
+use crate::error::Error;
+use crate::select::cpu::util::testing::inputs;
+use crate::select::QuantileMethod;
+
+use super::*;
+
+fn library_present() -> bool {
+    // SAFETY: only tries to load the shared library.
+    let present = unsafe { cudarc::nccl::sys::is_culib_present() };
+    if !present && std::env::var("KSELECT_REQUIRE_NCCL").as_deref() == Ok("1") {
+        panic!("KSELECT_REQUIRE_NCCL=1 but libnccl cannot be loaded");
+    }
+    present
+}
+
+#[test]
+fn without_the_library_nccl_is_a_clear_error() {
+    if library_present() {
+        return;
+    }
+    for result in [
+        NcclId::new().map(|_| ()),
+        Nccl::on_each_gpu(&[], |_| ()).map(|_| ()),
+    ] {
+        match result {
+            Err(Error::Communication(m)) => assert!(m.contains("NCCL library"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+    }
+}
+
+/// The GPUs of this machine when NCCL can run on them.
+fn gpus() -> Option<Vec<CudaDevice>> {
+    let first = crate::device::cuda::tests::gpu()?;
+    if !library_present() {
+        eprintln!("skipped (no NCCL library)");
+        return None;
+    }
+    let count = CudaDevice::count().unwrap();
+    Some(
+        std::iter::once(Ok(first))
+            .chain((1..count).map(CudaDevice::new))
+            .collect::<crate::error::Result<_>>()
+            .unwrap(),
+    )
+}
+
+#[test]
+fn a_group_of_one_gpu_moves_words_like_any_communicator() {
+    let Some(gpus) = gpus() else {
+        return;
+    };
+    let nccl = Nccl::single(&gpus[0]).unwrap();
+    assert_eq!((nccl.rank(), nccl.size(), nccl.transport()), (0, 1, "nccl"));
+    let mut words = vec![3, u64::MAX, 0];
+    nccl.reduce(&mut words, ReduceOp::Sum).unwrap();
+    nccl.reduce(&mut words, ReduceOp::Max).unwrap();
+    assert_eq!(words, vec![3, u64::MAX, 0]);
+    nccl.reduce(&mut [], ReduceOp::Sum).unwrap();
+    let mut long: Vec<u64> = (0..100_000).map(|i| i * 31).collect();
+    let copy = long.clone();
+    nccl.broadcast(&mut long).unwrap();
+    assert_eq!(long, copy);
+    let mut empty = Vec::new();
+    nccl.broadcast(&mut empty).unwrap();
+    assert!(empty.is_empty());
+    assert!(matches!(nccl.send(0, &[1]), Err(Error::Communication(_))));
+    assert!(matches!(nccl.receive(1), Err(Error::Communication(_))));
+    // An id survives its trip through bytes.
+    let id = NcclId::new().unwrap();
+    assert_eq!(NcclId::from_bytes(id.to_bytes()).to_bytes(), id.to_bytes());
+    // A GPU given twice is refused before NCCL sees it.
+    let twice = [gpus[0].clone(), gpus[0].clone()];
+    assert!(matches!(
+        Nccl::on_each_gpu(&twice, |_| ()),
+        Err(Error::InvalidArgument(_))
+    ));
+}
+
+#[test]
+fn every_algorithm_over_nccl_gives_one_process_quantiles() {
+    let Some(gpus) = gpus() else {
+        return;
+    };
+    let probs: Vec<f64> = (0..=40).map(|i| i as f64 / 40.0).collect();
+    for (name, data) in inputs::<f32>(30_001, 77) {
+        if data.iter().any(|v| v.is_nan()) {
+            continue;
+        }
+        let expected = crate::select::quantiles(&data, &probs, QuantileMethod::Weibull).unwrap();
+        let q = gpus.len();
+        // Uneven parts: rank r holds a share growing with r (rank 0 may be empty).
+        let cuts: Vec<usize> = (0..=q).map(|r| data.len() * r * r / (q * q)).collect();
+        for algorithm in DistributedAlgorithm::ALL {
+            let got = Nccl::on_each_gpu(&gpus, |nccl| {
+                let part = &data[cuts[nccl.rank()]..cuts[nccl.rank() + 1]];
+                let buffer = DeviceBuffer::from_host_on(nccl.device(), part)?;
+                DistributedSelector::new(nccl)
+                    .algorithm(algorithm)
+                    .quantiles_device(&buffer, &probs, QuantileMethod::Weibull)
+            })
+            .unwrap();
+            for (rank, out) in got.into_iter().enumerate() {
+                let out = out.unwrap();
+                assert_eq!(
+                    out.values.as_ref(),
+                    Some(&expected),
+                    "{name} {algorithm} on {q} GPU(s), rank {rank}"
+                );
+                assert_eq!(out.report.ranks, q);
+            }
+        }
+    }
+}
