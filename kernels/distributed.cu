@@ -38,19 +38,10 @@ __device__ __forceinline__ u64 mul_div(u64 x, u64 b, u64 span_lo, u64 span_hi) {
     return r;
 }
 
-// The bucket of `key` under a plan of `p` intervals, or -1 when no interval holds it. Word w
-// of interval j is iv[j * js + w * ws]: (js, ws) = (IV_WORDS, 1) as the host lays the plan out,
-// (1, p) as a block transposes it into shared memory (the binary search's loads then fall in
-// different banks).
+// The bucket of `key` in interval I (which holds it from below: key >= I's lo), or -1 when
+// the key is above the interval. Word w of the interval is I[w * ws].
 template <typename T>
-__device__ __forceinline__ long long bucket_of(u64 key, const u64* iv, u32 p, u32 js, u32 ws) {
-    u32 lo = 0, hi = p;
-    while (lo < hi) {
-        const u32 mid = (lo + hi) / 2;
-        if (iv[mid * js] <= key) lo = mid + 1; else hi = mid;
-    }
-    if (lo == 0) return -1;
-    const u64* I = iv + (lo - 1) * js;
+__device__ __forceinline__ long long bucket_in_interval(u64 key, const u64* I, u32 ws) {
     if (key > I[ws]) return -1;
     const u64 packed = I[6 * ws];
     const u64 first = packed & 0xffffffffull, buckets = packed >> 32;
@@ -65,6 +56,19 @@ __device__ __forceinline__ long long bucket_of(u64 key, const u64* iv, u32 p, u3
         local = u < buckets - 1 ? u : buckets - 1;
     }
     return (long long)(first + local);
+}
+
+// The bucket of `key` under a plan of `p` intervals laid out as the host lays it out (IV_WORDS
+// words an interval), or -1 when no interval holds it.
+template <typename T>
+__device__ __forceinline__ long long bucket_of(u64 key, const u64* __restrict__ iv, u32 p) {
+    u32 lo = 0, hi = p;
+    while (lo < hi) {
+        const u32 mid = (lo + hi) / 2;
+        if (iv[mid * IV_WORDS] <= key) lo = mid + 1; else hi = mid;
+    }
+    if (lo == 0) return -1;
+    return bucket_in_interval<T>(key, iv + (lo - 1) * IV_WORDS, 1);
 }
 
 // The key of an input value: inputs are the elements themselves (first pass) or keys.
@@ -83,33 +87,44 @@ __device__ __forceinline__ void load_tile(const In* __restrict__ x, u64 base, u6
 }
 
 // NaNs (count, first index) and the extreme keys of the included values:
-// out = {nans, first_nan, min_key, max_key}, initialised {0, ~0, ~0, 0}.
+// out = {nans, first_nan, min_key, max_key}, initialised {0, ~0, ~0, 0}. Keys in the element's
+// own width; whole tiles without bounds checks.
 template <typename T>
 __device__ void stats_impl(const T* __restrict__ x, u64 n, u32 omit_nan, u64* out) {
-    u64 nans = 0, first = ~0ull, mn = ~0ull, mx = 0;
-    const u64 tile = (u64)blockDim.x * TILE_LOADS;
-    for (u64 base = (u64)blockIdx.x * tile; base < n; base += (u64)gridDim.x * tile) {
-        T v[TILE_LOADS];
-        load_tile(x, base, n, v);
-#pragma unroll
-        for (int j = 0; j < TILE_LOADS; ++j) {
-            const u64 i = base + threadIdx.x + (u64)j * blockDim.x;
-            if (i >= n) continue;
-            if (is_nan_value(v[j])) {
-                ++nans;
-                if (i < first) first = i;
-                if (omit_nan) continue;
-            }
-            const u64 k = (u64)to_key(v[j]);
-            mn = k < mn ? k : mn;
-            mx = k > mx ? k : mx;
+    typedef typename KeyOf<T>::type K;
+    u64 nans = 0, first = ~0ull;
+    K mn = (K)~(K)0, mx = 0;
+    bool any = false;
+    auto visit = [&](T v, u64 i) {
+        if (is_nan_value(v)) {
+            ++nans;
+            if (i < first) first = i;
+            if (omit_nan) return;
         }
+        const K k = to_key(v);
+        mn = k < mn ? k : mn;
+        mx = k > mx ? k : mx;
+        any = true;
+    };
+    const u64 tile = (u64)blockDim.x * TILE_LOADS;
+    const u64 stride = (u64)gridDim.x * tile;
+    u64 base = (u64)blockIdx.x * tile;
+    for (; base + tile <= n; base += stride) {
+        T v[TILE_LOADS];
+#pragma unroll
+        for (int j = 0; j < TILE_LOADS; ++j) v[j] = x[base + threadIdx.x + j * blockDim.x];
+#pragma unroll
+        for (int j = 0; j < TILE_LOADS; ++j) visit(v[j], base + threadIdx.x + j * blockDim.x);
     }
+    // The one partial tile, if any, falls to the block that reaches it.
+    if (base < n)
+        for (u64 i = base + threadIdx.x; i < n; i += blockDim.x) visit(x[i], i);
+    const bool warp_any = __any_sync(FULL_MASK, any);
     for (int off = WARP_SIZE / 2; off > 0; off /= 2) {
         nans += __shfl_down_sync(FULL_MASK, nans, off);
         const u64 f = __shfl_down_sync(FULL_MASK, first, off);
-        const u64 a = __shfl_down_sync(FULL_MASK, mn, off);
-        const u64 b = __shfl_down_sync(FULL_MASK, mx, off);
+        const K a = __shfl_down_sync(FULL_MASK, mn, off);
+        const K b = __shfl_down_sync(FULL_MASK, mx, off);
         first = f < first ? f : first;
         mn = a < mn ? a : mn;
         mx = b > mx ? b : mx;
@@ -119,8 +134,10 @@ __device__ void stats_impl(const T* __restrict__ x, u64 n, u32 omit_nan, u64* ou
             atomicAdd(&out[0], nans);
             atomicMin(&out[1], first);
         }
-        if (mn != ~0ull) atomicMin(&out[2], mn);
-        if (mx != 0) atomicMax(&out[3], mx);
+        if (warp_any) {
+            atomicMin(&out[2], (u64)mn);
+            atomicMax(&out[3], (u64)mx);
+        }
     }
 }
 
@@ -134,54 +151,93 @@ __device__ void gather_keys_impl(const T* __restrict__ x, const u64* __restrict_
 // Intervals a block copies into shared memory (more are read from global memory).
 #define SHARED_INTERVALS 128
 
-// Where a block reads the plan: transposed into `siv` when it has at most SHARED_INTERVALS
-// intervals, else in global memory as the host laid it out. Ends with a barrier.
-struct BlockPlan {
-    const u64* iv;
-    u32 js, ws;
+// A plan of at most SHARED_INTERVALS intervals in a block's shared memory, transposed: word w
+// of interval j at siv[w * SHARED_INTERVALS + j], so that the strides are constants and a
+// warp's loads of different intervals fall in different banks.
+struct SharedPlan {
+    const u64* siv;
+    u32 p;
+    // The largest power of two not above p (the search's first step).
+    u32 top;
 };
 
-__device__ __forceinline__ BlockPlan block_plan(const u64* __restrict__ iv, u32 p, u64* siv) {
-    if (p > SHARED_INTERVALS) return BlockPlan{iv, IV_WORDS, 1};
-    for (u32 t = threadIdx.x; t < p * IV_WORDS; t += blockDim.x) siv[(t % IV_WORDS) * p + t / IV_WORDS] = iv[t];
+// Copies a plan of p <= SHARED_INTERVALS intervals into `siv`. Ends with a barrier.
+__device__ __forceinline__ SharedPlan shared_plan(const u64* __restrict__ iv, u32 p, u64* siv) {
+    for (u32 t = threadIdx.x; t < p * IV_WORDS; t += blockDim.x)
+        siv[(t % IV_WORDS) * SHARED_INTERVALS + t / IV_WORDS] = iv[t];
     __syncthreads();
-    return BlockPlan{siv, 1, p};
+    return SharedPlan{siv, p, p ? 1u << (31 - __clz(p)) : 0u};
+}
+
+// bucket_of for a plan in shared memory: a search of fixed steps (the same for every thread),
+// then the interval's projection.
+template <typename T>
+__device__ __forceinline__ long long bucket_in_shared(u64 key, const SharedPlan& plan) {
+    u32 j = 0;
+    for (u32 step = plan.top; step; step >>= 1) {
+        const u32 t = j + step;
+        if (t <= plan.p && plan.siv[t - 1] <= key) j = t;
+    }
+    if (j == 0) return -1;
+    return bucket_in_interval<T>(key, plan.siv + (j - 1), SHARED_INTERVALS);
 }
 
 // The bucket number of an input in no bucket, in the `ids` a count writes (plans of fewer
 // buckets only).
 #define NO_BUCKET 0xffff
 
+// Counts the inputs x[start, end) by `bucket` into the histogram `h` (shared or global) and
+// writes each one's bucket to `ids` when given. Whole tiles first, without bounds checks.
+template <typename In, u64 (*KEY)(In), typename Bucket>
+__device__ __forceinline__ void count_chunk(const In* __restrict__ x, u64 start, u64 end, u32* h,
+                                            unsigned short* __restrict__ ids, Bucket bucket) {
+    const u64 tile = (u64)blockDim.x * TILE_LOADS;
+    u64 base = start;
+    for (; base + tile <= end; base += tile) {
+        In v[TILE_LOADS];
+#pragma unroll
+        for (int j = 0; j < TILE_LOADS; ++j) v[j] = x[base + threadIdx.x + j * blockDim.x];
+#pragma unroll
+        for (int j = 0; j < TILE_LOADS; ++j) {
+            const long long b = bucket(KEY(v[j]));
+            if (b >= 0) atomicAdd(&h[b], 1u);
+            if (ids) ids[base + threadIdx.x + j * blockDim.x] = b >= 0 ? (unsigned short)b : NO_BUCKET;
+        }
+    }
+    for (u64 i = base + threadIdx.x; i < end; i += blockDim.x) {
+        const long long b = bucket(KEY(x[i]));
+        if (b >= 0) atomicAdd(&h[b], 1u);
+        if (ids) ids[i] = b >= 0 ? (unsigned short)b : NO_BUCKET;
+    }
+}
+
 // Block b counts the inputs of its chunk [b chunk, (b + 1) chunk) by bucket into row b of
 // `partial` (blocks x buckets), with a histogram in shared memory when `shared_ok`, else by
-// atomics on its own row. No two blocks share a counter.
+// atomics on its own row. No two blocks share a counter. Each combination of where the plan
+// and the histogram lie is its own loop, so that every access has its own address space.
 template <typename T, typename In, u64 (*KEY)(In)>
 __device__ void count_impl(const In* __restrict__ x, u64 n, u64 chunk, const u64* __restrict__ iv, u32 p,
                            u32 buckets, u32 shared_ok, u32* __restrict__ partial, unsigned short* __restrict__ ids) {
     extern __shared__ u32 hist[];
     __shared__ u64 siv[SHARED_INTERVALS * IV_WORDS];
     u32* row = partial + (u64)blockIdx.x * buckets;
-    u32* h = shared_ok ? hist : row;
     if (shared_ok) for (u32 b = threadIdx.x; b < buckets; b += blockDim.x) hist[b] = 0;
-    const BlockPlan plan = block_plan(iv, p, siv);
+    const bool in_shared = p <= SHARED_INTERVALS;
+    SharedPlan plan = {siv, 0, 0};
+    if (in_shared) plan = shared_plan(iv, p, siv);
     __syncthreads();
     const u64 start = (u64)blockIdx.x * chunk;
     const u64 end = start + chunk < n ? start + chunk : n;
-    for (u64 base = start; base < end; base += (u64)blockDim.x * TILE_LOADS) {
-        In v[TILE_LOADS];
-        load_tile(x, base, end, v);
-#pragma unroll
-        for (int j = 0; j < TILE_LOADS; ++j) {
-            const u64 i = base + threadIdx.x + (u64)j * blockDim.x;
-            if (i >= end) continue;
-            const long long b = bucket_of<T>(KEY(v[j]), plan.iv, p, plan.js, plan.ws);
-            if (b >= 0) atomicAdd(&h[b], 1u);
-            if (ids) ids[i] = b >= 0 ? (unsigned short)b : NO_BUCKET;
-        }
-    }
+    auto from_shared = [&](u64 k) { return bucket_in_shared<T>(k, plan); };
+    auto from_global = [&](u64 k) { return bucket_of<T>(k, iv, p); };
     if (shared_ok) {
+        if (in_shared) count_chunk<In, KEY>(x, start, end, hist, ids, from_shared);
+        else count_chunk<In, KEY>(x, start, end, hist, ids, from_global);
         __syncthreads();
         for (u32 b = threadIdx.x; b < buckets; b += blockDim.x) row[b] = hist[b];
+    } else {
+        if (in_shared) count_chunk<In, KEY>(x, start, end, row, ids, from_shared);
+        else count_chunk<In, KEY>(x, start, end, row, ids, from_global);
     }
 }
 
@@ -268,7 +324,9 @@ __device__ void reduce_impl(const In* __restrict__ x, u64 n, u64 chunk, const u6
     __shared__ u32 written;
     u64* ext = block_extremes_of(shared_extremes, extremes, slots);
     if (threadIdx.x == 0) written = 0;
-    const BlockPlan plan = block_plan(iv, p, siv);
+    const bool in_shared = p <= SHARED_INTERVALS;
+    SharedPlan plan = {siv, 0, 0};
+    if (in_shared) plan = shared_plan(iv, p, siv);
     __syncthreads();
     typename KeyOf<T>::type* dst = out + offsets[blockIdx.x];
     const u64 start = (u64)blockIdx.x * chunk;
@@ -283,7 +341,7 @@ __device__ void reduce_impl(const In* __restrict__ x, u64 n, u64 chunk, const u6
             u64 k = 0;
             if (base + threadIdx.x + (u64)j * blockDim.x < end) {
                 k = KEY(v[j]);
-                const long long b = bucket_of<T>(k, plan.iv, p, plan.js, plan.ws);
+                const long long b = in_shared ? bucket_in_shared<T>(k, plan) : bucket_of<T>(k, iv, p);
                 if (b >= 0) s = slot[b];
             }
             keep_round(s != 0xffffffffu, s, [&] { return k; }, &written, dst, ext);
@@ -323,6 +381,10 @@ __device__ void reduce_ids_impl(const In* __restrict__ x, const unsigned short* 
     flush_extremes(shared_extremes, extremes, slots);
 }
 
+// The counts run four blocks of 256 threads on every multiprocessor (the host's launch): at
+// most 64 registers a thread, or a fourth of the blocks would wait for a second wave.
+#define COUNT_BOUNDS __launch_bounds__(256, 4)
+
 #define DIST_ELEMENT(NAME, T)                                                                        \
     extern "C" __global__ void dist_stats_##NAME(const T* x, u64 n, u32 omit_nan, u64* out) {      \
         stats_impl<T>(x, n, omit_nan, out);                                                          \
@@ -330,7 +392,7 @@ __device__ void reduce_ids_impl(const In* __restrict__ x, const unsigned short* 
     extern "C" __global__ void dist_gather_##NAME(const T* x, const u64* pos, u64 count, u64* out) { \
         gather_keys_impl<T>(x, pos, count, out);                                                     \
     }                                                                                                \
-    extern "C" __global__ void dist_count_##NAME(const T* x, u64 n, u64 chunk, const u64* iv, u32 p, \
+    extern "C" __global__ void COUNT_BOUNDS dist_count_##NAME(const T* x, u64 n, u64 chunk, const u64* iv, u32 p, \
                                                  u32 buckets, u32 shared_ok, u32* partial,           \
                                                  unsigned short* ids) {                              \
         count_impl<T, T, key_of_input<T> >(x, n, chunk, iv, p, buckets, shared_ok, partial, ids);   \
@@ -349,7 +411,7 @@ __device__ void reduce_ids_impl(const In* __restrict__ x, const unsigned short* 
         reduce_ids_impl<T, KeyOf<T>::type, key_of_key<T> >(x, ids, n, chunk, slot, slots, offsets, out, \
                                                           extremes);                                 \
     }                                                                                                \
-    extern "C" __global__ void dist_count_keys_##NAME(const KeyOf<T>::type* x, u64 n, u64 chunk,   \
+    extern "C" __global__ void COUNT_BOUNDS dist_count_keys_##NAME(const KeyOf<T>::type* x, u64 n, u64 chunk,   \
                                                       const u64* iv, u32 p, u32 buckets,             \
                                                       u32 shared_ok, u32* partial,                   \
                                                       unsigned short* ids) {                         \

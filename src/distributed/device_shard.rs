@@ -17,6 +17,8 @@ use crate::select::sort_choose::cuda::{sort_keys, to_keys};
 use super::plan::BucketPlan;
 use super::shard::{LocalStats, Shard};
 
+/// Threads a block of the passes' kernels (the count kernels are bounded for it:
+/// `COUNT_BOUNDS` in kernels/distributed.cu).
 const BLOCK: u32 = 256;
 /// Bucket counts a block keeps in shared memory at most (40 KB of `u32`, beside the 8 KB of
 /// intervals the kernel copies there: 48 KB, the most a block gets without opting in).
@@ -39,6 +41,8 @@ struct Partial {
     chunk: usize,
     /// Every input's bucket (`u16::MAX` for none), where the plan has fewer buckets.
     ids: Option<CudaSlice<u16>>,
+    /// The pass's plan on the device, for the reduction by the same plan.
+    plan: CudaSlice<u64>,
 }
 
 /// Plans with fewer buckets than this have each input's bucket written by the count.
@@ -169,12 +173,19 @@ impl<T: Element> Shard<T> for DeviceShard<'_, T> {
         let dev = data.device();
         let stream = dev.stream();
         let buckets = plan.buckets();
-        let mut counts = dev.alloc_zeros::<u64>(buckets.max(1), "the bucket counts")?;
         let n = self.current_len();
         self.partial = None;
-        if n > 0 && plan.intervals() > 0 {
+        self.counts = vec![0; buckets];
+        if n > 0 && plan.intervals() > 0 && buckets > 0 {
             let (blocks, chunk) = self.chunks(n);
-            let mut partial = dev.alloc_zeros::<u32>(blocks * buckets, "the blocks' counts")?;
+            let shared_ok = (buckets <= SHARED_BUCKETS) as u32;
+            // Blocks counting in shared memory write their whole row; the others add to it.
+            let mut partial = match shared_ok {
+                1 => dev.alloc::<u32>(blocks * buckets, "the blocks' counts")?,
+                _ => dev.alloc_zeros::<u32>(blocks * buckets, "the blocks' counts")?,
+            };
+            // Every total is written.
+            let mut counts = dev.alloc::<u64>(buckets, "the bucket counts")?;
             let iv = self.upload_plan(plan)?;
             let (n64, c64, p, b) = (
                 n as u64,
@@ -182,7 +193,6 @@ impl<T: Element> Shard<T> for DeviceShard<'_, T> {
                 plan.intervals() as u32,
                 buckets as u32,
             );
-            let shared_ok = (buckets <= SHARED_BUCKETS) as u32;
             let mut cfg = config(blocks, BLOCK);
             if shared_ok == 1 {
                 cfg.shared_mem_bytes = (buckets * 4) as u32;
@@ -229,17 +239,16 @@ impl<T: Element> Shard<T> for DeviceShard<'_, T> {
             // blocks x buckets counts in, `buckets` totals out.
             unsafe { launch.launch(config(buckets.div_ceil(BLOCK as usize), BLOCK)) }
                 .map_err(|e| driver_error("launching dist_totals", e))?;
+            self.counts = download_vec(dev, &counts.slice(..), "the bucket counts")?;
             self.partial = Some(Partial {
                 counts: partial,
                 blocks,
                 chunk,
                 ids,
+                plan: iv,
             });
         }
-        let mut host = download_vec(dev, &counts.slice(..), "the bucket counts")?;
-        host.truncate(buckets);
-        self.counts = host.clone();
-        Ok(host)
+        Ok(self.counts.clone())
     }
 
     fn reduce(&mut self, plan: &BucketPlan<T>, active: &[usize]) -> Result<Vec<(u64, u64)>> {
@@ -256,14 +265,17 @@ impl<T: Element> Shard<T> for DeviceShard<'_, T> {
         let mut extremes = dev.alloc_zeros::<u64>((2 * active.len()).max(1), "the extremes")?;
         let n = self.current_len();
         if let (true, Some(part)) = (n > 0 && kept > 0, &self.partial) {
-            let iv = self.upload_plan(plan)?;
-            let slots = stream
+            // The slot of every bucket, then the active buckets' numbers: one copy.
+            let slot_count = slot.len();
+            slot.extend(active.iter().map(|&b| b as u32));
+            let slot_and_list = stream
                 .clone_htod(&slot)
                 .map_err(|e| driver_error("copying the active buckets", e))?;
-            let list: Vec<u32> = active.iter().map(|&b| b as u32).collect();
-            let list = stream
-                .clone_htod(&list)
-                .map_err(|e| driver_error("copying the active buckets", e))?;
+            let (slots, list) = (
+                slot_and_list.slice(..slot_count),
+                slot_and_list.slice(slot_count..),
+            );
+            let iv = &part.plan;
             let mut offsets = dev.alloc::<u64>(part.blocks + 1, "the blocks' offsets")?;
             let (rows, b, a) = (
                 part.blocks as u32,
@@ -299,7 +311,7 @@ impl<T: Element> Shard<T> for DeviceShard<'_, T> {
             };
             match &part.ids {
                 Some(ids) => launch.arg(ids).arg(&n64).arg(&c64),
-                None => launch.arg(&n64).arg(&c64).arg(&iv).arg(&p),
+                None => launch.arg(&n64).arg(&c64).arg(iv).arg(&p),
             };
             launch
                 .arg(&slots)

@@ -19,15 +19,21 @@ pub(crate) fn gpu() -> Option<CudaDevice> {
     }
 }
 
+/// Whether a library the tests may skip without can be loaded (`present`); missing while the
+/// environment variable `require` is `1`, the test fails instead.
+pub(crate) fn library_present(present: bool, require: &str, library: &str) -> bool {
+    if !present && std::env::var(require).as_deref() == Ok("1") {
+        panic!("{require}=1 but {library} cannot be loaded");
+    }
+    present
+}
+
 /// Whether NVRTC can be loaded (it compiles kernels without a GPU). Missing, the test skips,
 /// unless `KSELECT_REQUIRE_NVRTC=1` (CI installs NVRTC and sets it).
 fn nvrtc_present() -> bool {
     // SAFETY: only tries to load the shared library.
     let present = unsafe { cudarc::nvrtc::sys::is_culib_present() };
-    if !present && std::env::var("KSELECT_REQUIRE_NVRTC").as_deref() == Ok("1") {
-        panic!("KSELECT_REQUIRE_NVRTC=1 but libnvrtc cannot be loaded");
-    }
-    present
+    library_present(present, "KSELECT_REQUIRE_NVRTC", "libnvrtc")
 }
 
 #[test]
