@@ -52,6 +52,7 @@ pub mod error;
 pub mod io;
 pub mod knn;
 pub mod plot;
+mod random;
 pub mod recovery;
 pub mod regression;
 pub mod select;

@@ -11,7 +11,7 @@ use crate::device::cuda::{driver_error, CudaDevice};
 use crate::device::DeviceBuffer;
 use crate::element::{Element, RadixKey};
 use crate::error::Result;
-use crate::select::cpu::util::SplitMix64;
+use crate::random::SplitMix64;
 use crate::select::sort_choose::cuda::{sort_keys, to_keys};
 
 use super::plan::BucketPlan;

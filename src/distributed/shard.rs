@@ -6,7 +6,8 @@
 
 use crate::element::{Element, RadixKey};
 use crate::error::Result;
-use crate::select::cpu::util::{map_chunks, SplitMix64};
+use crate::random::SplitMix64;
+use crate::select::cpu::util::map_chunks;
 
 use super::plan::BucketPlan;
 

@@ -4,8 +4,8 @@
 
 use crate::element::Element;
 use crate::error::Error;
+use crate::random::SplitMix64;
 use crate::select::cpu::util::testing::{inputs, Gen};
-use crate::select::cpu::util::SplitMix64;
 use crate::select::{NanPolicy, QuantileMethod, Selector};
 
 use super::threads::run;

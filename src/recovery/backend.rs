@@ -221,12 +221,7 @@ const CHANGE_SHARE: usize = 16;
 /// A hash of a set of indices: the wrapping sum of SplitMix64's finaliser of each index plus
 /// one (the same on every device, whatever the order of the sum).
 pub(crate) fn fingerprint(indices: impl Iterator<Item = usize>) -> u64 {
-    indices.fold(0u64, |sum, i| sum.wrapping_add(mix(i as u64 + 1)))
-}
-
-/// SplitMix64's finaliser.
-pub(crate) fn mix(z: u64) -> u64 {
-    let z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    let z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+    indices.fold(0u64, |sum, i| {
+        sum.wrapping_add(crate::random::mix(i as u64 + 1))
+    })
 }

@@ -548,8 +548,8 @@ mod tests {
     use super::*;
     use crate::device::cuda::download::download_vec;
     use crate::device::Device;
+    use crate::random::SplitMix64;
     use crate::recovery::Ensemble;
-    use crate::select::cpu::util::SplitMix64;
 
     /// Columns `c` of `v` (`n` each) restricted to `lists[c]` (negated where bit 63 is set).
     fn listed_vectors(v: &[f64], n: usize, lists: &[Vec<u64>]) -> Vec<f64> {

@@ -612,13 +612,11 @@ type Drawn<T> = (Vec<Operator<T>>, Vec<Vec<T>>, Vec<T>);
 /// A problem's seed from the experiment's seed, the cell, the trial and the stream (operator
 /// or signal): SplitMix64's finaliser over their combination.
 fn mix(seed: u64, cell: u64, trial: u64, stream: u64) -> u64 {
-    let mut z = seed
-        ^ cell.wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        ^ trial.wrapping_mul(0xC2B2_AE3D_27D4_EB4F)
-        ^ stream.wrapping_mul(0x1656_67B1_9E37_79F9);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+    crate::random::mix(
+        seed ^ cell.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            ^ trial.wrapping_mul(0xC2B2_AE3D_27D4_EB4F)
+            ^ stream.wrapping_mul(0x1656_67B1_9E37_79F9),
+    )
 }
 
 /// The `rho` at which a column of cells (ascending `rho`) succeeds half the time: the logistic

@@ -5,18 +5,17 @@
 /// 2^-53, the spacing of the doubles Box–Muller draws.
 const TWO_POW_MINUS_53: f64 = 1.0 / (1u64 << 53) as f64;
 
-/// SplitMix64 (Steele, Lea and Flood), seeded with its initial state.
+use crate::random::SplitMix64;
+
+/// SplitMix64 ([`crate::random::SplitMix64`]), seeded with its initial state, with:
 ///
-/// - [`next_u64`](Rng::next_u64): `state += 0x9E3779B97F4A7C15`, then the state mixed by
-///   `z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9`, `z = (z ^ (z >> 27)) * 0x94D049BB133111EB`,
-///   `z ^ (z >> 31)` (wrapping arithmetic);
 /// - [`normal`](Rng::normal): Box–Muller from two draws `a`, `b`: `u1 = ((a >> 11) + 0.5)
 ///   2^-53` (in `(0, 1)`), `u2 = (b >> 11) 2^-53`, `r = sqrt(-2 ln u1)`, the pair
 ///   `r cos(2 pi u2)`, `r sin(2 pi u2)`: the first returned, the second kept for the next call;
 /// - [`below`](Rng::below): `(u * b) >> 64` in 128-bit arithmetic, in `[0, b)`.
 #[derive(Clone, Debug)]
 pub(crate) struct Rng {
-    state: u64,
+    bits: SplitMix64,
     spare: Option<f64>,
 }
 
@@ -24,18 +23,14 @@ impl Rng {
     /// The generator whose state is `seed`.
     pub(crate) fn new(seed: u64) -> Rng {
         Rng {
-            state: seed,
+            bits: SplitMix64::new(seed),
             spare: None,
         }
     }
 
     /// The next 64 random bits.
     pub(crate) fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.bits.next_u64()
     }
 
     /// A standard normal value (Box–Muller, the second value of each pair kept for the next
@@ -56,7 +51,7 @@ impl Rng {
 
     /// A uniform integer in `[0, bound)` (0 when `bound` is 0).
     pub(crate) fn below(&mut self, bound: usize) -> usize {
-        ((self.next_u64() as u128 * bound as u128) >> 64) as usize
+        self.bits.below(bound)
     }
 
     /// `count` distinct integers below `bound`, every subset equally likely, sorted
@@ -98,32 +93,6 @@ impl Rng {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn splitmix64_reference_values() {
-        // The first outputs of SplitMix64 seeded with 1234567 (the reference implementation's
-        // example).
-        let mut rng = Rng::new(1234567);
-        let expected = [
-            6457827717110365317u64,
-            3203168211198807973,
-            9817491932198370423,
-            4593380528125082431,
-            16408922859458223821,
-        ];
-        for e in expected {
-            assert_eq!(rng.next_u64(), e);
-        }
-    }
-
-    #[test]
-    fn below_is_in_range() {
-        let mut rng = Rng::new(7);
-        for _ in 0..10_000 {
-            assert!(rng.below(13) < 13);
-        }
-        assert_eq!(rng.below(0), 0);
-    }
 
     #[test]
     fn normal_moments() {

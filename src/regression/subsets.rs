@@ -5,32 +5,23 @@
 //! the start's index (never from a shared stream), so that the results are the same bits
 //! whatever the number of threads and the order in which the starts run.
 
-/// xoshiro256** (Blackman and Vigna), seeded through splitmix64.
+use crate::random::SplitMix64;
+
+/// xoshiro256** (Blackman and Vigna), seeded through SplitMix64.
 #[derive(Clone, Debug)]
 pub(crate) struct Rng {
     s: [u64; 4],
 }
 
-/// One splitmix64 step: advances `state` and returns the next output.
-fn splitmix64(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 impl Rng {
     /// The generator of stream `(stage, index)` under `seed`.
     pub(crate) fn stream(seed: u64, stage: u64, index: u64) -> Rng {
-        let mut state = seed;
-        let a = splitmix64(&mut state);
-        let mut state = a ^ stage.wrapping_mul(0xD1B5_4A32_D192_ED03);
-        let b = splitmix64(&mut state);
-        let mut state = b ^ index.wrapping_mul(0x8CB9_2BA7_2F3D_8DD7);
+        let a = SplitMix64::new(seed).next_u64();
+        let b = SplitMix64::new(a ^ stage.wrapping_mul(0xD1B5_4A32_D192_ED03)).next_u64();
+        let mut words = SplitMix64::new(b ^ index.wrapping_mul(0x8CB9_2BA7_2F3D_8DD7));
         let mut s = [0u64; 4];
         for word in &mut s {
-            *word = splitmix64(&mut state);
+            *word = words.next_u64();
         }
         if s == [0; 4] {
             s[0] = 1;

@@ -110,7 +110,7 @@ pub(crate) fn multiselect_counting_nans<T: Element>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::select::cpu::util::SplitMix64;
+    use crate::random::SplitMix64;
 
     /// Every CPU algorithm, with and without threads, gives the reference bits.
     #[test]

@@ -725,8 +725,8 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::random::SplitMix64;
     use crate::select::cpu::util::testing::{check_all, inputs, Algo};
-    use crate::select::cpu::util::SplitMix64;
     use crate::select::sort_choose;
 
     /// Floyd–Rivest as a test subject.

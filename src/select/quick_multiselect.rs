@@ -175,8 +175,8 @@ fn partition_eq<K: Ord + Copy>(seg: &mut [K], pivot: K) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::random::SplitMix64;
     use crate::select::cpu::util::testing::{check_all, Algo};
-    use crate::select::cpu::util::SplitMix64;
     use crate::select::sort_choose;
 
     /// quickMultiSelect (one rank) as a test subject.

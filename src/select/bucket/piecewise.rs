@@ -346,8 +346,8 @@ fn trimmed_range<F: Real>(sample: &mut [F]) -> (F, F) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::random::SplitMix64;
     use crate::select::cpu::util::testing::{inputs, Gen};
-    use crate::select::cpu::util::SplitMix64;
 
     /// A projection of `data`, fitted to every eighth value.
     fn fitted<T: Element, F: Real>(data: &[T], buckets: usize) -> Piecewise<F> {

@@ -8,9 +8,9 @@
 use rayon::prelude::*;
 
 use crate::element::Element;
+use crate::random::SplitMix64;
 use crate::select::bucket::multi_pass::count;
 use crate::select::bucket::piecewise::{Piecewise, Real};
-use crate::select::cpu::util::SplitMix64;
 use crate::select::prediction::{half_width, kept_share};
 
 /// Values in a run of the subset (4 KiB of `f32`: whole pages of cache lines).

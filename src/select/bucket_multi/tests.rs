@@ -7,8 +7,8 @@ use crate::device::cuda::CudaDevice;
 use crate::device::DeviceBuffer;
 use crate::element::Element;
 use crate::error::Result;
+use crate::random::SplitMix64;
 use crate::select::cpu::util::testing::{inputs, Gen};
-use crate::select::cpu::util::SplitMix64;
 use crate::select::sort_choose;
 
 /// CUDA device 0, or `None` (a skip) when there is none and no GPU is required.

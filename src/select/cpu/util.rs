@@ -2,6 +2,7 @@
 //! small deterministic PRNG, key bounds of the element types, and exact selection among a
 //! small set of candidate keys.
 
+use crate::random::SplitMix64;
 use rayon::prelude::*;
 
 use crate::element::{DType, Element, RadixKey};
@@ -31,37 +32,6 @@ where
         data.par_chunks(chunk_len(data.len())).map(f).collect()
     } else {
         vec![f(data)]
-    }
-}
-
-/// The SplitMix64 generator: a tiny, fast, seeded PRNG (only sampling positions depend on it;
-/// results never do).
-#[derive(Clone, Debug)]
-pub(crate) struct SplitMix64(u64);
-
-impl SplitMix64 {
-    /// The increment of the state per number drawn.
-    pub(crate) const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
-
-    /// A generator with the given seed.
-    pub(crate) fn new(seed: u64) -> Self {
-        SplitMix64(seed)
-    }
-
-    /// The next 64 random bits.
-    #[inline]
-    pub(crate) fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(Self::GAMMA);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A random index below `n` (`n > 0`).
-    #[inline]
-    pub(crate) fn below(&mut self, n: usize) -> usize {
-        ((self.next_u64() as u128 * n as u128) >> 64) as usize
     }
 }
 
@@ -268,8 +238,8 @@ where
 /// against the sort reference.
 #[cfg(test)]
 pub(crate) mod testing {
-    use super::SplitMix64;
     use crate::element::Element;
+    use crate::random::SplitMix64;
     use crate::select::sort_choose;
     use crate::select::PARALLEL_THRESHOLD;
 

@@ -18,8 +18,9 @@
 use rayon::prelude::*;
 
 use crate::element::{Element, RadixKey};
+use crate::random::SplitMix64;
 use crate::select::approximate::{closest_splitter, exact, Approximate};
-use crate::select::cpu::util::{chunk_len, map_chunks, use_parallel, SplitMix64};
+use crate::select::cpu::util::{chunk_len, map_chunks, use_parallel};
 
 /// The most splitters per level (`2 · 127 + 1` buckets fit a byte).
 const SPLITTERS: usize = 127;

@@ -149,7 +149,7 @@ fn select_long<T: Element>(span: &[T], ranks: &[usize], parallel: bool, out: &mu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::select::cpu::util::SplitMix64;
+    use crate::random::SplitMix64;
 
     /// The sort-based values of `ranks` of every span.
     fn reference<T: Element>(data: &[T], spans: Spans<'_>, ranks: SpanRanks<'_>) -> Vec<T> {

@@ -288,8 +288,8 @@ fn top_k_long<T: Element>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::random::SplitMix64;
     use crate::select::batch::cpu::LONG_SPAN;
-    use crate::select::cpu::util::SplitMix64;
 
     /// The sort-based top-k of one span: (priority, index) pairs sorted as taken.
     fn reference<T: Element>(span: &[T], k: usize, order: KeyOrder, sorted: bool) -> Vec<usize> {
