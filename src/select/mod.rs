@@ -22,6 +22,7 @@ pub(crate) mod cuda;
 
 pub(crate) mod bucket;
 pub(crate) mod bucket_multi;
+pub(crate) mod census;
 pub mod cutting_plane;
 pub(crate) mod floyd_rivest;
 pub(crate) mod introselect;

@@ -23,7 +23,7 @@
 
 use crate::element::{Element, RadixKey};
 use crate::select::bucket::Projection;
-use crate::select::cpu::util::{finite, finite_stats, map_chunks};
+use crate::select::cpu::util::{finite, finite_census, map_chunks};
 use crate::select::radix;
 
 /// Buckets per level (the paper's `B = 2^10`).
@@ -34,7 +34,7 @@ const FINISH: usize = 64;
 
 /// The element of rank `k` (`k < data.len()`).
 pub(crate) fn select<T: Element>(data: &[T], k: usize, parallel: bool) -> T {
-    let stats = finite_stats(data, parallel);
+    let stats = finite_census(data, parallel);
     let k = match stats.finite_rank::<T>(data.len(), k) {
         Ok(k) => k,
         Err(key) => return T::from_key(key),

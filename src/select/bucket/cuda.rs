@@ -43,7 +43,7 @@ use crate::device::DeviceBuffer;
 use crate::element::{Element, RadixKey};
 use crate::error::Result;
 use crate::select::bucket::Projection;
-use crate::select::cpu::util::Stats;
+use crate::select::census::Census;
 use crate::select::radix;
 
 /// Threads per block of the passes over the data (`BKT_BLOCK`).
@@ -208,7 +208,7 @@ enum Start<K> {
 }
 
 /// How rank `k` of `n` values starts, given the input's statistics.
-fn start<T: Element>(stats: &Stats<T::Key>, n: usize, k: usize, buckets: u32) -> Start<T::Key> {
+fn start<T: Element>(stats: &Census<T::Key>, n: usize, k: usize, buckets: u32) -> Start<T::Key> {
     let k = match stats.finite_rank::<T>(n, k) {
         Ok(k) => k,
         Err(key) => return Start::Answer(key),
@@ -357,7 +357,7 @@ impl Kernels {
     }
 
     /// The statistics of the input's values: extreme finite keys, NaN and infinity counts.
-    fn minmax<T: Element>(&self, dev: &CudaDevice, x: &CudaView<'_, T>) -> Result<Stats<T::Key>> {
+    fn minmax<T: Element>(&self, dev: &CudaDevice, x: &CudaView<'_, T>) -> Result<Census<T::Key>> {
         let stream = dev.stream();
         let mut stats = stream
             .clone_htod(&[u64::MAX, 0, 0, 0, 0])
@@ -378,7 +378,7 @@ impl Kernels {
         let s = stream
             .clone_dtoh(&stats)
             .map_err(|e| driver_error("reading the bucket select statistics", e))?;
-        Ok(Stats {
+        Ok(Census {
             min: T::Key::from_u64(s[0]),
             max: T::Key::from_u64(s[1]),
             nan: s[2] as usize,
@@ -425,7 +425,7 @@ impl<'a, T: Element> Workspace<'a, T> {
         &mut self,
         kernels: &Kernels,
         x: &CudaView<'_, T>,
-        stats: &Stats<T::Key>,
+        stats: &Census<T::Key>,
         k: usize,
         count: usize,
         tuning: &Tuning,
@@ -657,8 +657,8 @@ mod tests {
     }
 
     /// Statistics of `keys`, as the min/max kernel computes them.
-    fn stats_of(values: &[f32]) -> Stats<u32> {
-        let mut s = Stats {
+    fn stats_of(values: &[f32]) -> Census<u32> {
+        let mut s = Census {
             neg_inf: 0,
             pos_inf: 0,
             nan: 0,
@@ -702,7 +702,7 @@ mod tests {
         assert_eq!(start::<f32>(&same, 3, 1, b), Start::Answer(5f32.to_key()));
         let zeros = stats_of(&[-0.0, 0.0, 0.0]);
         assert_eq!(start::<f32>(&zeros, 3, 1, b), Start::Input);
-        let big = Stats {
+        let big = Census {
             neg_inf: 0,
             pos_inf: 0,
             nan: 0,

@@ -3,6 +3,7 @@
 //! small set of candidate keys.
 
 use crate::random::SplitMix64;
+use crate::select::census::Census;
 use rayon::prelude::*;
 
 use crate::element::{DType, Element, RadixKey};
@@ -80,26 +81,11 @@ pub(crate) fn finite<T: Element>(x: T) -> bool {
     x.to_f64().is_finite()
 }
 
-/// What a pass over the input learns about its non-finite values and finite range.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Stats<K> {
-    /// Values equal to `-inf`.
-    pub neg_inf: usize,
-    /// Values equal to `+inf`.
-    pub pos_inf: usize,
-    /// NaN values.
-    pub nan: usize,
-    /// The smallest key of a finite value.
-    pub min: K,
-    /// The largest key of a finite value.
-    pub max: K,
-}
-
 /// Counts the non-finite values (`±inf`, NaN) and finds the extreme keys of the finite ones
 /// (`Key::MAX..Key::MIN` when there is none).
-pub(crate) fn finite_stats<T: Element>(data: &[T], parallel: bool) -> Stats<T::Key> {
+pub(crate) fn finite_census<T: Element>(data: &[T], parallel: bool) -> Census<T::Key> {
     let parts = map_chunks(data, parallel, |chunk| {
-        let mut s = Stats {
+        let mut s = Census {
             neg_inf: 0,
             pos_inf: 0,
             nan: 0,
@@ -124,7 +110,7 @@ pub(crate) fn finite_stats<T: Element>(data: &[T], parallel: bool) -> Stats<T::K
     });
     parts
         .into_iter()
-        .reduce(|a, b| Stats {
+        .reduce(|a, b| Census {
             neg_inf: a.neg_inf + b.neg_inf,
             pos_inf: a.pos_inf + b.pos_inf,
             nan: a.nan + b.nan,
@@ -132,28 +118,6 @@ pub(crate) fn finite_stats<T: Element>(data: &[T], parallel: bool) -> Stats<T::K
             max: a.max.max(b.max),
         })
         .expect("at least one chunk")
-}
-
-impl<K: RadixKey> Stats<K> {
-    /// The number of finite values among `n`.
-    pub(crate) fn finite(&self, n: usize) -> usize {
-        n - self.neg_inf - self.pos_inf - self.nan
-    }
-
-    /// Rank `k` of `n` values as a rank among the finite values (`Ok`), or the key of the
-    /// answer when it is `-inf`, `+inf` or NaN (`Err`).
-    pub(crate) fn finite_rank<T: Element<Key = K>>(&self, n: usize, k: usize) -> Result<usize, K> {
-        let finite = self.finite(n);
-        if k < self.neg_inf {
-            Err(min_number_key::<T>())
-        } else if k < self.neg_inf + finite {
-            Ok(k - self.neg_inf)
-        } else if k < self.neg_inf + finite + self.pos_inf {
-            Err(max_number_key::<T>())
-        } else {
-            Err(K::MAX)
-        }
-    }
 }
 
 /// The smallest key of a non-NaN value of `T` (that of `-inf` for floats).

@@ -10,7 +10,7 @@ use super::problem::{Census, Data, Exact, Reduction};
 use super::transform::{Frame, Transform};
 use crate::element::Element;
 use crate::error::Result;
-use crate::select::cpu::util::{collect_where, finite, finite_stats, map_chunks};
+use crate::select::cpu::util::{collect_where, finite, finite_census, map_chunks};
 
 /// Hand over to exact selection once at most this many (or `n / 64`) values remain.
 const FINISH: usize = 4096;
@@ -101,14 +101,7 @@ impl<T: Element> Data for HostData<'_, T> {
     }
 
     fn census(&self) -> Result<Census<T::Key>> {
-        let s = finite_stats(self.data, self.parallel);
-        Ok(Census {
-            neg_inf: s.neg_inf,
-            pos_inf: s.pos_inf,
-            nan: s.nan,
-            min: s.min,
-            max: s.max,
-        })
+        Ok(finite_census(self.data, self.parallel))
     }
 
     fn reduce(&self, y: f64, frame: &Frame) -> Result<Reduction> {

@@ -30,20 +30,7 @@ pub struct Reduction {
     pub above: f64,
 }
 
-/// What a first pass learns: the non-finite values and the range of the finite ones' keys.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Census<K> {
-    /// Values equal to `-inf`.
-    pub neg_inf: usize,
-    /// Values equal to `+inf`.
-    pub pos_inf: usize,
-    /// NaN values.
-    pub nan: usize,
-    /// The smallest key of a finite value (meaningless when there is none).
-    pub min: K,
-    /// The largest key of a finite value (meaningless when there is none).
-    pub max: K,
-}
+pub use crate::select::census::Census;
 
 /// A data set the objective can be evaluated on: host memory or a device buffer.
 ///
