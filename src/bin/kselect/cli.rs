@@ -580,7 +580,11 @@ pub struct QuantilesArgs {
     /// with the `mpi` feature. The local passes run on each rank's GPU (by --backend: the
     /// GPU of the rank's number among the ranks of its host, GPUs shared when the ranks
     /// outnumber them) or on its CPU; not with --plot or --cdf-plot, which need every value
-    /// in one place.
+    /// in one place. With --json, rank 0 prints the keys file, format, dtype, ranks, n (values
+    /// counted, NaNs left out under --nan omit), nan_policy, probs, values, method, algorithm,
+    /// backend ("cpu", "cuda", or "cuda+cpu" when the ranks differ), gpu_ranks, transport,
+    /// buckets, passes, traffic (the messages, values and bytes of all ranks, by phase),
+    /// traffic_per_rank and seconds.
     #[arg(long, conflicts_with_all = ["plot", "cdf_plot", "plot_range", "bandwidth"])]
     pub distributed: bool,
 
