@@ -1266,16 +1266,12 @@ fn sort_many<T: Element>(
     })
 }
 
-#[path = "sampled.rs"]
 mod sampled;
 
-#[path = "span_sort.rs"]
 mod span_sort;
 
-#[path = "threshold_device.rs"]
 mod threshold_device;
 pub(crate) use threshold_device::{hard_threshold_in_place, support_to_host, threshold};
 
 #[cfg(test)]
-#[path = "cuda_tests.rs"]
 mod tests;
