@@ -8,12 +8,11 @@
 //! the active buckets' mask and list), whose results come back in one read. The write that
 //! follows reads the same chunks again.
 
-use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
-use cudarc::driver::{CudaFunction, CudaSlice, CudaView, DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaView, DeviceRepr, LaunchConfig, PushKernelArg};
 
 use super::plan::{Layout, SAMPLE};
 use crate::device::cuda::kernels::{kernel_name, BUCKET_MULTISELECT};
-use crate::device::cuda::launch::{config, stride_blocks};
+use crate::device::cuda::launch::{allow_shared, config, shaped, shared_memory, stride_blocks};
 use crate::device::cuda::{driver_error, CudaDevice};
 use crate::element::{Element, RadixKey};
 use crate::error::{Error, Result};
@@ -129,40 +128,6 @@ pub(crate) fn inconsistent(what: &str) -> Error {
         context: "bucket multiselection".to_string(),
         message: format!("inconsistent device results: {what}"),
     }
-}
-
-/// Allows `f` `bytes` of dynamic shared memory. Functions are shared by every thread that uses
-/// the device, so the limit set is always the most any launch of `f` takes (never a launch's own
-/// size, which another thread's launch could find too small).
-pub(crate) fn allow_shared(f: &CudaFunction, bytes: usize) -> Result<()> {
-    f.set_attribute(
-        CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-        bytes as i32,
-    )
-    .map_err(|e| driver_error("allowing a kernel's shared memory", e))
-}
-
-/// A launch of `blocks` blocks of `threads` with `shared` bytes of dynamic shared memory.
-fn shaped(blocks: usize, threads: u32, shared: usize) -> LaunchConfig {
-    LaunchConfig {
-        shared_mem_bytes: shared as u32,
-        ..config(blocks, threads)
-    }
-}
-
-/// The device's shared memory: the most a block may opt in to, and a multiprocessor's, in
-/// bytes.
-pub(crate) fn shared_memory(dev: &CudaDevice) -> Result<(usize, usize)> {
-    let ctx = dev.stream().context();
-    let per_block = ctx
-        .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
-        .map_err(|e| driver_error("reading the shared memory per block", e))?
-        .max(0) as usize;
-    let per_sm = ctx
-        .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)
-        .map_err(|e| driver_error("reading the shared memory per multiprocessor", e))?
-        .max(0) as usize;
-    Ok((per_block, per_sm))
 }
 
 impl<'a> Engine<'a> {
@@ -306,7 +271,7 @@ impl<'a> Engine<'a> {
         // most max_segment_buckets, the dynamic shared counters allowed above) at its chunk's
         // offset, all within partial_len; every segment has at most MAX_INTERVALS intervals;
         // oracles is null or as long as x (and 16-byte aligned), written at its chunks' indices.
-        unsafe { launch.launch(shaped(layout.chunk_count(), BLOCK, shared)) }
+        unsafe { launch.launch(shaped(layout.chunk_count(), 1, BLOCK, shared)) }
             .map_err(|e| driver_error("launching bms_count", e))?;
 
         let nb = layout.buckets;
@@ -472,7 +437,7 @@ impl<'a> Engine<'a> {
             // bucket inside [dest[a], dest[a] + count), so writes stay below len; the dynamic
             // shared memory holds the window's bases and counters (fewer than 2^16) and a u16
             // slot per bucket of the largest segment, within write_shared (allowed above).
-            unsafe { launch.launch(shaped(level.layout.chunk_count(), BLOCK, shared)) }
+            unsafe { launch.launch(shaped(level.layout.chunk_count(), 1, BLOCK, shared)) }
                 .map_err(|e| driver_error("launching bms_write", e))?;
             a_lo = a_hi;
         }
@@ -656,7 +621,7 @@ pub(crate) fn sort_select<E: DeviceRepr, K: DeviceRepr>(
         // holds at most N elements, every inner rank is below its job's length and every slot
         // below results.len() (checked above); the largest size's N keys are the dynamic
         // shared memory allowed above.
-        unsafe { launch.launch(shaped(class.len(), SORT_THREADS, shared)) }
+        unsafe { launch.launch(shaped(class.len(), 1, SORT_THREADS, shared)) }
             .map_err(|e| driver_error("launching bms_sort", e))?;
     }
     Ok(())

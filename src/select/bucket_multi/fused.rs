@@ -36,18 +36,16 @@
 
 use cudarc::driver::{DevicePtr, PushKernelArg};
 
-use super::engine::{allow_shared, shared_memory};
 use super::iterative;
 use crate::device::cuda::driver_error;
 use crate::device::cuda::kernels::{kernel_name, FUSED_MULTISELECT};
-use crate::device::cuda::launch::config;
+use crate::device::cuda::launch::{allow_shared, config, shaped, shared_memory};
 use crate::device::cuda::CudaDevice;
 use crate::device::DeviceBuffer;
 use crate::element::{Element, RadixKey};
 use crate::error::Result;
 use crate::select::prediction;
 use crate::select::sort_choose::cuda::key_suffix;
-use cudarc::driver::LaunchConfig;
 
 /// Distinct ranks a fused run takes (`FMS_MAX_RANKS`).
 pub(crate) const MAX_RANKS: usize = 256;
@@ -170,15 +168,6 @@ pub(crate) fn subset_group(n: usize, ranks: &[usize]) -> Option<u32> {
         }
     }
     (kept_share(n, ranks, 2) <= KEPT_LIMIT).then_some(2)
-}
-
-/// A launch of `blocks` (and `groups` along y) of `threads` with `shared` dynamic bytes.
-fn shaped(blocks: usize, groups: usize, threads: u32, shared: usize) -> LaunchConfig {
-    LaunchConfig {
-        grid_dim: (blocks.max(1) as u32, groups.max(1) as u32, 1),
-        block_dim: (threads, 1, 1),
-        shared_mem_bytes: shared as u32,
-    }
 }
 
 /// The buckets the device's shared memory allows the fused pass (two blocks a multiprocessor).

@@ -19,7 +19,7 @@
 use cudarc::driver::{CudaSlice, CudaView, LaunchConfig, PushKernelArg};
 
 use crate::device::cuda::kernels::{kernel_name, BATCH_SELECT};
-use crate::device::cuda::launch::{config, stride_blocks};
+use crate::device::cuda::launch::{config, stride_blocks, try_allow_shared};
 use crate::device::cuda::{driver_error, CudaDevice};
 use crate::device::DeviceBuffer;
 use crate::element::{Element, RadixKey};
@@ -888,7 +888,7 @@ fn top_k_one_block<T: Element>(
 ) -> Result<Option<DeviceTopK<T>>> {
     let name = kernel_name("bt_topk_resident", T::DTYPE);
     let function = dev.function(&BATCH_SELECT, &name)?;
-    if !sampled::allow_shared(dev, &function, RESIDENT_SHARED)? {
+    if !try_allow_shared(dev, &function, RESIDENT_SHARED)? {
         return Ok(None);
     }
     let room = spans.max_len();

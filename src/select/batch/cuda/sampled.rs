@@ -17,7 +17,6 @@
 //! Nothing is guessed: when a rank fell outside its bracket or a region overflowed (heavy
 //! repeats, or a sample that misrepresents its span), the caller runs the exact digit passes.
 
-use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::{
@@ -25,6 +24,7 @@ use super::{
     select_spans_on, tile_starts, upload, DeviceSpans, DeviceTopK, LongPasses, BATCH_SELECT,
     THREADS,
 };
+use crate::device::cuda::launch::try_allow_shared;
 use crate::device::cuda::CudaDevice;
 use crate::element::{Element, RadixKey};
 use crate::error::Result;
@@ -133,25 +133,6 @@ const BOUNDS_SHARED: usize = SAMPLE_32 * 4;
 /// The dynamic shared memory of the one-block top-k: the largest region and the largest k.
 const TOP_K_SHARED: usize = (WINDOW_TOP_K_REGION + WINDOW_TOP_K) * 8;
 
-/// Allows `bytes` (always the same for a kernel, so concurrent callers agree) of dynamic shared
-/// memory to `function`; false when the device refuses.
-pub(super) fn allow_shared(
-    dev: &CudaDevice,
-    function: &cudarc::driver::CudaFunction,
-    bytes: usize,
-) -> Result<bool> {
-    dev.stream()
-        .context()
-        .bind_to_thread()
-        .map_err(|e| driver_error("binding the context", e))?;
-    Ok(function
-        .set_attribute(
-            CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            bytes as i32,
-        )
-        .is_ok())
-}
-
 /// Samples, brackets and the pass over the data. `None` when a rank fell outside its bracket
 /// or a region overflowed.
 fn window_pass<T: Element, K: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
@@ -174,7 +155,7 @@ fn window_pass<T: Element, K: cudarc::driver::DeviceRepr + cudarc::driver::Valid
         &format!("bt_sample_bounds_{}", super::key_suffix::<T::Key>()),
     )?;
     let shared = plan.m * std::mem::size_of::<K>();
-    if !allow_shared(dev, &bounds_fn, BOUNDS_SHARED)? {
+    if !try_allow_shared(dev, &bounds_fn, BOUNDS_SHARED)? {
         return Ok(None);
     }
     let mut samples = dev.alloc::<K>(count * plan.m, "the samples")?;
@@ -421,7 +402,7 @@ fn top_k_in_window<T: Element>(
     }
     let topk_fn = dev.function(&BATCH_SELECT, &kernel_name("bt_topk_window", T::DTYPE))?;
     let shared = (largest + k.next_power_of_two()) * 8;
-    if !allow_shared(dev, &topk_fn, TOP_K_SHARED)? {
+    if !try_allow_shared(dev, &topk_fn, TOP_K_SHARED)? {
         return Ok(None);
     }
     let Some(window) = window_pass::<T, u32>(dev, x, spans, &plan, mode, true)? else {
