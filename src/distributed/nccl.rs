@@ -190,6 +190,7 @@ impl Nccl {
     #[cfg(feature = "mpi")]
     pub fn over_mpi(mpi: &super::Mpi) -> Result<Nccl> {
         use super::all_succeeded;
+        use super::shard::{bytes_to_keys, keys_to_bytes};
         let (local, on_host) = mpi.local_rank_and_size();
         let device = CudaDevice::count().and_then(|gpus| {
             if on_host > gpus {
@@ -211,22 +212,13 @@ impl Nccl {
                 Ok(None)
             },
         )?;
-        let mut words: Vec<u64> = id.map_or(Vec::new(), |id| {
-            id.to_bytes()
-                .chunks(8)
-                .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-                .collect()
-        });
+        let mut words: Vec<u64> = id.map_or(Vec::new(), |id| bytes_to_keys(&id.to_bytes()));
         mpi.broadcast(&mut words)?;
-        let mut bytes = [0u8; NCCL_ID_BYTES];
-        if words.len() * 8 != NCCL_ID_BYTES {
-            return Err(Error::Communication(
+        let bytes: [u8; NCCL_ID_BYTES] = keys_to_bytes(&words).try_into().map_err(|_| {
+            Error::Communication(
                 "the NCCL id broadcast over MPI arrived with the wrong length".into(),
-            ));
-        }
-        for (chunk, word) in bytes.chunks_mut(8).zip(&words) {
-            chunk.copy_from_slice(&word.to_le_bytes());
-        }
+            )
+        })?;
         Nccl::new(&device, mpi.rank(), mpi.size(), &NcclId::from_bytes(bytes))
     }
 
