@@ -8,19 +8,25 @@
 //! ```
 //!
 //! Options: `--device cpu|cuda` (default cuda: every rank's part in the memory of GPU
-//! `local rank % GPUs`, so ranks may share one GPU), `--dtype f32|f64` (default f32), `--log2n`
+//! `local rank % GPUs`, so ranks may share one GPU), `--transport mpi|nccl` (default mpi;
+//! nccl needs a GPU for each rank of a host), `--dtype f32|f64` (default f32), `--log2n`
 //! (total values, powers of two; default 24,26,28), `--m` (numbers of evenly spaced quantiles;
 //! default 101,501), `--algorithms` (default all three), `--reps` (default 7; sort&choose at
-//! most 3), `--buckets` (default 8192), `--json PATH` (written by rank 0).
+//! most 3), `--buckets` (default 8192), `--parts even|skewed` (default even), `--json PATH`
+//! (written by rank 0).
 //!
-//! **The data**: `n` values uniform in [0, 1), rank `r` holding values `r n/q .. (r+1) n/q` of
-//! one seeded sequence, so that their concatenation is known. **The call**: every rank calls
+//! **The data**: `n` values uniform in [0, 1) of one seeded sequence, so that their
+//! concatenation is known; with `--device cuda` each rank generates its part on its GPU (no
+//! part crosses a bus). `even` parts: rank `r` holds values `r n/q .. (r+1) n/q`; `skewed`:
+//! rank 0 holds 90 %, the last rank none (with 3 ranks or more), the others the rest in equal
+//! parts. **The call**: every rank calls
 //! `quantiles(_device)` with the `m` probabilities `i / (m - 1)`, linear method, results on
 //! every rank; timed by rank 0's wall clock from a barrier to the call's return (the results
 //! broadcast ends the call on every rank), median of `--reps` after one untimed call.
 //! **Checks**: every call's quantiles equal, bit for bit, the single-process quantiles of the
-//! concatenated data (computed by rank 0). **The floor**: every rank reads its part once (a sum:
-//! on the GPU `DeviceBuffer::sum`), from a barrier to a barrier, median of 7. **The peer**: the
+//! concatenated data, computed by rank 0 (on its GPU with `--device cuda`: the one-GPU
+//! answer). **The floor**: every rank reads its part once (a sum: on the GPU
+//! `DeviceBuffer::sum`), from a barrier to a barrier, median of 7. **The peer**: the
 //! single-process quantiles of all `n` values on rank 0's device (one GPU: the crate's own
 //! `Selector`, CUDA events), where they fit. **Traffic**: every rank's messages, values and
 //! bytes by phase, summed, beside the paper's expected values (`model::expected_phase`).
@@ -34,8 +40,9 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde_json::json;
 
+use cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
 use kselect::distributed::{
-    model, Communicator, DistributedAlgorithm, DistributedSelector, Mpi, Phase, Traffic,
+    model, Communicator, DistributedAlgorithm, DistributedSelector, Mpi, Nccl, Phase, Traffic,
 };
 use kselect::{CudaDevice, Device, DeviceBuffer, Element, GpuTimer, QuantileMethod, Selector};
 
@@ -53,6 +60,8 @@ const INFINIBAND: (f64, f64) = (2e-6, 25e9);
 
 struct Options {
     device: String,
+    transport: String,
+    parts: String,
     dtype: String,
     log2n: Vec<u32>,
     m: Vec<usize>,
@@ -66,6 +75,8 @@ struct Options {
 fn options() -> Options {
     let mut o = Options {
         device: "cuda".into(),
+        transport: "mpi".into(),
+        parts: "even".into(),
         dtype: "f32".into(),
         log2n: vec![24, 26, 28],
         m: vec![101, 501],
@@ -82,6 +93,8 @@ fn options() -> Options {
     options::for_each(|name, value| {
         match name {
             "--device" => o.device = value,
+            "--transport" => o.transport = value,
+            "--parts" => o.parts = value,
             "--dtype" => o.dtype = value,
             "--log2n" => o.log2n = options::parsed(&value),
             "--m" => o.m = options::parsed(&value),
@@ -98,8 +111,53 @@ fn options() -> Options {
 }
 
 /// Values `start..start + len` of the seeded uniform sequence.
-trait Uniform: Element {
+trait Uniform: Element + cudarc::driver::DeviceRepr {
     fn at(i: u64) -> Self;
+    /// The kernel of `GENERATOR` that writes the same values on a GPU.
+    const KERNEL: &'static str;
+}
+
+/// The sequence on a GPU: `bits` and the two conversions of [`Uniform::at`].
+const GENERATOR: &str = r#"
+__device__ unsigned long long bits(unsigned long long i) {
+    unsigned long long z = i * 0x9E3779B97F4A7C15ull + 0x12345678ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+extern "C" __global__ void uniform_f32(float* out, unsigned long long start, unsigned long long n) {
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x)
+        out[i] = (float)(bits(start + i) >> 40) / 16777216.0f;
+}
+extern "C" __global__ void uniform_f64(double* out, unsigned long long start, unsigned long long n) {
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+         i += (unsigned long long)gridDim.x * blockDim.x)
+        out[i] = (double)(bits(start + i) >> 11) / 9007199254740992.0;
+}
+"#;
+
+/// Values `start..start + len` of the sequence, generated on `gpu`.
+fn values_on<T: Uniform>(gpu: &CudaDevice, start: u64, len: usize) -> DeviceBuffer<T> {
+    let ctx = CudaContext::new(gpu.ordinal()).expect("the GPU's context");
+    let stream = ctx.default_stream();
+    let ptx = cudarc::nvrtc::compile_ptx(GENERATOR).expect("the generator compiles");
+    let module = ctx.load_module(ptx).expect("the generator loads");
+    let f = module
+        .load_function(T::KERNEL)
+        .expect("the generator's kernel");
+    // SAFETY: every element is written by the kernel before it is read.
+    let mut out = unsafe { stream.alloc::<T>(len) }.expect("room for the part");
+    if len > 0 {
+        let (start, n) = (start, len as u64);
+        let mut launch = stream.launch_builder(&f);
+        launch.arg(&mut out).arg(&start).arg(&n);
+        // SAFETY: uniform_T(T* out, u64 start, u64 n) writes out[0..n).
+        unsafe { launch.launch(LaunchConfig::for_num_elems(len.min(1 << 30) as u32)) }
+            .expect("the generator runs");
+    }
+    stream.synchronize().expect("the generator finishes");
+    DeviceBuffer::from_slice(gpu, out)
 }
 
 fn bits(i: u64) -> u64 {
@@ -112,12 +170,14 @@ fn bits(i: u64) -> u64 {
 }
 
 impl Uniform for f32 {
+    const KERNEL: &'static str = "uniform_f32";
     fn at(i: u64) -> f32 {
         (bits(i) >> 40) as f32 / (1u64 << 24) as f32
     }
 }
 
 impl Uniform for f64 {
+    const KERNEL: &'static str = "uniform_f64";
     fn at(i: u64) -> f64 {
         (bits(i) >> 11) as f64 / (1u64 << 53) as f64
     }
@@ -136,8 +196,61 @@ enum Part<T: Element> {
     Gpu(DeviceBuffer<T>),
 }
 
+/// The quantiles of `probs` of each of `ms` for all `n` values on one GPU (an error's text
+/// when they fail) and the time of 101 of them (median of 5 after one untimed call).
+fn one_gpu<T: Uniform>(
+    g: &CudaDevice,
+    n: usize,
+    ms: &[Vec<f64>],
+) -> (Result<Vec<Vec<f64>>, String>, Option<f64>) {
+    let all: DeviceBuffer<T> = values_on(g, 0, n);
+    let sel = Selector::on(Device::Cuda(g.clone()));
+    let found = ms
+        .iter()
+        .map(|p| sel.quantiles_device(&all, p, QuantileMethod::Linear))
+        .collect::<kselect::Result<Vec<_>>>()
+        .map_err(|e| e.to_string());
+    let probs: Vec<f64> = (0..101).map(|i| i as f64 / 100.0).collect();
+    let times = (0..6)
+        .map(|_| {
+            let timer = GpuTimer::start(g)?;
+            sel.quantiles_device(&all, &probs, QuantileMethod::Linear)?;
+            Ok(timer.stop()? as f64)
+        })
+        .collect::<kselect::Result<Vec<f64>>>();
+    (found, times.ok().map(|t| median(t[1..].to_vec())))
+}
+
+/// The first value and the length of each rank's part of `n` values over `q` ranks.
+fn parts(how: &str, n: usize, q: usize) -> Vec<(usize, usize)> {
+    let sizes: Vec<usize> = match how {
+        "skewed" => {
+            // Ranks 1..=rest share what rank 0 leaves; the last is empty with 3 ranks or more.
+            let rest = if q >= 3 { q - 2 } else { q - 1 };
+            let big = if rest == 0 { n } else { n * 9 / 10 };
+            (0..q)
+                .map(|r| match r {
+                    0 => big + (n - big) % rest.max(1),
+                    _ if r <= rest => (n - big) / rest,
+                    _ => 0,
+                })
+                .collect()
+        }
+        _ => (0..q).map(|r| n * (r + 1) / q - n * r / q).collect(),
+    };
+    let mut start = 0;
+    sizes
+        .into_iter()
+        .map(|len| {
+            start += len;
+            (start - len, len)
+        })
+        .collect()
+}
+
 fn run<T: Uniform>(
     mpi: &Mpi,
+    comm: &dyn Communicator,
     o: &Options,
     gpu: Option<&CudaDevice>,
 ) -> (Vec<serde_json::Value>, bool) {
@@ -146,11 +259,44 @@ fn run<T: Uniform>(
     let mut failed = false;
     for &log2n in &o.log2n {
         let n = 1usize << log2n;
-        let (start, end) = (n * rank / q, n * (rank + 1) / q);
-        let host: Vec<T> = values(start as u64, end - start);
-        let part = match gpu {
-            Some(g) => Part::Gpu(DeviceBuffer::from_host_on(g, &host).expect("upload the part")),
-            None => Part::Host(host),
+        let ms: Vec<Vec<f64>> =
+            o.m.iter()
+                .map(|&m| (0..m).map(|i| i as f64 / (m - 1) as f64).collect())
+                .collect();
+        // Rank 0: the expected quantiles of all n values, and the single-process peer's time
+        // on its GPU; the data freed before the parts exist. The expected values are the
+        // one-GPU answer up to 2^30 values, the host's above (the one-GPU answer is then
+        // checked against them).
+        let (expected, peer_ms) = if rank == 0 {
+            let host = (gpu.is_none() || n > 1 << 30).then(|| {
+                let all: Vec<T> = values(0, n);
+                ms.iter()
+                    .map(|p| {
+                        kselect::quantiles(&all, p, QuantileMethod::Linear).expect("reference")
+                    })
+                    .collect::<Vec<_>>()
+            });
+            let one_gpu = gpu.map(|g| one_gpu::<T>(g, n, &ms));
+            match (host, one_gpu) {
+                (Some(h), Some((one, peer))) => {
+                    if one.as_ref().ok() != Some(&h) {
+                        eprintln!("MISMATCH n=2^{log2n}: one GPU against the host ({one:?})");
+                        failed = true;
+                    }
+                    (Some(h), peer)
+                }
+                (Some(h), None) => (Some(h), None),
+                (None, Some((one, peer))) => (Some(one.expect("one-GPU reference")), peer),
+                (None, None) => (None, None),
+            }
+        } else {
+            (None, None)
+        };
+        mpi.barrier();
+        let (start, len) = parts(&o.parts, n, q)[rank];
+        let part: Part<T> = match gpu {
+            Some(g) => Part::Gpu(values_on(g, start as u64, len)),
+            None => Part::Host(values(start as u64, len)),
         };
         // The floor: every rank reads its part once.
         let mut floor = Vec::new();
@@ -166,41 +312,16 @@ fn run<T: Uniform>(
             floor.push(t.elapsed().as_secs_f64() * 1e3);
         }
         let floor_ms = median(floor[1..].to_vec());
-        // The whole data at rank 0: the reference, and the single-process peer's time.
-        let (whole, peer_ms) = if rank == 0 {
-            let all: Vec<T> = values(0, n);
-            let peer = gpu.and_then(|g| {
-                let buf = DeviceBuffer::from_host_on(g, &all).ok()?;
-                let sel = Selector::on(Device::Cuda(g.clone()));
-                let probs: Vec<f64> = (0..101).map(|i| i as f64 / 100.0).collect();
-                let mut times = Vec::new();
-                for r in 0..6 {
-                    let timer = GpuTimer::start(g).ok()?;
-                    sel.quantiles_device(&buf, &probs, QuantileMethod::Linear)
-                        .ok()?;
-                    let ms = timer.stop().ok()? as f64;
-                    if r > 0 {
-                        times.push(ms);
-                    }
-                }
-                Some(median(times))
-            });
-            (Some(all), peer)
-        } else {
-            (None, None)
-        };
-        for &m in &o.m {
-            let probs: Vec<f64> = (0..m).map(|i| i as f64 / (m - 1) as f64).collect();
-            let expected = whole
-                .as_ref()
-                .map(|w| kselect::quantiles(w, &probs, QuantileMethod::Linear).expect("reference"));
+        for (mi, &m) in o.m.iter().enumerate() {
+            let probs = &ms[mi];
+            let expected = expected.as_ref().map(|e| &e[mi]);
             for &algorithm in &o.algorithms {
-                let sel = DistributedSelector::new(mpi)
+                let sel = DistributedSelector::new(comm)
                     .algorithm(algorithm)
                     .buckets(o.buckets);
                 let call = || match &part {
-                    Part::Host(v) => sel.quantiles(v, &probs, QuantileMethod::Linear),
-                    Part::Gpu(b) => sel.quantiles_device(b, &probs, QuantileMethod::Linear),
+                    Part::Host(v) => sel.quantiles(v, probs, QuantileMethod::Linear),
+                    Part::Gpu(b) => sel.quantiles_device(b, probs, QuantileMethod::Linear),
                 };
                 let reps = if algorithm == DistributedAlgorithm::SortChoose {
                     o.reps.min(3)
@@ -217,7 +338,7 @@ fn run<T: Uniform>(
                     if r > 0 {
                         times.push(ms);
                     }
-                    if let Some(e) = &expected {
+                    if let Some(e) = expected {
                         if out.values.as_ref() != Some(e) {
                             eprintln!("MISMATCH n=2^{log2n} m={m} {algorithm}");
                             failed = true;
@@ -274,6 +395,7 @@ fn run<T: Uniform>(
                     });
                     results.push(json!({
                         "log2n": log2n, "n": n, "m": m, "ranks": q, "dtype": T::DTYPE.name(),
+                        "transport": comm.transport(), "parts": &o.parts,
                         "algorithm": algorithm.name(), "ms": ms, "times_ms": times,
                         "floor_ms": floor_ms, "x_floor": ms / floor_ms,
                         "single_process_101_ms": peer_ms,
@@ -309,9 +431,14 @@ fn main() {
     } else {
         None
     };
+    let nccl = (o.transport == "nccl").then(|| Nccl::over_mpi(&mpi).expect("NCCL over MPI"));
+    let comm: &dyn Communicator = match &nccl {
+        Some(nccl) => nccl,
+        None => &mpi,
+    };
     let (results, failed) = match o.dtype.as_str() {
-        "f64" => run::<f64>(&mpi, &o, gpu.as_ref()),
-        _ => run::<f32>(&mpi, &o, gpu.as_ref()),
+        "f64" => run::<f64>(&mpi, comm, &o, gpu.as_ref()),
+        _ => run::<f32>(&mpi, comm, &o, gpu.as_ref()),
     };
     if mpi.rank() == 0 {
         if let Some(path) = &o.plot {
@@ -325,6 +452,7 @@ fn main() {
         report::finish(o.json.as_deref(), failed, || {
             (
                 json!({"benchmark": "distributed", "device": device, "ranks": mpi.size(),
+                       "gpus": CudaDevice::count().unwrap_or(0), "transport": comm.transport(),
                        "buckets": o.buckets, "timing": "rank 0 wall clock from a barrier to the call's return, median after one untimed call"}),
                 results,
             )

@@ -151,93 +151,189 @@ __device__ void gather_keys_impl(const T* __restrict__ x, const u64* __restrict_
 // Intervals a block copies into shared memory (more are read from global memory).
 #define SHARED_INTERVALS 128
 
-// A plan of at most SHARED_INTERVALS intervals in a block's shared memory, transposed: word w
-// of interval j at siv[w * SHARED_INTERVALS + j], so that the strides are constants and a
-// warp's loads of different intervals fall in different banks.
+// Flags in SharedPlan::last: an interval with a key projection; an interval whose projection
+// the f32 estimate may not stand in for.
+#define KEY_PROJECTION 0x80000000u
+#define NO_ESTIMATE 0x40000000u
+
+// Intervals of at most this many buckets may take the f32 estimate (see bucket_in_shared).
+#define ESTIMATE_BUCKETS 8192
+
+// A plan of at most SHARED_INTERVALS intervals in a block's shared memory, in the element's
+// key width, padded to a power of two (SMALL_PLAN or SHARED_INTERVALS) with copies of its
+// last interval so that the search takes fixed steps, each value projection ready to apply.
+template <typename T>
 struct SharedPlan {
-    const u64* siv;
+    typedef typename KeyOf<T>::type K;
+    K lo[SHARED_INTERVALS];
+    K hi[SHARED_INTERVALS];
+    double vlo[SHARED_INTERVALS];
+    double scale[SHARED_INTERVALS];
+    // The projection in f32, for the estimate.
+    float flo[SHARED_INTERVALS];
+    float fscale[SHARED_INTERVALS];
+    u32 first[SHARED_INTERVALS];
+    // buckets - 1, with the flags above.
+    u32 last[SHARED_INTERVALS];
+    // The intervals before padding.
     u32 p;
-    // The largest power of two not above p (the search's first step).
-    u32 top;
 };
 
-// Copies a plan of p <= SHARED_INTERVALS intervals into `siv`. Ends with a barrier.
-__device__ __forceinline__ SharedPlan shared_plan(const u64* __restrict__ iv, u32 p, u64* siv) {
-    for (u32 t = threadIdx.x; t < p * IV_WORDS; t += blockDim.x)
-        siv[(t % IV_WORDS) * SHARED_INTERVALS + t / IV_WORDS] = iv[t];
+// Plans of at most this many intervals are searched in 4 steps (the first pass has 16).
+#define SMALL_PLAN 16
+
+// Copies a plan of 1 <= p <= padded <= SHARED_INTERVALS intervals (IV_WORDS words each) into `s`,
+// padded to `padded` entries. Ends with a barrier.
+template <typename T>
+__device__ __forceinline__ void load_shared_plan(const u64* __restrict__ iv, u32 p, u32 padded, SharedPlan<T>& s) {
+    typedef typename KeyOf<T>::type K;
+    const K kmax = (K)~(K)0;
+    for (u32 e = threadIdx.x; e < padded; e += blockDim.x) {
+        const u32 j = e < p ? e : p - 1;
+        const u64* I = iv + (u64)j * IV_WORDS;
+        s.lo[e] = (K)I[0];
+        // Keys never pass the type's largest key: a larger end clamps to it.
+        s.hi[e] = I[1] > (u64)kmax ? kmax : (K)I[1];
+        const double vlo = __longlong_as_double(I[4]), scale = __longlong_as_double(I[5]);
+        s.vlo[e] = vlo;
+        s.scale[e] = scale;
+        s.flo[e] = (float)vlo;
+        s.fscale[e] = (float)scale;
+        const u32 buckets = (u32)(I[6] >> 32);
+        // The estimate's error bound needs a normal f32 scale and a bounded projection.
+        const bool estimable = buckets <= ESTIMATE_BUCKETS && fabs(scale) >= 1.17549435e-38 &&
+                               fabs(scale) <= 3.40282346e38;
+        s.first[e] = (u32)(I[6] & 0xffffffffull);
+        s.last[e] = (buckets - 1) | (I[7] == 0 ? KEY_PROJECTION : 0u) | (estimable ? 0u : NO_ESTIMATE);
+    }
+    if (threadIdx.x == 0) s.p = p;
     __syncthreads();
-    return SharedPlan{siv, p, p ? 1u << (31 - __clz(p)) : 0u};
 }
 
-// bucket_of for a plan in shared memory: a search of fixed steps (the same for every thread),
-// then the interval's projection.
-template <typename T>
-__device__ __forceinline__ long long bucket_in_shared(u64 key, const SharedPlan& plan) {
+// The last interval of a padded plan of 2^STEPS entries whose lower end is not above `key`,
+// or -1.
+template <int STEPS, typename K>
+__device__ __forceinline__ int interval_of(K key, const K* lo) {
     u32 j = 0;
-    for (u32 step = plan.top; step; step >>= 1) {
-        const u32 t = j + step;
-        if (t <= plan.p && plan.siv[t - 1] <= key) j = t;
+#pragma unroll
+    for (int s = STEPS - 1; s >= 0; --s) {
+        const u32 t = j + (1u << s);
+        if (lo[t] <= key) j = t;
     }
-    if (j == 0) return -1;
-    return bucket_in_interval<T>(key, plan.siv + (j - 1), SHARED_INTERVALS);
+    return lo[0] <= key ? (int)j : -1;
+}
+
+// The difference of a key's value from an interval's lower end, in f32.
+template <typename T>
+__device__ __forceinline__ float offset_f32(typename KeyOf<T>::type key, const SharedPlan<T>& s, u32 j) {
+    return (float)(as_f64(from_key<T>(key)) - s.vlo[j]);
+}
+template <>
+__device__ __forceinline__ float offset_f32<float>(u32 key, const SharedPlan<float>& s, u32 j) {
+    return from_key<float>(key) - s.flo[j];
+}
+
+// bucket_of for a plan in shared memory, padded to 2^STEPS entries (`iv`: the same plan in
+// global memory, for key projections).
+//
+// A value projection is the host's `floor((v - lo) * scale)`, clamped, in f64. In f32 the same
+// product t differs from it by at most |t| 3.1 2^-24 (three roundings of 2^-24 against two of
+// 2^-53), under 0.0015 for |t| < 8192. So where the f32 product lies more than 1/256 from an
+// integer, its floor is the f64 floor; elsewhere (and for a subnormal difference, or a scale
+// outside f32's normal range, NO_ESTIMATE) the f64 arithmetic decides.
+template <typename T, int STEPS>
+__device__ __forceinline__ int bucket_in_shared(typename KeyOf<T>::type key, const SharedPlan<T>& s,
+                                                const u64* __restrict__ iv) {
+    const int j = interval_of<STEPS>(key, s.lo);
+    if (j < 0 || key > s.hi[j]) return -1;
+    const u32 flags = s.last[j];
+    if (flags & KEY_PROJECTION) {
+        // A padding entry stands for the last interval.
+        const u32 real = (u32)j < s.p ? (u32)j : s.p - 1;
+        return (int)bucket_in_interval<T>((u64)key, iv + (u64)real * IV_WORDS, 1);
+    }
+    const u32 last = flags & ~NO_ESTIMATE;
+    if (!(flags & NO_ESTIMATE)) {
+        const float d = offset_f32<T>(key, s, j);
+        const float t = d * s.fscale[j];
+        const float f = floorf(t);
+        const float r = t - f;
+        if (r > 1.0f / 256 && r < 1.0f - 1.0f / 256 && fabsf(t) < 8192.0f && !(d != 0.0f && fabsf(d) < 1.17549435e-38f)) {
+            const int e = (int)f;
+            return (int)(s.first[j] + (u32)(e < 0 ? 0 : (e > (int)last ? (int)last : e)));
+        }
+    }
+    const double t = (as_f64(from_key<T>(key)) - s.vlo[j]) * s.scale[j];
+    // Rust's `(t as usize).min(buckets - 1)`: NaN and negatives 0.
+    return (int)(s.first[j] + (u32)fmin(fmax(t, 0.0), (double)last));
 }
 
 // The bucket number of an input in no bucket, in the `ids` a count writes (plans of fewer
 // buckets only).
 #define NO_BUCKET 0xffff
 
-// Counts the inputs x[start, end) by `bucket` into the histogram `h` (shared or global) and
-// writes each one's bucket to `ids` when given. Whole tiles first, without bounds checks.
+// Threads of a block of the count and reduction kernels (the host launches this many), and
+// the inputs of a tile: block b takes tiles b, b + gridDim.x, b + 2 gridDim.x, ... in the count
+// and in the reduction after it alike, so that both see the same inputs, and all blocks work
+// near one another in memory.
+#define DIST_BLOCK 256
+#define TILE ((u64)DIST_BLOCK * TILE_LOADS)
+
+// Counts this block's tiles of x[0, n) by `bucket` into the histogram `h` (shared or global)
+// and writes each input's bucket to `ids` when given. Whole tiles without bounds checks.
 template <typename In, u64 (*KEY)(In), typename Bucket>
-__device__ __forceinline__ void count_chunk(const In* __restrict__ x, u64 start, u64 end, u32* h,
-                                            unsigned short* __restrict__ ids, Bucket bucket) {
-    const u64 tile = (u64)blockDim.x * TILE_LOADS;
-    u64 base = start;
-    for (; base + tile <= end; base += tile) {
-        In v[TILE_LOADS];
+__device__ __forceinline__ void count_tiles(const In* __restrict__ x, u64 n, u32* h, unsigned short* __restrict__ ids,
+                                            Bucket bucket) {
+    for (u64 base = (u64)blockIdx.x * TILE; base < n; base += (u64)gridDim.x * TILE) {
+        if (base + TILE <= n) {
+            In v[TILE_LOADS];
 #pragma unroll
-        for (int j = 0; j < TILE_LOADS; ++j) v[j] = x[base + threadIdx.x + j * blockDim.x];
+            for (int j = 0; j < TILE_LOADS; ++j) v[j] = x[base + threadIdx.x + j * DIST_BLOCK];
 #pragma unroll
-        for (int j = 0; j < TILE_LOADS; ++j) {
-            const long long b = bucket(KEY(v[j]));
-            if (b >= 0) atomicAdd(&h[b], 1u);
-            if (ids) ids[base + threadIdx.x + j * blockDim.x] = b >= 0 ? (unsigned short)b : NO_BUCKET;
+            for (int j = 0; j < TILE_LOADS; ++j) {
+                const long long b = bucket(KEY(v[j]));
+                if (b >= 0) atomicAdd(&h[b], 1u);
+                if (ids) ids[base + threadIdx.x + j * DIST_BLOCK] = b >= 0 ? (unsigned short)b : NO_BUCKET;
+            }
+        } else {
+            for (u64 i = base + threadIdx.x; i < n; i += DIST_BLOCK) {
+                const long long b = bucket(KEY(x[i]));
+                if (b >= 0) atomicAdd(&h[b], 1u);
+                if (ids) ids[i] = b >= 0 ? (unsigned short)b : NO_BUCKET;
+            }
         }
-    }
-    for (u64 i = base + threadIdx.x; i < end; i += blockDim.x) {
-        const long long b = bucket(KEY(x[i]));
-        if (b >= 0) atomicAdd(&h[b], 1u);
-        if (ids) ids[i] = b >= 0 ? (unsigned short)b : NO_BUCKET;
     }
 }
 
-// Block b counts the inputs of its chunk [b chunk, (b + 1) chunk) by bucket into row b of
+// Block b counts the inputs of its tiles by bucket into row b of
 // `partial` (blocks x buckets), with a histogram in shared memory when `shared_ok`, else by
 // atomics on its own row. No two blocks share a counter. Each combination of where the plan
 // and the histogram lie is its own loop, so that every access has its own address space.
 template <typename T, typename In, u64 (*KEY)(In)>
-__device__ void count_impl(const In* __restrict__ x, u64 n, u64 chunk, const u64* __restrict__ iv, u32 p,
+__device__ void count_impl(const In* __restrict__ x, u64 n, const u64* __restrict__ iv, u32 p,
                            u32 buckets, u32 shared_ok, u32* __restrict__ partial, unsigned short* __restrict__ ids) {
+    typedef typename KeyOf<T>::type K;
     extern __shared__ u32 hist[];
-    __shared__ u64 siv[SHARED_INTERVALS * IV_WORDS];
+    __shared__ SharedPlan<T> plan;
     u32* row = partial + (u64)blockIdx.x * buckets;
     if (shared_ok) for (u32 b = threadIdx.x; b < buckets; b += blockDim.x) hist[b] = 0;
-    const bool in_shared = p <= SHARED_INTERVALS;
-    SharedPlan plan = {siv, 0, 0};
-    if (in_shared) plan = shared_plan(iv, p, siv);
+    const bool small = p >= 1 && p <= SMALL_PLAN, in_shared = p >= 1 && p <= SHARED_INTERVALS;
+    if (in_shared) load_shared_plan<T>(iv, p, small ? SMALL_PLAN : SHARED_INTERVALS, plan);
     __syncthreads();
-    const u64 start = (u64)blockIdx.x * chunk;
-    const u64 end = start + chunk < n ? start + chunk : n;
-    auto from_shared = [&](u64 k) { return bucket_in_shared<T>(k, plan); };
+    auto from_small = [&](u64 k) { return bucket_in_shared<T, 4>((K)k, plan, iv); };
+    auto from_shared = [&](u64 k) { return bucket_in_shared<T, 7>((K)k, plan, iv); };
     auto from_global = [&](u64 k) { return bucket_of<T>(k, iv, p); };
+    // The search matches the plan's padding.
     if (shared_ok) {
-        if (in_shared) count_chunk<In, KEY>(x, start, end, hist, ids, from_shared);
-        else count_chunk<In, KEY>(x, start, end, hist, ids, from_global);
+        if (small) count_tiles<In, KEY>(x, n, hist, ids, from_small);
+        else if (in_shared) count_tiles<In, KEY>(x, n, hist, ids, from_shared);
+        else count_tiles<In, KEY>(x, n, hist, ids, from_global);
         __syncthreads();
         for (u32 b = threadIdx.x; b < buckets; b += blockDim.x) row[b] = hist[b];
     } else {
-        if (in_shared) count_chunk<In, KEY>(x, start, end, row, ids, from_shared);
-        else count_chunk<In, KEY>(x, start, end, row, ids, from_global);
+        if (small) count_tiles<In, KEY>(x, n, row, ids, from_small);
+        else if (in_shared) count_tiles<In, KEY>(x, n, row, ids, from_shared);
+        else count_tiles<In, KEY>(x, n, row, ids, from_global);
     }
 }
 
@@ -311,28 +407,27 @@ __device__ __forceinline__ void flush_extremes(const u64* shared, u64* extremes,
         if (shared[j]) atomicMax(&extremes[j], shared[j]);
 }
 
-// Block b keeps the inputs of its chunk whose bucket has a slot (slot[bucket] != ~0): their
+// Block b keeps the inputs of its tiles whose bucket has a slot (slot[bucket] != ~0): their
 // keys written from out[offsets[b]] on (the block's counts of the same plan tell where), and
 // per slot the largest key and the complement of the smallest, by atomic maximum into
 // `extremes` (2 words a slot, zeroed by the caller).
 template <typename T, typename In, u64 (*KEY)(In)>
-__device__ void reduce_impl(const In* __restrict__ x, u64 n, u64 chunk, const u64* __restrict__ iv, u32 p,
+__device__ void reduce_impl(const In* __restrict__ x, u64 n, const u64* __restrict__ iv, u32 p,
                             const u32* __restrict__ slot, u32 slots, const u64* __restrict__ offsets,
                             typename KeyOf<T>::type* __restrict__ out, u64* extremes) {
+    typedef typename KeyOf<T>::type K;
     __shared__ u64 shared_extremes[2 * SHARED_SLOTS];
-    __shared__ u64 siv[SHARED_INTERVALS * IV_WORDS];
+    __shared__ SharedPlan<T> plan;
     __shared__ u32 written;
     u64* ext = block_extremes_of(shared_extremes, extremes, slots);
     if (threadIdx.x == 0) written = 0;
-    const bool in_shared = p <= SHARED_INTERVALS;
-    SharedPlan plan = {siv, 0, 0};
-    if (in_shared) plan = shared_plan(iv, p, siv);
+    const bool in_shared = p >= 1 && p <= SHARED_INTERVALS;
+    if (in_shared) load_shared_plan<T>(iv, p, SHARED_INTERVALS, plan);
     __syncthreads();
     typename KeyOf<T>::type* dst = out + offsets[blockIdx.x];
-    const u64 start = (u64)blockIdx.x * chunk;
-    const u64 end = start + chunk < n ? start + chunk : n;
     // Every thread runs the same number of rounds, so that whole warps vote.
-    for (u64 base = start; base < end; base += (u64)blockDim.x * TILE_LOADS) {
+    for (u64 base = (u64)blockIdx.x * TILE; base < n; base += (u64)gridDim.x * TILE) {
+        const u64 end = base + TILE < n ? base + TILE : n;
         In v[TILE_LOADS];
         load_tile(x, base, end, v);
 #pragma unroll
@@ -341,7 +436,7 @@ __device__ void reduce_impl(const In* __restrict__ x, u64 n, u64 chunk, const u6
             u64 k = 0;
             if (base + threadIdx.x + (u64)j * blockDim.x < end) {
                 k = KEY(v[j]);
-                const long long b = in_shared ? bucket_in_shared<T>(k, plan) : bucket_of<T>(k, iv, p);
+                const long long b = in_shared ? bucket_in_shared<T, 7>((K)k, plan, iv) : bucket_of<T>(k, iv, p);
                 if (b >= 0) s = slot[b];
             }
             keep_round(s != 0xffffffffu, s, [&] { return k; }, &written, dst, ext);
@@ -350,33 +445,91 @@ __device__ void reduce_impl(const In* __restrict__ x, u64 n, u64 chunk, const u6
     flush_extremes(shared_extremes, extremes, slots);
 }
 
-// The reduction after a count that wrote `ids`: the same as reduce_impl, with each input's
-// bucket read from `ids` and the input itself read only when its bucket is active.
+// Ids a thread of the reduction after a count reads at once (one 16-byte load), and such loads
+// a round.
+#define IDS_PER_LOAD 8
+#define ID_LOADS 2
+static_assert(IDS_PER_LOAD * DIST_BLOCK == TILE, "a thread's load of ids covers its part of a tile");
+
+// The reduction after a count that wrote `ids` (`buckets` buckets, below 2^16 - 1): the same
+// as reduce_impl, with each input's bucket read from `ids` (eight at once), tested against a
+// bit set of the active buckets in shared memory, and the input itself read only when kept.
 template <typename T, typename In, u64 (*KEY)(In)>
-__device__ void reduce_ids_impl(const In* __restrict__ x, const unsigned short* __restrict__ ids, u64 n, u64 chunk,
-                                const u32* __restrict__ slot, u32 slots, const u64* __restrict__ offsets,
-                                typename KeyOf<T>::type* __restrict__ out, u64* extremes) {
+__device__ void reduce_ids_impl(const In* __restrict__ x, const unsigned short* __restrict__ ids, u64 n, u32 buckets, const u32* __restrict__ slot, u32 slots,
+                                const u64* __restrict__ offsets, typename KeyOf<T>::type* __restrict__ out,
+                                u64* extremes) {
     __shared__ u64 shared_extremes[2 * SHARED_SLOTS];
+    __shared__ u32 active[(NO_BUCKET + 1) / 32];
     __shared__ u32 written;
     u64* ext = block_extremes_of(shared_extremes, extremes, slots);
     if (threadIdx.x == 0) written = 0;
+    const u32 words = (buckets + 31) / 32;
+    for (u32 w = threadIdx.x; w < words; w += blockDim.x) {
+        u32 bits = 0;
+        for (u32 j = 0; j < 32 && 32 * w + j < buckets; ++j)
+            bits |= (u32)(slot[32 * w + j] != 0xffffffffu) << j;
+        active[w] = bits;
+    }
     __syncthreads();
     typename KeyOf<T>::type* dst = out + offsets[blockIdx.x];
-    const u64 start = (u64)blockIdx.x * chunk;
-    const u64 end = start + chunk < n ? start + chunk : n;
-    for (u64 base = start; base < end; base += (u64)blockDim.x * TILE_LOADS) {
-        unsigned short id[TILE_LOADS];
+    auto is_active = [&](u32 id) { return id < buckets && ((active[id >> 5] >> (id & 31)) & 1u); };
+    // A round takes ID_LOADS of this block's tiles, eight ids a thread in each (one 16-byte
+    // load: tiles start at multiples of TILE); every thread runs the same rounds, so that
+    // whole warps vote.
+    const u64 step = (u64)gridDim.x * TILE;
+    for (u64 round = (u64)blockIdx.x * TILE; round < n; round += step * ID_LOADS) {
+        unsigned short id[ID_LOADS * IDS_PER_LOAD];
+        u64 first[ID_LOADS];
 #pragma unroll
-        for (int j = 0; j < TILE_LOADS; ++j) {
-            const u64 i = base + threadIdx.x + (u64)j * blockDim.x;
-            id[j] = i < end ? ids[i] : (unsigned short)NO_BUCKET;
-        }
+        for (int r = 0; r < ID_LOADS; ++r) {
+            first[r] = round + r * step + (u64)threadIdx.x * IDS_PER_LOAD;
+            unsigned short* mine = id + r * IDS_PER_LOAD;
+            if (first[r] + IDS_PER_LOAD <= n) {
+                const uint4 v = *reinterpret_cast<const uint4*>(ids + first[r]);
+                const u32 w[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
-        for (int j = 0; j < TILE_LOADS; ++j) {
-            const u32 s = id[j] != NO_BUCKET ? slot[id[j]] : 0xffffffffu;
-            const u64 i = base + threadIdx.x + (u64)j * blockDim.x;
-            keep_round(s != 0xffffffffu, s, [&] { return KEY(x[i]); }, &written, dst, ext);
+                for (int j = 0; j < 4; ++j) {
+                    mine[2 * j] = (unsigned short)(w[j] & 0xffffu);
+                    mine[2 * j + 1] = (unsigned short)(w[j] >> 16);
+                }
+            } else {
+#pragma unroll
+                for (int j = 0; j < IDS_PER_LOAD; ++j)
+                    mine[j] = first[r] + j < n ? ids[first[r] + j] : (unsigned short)NO_BUCKET;
+            }
         }
+        // The kept inputs' loads, all issued before any is used.
+        u32 keep = 0, mine = 0;
+        In v[ID_LOADS * IDS_PER_LOAD];
+#pragma unroll
+        for (int j = 0; j < ID_LOADS * IDS_PER_LOAD; ++j)
+            if (is_active(id[j])) {
+                keep |= 1u << j;
+                ++mine;
+                v[j] = x[first[j / IDS_PER_LOAD] + j % IDS_PER_LOAD];
+            }
+        // One place-finding a round for the warp: a scan of the threads' counts, and one
+        // atomic for the warp's total.
+        if (!__any_sync(FULL_MASK, mine != 0)) continue;
+        const u32 lane = threadIdx.x & (WARP_SIZE - 1);
+        u32 upto = mine;
+#pragma unroll
+        for (int o = 1; o < WARP_SIZE; o <<= 1) {
+            const u32 y = __shfl_up_sync(FULL_MASK, upto, o);
+            if (lane >= (u32)o) upto += y;
+        }
+        u32 at = 0;
+        if (lane == WARP_SIZE - 1) at = atomicAdd(&written, upto);
+        at = __shfl_sync(FULL_MASK, at, WARP_SIZE - 1) + upto - mine;
+#pragma unroll
+        for (int j = 0; j < ID_LOADS * IDS_PER_LOAD; ++j)
+            if (keep >> j & 1u) {
+                const u64 k = KEY(v[j]);
+                const u32 s = slot[id[j]];
+                dst[at++] = (typename KeyOf<T>::type)k;
+                atomicMax(&ext[2 * (u64)s], k);
+                atomicMax(&ext[2 * (u64)s + 1], ~k);
+            }
     }
     flush_extremes(shared_extremes, extremes, slots);
 }
@@ -392,41 +545,42 @@ __device__ void reduce_ids_impl(const In* __restrict__ x, const unsigned short* 
     extern "C" __global__ void dist_gather_##NAME(const T* x, const u64* pos, u64 count, u64* out) { \
         gather_keys_impl<T>(x, pos, count, out);                                                     \
     }                                                                                                \
-    extern "C" __global__ void COUNT_BOUNDS dist_count_##NAME(const T* x, u64 n, u64 chunk, const u64* iv, u32 p, \
+    extern "C" __global__ void COUNT_BOUNDS dist_count_##NAME(const T* x, u64 n, const u64* iv, u32 p,  \
                                                  u32 buckets, u32 shared_ok, u32* partial,           \
                                                  unsigned short* ids) {                              \
-        count_impl<T, T, key_of_input<T> >(x, n, chunk, iv, p, buckets, shared_ok, partial, ids);   \
+        count_impl<T, T, key_of_input<T> >(x, n, iv, p, buckets, shared_ok, partial, ids);   \
     }                                                                                                \
     extern "C" __global__ void dist_reduce_ids_##NAME(const T* x, const unsigned short* ids, u64 n, \
-                                                      u64 chunk, const u32* slot, u32 slots,         \
-                                                      const u64* offsets, KeyOf<T>::type* out,       \
-                                                      u64* extremes) {                               \
-        reduce_ids_impl<T, T, key_of_input<T> >(x, ids, n, chunk, slot, slots, offsets, out, extremes); \
+                                                      u32 buckets, const u32* slot,                  \
+                                                      u32 slots, const u64* offsets,                 \
+                                                      KeyOf<T>::type* out, u64* extremes) {          \
+        reduce_ids_impl<T, T, key_of_input<T> >(x, ids, n, buckets, slot, slots, offsets, out, \
+                                                extremes);                                           \
     }                                                                                                \
     extern "C" __global__ void dist_reduce_ids_keys_##NAME(const KeyOf<T>::type* x,                 \
-                                                           const unsigned short* ids, u64 n, u64 chunk, \
-                                                           const u32* slot, u32 slots,               \
+                                                           const unsigned short* ids, u64 n,         \
+                                                           u32 buckets, const u32* slot, u32 slots,  \
                                                            const u64* offsets, KeyOf<T>::type* out,  \
                                                            u64* extremes) {                          \
-        reduce_ids_impl<T, KeyOf<T>::type, key_of_key<T> >(x, ids, n, chunk, slot, slots, offsets, out, \
-                                                          extremes);                                 \
+        reduce_ids_impl<T, KeyOf<T>::type, key_of_key<T> >(x, ids, n, buckets, slot, slots, offsets, \
+                                                          out, extremes);                            \
     }                                                                                                \
-    extern "C" __global__ void COUNT_BOUNDS dist_count_keys_##NAME(const KeyOf<T>::type* x, u64 n, u64 chunk,   \
+    extern "C" __global__ void COUNT_BOUNDS dist_count_keys_##NAME(const KeyOf<T>::type* x, u64 n,      \
                                                       const u64* iv, u32 p, u32 buckets,             \
                                                       u32 shared_ok, u32* partial,                   \
                                                       unsigned short* ids) {                         \
-        count_impl<T, KeyOf<T>::type, key_of_key<T> >(x, n, chunk, iv, p, buckets, shared_ok, partial, ids); \
+        count_impl<T, KeyOf<T>::type, key_of_key<T> >(x, n, iv, p, buckets, shared_ok, partial, ids); \
     }                                                                                                \
-    extern "C" __global__ void dist_reduce_##NAME(const T* x, u64 n, u64 chunk, const u64* iv, u32 p, \
+    extern "C" __global__ void dist_reduce_##NAME(const T* x, u64 n, const u64* iv, u32 p,           \
                                                   const u32* slot, u32 slots, const u64* offsets,    \
                                                   KeyOf<T>::type* out, u64* extremes) {              \
-        reduce_impl<T, T, key_of_input<T> >(x, n, chunk, iv, p, slot, slots, offsets, out, extremes); \
+        reduce_impl<T, T, key_of_input<T> >(x, n, iv, p, slot, slots, offsets, out, extremes); \
     }                                                                                                \
-    extern "C" __global__ void dist_reduce_keys_##NAME(const KeyOf<T>::type* x, u64 n, u64 chunk,  \
+    extern "C" __global__ void dist_reduce_keys_##NAME(const KeyOf<T>::type* x, u64 n,             \
                                                        const u64* iv, u32 p, const u32* slot,        \
                                                        u32 slots, const u64* offsets,                \
                                                        KeyOf<T>::type* out, u64* extremes) {         \
-        reduce_impl<T, KeyOf<T>::type, key_of_key<T> >(x, n, chunk, iv, p, slot, slots, offsets, out, \
+        reduce_impl<T, KeyOf<T>::type, key_of_key<T> >(x, n, iv, p, slot, slots, offsets, out, \
                                                       extremes);                                     \
     }
 KSELECT_FOR_EACH_TYPE(DIST_ELEMENT)

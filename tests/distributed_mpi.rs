@@ -94,6 +94,15 @@ fn split(name: &str, n: usize, q: usize) -> Vec<usize> {
             }
             sizes[q - 1] += n - sizes.iter().sum::<usize>();
         }
+        "skewed" => {
+            // One rank holds 90 %, the last none (with 3 ranks or more), the others the rest.
+            let rest = if q >= 3 { q - 2 } else { q - 1 };
+            sizes[0] = if rest == 0 { n } else { n * 9 / 10 };
+            for s in sizes.iter_mut().skip(1).take(rest) {
+                *s = (n - n * 9 / 10) / rest;
+            }
+            sizes[0] += n - sizes.iter().sum::<usize>();
+        }
         "root_empty" => {
             for s in sizes.iter_mut().skip(1) {
                 *s = n / (q - 1).max(1);
@@ -141,7 +150,7 @@ fn check_type<T: FromF64>(mpi: &Mpi, n: usize) -> usize {
                 Selector::new()
                     .nan_policy(policy)
                     .quantiles(&data, &probs, QuantileMethod::Hazen);
-            for split_name in ["even", "uneven", "root_empty", "one_holds_all"] {
+            for split_name in ["even", "uneven", "skewed", "root_empty", "one_holds_all"] {
                 let part = my_part(&data, &split(split_name, n, q), rank);
                 for algorithm in DistributedAlgorithm::ALL {
                     let what = format!(
@@ -241,20 +250,30 @@ fn nccl_over_mpi(mpi: &Mpi) -> bool {
     let data: Vec<f32> = (0..200_003)
         .map(|i| ((i as u64 * 2_654_435_761) % 100_000) as f32 / 7.0)
         .collect();
-    let part = my_part(&data, &split("uneven", data.len(), mpi.size()), mpi.rank());
-    let buffer = kselect::DeviceBuffer::from_host_on(nccl.device(), &part).unwrap();
     let probs: Vec<f64> = (0..=100).map(|i| i as f64 / 100.0).collect();
     let expected = kselect::quantiles(&data, &probs, QuantileMethod::Linear).unwrap();
-    for algorithm in [
-        DistributedAlgorithm::SortChoose,
-        DistributedAlgorithm::DistributedBms,
-        DistributedAlgorithm::Dibms,
-    ] {
-        let out = DistributedSelector::new(&nccl)
-            .algorithm(algorithm)
-            .quantiles_device(&buffer, &probs, QuantileMethod::Linear)
-            .unwrap();
-        assert_eq!(out.values.unwrap(), expected, "{algorithm} over NCCL");
+    for split_name in ["uneven", "skewed", "root_empty"] {
+        let part = my_part(
+            &data,
+            &split(split_name, data.len(), mpi.size()),
+            mpi.rank(),
+        );
+        let buffer = kselect::DeviceBuffer::from_host_on(nccl.device(), &part).unwrap();
+        for algorithm in [
+            DistributedAlgorithm::SortChoose,
+            DistributedAlgorithm::DistributedBms,
+            DistributedAlgorithm::Dibms,
+        ] {
+            let out = DistributedSelector::new(&nccl)
+                .algorithm(algorithm)
+                .quantiles_device(&buffer, &probs, QuantileMethod::Linear)
+                .unwrap();
+            assert_eq!(
+                out.values.unwrap(),
+                expected,
+                "{algorithm} over NCCL, {split_name} parts"
+            );
+        }
     }
     true
 }

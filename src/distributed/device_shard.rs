@@ -17,8 +17,9 @@ use crate::select::sort_choose::cuda::{sort_keys, to_keys};
 use super::plan::BucketPlan;
 use super::shard::{LocalStats, Shard};
 
-/// Threads a block of the passes' kernels (the count kernels are bounded for it:
-/// `COUNT_BOUNDS` in kernels/distributed.cu).
+/// Threads a block of the passes' kernels: `DIST_BLOCK` in kernels/distributed.cu, whose
+/// count and reduction tiles are made of this many threads (the count kernels are bounded for
+/// it: `COUNT_BOUNDS`).
 const BLOCK: u32 = 256;
 /// Bucket counts a block keeps in shared memory at most (40 KB of `u32`, beside the 8 KB of
 /// intervals the kernel copies there: 48 KB, the most a block gets without opting in).
@@ -29,7 +30,7 @@ pub(crate) struct DeviceShard<'a, T: Element> {
     data: &'a DeviceBuffer<T>,
     reduced: Option<CudaSlice<T::Key>>,
     /// The last pass's counts: this rank's per bucket, and per block and bucket on the device
-    /// (the reduction's blocks take the same chunks and write where these counts say).
+    /// (the reduction's blocks take the same tiles and write where these counts say).
     counts: Vec<u64>,
     partial: Option<Partial>,
 }
@@ -38,7 +39,6 @@ pub(crate) struct DeviceShard<'a, T: Element> {
 struct Partial {
     counts: CudaSlice<u32>,
     blocks: usize,
-    chunk: usize,
     /// Every input's bucket (`u16::MAX` for none), where the plan has fewer buckets.
     ids: Option<CudaSlice<u16>>,
     /// The pass's plan on the device, for the reduction by the same plan.
@@ -75,13 +75,12 @@ impl<'a, T: Element> DeviceShard<'a, T> {
         stride_blocks(n, BLOCK, self.dev().multiprocessors(), 8)
     }
 
-    /// Blocks and the chunk each takes of `n` inputs: four blocks a multiprocessor, at least
-    /// a tile of eight inputs a thread.
-    fn chunks(&self, n: usize) -> (usize, usize) {
-        let blocks = n
-            .div_ceil(8 * BLOCK as usize)
-            .clamp(1, (4 * self.dev().multiprocessors()).min(MAX_BLOCKS));
-        (blocks, n.div_ceil(blocks).max(1))
+    /// Blocks of the count and the reduction over `n` inputs, which take tiles of eight inputs
+    /// a thread in turn (`TILE` in kernels/distributed.cu): four blocks a multiprocessor, at
+    /// most one a tile.
+    fn tile_blocks(&self, n: usize) -> usize {
+        n.div_ceil(8 * BLOCK as usize)
+            .clamp(1, (4 * self.dev().multiprocessors()).min(MAX_BLOCKS))
     }
 
     /// The plan's intervals on the device.
@@ -177,7 +176,7 @@ impl<T: Element> Shard<T> for DeviceShard<'_, T> {
         self.partial = None;
         self.counts = vec![0; buckets];
         if n > 0 && plan.intervals() > 0 && buckets > 0 {
-            let (blocks, chunk) = self.chunks(n);
+            let blocks = self.tile_blocks(n);
             let shared_ok = (buckets <= SHARED_BUCKETS) as u32;
             // Blocks counting in shared memory write their whole row; the others add to it.
             let mut partial = match shared_ok {
@@ -187,12 +186,7 @@ impl<T: Element> Shard<T> for DeviceShard<'_, T> {
             // Every total is written.
             let mut counts = dev.alloc::<u64>(buckets, "the bucket counts")?;
             let iv = self.upload_plan(plan)?;
-            let (n64, c64, p, b) = (
-                n as u64,
-                chunk as u64,
-                plan.intervals() as u32,
-                buckets as u32,
-            );
+            let (n64, p, b) = (n as u64, plan.intervals() as u32, buckets as u32);
             let mut cfg = config(blocks, BLOCK);
             if shared_ok == 1 {
                 cfg.shared_mem_bytes = (buckets * 4) as u32;
@@ -215,7 +209,6 @@ impl<T: Element> Shard<T> for DeviceShard<'_, T> {
             let null = 0u64;
             launch
                 .arg(&n64)
-                .arg(&c64)
                 .arg(&iv)
                 .arg(&p)
                 .arg(&b)
@@ -225,8 +218,9 @@ impl<T: Element> Shard<T> for DeviceShard<'_, T> {
                 Some(ids) => launch.arg(ids),
                 None => launch.arg(&null),
             };
-            // SAFETY: dist_count(_keys)_T(const In*, u64 n, u64 chunk, const u64* iv, u32 p,
-            // u32 buckets, u32 shared_ok, u32* partial, u16* ids): n inputs in `blocks` chunks,
+            // SAFETY: dist_count(_keys)_T(const In*, u64 n, const u64* iv, u32 p, u32 buckets,
+            // u32 shared_ok, u32* partial, u16* ids): n inputs taken by `blocks` blocks of BLOCK
+            // (the kernels' DIST_BLOCK) threads,
             // 8p plan words, a zeroed row of `buckets` counters a block, 4 * buckets bytes of
             // shared memory when shared_ok, and room for n bucket numbers (below 2^16 - 1) or
             // null.
@@ -243,7 +237,6 @@ impl<T: Element> Shard<T> for DeviceShard<'_, T> {
             self.partial = Some(Partial {
                 counts: partial,
                 blocks,
-                chunk,
                 ids,
                 plan: iv,
             });
@@ -296,7 +289,7 @@ impl<T: Element> Shard<T> for DeviceShard<'_, T> {
             // 1024), `a` bucket numbers below `buckets`, blocks + 1 offsets out.
             unsafe { launch.launch(config(1, 1024)) }
                 .map_err(|e| driver_error("launching dist_offsets", e))?;
-            let (n64, c64, p) = (n as u64, part.chunk as u64, plan.intervals() as u32);
+            let (n64, p) = (n as u64, plan.intervals() as u32);
             let op = match (&part.ids, self.reduced.is_some()) {
                 (Some(_), true) => "dist_reduce_ids_keys",
                 (Some(_), false) => "dist_reduce_ids",
@@ -310,8 +303,8 @@ impl<T: Element> Shard<T> for DeviceShard<'_, T> {
                 None => launch.arg(self.data.as_slice()),
             };
             match &part.ids {
-                Some(ids) => launch.arg(ids).arg(&n64).arg(&c64),
-                None => launch.arg(&n64).arg(&c64).arg(iv).arg(&p),
+                Some(ids) => launch.arg(ids).arg(&n64).arg(&b),
+                None => launch.arg(&n64).arg(iv).arg(&p),
             };
             launch
                 .arg(&slots)
@@ -319,11 +312,12 @@ impl<T: Element> Shard<T> for DeviceShard<'_, T> {
                 .arg(&offsets)
                 .arg(&mut out)
                 .arg(&mut extremes);
-            // SAFETY: dist_reduce(_keys)_T(const In*, u64 n, u64 chunk, const u64* iv, u32 p,
+            // SAFETY: dist_reduce(_keys)_T(const In*, u64 n, const u64* iv, u32 p,
             // const u32* slot, u32 slots, const u64* offsets, K* out, u64* extremes), or
-            // dist_reduce_ids(_keys)_T(const In*, const u16* ids, u64 n, u64 chunk,
-            // const u32* slot, ...) with the count's bucket of each input: the same inputs,
-            // chunks and plan as the count whose per-block counts gave `offsets`, so block b
+            // dist_reduce_ids(_keys)_T(const In*, const u16* ids, u64 n, u32 buckets,
+            // const u32* slot, ...) with the count's bucket of each input (a slot per bucket,
+            // `buckets` of them, below 2^16 - 1): the same inputs, blocks, threads and plan as
+            // the count whose per-block counts gave `offsets`, so block b
             // writes its kept inputs within out[offsets[b]..offsets[b + 1]], and the `kept` of
             // all blocks fill `out`; a slot per bucket, 2 words a slot.
             unsafe { launch.launch(config(part.blocks, BLOCK)) }

@@ -14,9 +14,15 @@ use crate::device::CudaDevice;
 use crate::error::{Error, Result};
 
 use super::communicator::{Communicator, ReduceOp};
+use super::link::{bytes_to_words, words_to_bytes};
 
 /// The bytes of an NCCL unique id.
 pub const NCCL_ID_BYTES: usize = 128;
+
+/// Words of a message's first transfer: its length, then up to `FIRST_WORDS - 1` words of it.
+/// A longer message takes one more transfer for the rest, so that the messages of a selection
+/// (plans, active buckets, results, samples) each take one NCCL operation.
+const FIRST_WORDS: usize = 1024;
 
 /// The identity of an NCCL group: made once, by one rank (or the thread that starts the
 /// group), and given to every rank, which passes it to [`Nccl::new`].
@@ -308,25 +314,29 @@ impl Communicator for Nccl {
     }
 
     fn broadcast(&self, values: &mut Vec<u64>) -> Result<()> {
-        let mut len = [values.len() as u64];
-        self.broadcast_words(&mut len)?;
-        values.resize(len[0] as usize, 0);
-        if len[0] > 0 {
-            self.broadcast_words(values)?;
+        let mut first = first_transfer(values);
+        self.broadcast_words(&mut first)?;
+        let len = first[0] as usize;
+        let inline = len.min(FIRST_WORDS - 1);
+        values.resize(len, 0);
+        values[..inline].copy_from_slice(&first[1..=inline]);
+        if len > inline {
+            self.broadcast_words(&mut values[inline..])?;
         }
         Ok(())
     }
 
     fn send(&self, to: usize, bytes: &[u8]) -> Result<()> {
         let peer = self.peer(to)?;
-        let len = self.upload(&[bytes.len() as u64])?;
+        let words = bytes_to_words(bytes);
+        let first = self.upload(&first_transfer(&words))?;
         self.comm
-            .send(&len, peer)
+            .send(&first, peer)
             .map_err(|e| nccl_error("sending", e))?;
-        if !bytes.is_empty() {
-            let staged = self.upload(bytes)?;
+        if words.len() > FIRST_WORDS - 1 {
+            let rest = self.upload(&words[FIRST_WORDS - 1..])?;
             self.comm
-                .send(&staged, peer)
+                .send(&rest, peer)
                 .map_err(|e| nccl_error("sending", e))?;
         }
         self.wait("waiting for a send")
@@ -334,26 +344,37 @@ impl Communicator for Nccl {
 
     fn receive(&self, from: usize) -> Result<Vec<u8>> {
         let peer = self.peer(from)?;
-        let mut len = [0u64];
-        let mut staged_len = self.upload(&len)?;
+        let mut first = vec![0u64; FIRST_WORDS];
+        let mut staged = self.upload(&first)?;
         self.comm
-            .recv(&mut staged_len, peer)
+            .recv(&mut staged, peer)
             .map_err(|e| nccl_error("receiving", e))?;
-        self.download(&staged_len, &mut len)?;
-        let mut bytes = vec![0u8; len[0] as usize];
-        if !bytes.is_empty() {
-            let mut staged = self.upload(&bytes)?;
+        self.download(&staged, &mut first)?;
+        let mut words = vec![0u64; first[0] as usize];
+        let inline = words.len().min(FIRST_WORDS - 1);
+        words[..inline].copy_from_slice(&first[1..=inline]);
+        if words.len() > inline {
+            let mut staged = self.upload(&words[inline..])?;
             self.comm
                 .recv(&mut staged, peer)
                 .map_err(|e| nccl_error("receiving", e))?;
-            self.download(&staged, &mut bytes)?;
+            self.download(&staged, &mut words[inline..])?;
         }
-        Ok(bytes)
+        Ok(words_to_bytes(&words))
     }
 
     fn transport(&self) -> &'static str {
         "nccl"
     }
+}
+
+/// A message's first transfer: its length, then as much of it as fits in [`FIRST_WORDS`].
+fn first_transfer(words: &[u64]) -> Vec<u64> {
+    let mut first = vec![0u64; FIRST_WORDS];
+    first[0] = words.len() as u64;
+    let inline = words.len().min(FIRST_WORDS - 1);
+    first[1..=inline].copy_from_slice(&words[..inline]);
+    first
 }
 
 /// Makes `device`'s context current on this thread (NCCL launches on the current device).

@@ -92,9 +92,21 @@ fn every_algorithm_over_nccl_gives_one_process_quantiles() {
         }
         let expected = crate::select::quantiles(&data, &probs, QuantileMethod::Weibull).unwrap();
         let q = gpus.len();
-        // Uneven parts: rank r holds a share growing with r (rank 0 may be empty).
-        let cuts: Vec<usize> = (0..=q).map(|r| data.len() * r * r / (q * q)).collect();
-        for algorithm in DistributedAlgorithm::ALL {
+        let n = data.len();
+        // Uneven parts: rank r holds a share growing with r (rank 0 empty with 2 GPUs or
+        // more); skewed parts: rank 0 holds 90 %, the last none (with 3 GPUs or more).
+        let growing: Vec<usize> = (0..=q).map(|r| n * r * r / (q * q)).collect();
+        let skewed: Vec<usize> = (0..=q)
+            .map(|r| match r {
+                0 => 0,
+                _ if r == q || (q >= 3 && r == q - 1) => n,
+                _ => n * 9 / 10 + (n - n * 9 / 10) * (r - 1) / q.saturating_sub(2).max(1),
+            })
+            .collect();
+        for (cuts, algorithm) in [growing, skewed]
+            .iter()
+            .flat_map(|c| DistributedAlgorithm::ALL.map(|a| (c, a)))
+        {
             let got = Nccl::on_each_gpu(&gpus, |nccl| {
                 let part = &data[cuts[nccl.rank()]..cuts[nccl.rank() + 1]];
                 let buffer = DeviceBuffer::from_host_on(nccl.device(), part)?;
@@ -110,7 +122,7 @@ fn every_algorithm_over_nccl_gives_one_process_quantiles() {
                 assert_eq!(
                     bits(out.values.as_deref().unwrap()),
                     bits(&expected),
-                    "{name} {algorithm} on {q} GPU(s), rank {rank}"
+                    "{name} {algorithm} on {q} GPU(s), parts {cuts:?}, rank {rank}"
                 );
                 assert_eq!(out.report.ranks, q);
             }
