@@ -147,3 +147,13 @@ impl KernelSource {
 pub(crate) fn kernel_name(op: &str, dtype: crate::element::DType) -> String {
     format!("{op}_{}", dtype.name())
 }
+
+/// The suffix of kernels over keys of `K`'s width, which serve every element type of that
+/// width: `k32` or `k64`.
+pub(crate) fn key_suffix<K: crate::element::RadixKey>() -> &'static str {
+    if K::BITS == 32 {
+        "k32"
+    } else {
+        "k64"
+    }
+}

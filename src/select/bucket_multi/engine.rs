@@ -11,12 +11,11 @@
 use cudarc::driver::{CudaSlice, CudaView, DeviceRepr, LaunchConfig, PushKernelArg};
 
 use super::plan::{Layout, SAMPLE};
-use crate::device::cuda::kernels::{kernel_name, BUCKET_MULTISELECT};
+use crate::device::cuda::kernels::{kernel_name, key_suffix, BUCKET_MULTISELECT};
 use crate::device::cuda::launch::{allow_shared, config, shaped, shared_memory, stride_blocks};
 use crate::device::cuda::{driver_error, CudaDevice};
 use crate::element::{Element, RadixKey};
 use crate::error::{Error, Result};
-use crate::select::sort_choose::cuda::key_suffix;
 
 /// Threads of the count and write kernels (`BMS_BLOCK`).
 const BLOCK: u32 = 512;

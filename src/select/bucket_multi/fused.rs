@@ -38,14 +38,13 @@ use cudarc::driver::{DevicePtr, PushKernelArg};
 
 use super::iterative;
 use crate::device::cuda::driver_error;
-use crate::device::cuda::kernels::{kernel_name, FUSED_MULTISELECT};
+use crate::device::cuda::kernels::{kernel_name, key_suffix, FUSED_MULTISELECT};
 use crate::device::cuda::launch::{allow_shared, config, shaped, shared_memory};
 use crate::device::cuda::CudaDevice;
 use crate::device::DeviceBuffer;
 use crate::element::{Element, RadixKey};
 use crate::error::Result;
 use crate::select::prediction;
-use crate::select::sort_choose::cuda::key_suffix;
 
 /// Distinct ranks a fused run takes (`FMS_MAX_RANKS`).
 pub(crate) const MAX_RANKS: usize = 256;

@@ -14,13 +14,12 @@
 
 use cudarc::driver::{CudaSlice, CudaView, PushKernelArg};
 
-use crate::device::cuda::kernels::{kernel_name, RADIX_SELECT};
+use crate::device::cuda::kernels::{kernel_name, key_suffix, RADIX_SELECT};
 use crate::device::cuda::launch::{config, stride_blocks};
 use crate::device::cuda::{driver_error, CudaDevice};
 use crate::device::DeviceBuffer;
 use crate::element::{Element, RadixKey};
 use crate::error::Result;
-use crate::select::sort_choose::cuda::key_suffix;
 
 const BLOCK: u32 = 256;
 /// Blocks a multiprocessor for digit passes that read the input.

@@ -28,14 +28,13 @@
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use crate::device::cuda::driver_error;
-use crate::device::cuda::kernels::{kernel_name, RANDOMIZED_SELECT};
+use crate::device::cuda::kernels::{kernel_name, key_suffix, RANDOMIZED_SELECT};
 use crate::device::cuda::launch::{config, stride_blocks};
 use crate::device::DeviceBuffer;
 use crate::element::Element;
 use crate::error::Result;
 use crate::select::radix;
 use crate::select::radix::cuda::{digit_passes, Workspace, NANS_WORD, STATE_WORDS};
-use crate::select::sort_choose::cuda::key_suffix;
 
 const BLOCK: u32 = 256;
 /// Threads of the splitter selection's blocks (`RND_SPLIT_BLOCK`).

@@ -37,7 +37,7 @@
 
 use cudarc::driver::{CudaFunction, CudaSlice, CudaView, PushKernelArg};
 
-use crate::device::cuda::kernels::{kernel_name, SAMPLE_SELECT};
+use crate::device::cuda::kernels::{kernel_name, key_suffix, SAMPLE_SELECT};
 use crate::device::cuda::launch::{config, stride_blocks};
 use crate::device::cuda::{driver_error, CudaDevice};
 use crate::device::DeviceBuffer;
@@ -46,7 +46,6 @@ use crate::error::{Error, Result};
 use crate::select::approximate::{closest_splitter, exact, Approximate};
 use crate::select::bucket_multi::engine::{sort_select, SortJob, SORT_CAP};
 use crate::select::radix;
-use crate::select::sort_choose::cuda::key_suffix;
 
 /// Threads of the count, filter, scan and choose kernels.
 const BLOCK: u32 = 256;

@@ -6,7 +6,7 @@
 
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
-use crate::device::cuda::kernels::{kernel_name, RADIX_SORT, REDUCE};
+use crate::device::cuda::kernels::{kernel_name, key_suffix, RADIX_SORT, REDUCE};
 use crate::device::cuda::launch::{config, stride_blocks};
 use crate::device::cuda::{driver_error, CudaDevice};
 use crate::device::DeviceBuffer;
@@ -18,15 +18,6 @@ const BLOCK: u32 = 256;
 const TILE: usize = 256 * 8;
 const MAX_BLOCKS: usize = 1024;
 const RADIX: usize = 256;
-
-/// The suffix of key kernels: `k32` or `k64`.
-pub(crate) fn key_suffix<K: RadixKey>() -> &'static str {
-    if K::BITS == 32 {
-        "k32"
-    } else {
-        "k64"
-    }
-}
 
 /// Sorts a device buffer ascending (NaN last, `-0.0` before `+0.0`) into a new buffer.
 ///

@@ -18,14 +18,14 @@
 
 use cudarc::driver::{CudaSlice, CudaView, LaunchConfig, PushKernelArg};
 
-use crate::device::cuda::kernels::{kernel_name, BATCH_SELECT};
+use crate::device::cuda::kernels::{kernel_name, key_suffix, BATCH_SELECT};
 use crate::device::cuda::launch::{config, stride_blocks, try_allow_shared};
 use crate::device::cuda::{driver_error, CudaDevice};
 use crate::device::DeviceBuffer;
 use crate::element::{Element, RadixKey};
 use crate::error::{Error, Result};
 use crate::select::batch::spans::{Input, KeyOrder, SpanRanks, SpanSelection, Spans, TopKSpans};
-use crate::select::sort_choose::cuda::{key_suffix, sort_pairs_device};
+use crate::select::sort_choose::cuda::sort_pairs_device;
 use crate::select::Algorithm;
 
 const THREADS: u32 = 256;
