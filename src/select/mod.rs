@@ -25,6 +25,7 @@ pub(crate) mod bucket_multi;
 pub(crate) mod census;
 pub mod cutting_plane;
 pub(crate) mod floyd_rivest;
+pub(crate) mod input;
 pub(crate) mod introselect;
 pub(crate) mod prediction;
 pub(crate) mod quick;

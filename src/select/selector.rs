@@ -3,26 +3,12 @@
 use crate::device::{Device, DeviceBuffer};
 use crate::element::Element;
 use crate::error::{Error, Result};
+use crate::select::input::Input;
 use crate::select::nan::{self, NanScan, RankSpace};
 use crate::select::{
     bucket, cpu, cuda, median, quantile, sample, Algorithm, Approximate, ApproximateQuantile,
     NanPolicy, QuantileMethod,
 };
-
-/// Where the values are.
-enum Source<'a, T: Element> {
-    Host(&'a [T]),
-    Device(&'a DeviceBuffer<T>),
-}
-
-impl<T: Element> Source<'_, T> {
-    fn len(&self) -> usize {
-        match self {
-            Source::Host(data) => data.len(),
-            Source::Device(buf) => buf.len(),
-        }
-    }
-}
 
 /// Chooses the device, the algorithm and the NaN policy of selections.
 ///
@@ -223,7 +209,7 @@ impl Selector {
     /// ```
     pub fn select_largest<T: Element>(&self, data: &[T], k: usize) -> Result<T> {
         let ranks_of = |len: usize| largest_to_rank(k, len).map(|r| vec![r]);
-        Ok(self.run(&Source::Host(data), ranks_of)?[0])
+        Ok(self.run(&Input::Host(data), ranks_of)?[0])
     }
 
     /// The lower median: the element of rank `(n - 1) / 2`, a value of the data.
@@ -236,7 +222,7 @@ impl Selector {
     /// ```
     pub fn median<T: Element>(&self, data: &[T]) -> Result<T> {
         let ranks_of = |len: usize| Ok(vec![(len - 1) / 2]);
-        Ok(self.run(&Source::Host(data), ranks_of)?[0])
+        Ok(self.run(&Input::Host(data), ranks_of)?[0])
     }
 
     /// The median as `numpy.median` defines it: the middle value when `n` is odd, the mean of
@@ -265,7 +251,7 @@ impl Selector {
     /// assert_eq!(omit.median_mean(&[f32::INFINITY, f32::NAN, f32::NAN]).unwrap(), f64::INFINITY);
     /// ```
     pub fn median_mean<T: Element>(&self, data: &[T]) -> Result<f64> {
-        self.median_mean_of(&Source::Host(data))
+        self.median_mean_of(&Input::Host(data))
     }
 
     /// The elements of `ranks`, in the order given (any order, repeats allowed).
@@ -275,7 +261,7 @@ impl Selector {
     /// assert_eq!(v, vec![3.0, 1.0]);
     /// ```
     pub fn multiselect<T: Element>(&self, data: &[T], ranks: &[usize]) -> Result<Vec<T>> {
-        self.run(&Source::Host(data), given_ranks(ranks))
+        self.run(&Input::Host(data), given_ranks(ranks))
     }
 
     /// The quantile `q` by `method`, equal to `numpy.quantile(data, [q], method=...)`.
@@ -304,7 +290,7 @@ impl Selector {
         qs: &[f64],
         method: QuantileMethod,
     ) -> Result<Vec<f64>> {
-        self.quantiles_of(&Source::Host(data), qs, method)
+        self.quantiles_of(&Input::Host(data), qs, method)
     }
 
     /// An approximate element of rank `k`: one level of SampleSelect (Ribizel & Anzt) and the
@@ -326,7 +312,7 @@ impl Selector {
     /// assert!(Selector::new().select_approximate(&data, 200_000).is_err());
     /// ```
     pub fn select_approximate<T: Element>(&self, data: &[T], k: usize) -> Result<Approximate<T>> {
-        self.approximate_of(&Source::Host(data), k)
+        self.approximate_of(&Input::Host(data), k)
     }
 
     /// Approximate quantiles `qs` by `method`, with bounds that hold for certain, from one
@@ -368,7 +354,7 @@ impl Selector {
     ) -> Result<Vec<ApproximateQuantile<T>>> {
         let n = data.len();
         let floats = T::DTYPE.is_float();
-        let source = Source::Host(data);
+        let source = Input::Host(data);
         let len = if floats && self.nan_policy == NanPolicy::Omit {
             RankSpace::new(n, self.scan(&source)?, NanPolicy::Omit)?.len
         } else if n == 0 {
@@ -416,7 +402,7 @@ impl Selector {
         buf: &DeviceBuffer<T>,
         k: usize,
     ) -> Result<Approximate<T>> {
-        self.approximate_of(&Source::Device(buf), k)
+        self.approximate_of(&Input::Device(buf), k)
     }
 
     /// The element of rank `k` of a device-resident buffer, without copying it to the host.
@@ -446,7 +432,7 @@ impl Selector {
         buf: &DeviceBuffer<T>,
         ranks: &[usize],
     ) -> Result<Vec<T>> {
-        self.run(&Source::Device(buf), given_ranks(ranks))
+        self.run(&Input::Device(buf), given_ranks(ranks))
     }
 
     /// Quantiles of a device-resident buffer.
@@ -465,7 +451,7 @@ impl Selector {
         qs: &[f64],
         method: QuantileMethod,
     ) -> Result<Vec<f64>> {
-        self.quantiles_of(&Source::Device(buf), qs, method)
+        self.quantiles_of(&Input::Device(buf), qs, method)
     }
 
     /// [`median_mean`](Selector::median_mean) of a device-resident buffer.
@@ -478,13 +464,13 @@ impl Selector {
     /// # Ok::<(), kselect::Error>(())
     /// ```
     pub fn median_mean_device<T: Element>(&self, buf: &DeviceBuffer<T>) -> Result<f64> {
-        self.median_mean_of(&Source::Device(buf))
+        self.median_mean_of(&Input::Device(buf))
     }
 
     /// The two middle values by [`Selector::run`], then their mean; under `Last` NaN when the
     /// input holds a NaN (known from the selection's own count where it made one, else from a
     /// scan), as `numpy.median` checks for one.
-    fn median_mean_of<T: Element>(&self, source: &Source<'_, T>) -> Result<f64> {
+    fn median_mean_of<T: Element>(&self, source: &Input<'_, T>) -> Result<f64> {
         let ranks_of = |len: usize| Ok(median::middle_ranks(len).to_vec());
         let (values, counted) = self.run_counting_nans(source, ranks_of)?;
         let (lower, upper) = (values[0], values[1]);
@@ -502,7 +488,7 @@ impl Selector {
 
     fn quantiles_of<T: Element>(
         &self,
-        source: &Source<'_, T>,
+        source: &Input<'_, T>,
         qs: &[f64],
         method: QuantileMethod,
     ) -> Result<Vec<f64>> {
@@ -529,7 +515,7 @@ impl Selector {
     /// algorithm's own pass where it counts them, else by a scan.
     fn run<T: Element>(
         &self,
-        source: &Source<'_, T>,
+        source: &Input<'_, T>,
         ranks_of: impl FnOnce(usize) -> Result<Vec<usize>>,
     ) -> Result<Vec<T>> {
         Ok(self.run_counting_nans(source, ranks_of)?.0)
@@ -539,7 +525,7 @@ impl Selector {
     /// on the way (as [`Selector::execute`] reports it).
     fn run_counting_nans<T: Element>(
         &self,
-        source: &Source<'_, T>,
+        source: &Input<'_, T>,
         ranks_of: impl FnOnce(usize) -> Result<Vec<usize>>,
     ) -> Result<(Vec<T>, Option<usize>)> {
         let n = source.len();
@@ -565,7 +551,7 @@ impl Selector {
     /// refused afterwards under `Error`.
     fn approximate_of<T: Element>(
         &self,
-        source: &Source<'_, T>,
+        source: &Input<'_, T>,
         k: usize,
     ) -> Result<Approximate<T>> {
         let n = source.len();
@@ -581,19 +567,19 @@ impl Selector {
             return Err(Error::RankOutOfRange { k, n: len });
         }
         let (approximate, counted) = match (source, &self.device) {
-            (Source::Host(data), Device::Cpu) => {
+            (Input::Host(data), Device::Cpu) => {
                 (sample::cpu::approximate(data, k, len, self.parallel), None)
             }
-            (Source::Host(data), Device::Cuda(dev)) => {
+            (Input::Host(data), Device::Cuda(dev)) => {
                 let buf = DeviceBuffer::from_host_on(dev, data)?;
                 let (a, nans) = sample::cuda::approximate(&buf, k, len)?;
                 (a, Some(nans))
             }
-            (Source::Device(buf), Device::Cuda(_)) => {
+            (Input::Device(buf), Device::Cuda(_)) => {
                 let (a, nans) = sample::cuda::approximate(buf, k, len)?;
                 (a, Some(nans))
             }
-            (Source::Device(buf), Device::Cpu) => {
+            (Input::Device(buf), Device::Cpu) => {
                 let host = buf.to_host()?;
                 (sample::cpu::approximate(&host, k, len, self.parallel), None)
             }
@@ -605,10 +591,10 @@ impl Selector {
     }
 
     /// Counts the NaNs of the input (floats only), where the input is.
-    fn scan<T: Element>(&self, source: &Source<'_, T>) -> Result<NanScan> {
+    fn scan<T: Element>(&self, source: &Input<'_, T>) -> Result<NanScan> {
         match source {
-            Source::Host(data) => Ok(nan::scan_host(data, self.parallel)),
-            Source::Device(buf) => cuda::nan_scan(buf),
+            Input::Host(data) => Ok(nan::scan_host(data, self.parallel)),
+            Input::Device(buf) => cuda::nan_scan(buf),
         }
     }
 
@@ -616,7 +602,7 @@ impl Selector {
     /// NaN count when the algorithm counted it on the way.
     fn execute<T: Element>(
         &self,
-        source: &Source<'_, T>,
+        source: &Input<'_, T>,
         ranks: &[usize],
     ) -> Result<(Vec<T>, Option<usize>)> {
         let algorithm = self.resolved_algorithm_for_ranks::<T>(source.len(), ranks)?;
@@ -624,15 +610,15 @@ impl Selector {
             return Ok((Vec::new(), None));
         }
         Ok(match (source, &self.device) {
-            (Source::Host(data), Device::Cpu) => {
+            (Input::Host(data), Device::Cpu) => {
                 cpu::multiselect_counting_nans(algorithm, data, ranks, self.parallel)
             }
-            (Source::Host(data), Device::Cuda(dev)) => {
+            (Input::Host(data), Device::Cuda(dev)) => {
                 let buf = DeviceBuffer::from_host_on(dev, data)?;
                 cuda::multiselect(algorithm, &buf, ranks)?
             }
-            (Source::Device(buf), Device::Cuda(_)) => cuda::multiselect(algorithm, buf, ranks)?,
-            (Source::Device(buf), Device::Cpu) => {
+            (Input::Device(buf), Device::Cuda(_)) => cuda::multiselect(algorithm, buf, ranks)?,
+            (Input::Device(buf), Device::Cpu) => {
                 let host = buf.to_host()?;
                 cpu::multiselect_counting_nans(algorithm, &host, ranks, self.parallel)
             }

@@ -6,11 +6,12 @@ use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::select::batch::layout::check_ranks;
 use crate::select::batch::policy::{check_k, check_selection, check_taken};
-use crate::select::batch::spans::{Input, KeyOrder, SpanRanks, Spans};
+use crate::select::batch::spans::{KeyOrder, SpanRanks, Spans};
 use crate::select::batch::{
     cuda, hard_threshold_in_place, invalid, select_spans, top_k_spans, BatchRank, DeviceThreshold,
     DeviceTopK, Rows, Segments, Threshold, TopK, TopKOptions, TopKOrder,
 };
+use crate::select::input::Input;
 use crate::select::{NanPolicy, Selector};
 
 /// Batched selection, top-k and hard thresholding (see [`crate::select::batch`] for the

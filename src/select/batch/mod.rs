@@ -88,8 +88,9 @@ pub use top_k::{TopK, TopKOptions, TopKOrder};
 use crate::device::{Device, DeviceBuffer};
 use crate::element::Element;
 use crate::error::{Error, Result};
+use crate::select::input::Input;
 use crate::select::Selector;
-use spans::{Input, KeyOrder, SpanRanks, SpanSelection, Spans, TopKSpans};
+use spans::{KeyOrder, SpanRanks, SpanSelection, Spans, TopKSpans};
 
 /// The values of `ranks` in every span (checked) on the selector's device.
 fn select_spans<T: Element>(

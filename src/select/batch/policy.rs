@@ -6,7 +6,8 @@ use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::select::batch::invalid;
 use crate::select::batch::layout::span_name;
-use crate::select::batch::spans::{Input, SpanRanks, Spans};
+use crate::select::batch::spans::{SpanRanks, Spans};
+use crate::select::input::Input;
 use crate::select::NanPolicy;
 
 /// Checks a selection under `policy`: under `Error` no span may hold a NaN; under `Omit` every

@@ -2,8 +2,6 @@
 
 use std::ops::Range;
 
-use crate::device::DeviceBuffer;
-use crate::element::Element;
 use crate::error::{Error, Result};
 
 /// The spans (rows or segments) of a batch, checked against the data's length.
@@ -126,25 +124,6 @@ impl Spans<'_> {
                 }
                 Ok(())
             }
-        }
-    }
-}
-
-/// The data a batch reads: host memory or a CUDA device buffer.
-#[derive(Clone, Copy)]
-pub(crate) enum Input<'a, T: Element> {
-    /// Values in host memory.
-    Host(&'a [T]),
-    /// Values already on a CUDA device.
-    Device(&'a DeviceBuffer<T>),
-}
-
-impl<T: Element> Input<'_, T> {
-    /// The number of values.
-    pub(crate) fn len(&self) -> usize {
-        match self {
-            Input::Host(data) => data.len(),
-            Input::Device(buf) => buf.len(),
         }
     }
 }

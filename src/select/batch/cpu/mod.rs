@@ -10,8 +10,9 @@ mod top_k;
 
 use crate::element::Element;
 use crate::error::Result;
-use crate::select::batch::spans::{Input, KeyOrder, SpanRanks, SpanSelection, Spans, TopKSpans};
+use crate::select::batch::spans::{KeyOrder, SpanRanks, SpanSelection, Spans, TopKSpans};
 use crate::select::cpu::util::use_parallel;
+use crate::select::input::Input;
 use crate::select::PARALLEL_THRESHOLD;
 
 /// Spans at least this long are handled one at a time, each by several threads.

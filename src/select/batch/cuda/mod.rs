@@ -24,7 +24,8 @@ use crate::device::cuda::{driver_error, CudaDevice};
 use crate::device::DeviceBuffer;
 use crate::element::{Element, RadixKey};
 use crate::error::{Error, Result};
-use crate::select::batch::spans::{Input, KeyOrder, SpanRanks, SpanSelection, Spans, TopKSpans};
+use crate::select::batch::spans::{KeyOrder, SpanRanks, SpanSelection, Spans, TopKSpans};
+use crate::select::input::Input;
 use crate::select::sort_choose::cuda::sort_pairs_device;
 use crate::select::Algorithm;
 

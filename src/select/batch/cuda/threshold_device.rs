@@ -13,8 +13,9 @@ use crate::device::DeviceBuffer;
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::select::batch::policy::check_taken;
-use crate::select::batch::spans::{Input, KeyOrder, Spans};
+use crate::select::batch::spans::{KeyOrder, Spans};
 use crate::select::batch::DeviceThreshold;
+use crate::select::input::Input;
 use crate::select::nan::NanPolicy;
 
 /// The support and threshold of `H_k` of `input`, which is not modified; the NaN policy is
