@@ -44,8 +44,10 @@ use cudarc::driver::{CudaContext, LaunchConfig, PushKernelArg};
 use kselect::distributed::{
     model, Communicator, DistributedAlgorithm, DistributedSelector, Mpi, Nccl, Phase, Traffic,
 };
-use kselect::{CudaDevice, Device, DeviceBuffer, Element, GpuTimer, QuantileMethod, Selector};
+use kselect::{CudaDevice, Device, DeviceBuffer, Element, QuantileMethod, Selector};
 
+#[path = "common/gpu.rs"]
+mod gpu;
 #[path = "common/options.rs"]
 mod options;
 #[path = "common/report.rs"]
@@ -149,7 +151,7 @@ fn values_on<T: Uniform>(gpu: &CudaDevice, start: u64, len: usize) -> DeviceBuff
     // SAFETY: every element is written by the kernel before it is read.
     let mut out = unsafe { stream.alloc::<T>(len) }.expect("room for the part");
     if len > 0 {
-        let (start, n) = (start, len as u64);
+        let n = len as u64;
         let mut launch = stream.launch_builder(&f);
         launch.arg(&mut out).arg(&start).arg(&n);
         // SAFETY: uniform_T(T* out, u64 start, u64 n) writes out[0..n).
@@ -211,14 +213,11 @@ fn one_gpu<T: Uniform>(
         .collect::<kselect::Result<Vec<_>>>()
         .map_err(|e| e.to_string());
     let probs: Vec<f64> = (0..101).map(|i| i as f64 / 100.0).collect();
-    let times = (0..6)
-        .map(|_| {
-            let timer = GpuTimer::start(g)?;
-            sel.quantiles_device(&all, &probs, QuantileMethod::Linear)?;
-            Ok(timer.stop()? as f64)
-        })
-        .collect::<kselect::Result<Vec<f64>>>();
-    (found, times.ok().map(|t| median(t[1..].to_vec())))
+    let times = gpu::event_times(g, 1, 5, |_| {
+        sel.quantiles_device(&all, &probs, QuantileMethod::Linear)
+            .map(|_| ())
+    });
+    (found, times.ok().map(median))
 }
 
 /// The first value and the length of each rank's part of `n` values over `q` ranks.

@@ -38,23 +38,25 @@ __device__ __forceinline__ u64 mul_div(u64 x, u64 b, u64 span_lo, u64 span_hi) {
     return r;
 }
 
-// The bucket of `key` in interval I (which holds it from below: key >= I's lo), or -1 when
-// the key is above the interval. Word w of the interval is I[w * ws].
+// The host's value projection of the value v onto buckets 0..=last of an interval from lo:
+// Rust's `(((v - lo) * scale) as usize).min(last)`, the cast taking NaN and negatives to 0 and
+// saturating above.
+__device__ __forceinline__ u64 value_projection(double v, double lo, double scale, u64 last) {
+    const double t = (v - lo) * scale;
+    const u64 u = !(t > 0.0) ? 0ull : (t >= 18446744073709551616.0 ? ~0ull : (u64)t);
+    return u < last ? u : last;
+}
+
+// The bucket of `key` in interval I (IV_WORDS words, which holds it from below: key >= I's
+// lo), or -1 when the key is above the interval.
 template <typename T>
-__device__ __forceinline__ long long bucket_in_interval(u64 key, const u64* I, u32 ws) {
-    if (key > I[ws]) return -1;
-    const u64 packed = I[6 * ws];
-    const u64 first = packed & 0xffffffffull, buckets = packed >> 32;
-    u64 local;
-    if (I[7 * ws] == 0) {
-        local = mul_div(key - I[0], buckets, I[2 * ws], I[3 * ws]);
-    } else {
-        const double v = as_f64(from_key<T>((typename KeyOf<T>::type)key));
-        const double t = (v - __longlong_as_double(I[4 * ws])) * __longlong_as_double(I[5 * ws]);
-        // Rust's `t as usize`: NaN and negatives 0, saturating above.
-        const u64 u = !(t > 0.0) ? 0ull : (t >= 18446744073709551616.0 ? ~0ull : (u64)t);
-        local = u < buckets - 1 ? u : buckets - 1;
-    }
+__device__ __forceinline__ long long bucket_in_interval(u64 key, const u64* I) {
+    if (key > I[1]) return -1;
+    const u64 first = I[6] & 0xffffffffull, buckets = I[6] >> 32;
+    const u64 local =
+        I[7] == 0 ? mul_div(key - I[0], buckets, I[2], I[3])
+                  : value_projection(as_f64(from_key<T>((typename KeyOf<T>::type)key)), __longlong_as_double(I[4]),
+                                     __longlong_as_double(I[5]), buckets - 1);
     return (long long)(first + local);
 }
 
@@ -68,7 +70,7 @@ __device__ __forceinline__ long long bucket_of(u64 key, const u64* __restrict__ 
         if (iv[mid * IV_WORDS] <= key) lo = mid + 1; else hi = mid;
     }
     if (lo == 0) return -1;
-    return bucket_in_interval<T>(key, iv + (lo - 1) * IV_WORDS, 1);
+    return bucket_in_interval<T>(key, iv + (lo - 1) * IV_WORDS);
 }
 
 // The key of an input value: inputs are the elements themselves (first pass) or keys.
@@ -148,16 +150,21 @@ __device__ void gather_keys_impl(const T* __restrict__ x, const u64* __restrict_
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride) out[i] = (u64)to_key(x[pos[i]]);
 }
 
-// Intervals a block copies into shared memory (more are read from global memory).
-#define SHARED_INTERVALS 128
+// Intervals a block copies into shared memory (more are read from global memory), searched
+// in SHARED_STEPS steps; plans of at most SMALL_PLAN intervals (the first pass has 16) are
+// searched in SMALL_STEPS.
+#define SHARED_STEPS 7
+#define SHARED_INTERVALS (1 << SHARED_STEPS)
+#define SMALL_STEPS 4
+#define SMALL_PLAN (1 << SMALL_STEPS)
 
-// Flags in SharedPlan::last: an interval with a key projection; an interval whose projection
-// the f32 estimate may not stand in for.
+// Flags in SharedPlan::last: an interval with a key projection; an interval whose scale is
+// outside f32's normal range, so that the f32 estimate may not stand in for its projection.
 #define KEY_PROJECTION 0x80000000u
 #define NO_ESTIMATE 0x40000000u
 
-// Intervals of at most this many buckets may take the f32 estimate (see bucket_in_shared).
-#define ESTIMATE_BUCKETS 8192
+// The f32 product below which the estimate's error is bounded (see bucket_in_shared).
+#define ESTIMATE_LIMIT 8192.0f
 
 // A plan of at most SHARED_INTERVALS intervals in a block's shared memory, in the element's
 // key width, padded to a power of two (SMALL_PLAN or SHARED_INTERVALS) with copies of its
@@ -179,9 +186,6 @@ struct SharedPlan {
     u32 p;
 };
 
-// Plans of at most this many intervals are searched in 4 steps (the first pass has 16).
-#define SMALL_PLAN 16
-
 // Copies a plan of 1 <= p <= padded <= SHARED_INTERVALS intervals (IV_WORDS words each) into `s`,
 // padded to `padded` entries. Ends with a barrier.
 template <typename T>
@@ -199,12 +203,10 @@ __device__ __forceinline__ void load_shared_plan(const u64* __restrict__ iv, u32
         s.scale[e] = scale;
         s.flo[e] = (float)vlo;
         s.fscale[e] = (float)scale;
-        const u32 buckets = (u32)(I[6] >> 32);
-        // The estimate's error bound needs a normal f32 scale and a bounded projection.
-        const bool estimable = buckets <= ESTIMATE_BUCKETS && fabs(scale) >= 1.17549435e-38 &&
-                               fabs(scale) <= 3.40282346e38;
+        // The estimate's error bound needs a normal f32 scale.
+        const bool estimable = fabs(scale) >= 1.17549435e-38 && fabs(scale) <= 3.40282346e38;
         s.first[e] = (u32)(I[6] & 0xffffffffull);
-        s.last[e] = (buckets - 1) | (I[7] == 0 ? KEY_PROJECTION : 0u) | (estimable ? 0u : NO_ESTIMATE);
+        s.last[e] = (u32)((I[6] >> 32) - 1) | (I[7] == 0 ? KEY_PROJECTION : 0u) | (estimable ? 0u : NO_ESTIMATE);
     }
     if (threadIdx.x == 0) s.p = p;
     __syncthreads();
@@ -238,9 +240,9 @@ __device__ __forceinline__ float offset_f32<float>(u32 key, const SharedPlan<flo
 //
 // A value projection is the host's `floor((v - lo) * scale)`, clamped, in f64. In f32 the same
 // product t differs from it by at most |t| 3.1 2^-24 (three roundings of 2^-24 against two of
-// 2^-53), under 0.0015 for |t| < 8192. So where the f32 product lies more than 1/256 from an
-// integer, its floor is the f64 floor; elsewhere (and for a subnormal difference, or a scale
-// outside f32's normal range, NO_ESTIMATE) the f64 arithmetic decides.
+// 2^-53), under 0.0015 for |t| < ESTIMATE_LIMIT. So where the f32 product lies more than 1/256
+// from an integer, its floor is the f64 floor; elsewhere (and for a subnormal difference, or a
+// scale outside f32's normal range, NO_ESTIMATE) the f64 arithmetic decides.
 template <typename T, int STEPS>
 __device__ __forceinline__ int bucket_in_shared(typename KeyOf<T>::type key, const SharedPlan<T>& s,
                                                 const u64* __restrict__ iv) {
@@ -250,7 +252,7 @@ __device__ __forceinline__ int bucket_in_shared(typename KeyOf<T>::type key, con
     if (flags & KEY_PROJECTION) {
         // A padding entry stands for the last interval.
         const u32 real = (u32)j < s.p ? (u32)j : s.p - 1;
-        return (int)bucket_in_interval<T>((u64)key, iv + (u64)real * IV_WORDS, 1);
+        return (int)bucket_in_interval<T>((u64)key, iv + (u64)real * IV_WORDS);
     }
     const u32 last = flags & ~NO_ESTIMATE;
     if (!(flags & NO_ESTIMATE)) {
@@ -258,14 +260,13 @@ __device__ __forceinline__ int bucket_in_shared(typename KeyOf<T>::type key, con
         const float t = d * s.fscale[j];
         const float f = floorf(t);
         const float r = t - f;
-        if (r > 1.0f / 256 && r < 1.0f - 1.0f / 256 && fabsf(t) < 8192.0f && !(d != 0.0f && fabsf(d) < 1.17549435e-38f)) {
+        if (r > 1.0f / 256 && r < 1.0f - 1.0f / 256 && fabsf(t) < ESTIMATE_LIMIT &&
+            !(d != 0.0f && fabsf(d) < 1.17549435e-38f)) {
             const int e = (int)f;
             return (int)(s.first[j] + (u32)(e < 0 ? 0 : (e > (int)last ? (int)last : e)));
         }
     }
-    const double t = (as_f64(from_key<T>(key)) - s.vlo[j]) * s.scale[j];
-    // Rust's `(t as usize).min(buckets - 1)`: NaN and negatives 0.
-    return (int)(s.first[j] + (u32)fmin(fmax(t, 0.0), (double)last));
+    return (int)(s.first[j] + value_projection(as_f64(from_key<T>(key)), s.vlo[j], s.scale[j], last));
 }
 
 // The bucket number of an input in no bucket, in the `ids` a count writes (plans of fewer
@@ -320,8 +321,8 @@ __device__ void count_impl(const In* __restrict__ x, u64 n, const u64* __restric
     const bool small = p >= 1 && p <= SMALL_PLAN, in_shared = p >= 1 && p <= SHARED_INTERVALS;
     if (in_shared) load_shared_plan<T>(iv, p, small ? SMALL_PLAN : SHARED_INTERVALS, plan);
     __syncthreads();
-    auto from_small = [&](u64 k) { return bucket_in_shared<T, 4>((K)k, plan, iv); };
-    auto from_shared = [&](u64 k) { return bucket_in_shared<T, 7>((K)k, plan, iv); };
+    auto from_small = [&](u64 k) { return bucket_in_shared<T, SMALL_STEPS>((K)k, plan, iv); };
+    auto from_shared = [&](u64 k) { return bucket_in_shared<T, SHARED_STEPS>((K)k, plan, iv); };
     auto from_global = [&](u64 k) { return bucket_of<T>(k, iv, p); };
     // The search matches the plan's padding.
     if (shared_ok) {
@@ -436,7 +437,7 @@ __device__ void reduce_impl(const In* __restrict__ x, u64 n, const u64* __restri
             u64 k = 0;
             if (base + threadIdx.x + (u64)j * blockDim.x < end) {
                 k = KEY(v[j]);
-                const long long b = in_shared ? bucket_in_shared<T, 7>((K)k, plan, iv) : bucket_of<T>(k, iv, p);
+                const long long b = in_shared ? bucket_in_shared<T, SHARED_STEPS>((K)k, plan, iv) : bucket_of<T>(k, iv, p);
                 if (b >= 0) s = slot[b];
             }
             keep_round(s != 0xffffffffu, s, [&] { return k; }, &written, dst, ext);

@@ -21,8 +21,8 @@ use super::shard::{LocalStats, Shard};
 /// count and reduction tiles are made of this many threads (the count kernels are bounded for
 /// it: `COUNT_BOUNDS`).
 const BLOCK: u32 = 256;
-/// Bucket counts a block keeps in shared memory at most (40 KB of `u32`, beside the 8 KB of
-/// intervals the kernel copies there: 48 KB, the most a block gets without opting in).
+/// Bucket counts a block keeps in shared memory at most (40 KB of `u32`, beside the plan of at
+/// most 6 KB the kernel copies there: under 48 KB, the most a block gets without opting in).
 const SHARED_BUCKETS: usize = 10 * 1024;
 
 /// A rank's data on its GPU.

@@ -316,11 +316,8 @@ impl Communicator for Nccl {
     fn broadcast(&self, values: &mut Vec<u64>) -> Result<()> {
         let mut first = first_transfer(values);
         self.broadcast_words(&mut first)?;
-        let len = first[0] as usize;
-        let inline = len.min(FIRST_WORDS - 1);
-        values.resize(len, 0);
-        values[..inline].copy_from_slice(&first[1..=inline]);
-        if len > inline {
+        let inline = unpack_first_transfer(&first, values);
+        if values.len() > inline {
             self.broadcast_words(&mut values[inline..])?;
         }
         Ok(())
@@ -350,9 +347,8 @@ impl Communicator for Nccl {
             .recv(&mut staged, peer)
             .map_err(|e| nccl_error("receiving", e))?;
         self.download(&staged, &mut first)?;
-        let mut words = vec![0u64; first[0] as usize];
-        let inline = words.len().min(FIRST_WORDS - 1);
-        words[..inline].copy_from_slice(&first[1..=inline]);
+        let mut words = Vec::new();
+        let inline = unpack_first_transfer(&first, &mut words);
         if words.len() > inline {
             let mut staged = self.upload(&words[inline..])?;
             self.comm
@@ -375,6 +371,16 @@ fn first_transfer(words: &[u64]) -> Vec<u64> {
     let inline = words.len().min(FIRST_WORDS - 1);
     first[1..=inline].copy_from_slice(&words[..inline]);
     first
+}
+
+/// Sizes `words` to the message a first transfer begins and writes the words it carried over
+/// its start (the rest, which follow in one more transfer, are left as they are); returns how
+/// many words it carried.
+fn unpack_first_transfer(first: &[u64], words: &mut Vec<u64>) -> usize {
+    words.resize(first[0] as usize, 0);
+    let inline = words.len().min(FIRST_WORDS - 1);
+    words[..inline].copy_from_slice(&first[1..=inline]);
+    inline
 }
 
 /// Makes `device`'s context current on this thread (NCCL launches on the current device).
@@ -402,4 +408,28 @@ fn library() -> Result<()> {
 
 fn nccl_error(what: &str, e: NcclError) -> Error {
     Error::Communication(format!("NCCL failed {what}: {:?}", e.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_survives_its_first_transfer() {
+        for len in [0, 1, FIRST_WORDS - 1, FIRST_WORDS, 3 * FIRST_WORDS] {
+            let message: Vec<u64> = (0..len as u64).map(|i| i * 7 + 1).collect();
+            let first = first_transfer(&message);
+            assert_eq!(first.len(), FIRST_WORDS);
+            // A receiver starts empty: the carried words arrive, the rest are to come.
+            let mut received = Vec::new();
+            let inline = unpack_first_transfer(&first, &mut received);
+            assert_eq!(inline, len.min(FIRST_WORDS - 1));
+            assert_eq!(received.len(), len);
+            assert_eq!(received[..inline], message[..inline]);
+            // The root, which sent it, keeps its whole message.
+            let mut root = message.clone();
+            unpack_first_transfer(&first, &mut root);
+            assert_eq!(root, message);
+        }
+    }
 }
