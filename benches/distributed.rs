@@ -2,7 +2,7 @@
 //! Run it under `mpirun`, one process per rank:
 //!
 //! ```text
-//! cargo bench --features mpi --bench distributed --no-run
+//! cargo bench --features mpi,plot --bench distributed --no-run
 //! mpirun -np 4 target/release/deps/distributed-* --device cuda --log2n 24,26,28 --m 101,501 \
 //!     --algorithms sort-choose,distributed-bms,dibms --reps 7 --json distributed.json
 //! ```

@@ -3,7 +3,7 @@
 //! fit the same data with the same coverage.
 //!
 //! ```text
-//! cargo bench --bench lms_classic -- --reps 31 --write-data /tmp/lms --json cpu.json
+//! cargo bench --features io --bench lms_classic -- --reps 31 --write-data /tmp/lms --json cpu.json
 //! Rscript benches/peer_lqs.R /tmp/lms 31 > r.json
 //! ```
 //!

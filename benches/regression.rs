@@ -3,7 +3,7 @@
 //! robustbase `ltsReg` (`benches/peer_ltsreg.R`) to fit the same data.
 //!
 //! ```text
-//! cargo bench --bench regression -- --sizes 1e4,1e5,1e6 --reps 3 --write-data /tmp/lts --json cpu.json
+//! cargo bench --features io --bench regression -- --sizes 1e4,1e5,1e6 --reps 3 --write-data /tmp/lts --json cpu.json
 //! Rscript benches/peer_ltsreg.R /tmp/lts > r.json
 //! ```
 //!

@@ -2,7 +2,7 @@
 //! (MASS `lqs`'s), next to ordinary least squares, with the rows they flag.
 //!
 //! ```text
-//! cargo run --release --example 04_lts
+//! cargo run --release --features io --example 04_lts
 //! ```
 
 use std::path::Path;

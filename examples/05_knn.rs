@@ -4,7 +4,7 @@
 //! each with its number of neighbours chosen by leave-one-out error.
 //!
 //! ```text
-//! cargo run --release --example 05_knn
+//! cargo run --release --features io --example 05_knn
 //! ```
 //!
 //! The predictors are standardised (zero mean, unit variance), so that no unit dominates the

@@ -4,7 +4,7 @@
 //! `phase_transition.png`.
 //!
 //! ```text
-//! cargo run --release --example 06_compressed_sensing
+//! cargo run --release --features plot --example 06_compressed_sensing
 //! ```
 
 use std::time::Instant;

@@ -77,6 +77,10 @@ for line in sys.stdin:
 rm -rf "$out"
 mkdir -p "$out"
 
+# The command, and the tests that run it or read data files, need the `cli` feature (the
+# library's default build has no features); extra --features arguments add to it.
+set -- --features cli "$@"
+
 echo "==> cargo test --release --no-run $*" >&2
 tests=$(cargo test --release --no-run --message-format=json-render-diagnostics "$@" | artifacts tests \
     | sort -u)

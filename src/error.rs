@@ -179,6 +179,8 @@ pub enum Error {
     },
 }
 
+// The constructors of the file errors, for the readers of data files.
+#[cfg(feature = "io")]
 impl Error {
     /// An I/O error on `path`.
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {

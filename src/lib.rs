@@ -41,6 +41,11 @@
 //! ([`regression`]: least trimmed squares and least median of squares, with robustbase's and
 //! MASS's conventions). Data spread over several processes or GPUs: [`distributed`] (exact
 //! multiselection and quantiles over MPI, the `mpi` feature).
+//!
+//! The default build is the library alone. Features add the rest: `io` reads and writes data
+//! files (`kselect::io`: `.npy`, CSV, gzip), `plot` draws densities and phase diagrams
+//! (`kselect::plot`: PNG, SVG), `cli` builds the `kselect` command (with both), `mpi`
+//! distributes over MPI.
 
 #![warn(missing_docs)]
 
@@ -49,8 +54,10 @@ pub mod device;
 pub mod distributed;
 pub mod element;
 pub mod error;
+#[cfg(feature = "io")]
 pub mod io;
 pub mod knn;
+#[cfg(feature = "plot")]
 pub mod plot;
 mod random;
 pub mod recovery;

@@ -7,7 +7,7 @@
 #[macro_use]
 mod common;
 
-use common::cli::{f64s as floats, i64s as ints};
+use common::json::{f64s as floats, i64s as ints};
 use common::sklearn::{self, matrix};
 use kselect::knn::{
     FittedKnnClassifier, FittedKnnRegressor, KnnClassifier, KnnRegressor, LooScore, Metric, Points,

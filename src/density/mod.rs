@@ -38,7 +38,7 @@
 //! # Ok::<(), kselect::Error>(())
 //! ```
 //!
-//! The plots of [`crate::plot`] draw these estimates over histograms of the data.
+//! The plots of `kselect::plot` (the `plot` feature) draw these estimates over histograms of the data.
 //!
 //! [`Selector::quantiles`]: crate::Selector::quantiles
 

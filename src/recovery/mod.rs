@@ -17,9 +17,7 @@
 //!   history and the [`StopReason`] (the stopping rules are those of GAGA: tolerance,
 //!   divergence, cycling, no progress, slow convergence, iteration limit).
 //! - [`PhaseTransition`]: the success rate over a grid of `delta = m / n` and `rho = k / m`,
-//!   and the 50% curve ([`PhaseDiagram`]; drawn by [`plot_phase_diagram`]).
-//!
-//! [`plot_phase_diagram`]: crate::plot::plot_phase_diagram
+//!   and the 50% curve ([`PhaseDiagram`]; drawn by `plot::plot_phase_diagram`, the `plot` feature).
 //!
 //! ```
 //! use kselect::recovery::{LinearOperator, Real};

@@ -27,7 +27,6 @@ pub(crate) struct Work {
     pub r2: Vec<f64>,
     xtx: Vec<f64>,
     xty: Vec<f64>,
-    chol: Vec<f64>,
     selector: Selector,
 }
 
@@ -38,7 +37,6 @@ impl Work {
             r2: Vec::new(),
             xtx: vec![0.0; p * p],
             xty: vec![0.0; p],
-            chol: vec![0.0; p * p],
             selector: Selector::new().parallel(false),
         }
     }
@@ -200,7 +198,7 @@ pub(crate) fn fit_subset(
         }
     }
     let mut b = vec![0.0; p];
-    if cholesky_solve(xtx, xty, p, &mut b, &mut work.chol) {
+    if cholesky_solve(xtx, xty, p, &mut b) {
         return Some(b);
     }
     // Ill-conditioned normal equations: QR of the gathered rows.

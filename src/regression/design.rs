@@ -16,7 +16,7 @@ use rayon::prelude::*;
 
 use crate::element::first_non_finite;
 use crate::error::{Error, Result};
-use crate::regression::linalg::cholesky_factor;
+use crate::regression::linalg::first_dependent_column;
 
 /// Rows per chunk of the parallel passes (fixed, so that sums do not depend on the threads).
 pub(crate) const CHUNK: usize = 16_384;
@@ -244,8 +244,7 @@ impl Design {
     /// factorization of the standardized `X'X` (`xtx`, [`cross_product`]'s) fails.
     fn check_rank(&self, xtx: Vec<f64>) -> Result<()> {
         let p = self.p;
-        let mut l = vec![0.0; p * p];
-        match cholesky_factor(&xtx, p, &mut l) {
+        match first_dependent_column(&xtx, p) {
             None => Ok(()),
             Some(col) => {
                 let what = if self.intercept && col == 0 {

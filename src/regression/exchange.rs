@@ -32,7 +32,6 @@ pub(crate) fn refine(rows: Rows<'_>, h: usize, start: Candidate, work: &mut Work
     let mut z = vec![0.0; n * p];
     let mut d = vec![0.0; n];
     let mut e = vec![0.0; n];
-    let mut l = vec![0.0; p * p];
     let mut unit = vec![0.0; p];
     let mut column = vec![0.0; p];
     let mut a_inv = vec![0.0; p * p];
@@ -55,13 +54,13 @@ pub(crate) fn refine(rows: Rows<'_>, h: usize, start: Candidate, work: &mut Work
             }
         }
         let mut b = vec![0.0; p];
-        if !cholesky_solve(&xtx, &xty, p, &mut b, &mut l) {
+        if !cholesky_solve(&xtx, &xty, p, &mut b) {
             break;
         }
         for c in 0..p {
             unit.iter_mut().for_each(|v| *v = 0.0);
             unit[c] = 1.0;
-            if !cholesky_solve(&xtx, &unit, p, &mut column, &mut l) {
+            if !cholesky_solve(&xtx, &unit, p, &mut column) {
                 return best;
             }
             for r in 0..p {
@@ -114,7 +113,7 @@ pub(crate) fn refine(rows: Rows<'_>, h: usize, start: Candidate, work: &mut Work
             }
         }
         let mut b2 = vec![0.0; p];
-        if !cholesky_solve(&xtx2, &xty2, p, &mut b2, &mut l) {
+        if !cholesky_solve(&xtx2, &xty2, p, &mut b2) {
             break;
         }
         match iterate(rows, h, b2, MAX_STEPS, work) {
@@ -170,8 +169,7 @@ mod tests {
         }
         let solve = |v: &[f64]| {
             let mut out = vec![0.0; p];
-            let mut work = vec![0.0; p * p];
-            assert!(cholesky_solve(&xtx, v, p, &mut out, &mut work));
+            assert!(cholesky_solve(&xtx, v, p, &mut out));
             out
         };
         let base = rss(&subset);

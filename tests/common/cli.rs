@@ -10,6 +10,14 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+// The JSON readers and the repository's files, importable with the rest from here (each test
+// file uses some of them, as with the module's functions).
+#[allow(unused_imports)]
+pub use super::{
+    json::{assert_bits_eq, f64s, i64s, rows, u64s},
+    repository_file,
+};
+
 /// The `kselect` binary: the path in `KSELECT_BIN` when it is set and not empty (the test
 /// binaries run on another machine, beside a copy of the CLI), otherwise the one cargo built
 /// with the tests.
@@ -22,18 +30,6 @@ pub fn binary_from(kselect_bin: Option<OsString>) -> PathBuf {
     match kselect_bin {
         Some(path) if !path.is_empty() => PathBuf::from(path),
         _ => PathBuf::from(env!("CARGO_BIN_EXE_kselect")),
-    }
-}
-
-/// A file or folder of the repository, by its path from the repository's root: under the
-/// working directory when it is there (cargo runs the tests from the root, and so does
-/// `run-tests.sh` on another machine), otherwise in the source tree the tests were built from.
-pub fn repository_file(relative: &str) -> PathBuf {
-    let here = Path::new(relative);
-    if here.exists() {
-        here.to_path_buf()
-    } else {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join(relative)
     }
 }
 
@@ -228,49 +224,6 @@ pub fn cpu_fails(command: &str, file: impl AsRef<Path>, args: &[&str], code: i32
 /// A path in the temporary directory.
 pub fn path(dir: &tempfile::TempDir, name: &str) -> PathBuf {
     dir.path().join(name)
-}
-
-/// The list of a JSON array (panics on anything else).
-fn items(v: &Value) -> &Vec<Value> {
-    v.as_array().expect("an array")
-}
-
-pub fn u64s(v: &Value) -> Vec<u64> {
-    items(v)
-        .iter()
-        .map(|x| x.as_u64().unwrap_or_else(|| panic!("{x} is not a u64")))
-        .collect()
-}
-
-pub fn i64s(v: &Value) -> Vec<i64> {
-    items(v)
-        .iter()
-        .map(|x| x.as_i64().unwrap_or_else(|| panic!("{x} is not an i64")))
-        .collect()
-}
-
-/// Floats of a JSON array, with the strings "inf", "-inf", "nan" as those values.
-pub fn f64s(v: &Value) -> Vec<f64> {
-    items(v)
-        .iter()
-        .map(|x| match x {
-            Value::String(s) if s == "inf" => f64::INFINITY,
-            Value::String(s) if s == "-inf" => f64::NEG_INFINITY,
-            Value::String(s) if s == "nan" => f64::NAN,
-            _ => x.as_f64().unwrap_or_else(|| panic!("{x} is not a number")),
-        })
-        .collect()
-}
-
-/// A JSON array of arrays, each read by `row` ([`u64s`], [`i64s`], [`f64s`]).
-pub fn rows<T>(v: &Value, row: fn(&Value) -> Vec<T>) -> Vec<Vec<T>> {
-    items(v).iter().map(row).collect()
-}
-
-pub fn assert_bits_eq(got: &[f64], want: &[f64]) {
-    let g: Vec<u64> = got.iter().map(|x| x.to_bits()).collect();
-    let w: Vec<u64> = want.iter().map(|x| x.to_bits()).collect();
-    assert_eq!(g, w, "got {got:?}, want {want:?}");
 }
 
 /// The keys of a command's JSON object that say where and how fast it ran, not what it found.

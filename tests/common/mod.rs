@@ -3,16 +3,31 @@
 //! [`backend_test!`] macro that runs one test body on every backend.
 //!
 //! Include it with `#[macro_use] mod common;` at the top of a test file. The helpers of the
-//! tests that run the `kselect` binary are in [`cli`].
+//! tests that run the `kselect` binary are in `cli` (with the `cli` feature).
 
 #![allow(dead_code)]
 
+#[cfg(feature = "cli")]
 pub mod cli;
+pub mod json;
 pub mod sklearn;
 
 use std::fmt::Debug;
+use std::path::{Path, PathBuf};
 
 use kselect::{Algorithm, Device, Element, Selector};
+
+/// A file or folder of the repository, by its path from the repository's root: under the
+/// working directory when it is there (cargo runs the tests from the root, and so does
+/// `run-tests.sh` on another machine), otherwise in the source tree the tests were built from.
+pub fn repository_file(relative: &str) -> PathBuf {
+    let here = Path::new(relative);
+    if here.exists() {
+        here.to_path_buf()
+    } else {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(relative)
+    }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Backends

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 /// The whole cases file.
 pub fn cases() -> Value {
-    let path = super::cli::repository_file("tests/data/knn/sklearn_cases.json");
+    let path = super::repository_file("tests/data/knn/sklearn_cases.json");
     let text = std::fs::read_to_string(path).unwrap();
     serde_json::from_str(&text).unwrap()
 }

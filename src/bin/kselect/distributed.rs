@@ -40,7 +40,7 @@ pub fn run(args: &QuantilesArgs, report: impl FnOnce(Result<String>) -> ExitCode
         let _ = (run_on, rank_device);
         report(Err(Error::InvalidArgument(format!(
             "--distributed needs a kselect built with MPI: `cargo build --release --features \
-             mpi` (with an MPI library installed), then `mpirun -np Q kselect quantiles {} \
+             cli,mpi` (with an MPI library installed), then `mpirun -np Q kselect quantiles {} \
              --distributed`",
             args.file.display()
         ))))

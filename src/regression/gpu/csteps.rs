@@ -69,8 +69,7 @@ impl Eval {
 fn correction(xtx: &[f64], xtr: &[f64], b: &[f64]) -> Option<Vec<f64>> {
     let p = b.len();
     let mut delta = vec![0.0; p];
-    let mut chol = vec![0.0; p * p];
-    cholesky_solve(xtx, xtr, p, &mut delta, &mut chol)
+    cholesky_solve(xtx, xtr, p, &mut delta)
         .then(|| b.iter().zip(&delta).map(|(a, d)| a + d).collect())
 }
 
