@@ -14,9 +14,10 @@ use kselect::distributed::{
 use kselect::io::npy::read_npy_part;
 use kselect::io::{Column, ColumnVisitor, FileFormat};
 use kselect::{CudaDevice, Device, DeviceBuffer, Element, Error, Result};
+use serde::Serialize;
 
 use crate::cli::{Backend, QuantilesArgs};
-use crate::output::{aligned, json_list, json_object, json_string, Num};
+use crate::output::{aligned, json_line, nums, Num};
 
 /// Runs the command as one rank; the root hands its result (errors included, which name a
 /// failing rank) to `report`, and only then may any rank exit, so that `mpirun`, which ends
@@ -118,7 +119,7 @@ fn run_on(comm: &dyn Communicator, device: &Device, args: &QuantilesArgs) -> Res
         part.name.display().to_string()
     };
     Ok(if args.json {
-        json(args, &name, part.format, dtype.name(), &probs, &outcome)
+        json(args, &name, part.format, dtype.name(), &probs, &outcome)?
     } else {
         table(args, &name, part.format, dtype.name(), &probs, &outcome)
     })
@@ -265,6 +266,7 @@ fn job_traffic(out: &Outcome) -> Traffic {
         .fold(Traffic::default(), |all, t| all.sum(t))
 }
 
+/// The one JSON object of `--json`.
 fn json(
     args: &QuantilesArgs,
     name: &str,
@@ -272,37 +274,49 @@ fn json(
     dtype: &str,
     probs: &[f64],
     out: &Outcome,
-) -> String {
-    let traffic = |t: &Traffic| serde_json::to_string(t).unwrap_or_else(|_| "null".into());
-    json_object(vec![
-        ("file", json_string(name)),
-        ("format", json_string(format.name())),
-        ("dtype", json_string(dtype)),
-        ("ranks", out.report.ranks.to_string()),
-        ("n", out.report.values.to_string()),
-        ("nan_policy", json_string(args.nan.name())),
-        (
-            "probs",
-            json_list(probs.iter().map(|&p| Num::of_f64(p).json())),
-        ),
-        (
-            "values",
-            json_list(out.values.iter().map(|&v| Num::of_f64(v).json())),
-        ),
-        ("method", json_string(args.method.name())),
-        ("algorithm", json_string(out.report.algorithm.name())),
-        ("backend", json_string(out.backend())),
-        ("gpu_ranks", out.gpu_ranks.to_string()),
-        ("transport", json_string(out.transport)),
-        ("buckets", args.buckets.to_string()),
-        ("passes", out.report.passes.to_string()),
-        ("traffic", traffic(&job_traffic(out))),
-        (
-            "traffic_per_rank",
-            json_list(out.per_rank.iter().map(traffic)),
-        ),
-        ("seconds", Num::of_f64(out.seconds).json()),
-    ])
+) -> Result<String> {
+    #[derive(Serialize)]
+    struct Distributed<'a> {
+        file: &'a str,
+        format: &'a str,
+        dtype: &'a str,
+        ranks: usize,
+        n: u64,
+        nan_policy: &'a str,
+        probs: Vec<Num>,
+        values: Vec<Num>,
+        method: &'a str,
+        algorithm: &'a str,
+        backend: &'a str,
+        gpu_ranks: usize,
+        transport: &'a str,
+        buckets: usize,
+        passes: usize,
+        traffic: Traffic,
+        traffic_per_rank: &'a [Traffic],
+        seconds: f64,
+    }
+
+    json_line(&Distributed {
+        file: name,
+        format: format.name(),
+        dtype,
+        ranks: out.report.ranks,
+        n: out.report.values,
+        nan_policy: args.nan.name(),
+        probs: nums(probs),
+        values: nums(&out.values),
+        method: args.method.name(),
+        algorithm: out.report.algorithm.name(),
+        backend: out.backend(),
+        gpu_ranks: out.gpu_ranks,
+        transport: out.transport,
+        buckets: args.buckets,
+        passes: out.report.passes,
+        traffic: job_traffic(out),
+        traffic_per_rank: &out.per_rank,
+        seconds: out.seconds,
+    })
 }
 
 fn table(

@@ -9,6 +9,7 @@ use std::time::Instant;
 use kselect::knn::{KnnClassifier, KnnRegressor, LooScore, Points};
 use kselect::{Device, Error, Result};
 use ndarray::Array2;
+use serde::{Serialize, Serializer};
 
 use crate::cli::KnnArgs;
 use crate::open;
@@ -43,14 +44,6 @@ pub enum Label {
 }
 
 impl Label {
-    /// The label as a JSON value: a number, or a string.
-    pub fn json(&self) -> String {
-        match self {
-            Label::Number(_) => self.to_string(),
-            Label::Text(text) => crate::output::json_string(text),
-        }
-    }
-
     /// The label as a number, for a `.npy` file; `None` for text.
     pub fn number(&self) -> Option<f64> {
         match self {
@@ -60,12 +53,28 @@ impl Label {
     }
 }
 
+impl Serialize for Label {
+    /// A number as the text shows it (whole numbers as integers), text as a string.
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        match self {
+            Label::Number(Number(v)) if is_whole(*v) => s.serialize_i64(*v as i64),
+            Label::Number(Number(v)) => s.serialize_f64(*v),
+            Label::Text(text) => s.serialize_str(text),
+        }
+    }
+}
+
+/// Whether `v` is a whole number that an `i64` holds exactly (below 2^53 in magnitude).
+fn is_whole(v: f64) -> bool {
+    v.fract() == 0.0 && v.abs() < 9.007_199_254_740_992e15
+}
+
 impl fmt::Display for Label {
     /// Whole numbers without a fraction (`3`, not `3.0`), other numbers with the fewest digits
     /// that read back as the same `f64`, text as it is.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Label::Number(Number(v)) if v.fract() == 0.0 && v.abs() < 9.007_199_254_740_992e15 => {
+            Label::Number(Number(v)) if is_whole(*v) => {
                 write!(f, "{}", *v as i64)
             }
             Label::Number(Number(v)) => write!(f, "{v:?}"),
@@ -354,7 +363,15 @@ mod tests {
         assert_eq!(Label::Number(Number(3.0)).to_string(), "3");
         assert_eq!(Label::Number(Number(-0.5)).to_string(), "-0.5");
         assert_eq!(Label::Number(Number(1e300)).to_string(), "1e300");
-        assert_eq!(Label::Text("a b".into()).json(), "\"a b\"");
+        let labels = [
+            Label::Text("a b".into()),
+            Label::Number(Number(3.0)),
+            Label::Number(Number(-0.5)),
+        ];
+        assert_eq!(
+            crate::output::json_line(&labels).unwrap(),
+            "[\"a b\", 3, -0.5]\n"
+        );
         assert!(Label::Number(Number(2.0)) < Label::Number(Number(10.0)));
         assert!(Label::Text("10".into()) < Label::Text("2".into()));
     }

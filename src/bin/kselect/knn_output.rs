@@ -8,10 +8,11 @@ use std::path::Path;
 
 use kselect::io::write_npy;
 use kselect::{Device, Error, Result};
+use serde::Serialize;
 
 use crate::cli::KnnArgs;
-use crate::knn::{Outcome, Predictions, Results};
-use crate::output::{aligned, json_list, json_object, json_string, run_fields, Num};
+use crate::knn::{Label, Outcome, Predictions, Results};
+use crate::output::{aligned, json_line, nums, Num, RunFields};
 use crate::output_files::{write_replacing, FileKind};
 
 /// Whether predictions written to `path` go to a `.npy` array (`.npy` or `.npy.gz`) rather
@@ -106,22 +107,30 @@ pub fn scores_table(args: &KnnArgs, out: &Outcome, device: &Device) -> String {
 }
 
 /// The JSON array of `--json` without `--query`: `{k, error, metric, best}` per k.
-pub fn scores_json(args: &KnnArgs, out: &Outcome) -> String {
+pub fn scores_json(args: &KnnArgs, out: &Outcome) -> Result<String> {
+    #[derive(Serialize)]
+    struct Score<'a> {
+        k: usize,
+        error: Num,
+        metric: &'a str,
+        best: bool,
+    }
+
     let Results::Scores(scores) = &out.results else {
-        return String::new();
+        return Ok(String::new());
     };
     let best = best(scores);
-    let items = scores.iter().enumerate().map(|(i, score)| {
-        json_object(vec![
-            ("k", score.k.to_string()),
-            ("error", Num::of_f64(score.error).json()),
-            ("metric", json_string(error_name(args))),
-            ("best", (Some(i) == best).to_string()),
-        ])
-        .trim_end()
-        .to_string()
-    });
-    format!("{}\n", json_list(items))
+    let items: Vec<Score<'_>> = scores
+        .iter()
+        .enumerate()
+        .map(|(i, score)| Score {
+            k: score.k,
+            error: Num::of_f64(score.error),
+            metric: error_name(args),
+            best: Some(i) == best,
+        })
+        .collect();
+    json_line(&items)
 }
 
 /// The predictions as CSV: a header (`row,prediction`, then `proba_<class>` per class), then a
@@ -199,59 +208,82 @@ pub fn write_predictions(path: &Path, predictions: &Predictions) -> Result<()> {
 
 /// The one JSON object of `--json` with `--query`: the model, and the predictions unless they
 /// were written to `--out`.
-pub fn predictions_json(args: &KnnArgs, out: &Outcome, device: &Device) -> String {
-    let Results::Predictions(predictions) = &out.results else {
-        return String::new();
-    };
-    let mut fields = vec![
-        ("file", json_string(&out.file)),
-        (
-            "query",
-            json_string(out.query.as_deref().unwrap_or_default()),
-        ),
-        ("response", json_string(&out.model.response)),
-        (
-            "predictors",
-            json_list(out.model.predictors.iter().map(|p| json_string(p))),
-        ),
-        (
-            "task",
-            json_string(if args.classify {
-                "classification"
-            } else {
-                "regression"
-            }),
-        ),
-        ("k", args.k[0].to_string()),
-        ("weights", json_string(args.weights.name())),
-        ("metric", json_string(args.metric.name())),
-        ("standardize", args.standardize.to_string()),
-        ("rows", predictions.rows().to_string()),
-    ];
-    if let Predictions::Labels { classes, .. } = predictions {
-        fields.push(("classes", json_list(classes.iter().map(|c| c.json()))));
+pub fn predictions_json(args: &KnnArgs, out: &Outcome, device: &Device) -> Result<String> {
+    #[derive(Serialize)]
+    struct Model<'a> {
+        file: &'a str,
+        query: &'a str,
+        response: &'a str,
+        predictors: &'a [String],
+        task: &'a str,
+        k: usize,
+        weights: &'a str,
+        metric: &'a str,
+        standardize: bool,
+        rows: usize,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        classes: Option<&'a [Label]>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        out: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        predictions: Option<Predicted<'a>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        proba: Option<Vec<Vec<Num>>>,
+        #[serde(flatten)]
+        run: RunFields,
     }
-    match &args.out {
-        Some(path) => fields.push(("out", json_string(&path.display().to_string()))),
-        None => match predictions {
-            Predictions::Values(values) => fields.push((
-                "predictions",
-                json_list(values.iter().map(|&v| Num::of_f64(v).json())),
-            )),
-            Predictions::Labels {
-                predicted, proba, ..
-            } => {
-                fields.push(("predictions", json_list(predicted.iter().map(|l| l.json()))));
-                let rows = proba
+
+    /// The predicted values (regression) or labels (classification).
+    #[derive(Serialize)]
+    #[serde(untagged)]
+    enum Predicted<'a> {
+        Values(Vec<Num>),
+        Labels(&'a [Label]),
+    }
+
+    let Results::Predictions(predictions) = &out.results else {
+        return Ok(String::new());
+    };
+    let listed = args.out.is_none();
+    let (classes, predicted, proba) = match predictions {
+        Predictions::Values(values) => (None, Predicted::Values(nums(values)), None),
+        Predictions::Labels {
+            predicted,
+            classes,
+            proba,
+        } => (
+            Some(classes.as_slice()),
+            Predicted::Labels(predicted),
+            Some(
+                proba
                     .rows()
                     .into_iter()
-                    .map(|row| json_list(row.iter().map(|&p| Num::of_f64(p).json())));
-                fields.push(("proba", json_list(rows)));
-            }
+                    .map(|row| nums(&row.to_vec()))
+                    .collect(),
+            ),
+        ),
+    };
+    json_line(&Model {
+        file: &out.file,
+        query: out.query.as_deref().unwrap_or_default(),
+        response: &out.model.response,
+        predictors: &out.model.predictors,
+        task: if args.classify {
+            "classification"
+        } else {
+            "regression"
         },
-    }
-    fields.extend(run_fields(device, out.seconds));
-    json_object(fields)
+        k: args.k[0],
+        weights: args.weights.name(),
+        metric: args.metric.name(),
+        standardize: args.standardize,
+        rows: predictions.rows(),
+        classes,
+        out: args.out.as_ref().map(|path| path.display().to_string()),
+        predictions: listed.then_some(predicted),
+        proba: proba.filter(|_| listed),
+        run: RunFields::new(device, out.seconds),
+    })
 }
 
 /// The readable output of a run that wrote its predictions to `written`.

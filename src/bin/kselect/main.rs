@@ -284,7 +284,7 @@ fn run_select(args: &SelectArgs) -> Result<String> {
         method: args.method.name(),
     };
     Ok(if args.json {
-        output::json(&ctx, &outcome)
+        output::json(&ctx, &outcome)?
     } else {
         output::table(&ctx, &outcome)
     })
@@ -331,7 +331,7 @@ fn run_quantiles(args: &QuantilesArgs) -> Result<String> {
         cdf_plot: args.cdf_plot.as_ref(),
     };
     Ok(if args.json {
-        quantiles_output::json(&ctx, &outcome)
+        quantiles_output::json(&ctx, &outcome)?
     } else {
         quantiles_output::table(&ctx, &outcome)
     })
@@ -357,12 +357,12 @@ fn run_topk(args: &TopkArgs) -> Result<String> {
         k: args.k,
         options,
     })?;
-    Ok(printed(
+    printed(
         &selector,
         args.json,
         |backend| topk::json(&outcome, backend),
         |device| topk::table(&name, &outcome, options, device),
-    ))
+    )
 }
 
 /// Runs `kselect threshold` and returns what it prints.
@@ -377,12 +377,12 @@ fn run_threshold(args: &ThresholdArgs) -> Result<String> {
         k: args.k,
         out: &args.out,
     })?;
-    Ok(printed(
+    printed(
         &selector,
         args.json,
         |backend| threshold::json(&outcome, backend),
         |device| threshold::summary(&name, &args.out, &outcome, device),
-    ))
+    )
 }
 
 /// Runs `kselect lts` or `kselect lms` and returns what it prints.
@@ -402,7 +402,7 @@ fn run_regression(method: Method, args: &RegressionArgs) -> Result<String> {
         device: request.device.description(),
     };
     Ok(if args.json {
-        regression_output::json(&ctx, &outcome)
+        regression_output::json(&ctx, &outcome)?
     } else {
         regression_output::table(&ctx, &outcome)
     })
@@ -442,10 +442,10 @@ fn run_knn(args: &KnnArgs) -> Result<String> {
         knn_output::write_predictions(out, predictions)?;
     }
     Ok(match (&outcome.results, args.json, &args.out) {
-        (knn::Results::Scores(_), true, _) => knn_output::scores_json(args, &outcome),
+        (knn::Results::Scores(_), true, _) => knn_output::scores_json(args, &outcome)?,
         (knn::Results::Scores(_), false, _) => knn_output::scores_table(args, &outcome, &device),
         (knn::Results::Predictions(_), true, _) => {
-            knn_output::predictions_json(args, &outcome, &device)
+            knn_output::predictions_json(args, &outcome, &device)?
         }
         (knn::Results::Predictions(p), false, None) => knn_output::predictions_csv(p)?,
         (knn::Results::Predictions(_), false, Some(out)) => {
@@ -461,7 +461,7 @@ fn run_recover(args: &RecoverArgs) -> Result<Printed> {
     let outcome = recover::run(args, &device)?;
     let out = args.out.as_deref();
     let text = if args.json {
-        recover::json(&outcome, &device, out)
+        recover::json(&outcome, &device, out)?
     } else {
         recover::report(&outcome, &device, out)
     };
@@ -477,7 +477,7 @@ fn run_neighbors(args: &NeighborsArgs) -> Result<String> {
     let device = device(args.backend)?;
     let outcome = neighbors::run(args, device.clone())?;
     Ok(if args.json {
-        neighbors::json(args, &outcome, &device)
+        neighbors::json(args, &outcome, &device)?
     } else if args.outputs().is_empty() {
         neighbors::csv(&outcome)
     } else {
@@ -490,13 +490,16 @@ fn run_neighbors(args: &NeighborsArgs) -> Result<String> {
 fn printed(
     selector: &Selector,
     json: bool,
-    as_json: impl FnOnce(&str) -> String,
+    as_json: impl FnOnce(&str) -> Result<String>,
     as_text: impl FnOnce(&str) -> String,
-) -> String {
+) -> Result<String> {
     let backend = selector.device().backend_name();
     if json {
         as_json(backend)
     } else {
-        as_text(&format!("{backend} ({})", selector.device().description()))
+        Ok(as_text(&format!(
+            "{backend} ({})",
+            selector.device().description()
+        )))
     }
 }

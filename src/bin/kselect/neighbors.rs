@@ -8,9 +8,10 @@ use std::time::Instant;
 use kselect::io::npy::write_npy_matrix;
 use kselect::knn::{KnnFloat, Metric, NeighborLists, Neighbors, Points};
 use kselect::{Device, Error, Result};
+use serde::Serialize;
 
 use crate::cli::NeighborsArgs;
-use crate::output::{json_list, json_object, json_string, run_fields, Num};
+use crate::output::{json_line, Num, RunFields};
 use crate::output_files::{write_replacing, FileKind};
 use crate::points::{Coordinates, PointsFile};
 
@@ -219,42 +220,51 @@ fn written(args: &NeighborsArgs) -> Vec<Written<'_>> {
 }
 
 /// The one JSON object of `--json`: the lists themselves when no file was written.
-pub fn json(args: &NeighborsArgs, out: &Outcome, device: &Device) -> String {
-    let mut fields = vec![
-        ("base", json_string(&out.base)),
-        (
-            "query",
-            out.query
-                .as_ref()
-                .map_or("null".to_string(), |(q, _)| json_string(q)),
-        ),
-        ("self", out.query.is_none().to_string()),
-        ("points", out.points.to_string()),
-        ("queries", out.queries().to_string()),
-        ("dim", out.dim.to_string()),
-        ("k", out.k.to_string()),
-        ("metric", json_string(out.metric.name())),
-        ("dtype", json_string(out.dtype())),
-    ];
-    let files = written(args);
-    for file in &files {
-        fields.push((file.key, json_string(&file.path.display().to_string())));
+pub fn json(args: &NeighborsArgs, out: &Outcome, device: &Device) -> Result<String> {
+    #[derive(Serialize)]
+    struct Neighbours<'a> {
+        base: &'a str,
+        /// None (null) when the base searched itself.
+        query: Option<&'a str>,
+        #[serde(rename = "self")]
+        self_search: bool,
+        points: usize,
+        queries: usize,
+        dim: usize,
+        k: usize,
+        metric: &'a str,
+        dtype: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        out_indices: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        out_distances: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        indices: Option<Vec<&'a [usize]>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        distances: Option<Vec<&'a [Num]>>,
+        #[serde(flatten)]
+        run: RunFields,
     }
-    if files.is_empty() {
-        let k = out.k;
-        let indices = out
-            .indices()
-            .chunks(k)
-            .map(|row| json_list(row.iter().map(|i| i.to_string())));
-        let distances = out.distances();
-        let distances = distances
-            .chunks(k)
-            .map(|row| json_list(row.iter().map(Num::json)));
-        fields.push(("indices", json_list(indices)));
-        fields.push(("distances", json_list(distances)));
-    }
-    fields.extend(run_fields(device, out.seconds));
-    json_object(fields)
+
+    let path = |p: &Option<PathBuf>| p.as_ref().map(|p| p.display().to_string());
+    let lists = args.out_indices.is_none() && args.out_distances.is_none();
+    let distances = out.distances();
+    json_line(&Neighbours {
+        base: &out.base,
+        query: out.query.as_ref().map(|(q, _)| q.as_str()),
+        self_search: out.query.is_none(),
+        points: out.points,
+        queries: out.queries(),
+        dim: out.dim,
+        k: out.k,
+        metric: out.metric.name(),
+        dtype: out.dtype(),
+        out_indices: path(&args.out_indices),
+        out_distances: path(&args.out_distances),
+        indices: lists.then(|| out.indices().chunks(out.k).collect()),
+        distances: lists.then(|| distances.chunks(out.k).collect()),
+        run: RunFields::new(device, out.seconds),
+    })
 }
 
 /// The readable output when files were written: what was searched and where the lists went.

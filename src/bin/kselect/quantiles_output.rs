@@ -3,9 +3,12 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use crate::output::{aligned, json_list, json_object, json_string, Num};
+use kselect::Result;
+use serde::Serialize;
+
+use crate::output::{aligned, json_line, nums, Num};
 use crate::quantiles::Outcome;
-use crate::summary::{leading_json_fields, summary, Input};
+use crate::summary::{summary, Input, InputFields};
 
 /// What the output describes besides the outcome.
 pub struct Context<'a> {
@@ -22,28 +25,39 @@ pub struct Context<'a> {
 }
 
 /// The one JSON object of `--json`.
-pub fn json(ctx: &Context<'_>, out: &Outcome) -> String {
-    let mut fields = leading_json_fields(&ctx.input, &out.measured);
-    fields.extend([
-        (
-            "probs",
-            json_list(ctx.probs.iter().map(|&p| Num::of_f64(p).json())),
-        ),
-        ("values", json_list(out.values.iter().map(Num::json))),
-        ("method", json_string(ctx.method)),
-        ("backend", json_string(ctx.input.backend)),
-        ("device", json_string(&ctx.input.device)),
-        ("algorithm", json_string(&out.measured.algorithm)),
-        ("ks_distance", Num::of_f64(out.ks_distance).json()),
-    ]);
-    if let Some(path) = ctx.plot {
-        fields.push(("plot", json_string(&path.display().to_string())));
+pub fn json(ctx: &Context<'_>, out: &Outcome) -> Result<String> {
+    #[derive(Serialize)]
+    struct Quantiles<'a> {
+        #[serde(flatten)]
+        input: InputFields<'a>,
+        probs: Vec<Num>,
+        values: &'a [Num],
+        method: &'a str,
+        backend: &'a str,
+        device: &'a str,
+        algorithm: &'a str,
+        ks_distance: Num,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        plot: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cdf_plot: Option<String>,
+        seconds: f64,
     }
-    if let Some(path) = ctx.cdf_plot {
-        fields.push(("cdf_plot", json_string(&path.display().to_string())));
-    }
-    fields.push(("seconds", Num::of_f64(out.measured.seconds).json()));
-    json_object(fields)
+
+    let path = |p: Option<&PathBuf>| p.map(|p| p.display().to_string());
+    json_line(&Quantiles {
+        input: InputFields::new(&ctx.input, &out.measured),
+        probs: nums(ctx.probs),
+        values: &out.values,
+        method: ctx.method,
+        backend: ctx.input.backend,
+        device: &ctx.input.device,
+        algorithm: &out.measured.algorithm,
+        ks_distance: Num::of_f64(out.ks_distance),
+        plot: path(ctx.plot),
+        cdf_plot: path(ctx.cdf_plot),
+        seconds: out.measured.seconds,
+    })
 }
 
 /// The readable output: a summary, then the table of probabilities and quantiles.

@@ -13,10 +13,11 @@ use kselect::recovery::{
     Algorithm, DenseMatrix, DeviceOperator, Ensemble, Operator, Real, Recovery, Solver, StopReason,
 };
 use kselect::{Device, Error, Result};
+use serde::{Serialize, Serializer};
 
 use crate::cli::{Backend, Operators, RecoverArgs};
 use crate::open;
-use crate::output::{aligned, json_list, json_object, json_string, run_fields, Num};
+use crate::output::{aligned, json_line, nums, Num, RunFields};
 use crate::output_files::{write_replacing, FileKind};
 use crate::table::ToF64;
 
@@ -536,82 +537,107 @@ fn scientific(x: f64) -> String {
 }
 
 /// The JSON fields of one problem.
-fn problem_fields(p: &Solved) -> Vec<(&'static str, String)> {
-    vec![
-        ("stop", json_string(p.stop.name())),
-        ("converged", p.stop.is_success().to_string()),
-        ("iterations", p.iterations.to_string()),
-        ("residual", Num::of_f64(p.residual()).json()),
-        (
-            "relative_residual",
-            Num::of_f64(p.relative_residual()).json(),
-        ),
-        (
-            "residuals",
-            json_list(p.residuals.iter().map(|&r| Num::of_f64(r).json())),
-        ),
-        (
-            "support",
-            json_list(p.support.iter().map(|i| i.to_string())),
-        ),
-        ("values", json_list(p.values.iter().map(Num::json))),
-    ]
+#[derive(Serialize)]
+struct ProblemFields<'a> {
+    stop: &'a str,
+    converged: bool,
+    iterations: usize,
+    residual: Num,
+    relative_residual: Num,
+    residuals: Vec<Num>,
+    support: &'a [usize],
+    values: &'a [Num],
 }
 
-/// A JSON object on one line, without the line's end.
-fn inline_object(fields: Vec<(&str, String)>) -> String {
-    json_object(fields).trim_end().to_string()
+impl<'a> ProblemFields<'a> {
+    fn new(p: &'a Solved) -> ProblemFields<'a> {
+        ProblemFields {
+            stop: p.stop.name(),
+            converged: p.stop.is_success(),
+            iterations: p.iterations,
+            residual: Num::of_f64(p.residual()),
+            relative_residual: Num::of_f64(p.relative_residual()),
+            residuals: nums(&p.residuals),
+            support: &p.support,
+            values: &p.values,
+        }
+    }
+}
+
+/// How many problems stopped for each reason, as a JSON object in [`stop_counts`]' order.
+struct StopCounts(Vec<(StopReason, usize)>);
+
+impl Serialize for StopCounts {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_map(self.0.iter().map(|(stop, count)| (stop.name(), count)))
+    }
+}
+
+/// The fields of a batch of problems.
+#[derive(Serialize)]
+struct BatchFields<'a> {
+    problems: usize,
+    converged: bool,
+    stops: StopCounts,
+    results: Vec<ProblemFields<'a>>,
 }
 
 /// The one JSON object of `--json` (see its help).
-pub fn json(out: &Outcome, device: &Device, file: Option<&Path>) -> String {
-    let null = || "null".to_string();
+pub fn json(out: &Outcome, device: &Device, file: Option<&Path>) -> Result<String> {
+    #[derive(Serialize)]
+    struct Recovery<'a> {
+        y: &'a str,
+        matrix: Option<&'a str>,
+        ensemble: Option<String>,
+        seed: Option<u64>,
+        operators: &'a str,
+        m: usize,
+        n: usize,
+        k: usize,
+        dtype: &'a str,
+        algorithm: &'a str,
+        tolerance: Num,
+        max_iterations: usize,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        out: Option<String>,
+        #[serde(flatten)]
+        one: Option<ProblemFields<'a>>,
+        #[serde(flatten)]
+        batch: Option<BatchFields<'a>>,
+        #[serde(flatten)]
+        run: RunFields,
+    }
+
     let (matrix, ensemble, seed) = match &out.operator {
-        Source::Matrix(name) => (json_string(name), null(), null()),
-        Source::Ensemble(ensemble, seed) => {
-            (null(), json_string(&ensemble.to_string()), seed.to_string())
-        }
+        Source::Matrix(name) => (Some(name.as_str()), None, None),
+        Source::Ensemble(ensemble, seed) => (None, Some(ensemble.to_string()), Some(*seed)),
     };
-    let mut fields = vec![
-        ("y", json_string(&out.y)),
-        ("matrix", matrix),
-        ("ensemble", ensemble),
-        ("seed", seed),
-        (
-            "operators",
-            json_string(if out.each { "each" } else { "shared" }),
-        ),
-        ("m", out.m.to_string()),
-        ("n", out.n.to_string()),
-        ("k", out.k.to_string()),
-        ("dtype", json_string(out.dtype)),
-        ("algorithm", json_string(out.algorithm.name())),
-        ("tolerance", Num::of_f64(out.tolerance).json()),
-        ("max_iterations", out.max_iterations.to_string()),
-    ];
-    if let Some(file) = file {
-        fields.push(("out", json_string(&file.display().to_string())));
-    }
-    match out.batch {
-        None => fields.extend(problem_fields(&out.solved[0])),
-        Some(problems) => {
-            let stops = stop_counts(&out.solved)
-                .into_iter()
-                .map(|(stop, count)| (stop.name(), count.to_string()))
-                .collect();
-            fields.extend([
-                ("problems", problems.to_string()),
-                ("converged", out.converged().to_string()),
-                ("stops", inline_object(stops)),
-                (
-                    "results",
-                    json_list(out.solved.iter().map(|p| inline_object(problem_fields(p)))),
-                ),
-            ]);
-        }
-    }
-    fields.extend(run_fields(device, out.seconds));
-    json_object(fields)
+    json_line(&Recovery {
+        y: &out.y,
+        matrix,
+        ensemble,
+        seed,
+        operators: if out.each { "each" } else { "shared" },
+        m: out.m,
+        n: out.n,
+        k: out.k,
+        dtype: out.dtype,
+        algorithm: out.algorithm.name(),
+        tolerance: Num::of_f64(out.tolerance),
+        max_iterations: out.max_iterations,
+        out: file.map(|f| f.display().to_string()),
+        one: out
+            .batch
+            .is_none()
+            .then(|| ProblemFields::new(&out.solved[0])),
+        batch: out.batch.map(|problems| BatchFields {
+            problems,
+            converged: out.converged(),
+            stops: StopCounts(stop_counts(&out.solved)),
+            results: out.solved.iter().map(ProblemFields::new).collect(),
+        }),
+        run: RunFields::new(device, out.seconds),
+    })
 }
 
 /// The readable report.

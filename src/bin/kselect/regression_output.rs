@@ -4,8 +4,10 @@
 use std::fmt::Write as _;
 
 use kselect::regression::{Method, RegressionFit};
+use kselect::Result;
+use serde::Serialize;
 
-use crate::output::{aligned, json_list, json_object, json_string, Num};
+use crate::output::{aligned, json_line, nums, Num};
 use crate::regression::{Model, Outcome};
 
 /// The outlier rows the readable output lists; `--json` lists them all.
@@ -35,55 +37,62 @@ fn objective_meaning(method: Method) -> &'static str {
     }
 }
 
-/// A JSON array of floats.
-fn json_floats(values: &[f64]) -> String {
-    json_list(values.iter().map(|&v| Num::of_f64(v).json()))
-}
-
 /// The one JSON object of `--json`.
-pub fn json(ctx: &Context<'_>, out: &Outcome) -> String {
+pub fn json(ctx: &Context<'_>, out: &Outcome) -> Result<String> {
+    #[derive(Serialize)]
+    struct Fit<'a> {
+        file: &'a str,
+        method: &'a str,
+        response: String,
+        terms: Vec<String>,
+        log: &'a [String],
+        n: usize,
+        p: usize,
+        h: usize,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        alpha: Option<Num>,
+        coefficients: Vec<Num>,
+        raw_coefficients: Vec<Num>,
+        objective: Num,
+        raw_scale: Num,
+        scale: Num,
+        outliers: &'a [usize],
+        /// 0 for the rows the reweighted fit left out, 1 for the others.
+        weights: Vec<u8>,
+        starts: usize,
+        exhaustive: bool,
+        exact_fit: bool,
+        seed: u64,
+        backend: &'a str,
+        seconds: f64,
+    }
+
     let fit = &out.fit;
     let model = ctx.model;
-    let mut fields = vec![
-        ("file", json_string(&ctx.file)),
-        ("method", json_string(fit.method.name())),
-        ("response", json_string(&model.label(&model.response))),
-        (
-            "terms",
-            json_list(model.terms().iter().map(|t| json_string(t))),
-        ),
-        ("log", json_list(model.log.iter().map(|c| json_string(c)))),
-        ("n", fit.n.to_string()),
-        ("p", fit.p.to_string()),
-        ("h", fit.h.to_string()),
-    ];
-    if fit.method == Method::Lts {
-        fields.push(("alpha", Num::of_f64(fit.alpha).json()));
-    }
-    fields.extend([
-        ("coefficients", json_floats(&fit.coefficients)),
-        ("raw_coefficients", json_floats(&fit.raw_coefficients)),
-        ("objective", Num::of_f64(fit.objective).json()),
-        ("raw_scale", Num::of_f64(fit.raw_scale).json()),
-        ("scale", Num::of_f64(fit.scale).json()),
-        (
-            "outliers",
-            json_list(fit.outliers.iter().map(|i| i.to_string())),
-        ),
-        ("weights", json_list(fit.weights.iter().map(|&w| weight(w)))),
-        ("starts", fit.starts.to_string()),
-        ("exhaustive", fit.exhaustive.to_string()),
-        ("exact_fit", fit.exact_fit.to_string()),
-        ("seed", ctx.seed.to_string()),
-        ("backend", json_string(ctx.backend)),
-        ("seconds", Num::of_f64(out.seconds).json()),
-    ]);
-    json_object(fields)
-}
-
-/// A 0/1 weight as the integer.
-fn weight(w: f64) -> String {
-    if w == 0.0 { "0" } else { "1" }.to_string()
+    json_line(&Fit {
+        file: &ctx.file,
+        method: fit.method.name(),
+        response: model.label(&model.response),
+        terms: model.terms(),
+        log: &model.log,
+        n: fit.n,
+        p: fit.p,
+        h: fit.h,
+        alpha: (fit.method == Method::Lts).then(|| Num::of_f64(fit.alpha)),
+        coefficients: nums(&fit.coefficients),
+        raw_coefficients: nums(&fit.raw_coefficients),
+        objective: Num::of_f64(fit.objective),
+        raw_scale: Num::of_f64(fit.raw_scale),
+        scale: Num::of_f64(fit.scale),
+        outliers: &fit.outliers,
+        weights: fit.weights.iter().map(|&w| u8::from(w != 0.0)).collect(),
+        starts: fit.starts,
+        exhaustive: fit.exhaustive,
+        exact_fit: fit.exact_fit,
+        seed: ctx.seed,
+        backend: ctx.backend,
+        seconds: out.seconds,
+    })
 }
 
 /// `x` with 8 significant digits, without an exponent for magnitudes from 1e-5 to 1e9.

@@ -6,8 +6,7 @@ use std::path::Path;
 
 use kselect::io::FileFormat;
 use kselect::{DType, Device, Element, NanPolicy};
-
-use crate::output::json_string;
+use serde::Serialize;
 
 /// What the output says about the input and the device, the same for every command.
 pub struct Input {
@@ -114,20 +113,30 @@ pub fn summary(input: &Input, measured: &Measured) -> String {
 
 /// The fields every command's JSON object begins with: file, format, column (CSV only), dtype,
 /// n, nan_count and nan_policy.
-pub fn leading_json_fields(input: &Input, measured: &Measured) -> Vec<(&'static str, String)> {
-    let contents = &measured.contents;
-    let mut fields = vec![
-        ("file", json_string(&input.file)),
-        ("format", json_string(input.format)),
-    ];
-    if let Some(column) = &input.column {
-        fields.push(("column", json_string(column)));
+#[derive(Serialize)]
+pub struct InputFields<'a> {
+    file: &'a str,
+    format: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    column: Option<&'a str>,
+    dtype: &'static str,
+    n: usize,
+    nan_count: usize,
+    nan_policy: &'a str,
+}
+
+impl<'a> InputFields<'a> {
+    /// The fields of `input`, whose values `measured` describes.
+    pub fn new(input: &'a Input, measured: &Measured) -> InputFields<'a> {
+        let contents = &measured.contents;
+        InputFields {
+            file: &input.file,
+            format: input.format,
+            column: input.column.as_deref(),
+            dtype: contents.dtype.name(),
+            n: contents.n,
+            nan_count: contents.nan_count,
+            nan_policy: input.nan_policy,
+        }
     }
-    fields.extend([
-        ("dtype", json_string(contents.dtype.name())),
-        ("n", contents.n.to_string()),
-        ("nan_count", contents.nan_count.to_string()),
-        ("nan_policy", json_string(input.nan_policy)),
-    ]);
-    fields
 }

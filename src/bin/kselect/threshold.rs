@@ -7,8 +7,9 @@ use std::time::Instant;
 
 use kselect::io::{write_npy, ColumnVisitor};
 use kselect::{DType, Element, Result, Selector};
+use serde::Serialize;
 
-use crate::output::{json_list, json_object, json_string, Num};
+use crate::output::{json_line, Num};
 use crate::output_files::{write_replacing, FileKind};
 
 /// What to do.
@@ -55,19 +56,27 @@ impl ColumnVisitor for Request<'_> {
 }
 
 /// The one JSON object of `--json`.
-pub fn json(out: &Outcome, backend: &str) -> String {
-    json_object(vec![
-        ("n", out.n.to_string()),
-        ("k", out.k.to_string()),
-        ("threshold", out.threshold.json()),
-        ("threshold_index", out.threshold_index.to_string()),
-        (
-            "support",
-            json_list(out.support.iter().map(|i| i.to_string())),
-        ),
-        ("backend", json_string(backend)),
-        ("seconds", Num::of_f64(out.seconds).json()),
-    ])
+pub fn json(out: &Outcome, backend: &str) -> Result<String> {
+    #[derive(Serialize)]
+    struct Threshold<'a> {
+        n: usize,
+        k: usize,
+        threshold: &'a Num,
+        threshold_index: usize,
+        support: &'a [usize],
+        backend: &'a str,
+        seconds: f64,
+    }
+
+    json_line(&Threshold {
+        n: out.n,
+        k: out.k,
+        threshold: &out.threshold,
+        threshold_index: out.threshold_index,
+        support: &out.support,
+        backend,
+        seconds: out.seconds,
+    })
 }
 
 /// The readable output: what was read, kept and written, the threshold and the support.

@@ -8,8 +8,9 @@ use std::time::Instant;
 use kselect::io::npy::NpyArray;
 use kselect::io::ColumnVisitor;
 use kselect::{DType, Element, Error, Result, Rows, Selector, TopKOptions, TopKOrder};
+use serde::Serialize;
 
-use crate::output::{aligned, json_list, json_object, json_string, Num};
+use crate::output::{aligned, json_line, Num};
 
 /// The rows of the array: a 1-D array is one row, or rows of `cols` values; a 2-D array is its
 /// rows (and `cols`, if given, must be its number of columns).
@@ -78,23 +79,26 @@ impl ColumnVisitor for Request<'_> {
 }
 
 /// The one JSON object of `--json`.
-pub fn json(out: &Outcome, backend: &str) -> String {
-    let values = out
-        .values
-        .chunks(out.k.max(1))
-        .map(|row| json_list(row.iter().map(Num::json)));
-    let indices = out
-        .indices
-        .chunks(out.k.max(1))
-        .map(|row| json_list(row.iter().map(|i| i.to_string())));
-    json_object(vec![
-        ("rows", out.rows.to_string()),
-        ("k", out.k.to_string()),
-        ("values", json_list(values)),
-        ("indices", json_list(indices)),
-        ("backend", json_string(backend)),
-        ("seconds", Num::of_f64(out.seconds).json()),
-    ])
+pub fn json(out: &Outcome, backend: &str) -> Result<String> {
+    #[derive(Serialize)]
+    struct TopK<'a> {
+        rows: usize,
+        k: usize,
+        values: Vec<&'a [Num]>,
+        indices: Vec<&'a [usize]>,
+        backend: &'a str,
+        seconds: f64,
+    }
+
+    let width = out.k.max(1);
+    json_line(&TopK {
+        rows: out.rows,
+        k: out.k,
+        values: out.values.chunks(width).collect(),
+        indices: out.indices.chunks(width).collect(),
+        backend,
+        seconds: out.seconds,
+    })
 }
 
 /// The readable output: what was read and done, then a table of row, position, index, value.
