@@ -201,7 +201,7 @@ fn check_all_types(selector: &Selector) {
     let (n, algorithms): (usize, &[Algorithm]) = if selector.device().is_cuda() {
         (GPU_N, CUDA_MULTI)
     } else {
-        (CPU_N, &[Algorithm::Auto])
+        (CPU_N, &[Algorithm::Auto, Algorithm::BucketMultiselect])
     };
     check::<f32>(selector, n, algorithms);
     check::<f64>(selector, n, algorithms);
@@ -216,11 +216,11 @@ backend_test!(many_ranks_every_type, |selector: Selector| {
 });
 
 backend_test!(
-    bucket_multiselections_are_cuda_only,
+    iterative_and_fused_multiselections_are_cuda_only,
     |selector: Selector| {
         for algorithm in [
-            Algorithm::BucketMultiselect,
             Algorithm::IterativeBucketMultiselect,
+            Algorithm::FusedMultiselect,
         ] {
             let sel = selector.clone().algorithm(algorithm);
             let result = sel.multiselect(&[3.0f64, 1.0, 2.0], &[0, 2]);

@@ -36,9 +36,8 @@ pub enum Algorithm {
     /// whole input and no candidate is copied, so it needs no workspace (the input is not
     /// changed: keys outside the prefix are skipped, not overwritten). CUDA only.
     RadixInPlace,
-    /// Bucket select: linear projection of values onto buckets (Alabi et al.). With several
-    /// ranks on the CPU, bucketMultiSelect (Blanchard et al.): two passes for any number of
-    /// ranks.
+    /// Bucket select: linear projection of values onto buckets (Alabi et al.), once for each
+    /// rank.
     Bucket,
     /// SampleSelect: sorted splitters from a sample, a search tree, bucket counts (Ribizel & Anzt).
     Sample,
@@ -47,16 +46,15 @@ pub enum Algorithm {
     /// quickMultiSelect: one partitioning recursion shared by many ranks (Blanchard et al.).
     QuickMultiselect,
     /// randomizedSelect: two sampled splitters bracket the rank, one pass counts and copies
-    /// the values between them (Monroe et al.). On the CPU this bracketing is Floyd–Rivest's,
-    /// which runs.
+    /// the values between them (Monroe et al.).
     Randomized,
     /// QuickSelect (Hoare): one sampled pivot per level, the side holding the rank is kept
-    /// (on CUDA, Ribizel & Anzt's bipartitioning reference). On the CPU this is introselect,
-    /// the standard library's quickselect, which runs.
+    /// (on CUDA, Ribizel & Anzt's bipartitioning reference).
     Quick,
     /// bucketMultiSelect (Blanchard, Chen & Kim): kernel density intervals from a sample, a
     /// linear projection onto thousands of buckets, one count, the buckets holding a rank
-    /// written out and sorted. For many ranks at once. CUDA only.
+    /// written out and sorted. For many ranks at once (on the CPU: two passes whatever their
+    /// number, or one fused pass for a few ranks).
     BucketMultiselect,
     /// Iterative bucket multiselection (the second phase of Blanchard et al.'s DIBMS): as
     /// bucketMultiSelect, but the written buckets are split again, level after level, instead
@@ -123,7 +121,7 @@ impl Algorithm {
     /// The algorithms the CPU backend has.
     ///
     /// ```
-    /// assert_eq!(kselect::Algorithm::cpu_algorithms().len(), 11);
+    /// assert_eq!(kselect::Algorithm::cpu_algorithms().len(), 12);
     /// ```
     pub fn cpu_algorithms() -> &'static [Algorithm] {
         &[
@@ -138,6 +136,7 @@ impl Algorithm {
             Algorithm::QuickMultiselect,
             Algorithm::Randomized,
             Algorithm::Quick,
+            Algorithm::BucketMultiselect,
         ]
     }
 

@@ -1,9 +1,10 @@
 //! The CPU backend: dispatch to the algorithms' CPU parts.
 
 use crate::element::Element;
+use crate::error::{Error, Result};
 use crate::select::{
-    bucket, cutting_plane, floyd_rivest, introselect, quick_multiselect, radix, sample,
-    sort_choose, Algorithm,
+    bucket, cutting_plane, floyd_rivest, introselect, quick, quick_multiselect, radix, randomized,
+    sample, sort_choose, Algorithm,
 };
 
 /// Helpers shared by the CPU algorithms.
@@ -13,97 +14,148 @@ pub(crate) mod util;
 /// of nearby ranks); more go to bucketMultiSelect (two passes whatever their number).
 const AUTO_FLOYD_RIVEST_RANKS: usize = 4;
 
-/// What `Algorithm::Auto` runs on the CPU for `n` values and `ranks` ranks.
-///
-/// Short inputs go to introselect (one rank) or quickMultiSelect (several); longer ones to
-/// Floyd–Rivest (one pass over the data per group of nearby ranks, the fastest measured for a
-/// few ranks), or to bucketMultiSelect (`Algorithm::Bucket` with several ranks: two passes)
-/// when more ranks are asked for. (`T` is part of the signature every backend shares; the CPU
-/// choice does not depend on it.)
-#[allow(clippy::extra_unused_type_parameters)]
-pub(crate) fn auto_algorithm<T: Element>(n: usize, ranks: usize) -> Algorithm {
-    if n < floyd_rivest::SMALL {
-        if ranks > 1 {
-            Algorithm::QuickMultiselect
+/// What `Algorithm::Auto` runs on the CPU.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum AutoChoice {
+    Introselect,
+    QuickMultiselect,
+    FloydRivest,
+    BucketMultiselect,
+}
+
+impl AutoChoice {
+    /// The choice for `n` values and `ranks` ranks.
+    ///
+    /// Short inputs go to introselect (one rank) or quickMultiSelect (several); longer ones to
+    /// Floyd–Rivest (one pass over the data per group of nearby ranks, the fastest measured for
+    /// a few ranks), or to bucketMultiSelect (two passes) when more ranks are asked for.
+    fn of(n: usize, ranks: usize) -> AutoChoice {
+        if n < floyd_rivest::SMALL {
+            if ranks > 1 {
+                AutoChoice::QuickMultiselect
+            } else {
+                AutoChoice::Introselect
+            }
+        } else if ranks <= AUTO_FLOYD_RIVEST_RANKS || n < bucket::multi::MIN_LEN {
+            AutoChoice::FloydRivest
         } else {
-            Algorithm::Introselect
+            AutoChoice::BucketMultiselect
         }
-    } else if ranks <= AUTO_FLOYD_RIVEST_RANKS || n < bucket::multi::MIN_LEN {
-        Algorithm::FloydRivest
-    } else {
-        Algorithm::Bucket
+    }
+
+    fn algorithm(self) -> Algorithm {
+        match self {
+            AutoChoice::Introselect => Algorithm::Introselect,
+            AutoChoice::QuickMultiselect => Algorithm::QuickMultiselect,
+            AutoChoice::FloydRivest => Algorithm::FloydRivest,
+            AutoChoice::BucketMultiselect => Algorithm::BucketMultiselect,
+        }
     }
 }
 
-/// The elements of `ranks` (all `< data.len()`, NaNs ordered last) by `algorithm`.
+/// What `Algorithm::Auto` runs on the CPU for `n` values and `ranks` ranks (see
+/// [`AutoChoice::of`]). (`T` is part of the signature every backend shares; the CPU choice
+/// does not depend on it.)
+#[allow(clippy::extra_unused_type_parameters)]
+pub(crate) fn auto_algorithm<T: Element>(n: usize, ranks: usize) -> Algorithm {
+    AutoChoice::of(n, ranks).algorithm()
+}
+
+/// The elements of `ranks` (all `< data.len()`, NaNs ordered last) by `Auto`'s choice, and
+/// the number of NaNs in `data` when the algorithm counted them in its own pass.
+pub(crate) fn auto_multiselect_counting_nans<T: Element>(
+    data: &[T],
+    ranks: &[usize],
+    parallel: bool,
+) -> (Vec<T>, Option<usize>) {
+    match AutoChoice::of(data.len(), ranks.len()) {
+        AutoChoice::Introselect => (
+            ranks
+                .iter()
+                .map(|&k| introselect::select(data, k, parallel))
+                .collect(),
+            None,
+        ),
+        AutoChoice::QuickMultiselect => {
+            (quick_multiselect::multiselect(data, ranks, parallel), None)
+        }
+        AutoChoice::FloydRivest => {
+            let (values, nans) = floyd_rivest::multiselect_counting_nans(data, ranks, parallel);
+            (values, Some(nans))
+        }
+        AutoChoice::BucketMultiselect => {
+            let (values, nans) = bucket::multi::multiselect_counting_nans(data, ranks, parallel);
+            (values, Some(nans))
+        }
+    }
+}
+
+/// The elements of `ranks` by `Auto`'s choice.
+pub(crate) fn auto_multiselect<T: Element>(data: &[T], ranks: &[usize], parallel: bool) -> Vec<T> {
+    auto_multiselect_counting_nans(data, ranks, parallel).0
+}
+
+/// The elements of `ranks` (all `< data.len()`, NaNs ordered last) by `algorithm`; an error
+/// for the algorithms the CPU does not have.
 pub(crate) fn multiselect<T: Element>(
     algorithm: Algorithm,
     data: &[T],
     ranks: &[usize],
     parallel: bool,
-) -> Vec<T> {
+) -> Result<Vec<T>> {
     let one = |select: fn(&[T], usize, bool) -> T| -> Vec<T> {
         ranks.iter().map(|&k| select(data, k, parallel)).collect()
     };
-    match algorithm {
-        Algorithm::Auto => multiselect(
-            auto_algorithm::<T>(data.len(), ranks.len()),
-            data,
-            ranks,
-            parallel,
-        ),
+    Ok(match algorithm {
+        Algorithm::Auto => auto_multiselect(data, ranks, parallel),
         Algorithm::SortChoose if ranks.len() == 1 => one(sort_choose::cpu::select),
         Algorithm::SortChoose => sort_choose::cpu::multiselect(data, ranks, parallel),
         Algorithm::QuickMultiselect => quick_multiselect::multiselect(data, ranks, parallel),
-        Algorithm::Introselect | Algorithm::Quick => one(introselect::select),
-        Algorithm::FloydRivest | Algorithm::Randomized if ranks.len() == 1 => {
-            one(floyd_rivest::select)
-        }
-        Algorithm::FloydRivest | Algorithm::Randomized => {
-            floyd_rivest::multiselect(data, ranks, parallel)
-        }
-        // The in-place form is a CUDA algorithm (the selector refuses it on the CPU); the
-        // CPU's radix select answers the same should it be reached.
-        Algorithm::Radix | Algorithm::RadixInPlace => one(radix::cpu::select),
-        // The GPU bucket multiselections are CUDA algorithms (refused on the CPU); the CPU's
-        // bucketMultiSelect answers the same should they be reached.
-        Algorithm::BucketMultiselect
-        | Algorithm::IterativeBucketMultiselect
-        | Algorithm::FusedMultiselect => {
+        Algorithm::Introselect => one(introselect::select),
+        Algorithm::Quick => one(quick::cpu::select),
+        Algorithm::FloydRivest if ranks.len() == 1 => one(floyd_rivest::select),
+        Algorithm::FloydRivest => floyd_rivest::multiselect(data, ranks, parallel),
+        Algorithm::Randomized => one(randomized::cpu::select),
+        Algorithm::Radix => one(radix::cpu::select),
+        Algorithm::Bucket => one(bucket::cpu::select),
+        Algorithm::BucketMultiselect => {
             bucket::multi::multiselect_counting_nans(data, ranks, parallel).0
         }
-        Algorithm::Bucket if ranks.len() == 1 => one(bucket::cpu::select),
-        Algorithm::Bucket => bucket::multi::multiselect_counting_nans(data, ranks, parallel).0,
         Algorithm::Sample => one(sample::cpu::select),
         Algorithm::CuttingPlane => one(cutting_plane::select),
-    }
+        Algorithm::RadixInPlace
+        | Algorithm::IterativeBucketMultiselect
+        | Algorithm::FusedMultiselect => {
+            return Err(Error::UnsupportedAlgorithm {
+                algorithm: algorithm.name().to_string(),
+                backend: "cpu".to_string(),
+                available: Algorithm::names(Algorithm::cpu_algorithms()),
+            })
+        }
+    })
 }
 
 /// [`multiselect`], and the number of NaNs in `data` when the algorithm counted them in its
-/// own pass over the data (Floyd–Rivest does); `None` when the caller must scan for them.
+/// own pass over the data (Floyd–Rivest and bucketMultiSelect do); `None` when the caller must
+/// scan for them.
 pub(crate) fn multiselect_counting_nans<T: Element>(
     algorithm: Algorithm,
     data: &[T],
     ranks: &[usize],
     parallel: bool,
-) -> (Vec<T>, Option<usize>) {
-    match algorithm {
-        Algorithm::Auto => multiselect_counting_nans(
-            auto_algorithm::<T>(data.len(), ranks.len()),
-            data,
-            ranks,
-            parallel,
-        ),
-        Algorithm::FloydRivest | Algorithm::Randomized => {
+) -> Result<(Vec<T>, Option<usize>)> {
+    Ok(match algorithm {
+        Algorithm::Auto => auto_multiselect_counting_nans(data, ranks, parallel),
+        Algorithm::FloydRivest => {
             let (values, nans) = floyd_rivest::multiselect_counting_nans(data, ranks, parallel);
             (values, Some(nans))
         }
-        Algorithm::Bucket if ranks.len() > 1 => {
+        Algorithm::BucketMultiselect => {
             let (values, nans) = bucket::multi::multiselect_counting_nans(data, ranks, parallel);
             (values, Some(nans))
         }
-        other => (multiselect(other, data, ranks, parallel), None),
-    }
+        other => (multiselect(other, data, ranks, parallel)?, None),
+    })
 }
 
 /// Unit tests against the sort reference.
@@ -130,9 +182,15 @@ mod tests {
             .chain([0, n - 1, 5, 5])
             .collect();
         let want = sort_choose::cpu::multiselect(&data, &ranks, false);
+        for algorithm in [Algorithm::RadixInPlace, Algorithm::FusedMultiselect] {
+            assert!(matches!(
+                multiselect(algorithm, &data, &ranks, false),
+                Err(Error::UnsupportedAlgorithm { .. })
+            ));
+        }
         for &algorithm in Algorithm::cpu_algorithms() {
             for parallel in [false, true] {
-                let got = multiselect(algorithm, &data, &ranks, parallel);
+                let got = multiselect(algorithm, &data, &ranks, parallel).unwrap();
                 let same = got
                     .iter()
                     .zip(&want)
@@ -148,7 +206,10 @@ mod tests {
         assert_eq!(auto_algorithm::<f32>(100, 1), Algorithm::Introselect);
         assert_eq!(auto_algorithm::<f32>(100, 3), Algorithm::QuickMultiselect);
         assert_eq!(auto_algorithm::<f32>(1 << 20, 2), Algorithm::FloydRivest);
-        assert_eq!(auto_algorithm::<f32>(1 << 20, 100), Algorithm::Bucket);
+        assert_eq!(
+            auto_algorithm::<f32>(1 << 20, 100),
+            Algorithm::BucketMultiselect
+        );
         assert_eq!(auto_algorithm::<f32>(10_000, 100), Algorithm::FloydRivest);
     }
 }

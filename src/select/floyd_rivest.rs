@@ -726,23 +726,10 @@ where
 mod tests {
     use super::*;
     use crate::random::SplitMix64;
-    use crate::select::cpu::util::testing::{check_all, inputs, Algo};
+    use crate::select::cpu::util::testing::{inputs, matches_sort_on_adversarial_inputs};
     use crate::select::sort_choose;
 
-    /// Floyd–Rivest as a test subject.
-    struct Fr;
-    impl Algo for Fr {
-        /// Runs the algorithm.
-        fn select<T: Element>(&self, data: &[T], k: usize, parallel: bool) -> T {
-            select(data, k, parallel)
-        }
-    }
-
-    /// Every type, adversarial input and boundary length agrees with sort&choose.
-    #[test]
-    fn matches_sort_on_adversarial_inputs() {
-        check_all(Fr, true);
-    }
+    matches_sort_on_adversarial_inputs!(super::select);
 
     /// Several ranks at once (repeats, neighbours, extremes) agree with sort&choose.
     #[test]

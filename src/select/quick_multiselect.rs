@@ -176,23 +176,15 @@ fn partition_eq<K: Ord + Copy>(seg: &mut [K], pivot: K) -> usize {
 mod tests {
     use super::*;
     use crate::random::SplitMix64;
-    use crate::select::cpu::util::testing::{check_all, Algo};
+    use crate::select::cpu::util::testing::matches_sort_on_adversarial_inputs;
     use crate::select::sort_choose;
 
-    /// quickMultiSelect (one rank) as a test subject.
-    struct Qms;
-    impl Algo for Qms {
-        /// Runs the algorithm.
-        fn select<T: Element>(&self, data: &[T], k: usize, parallel: bool) -> T {
-            multiselect(data, &[k], parallel)[0]
-        }
+    /// quickMultiSelect of one rank.
+    fn select_one<T: Element>(data: &[T], k: usize, parallel: bool) -> T {
+        multiselect(data, &[k], parallel)[0]
     }
 
-    /// One rank at a time agrees with sort&choose everywhere.
-    #[test]
-    fn single_ranks_match_sort() {
-        check_all(Qms, true);
-    }
+    matches_sort_on_adversarial_inputs!(select_one);
 
     /// Many ranks (any order, repeats) agree with sort&choose.
     #[test]

@@ -611,7 +611,7 @@ impl Selector {
         }
         Ok(match (source, &self.device) {
             (Input::Host(data), Device::Cpu) => {
-                cpu::multiselect_counting_nans(algorithm, data, ranks, self.parallel)
+                cpu::multiselect_counting_nans(algorithm, data, ranks, self.parallel)?
             }
             (Input::Host(data), Device::Cuda(dev)) => {
                 let buf = DeviceBuffer::from_host_on(dev, data)?;
@@ -620,7 +620,7 @@ impl Selector {
             (Input::Device(buf), Device::Cuda(_)) => cuda::multiselect(algorithm, buf, ranks)?,
             (Input::Device(buf), Device::Cpu) => {
                 let host = buf.to_host()?;
-                cpu::multiselect_counting_nans(algorithm, &host, ranks, self.parallel)
+                cpu::multiselect_counting_nans(algorithm, &host, ranks, self.parallel)?
             }
         })
     }

@@ -499,15 +499,13 @@ pub struct QuantilesArgs {
     #[arg(long, value_enum, value_name = "BACKEND", default_value_t = Backend::Auto)]
     pub backend: Backend,
 
-    /// The selection algorithm: auto (the backend's fastest for the input and the number of
-    /// quantiles), sort-choose, introselect, floyd-rivest, radix, radix-inplace, bucket,
-    /// sample, cutting-plane, quick-multiselect, randomized, quick, bucket-multiselect,
-    /// iterative-bucket-multiselect, fused-multiselect. The CUDA backend has auto, sort-choose,
-    /// radix, radix-inplace, bucket, randomized, sample, quick, cutting-plane,
-    /// bucket-multiselect, iterative-bucket-multiselect and fused-multiselect; the CPU all but
-    /// radix-inplace and the three bucket multiselections. Every algorithm returns the same
-    /// values.
-    #[arg(long, value_name = "NAME", default_value = "auto", value_parser = parse_algorithm)]
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "auto",
+        value_parser = parse_algorithm,
+        help = algorithm_help("the backend's fastest for the input and the number of quantiles")
+    )]
     pub algorithm: Algorithm,
 
     /// What to do with NaN values (missing CSV values count as NaN): error (refuse the input;
@@ -739,15 +737,13 @@ pub struct SelectArgs {
     #[arg(long, value_enum, value_name = "BACKEND", default_value_t = Backend::Auto)]
     pub backend: Backend,
 
-    /// The selection algorithm: auto (the backend's fastest for the input), sort-choose,
-    /// introselect, floyd-rivest, radix, radix-inplace, bucket, sample, cutting-plane,
-    /// quick-multiselect, randomized, quick, bucket-multiselect, iterative-bucket-multiselect,
-    /// fused-multiselect. The CUDA backend has auto, sort-choose, radix, radix-inplace (no
-    /// workspace), bucket, randomized, sample, quick, cutting-plane, and for many ranks at once
-    /// bucket-multiselect, iterative-bucket-multiselect and fused-multiselect; the CPU all but
-    /// radix-inplace and the three bucket multiselections. Every algorithm returns the same
-    /// values; they differ only in speed and workspace.
-    #[arg(long, value_name = "NAME", default_value = "auto", value_parser = parse_algorithm)]
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "auto",
+        value_parser = parse_algorithm,
+        help = algorithm_help("the backend's fastest for the input and the number of ranks")
+    )]
     pub algorithm: Algorithm,
 
     /// What to do with NaN values (missing CSV values count as NaN): error (refuse the input;
@@ -1648,6 +1644,37 @@ fn parse_plot_path(s: &str) -> Result<PathBuf, String> {
 
 fn parse_method(s: &str) -> Result<QuantileMethod, String> {
     s.parse().map_err(|e: kselect::Error| strip_prefix(e))
+}
+
+/// The help of `--algorithm`, from the library's lists of algorithms: every name, and which
+/// backend has which. `auto` is what `auto` chooses by.
+fn algorithm_help(auto: &str) -> String {
+    let names = |list: &[Algorithm]| {
+        list.iter()
+            .filter(|&&a| a != Algorithm::Auto)
+            .map(|a| a.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let only_on = |these: &[Algorithm], not: &[Algorithm]| {
+        let only: Vec<Algorithm> = these.iter().copied().filter(|a| !not.contains(a)).collect();
+        names(&only)
+    };
+    let (cpu, cuda) = (Algorithm::cpu_algorithms(), Algorithm::cuda_algorithms());
+    format!(
+        "The selection algorithm: auto ({auto}), {}. Both backends have {}; only the CPU {}; \
+         only CUDA {}. Every algorithm returns the same values; they differ only in speed and \
+         workspace.",
+        names(&Algorithm::ALL),
+        names(
+            &cpu.iter()
+                .copied()
+                .filter(|a| cuda.contains(a))
+                .collect::<Vec<_>>()
+        ),
+        only_on(cpu, cuda),
+        only_on(cuda, cpu),
+    )
 }
 
 fn parse_algorithm(s: &str) -> Result<Algorithm, String> {

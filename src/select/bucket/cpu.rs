@@ -176,22 +176,9 @@ fn finish_radix<T: Element>(cands: &[T], first: bool, k: usize, parallel: bool) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::select::cpu::util::testing::{check_all, Algo};
+    use crate::select::cpu::util::testing::matches_sort_on_adversarial_inputs;
 
-    /// bucketSelect as a test subject.
-    struct Bucket;
-    impl Algo for Bucket {
-        /// Runs the algorithm.
-        fn select<T: Element>(&self, data: &[T], k: usize, parallel: bool) -> T {
-            select(data, k, parallel)
-        }
-    }
-
-    /// Every type, adversarial input and boundary length agrees with sort&choose.
-    #[test]
-    fn matches_sort_on_adversarial_inputs() {
-        check_all(Bucket, true);
-    }
+    matches_sort_on_adversarial_inputs!(super::select);
 
     /// Ranges that overflow `f64`, denormal ranges and integers sharing an `f64`.
     #[test]

@@ -449,4 +449,29 @@ pub(crate) mod testing {
         check_generic::<u32, A>(&a, big);
         check_generic::<u64, A>(&a, big);
     }
+
+    /// Emits the test `matches_sort_on_adversarial_inputs`: the generic single-rank function
+    /// `$select` (`fn<T: Element>(&[T], usize, bool) -> T`) against sort&choose by
+    /// [`check_all`], threads included.
+    macro_rules! matches_sort_on_adversarial_inputs {
+        ($select:path) => {
+            /// Every type, adversarial input and boundary length agrees with sort&choose.
+            #[test]
+            fn matches_sort_on_adversarial_inputs() {
+                struct Subject;
+                impl $crate::select::cpu::util::testing::Algo for Subject {
+                    fn select<T: $crate::element::Element>(
+                        &self,
+                        data: &[T],
+                        k: usize,
+                        parallel: bool,
+                    ) -> T {
+                        $select(data, k, parallel)
+                    }
+                }
+                $crate::select::cpu::util::testing::check_all(Subject, true);
+            }
+        };
+    }
+    pub(crate) use matches_sort_on_adversarial_inputs;
 }

@@ -247,22 +247,9 @@ impl<T: Element> Exact for HostData<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::select::cpu::util::testing::{check_all, Algo};
+    use crate::select::cpu::util::testing::matches_sort_on_adversarial_inputs;
 
-    /// The cutting-plane method as a test subject.
-    struct CuttingPlane;
-    impl Algo for CuttingPlane {
-        /// Runs the algorithm.
-        fn select<T: Element>(&self, data: &[T], k: usize, parallel: bool) -> T {
-            select(data, k, parallel)
-        }
-    }
-
-    /// Every type, adversarial input and boundary length agrees with sort&choose.
-    #[test]
-    fn matches_sort_on_adversarial_inputs() {
-        check_all(CuttingPlane, true);
-    }
+    matches_sort_on_adversarial_inputs!(super::select);
 
     /// Keys that share one `f64` are told apart.
     #[test]

@@ -249,22 +249,9 @@ fn narrow<K: RadixKey>(copy: &mut Vec<K>, p: Prefix, shift: u32, width: u32) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::select::cpu::util::testing::{check_all, Algo};
+    use crate::select::cpu::util::testing::matches_sort_on_adversarial_inputs;
 
-    /// radixSelect as a test subject.
-    struct Radix;
-    impl Algo for Radix {
-        /// Runs the algorithm.
-        fn select<T: Element>(&self, data: &[T], k: usize, parallel: bool) -> T {
-            select(data, k, parallel)
-        }
-    }
-
-    /// Every type, adversarial input and boundary length agrees with sort&choose.
-    #[test]
-    fn matches_sort_on_adversarial_inputs() {
-        check_all(Radix, true);
-    }
+    matches_sort_on_adversarial_inputs!(super::select);
 
     /// The wide first digit and selection on plain keys.
     #[test]

@@ -1,4 +1,5 @@
-//! randomizedSelect (Monroe et al.) on CUDA: two splitters from a random sample bracket the
-//! rank, one pass counts and copies, the rank is selected among the few copies.
+//! randomizedSelect (Monroe et al.): two splitters from a random sample bracket the rank, one
+//! pass counts and copies, the rank is selected among the few copies. CPU and CUDA.
 
+pub(crate) mod cpu;
 pub(crate) mod cuda;

@@ -283,22 +283,9 @@ fn locate(hist: &[usize], k: usize) -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::select::cpu::util::testing::{check_all, Algo};
+    use crate::select::cpu::util::testing::matches_sort_on_adversarial_inputs;
 
-    /// SampleSelect as a test subject.
-    struct Sample;
-    impl Algo for Sample {
-        /// Runs the algorithm.
-        fn select<T: Element>(&self, data: &[T], k: usize, parallel: bool) -> T {
-            select(data, k, parallel)
-        }
-    }
-
-    /// Every type, adversarial input and boundary length agrees with sort&choose.
-    #[test]
-    fn matches_sort_on_adversarial_inputs() {
-        check_all(Sample, true);
-    }
+    matches_sort_on_adversarial_inputs!(super::select);
 
     /// The approximate result's range is the value's range in the sorted data, and its error
     /// stays within the bound of one level.

@@ -7,7 +7,7 @@ use super::{long, spans_per_task, LONG_SPAN};
 use crate::element::Element;
 use crate::select::batch::spans::{SpanRanks, SpanSelection, Spans};
 use crate::select::quick_multiselect::multiselect_keys;
-use crate::select::{cpu, nan, Algorithm};
+use crate::select::{cpu, nan};
 
 /// The ranks of every span, prepared once for the whole batch.
 enum Plan<'a> {
@@ -141,7 +141,7 @@ fn select_short<T: Element>(
 /// multiselection; returns the span's NaN count.
 fn select_long<T: Element>(span: &[T], ranks: &[usize], parallel: bool, out: &mut [T]) -> usize {
     let (values, counted) =
-        cpu::multiselect_counting_nans(Algorithm::Auto, span, ranks, long(span.len(), parallel));
+        cpu::auto_multiselect_counting_nans(span, ranks, long(span.len(), parallel));
     out.copy_from_slice(&values);
     counted.unwrap_or_else(|| nan::scan_host(span, parallel).count)
 }

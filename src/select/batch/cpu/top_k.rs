@@ -9,8 +9,8 @@ use super::{long, spans_per_task};
 use crate::element::{Element, RadixKey};
 use crate::select::batch::priority::priority;
 use crate::select::batch::spans::{KeyOrder, Spans, TopKSpans};
+use crate::select::cpu;
 use crate::select::cpu::util::chunk_len;
-use crate::select::{cpu, Algorithm};
 
 /// The workspace of one thread, reused from span to span.
 struct Scratch<K> {
@@ -173,7 +173,7 @@ fn kth_priority<T: Element>(
     chunk: usize,
 ) -> T::Key {
     let n = span.len();
-    let value_of_rank = |r: usize| cpu::multiselect(Algorithm::Auto, span, &[r], true)[0];
+    let value_of_rank = |r: usize| cpu::auto_multiselect(span, &[r], true)[0];
     match order {
         KeyOrder::Largest { nan_low: false } => value_of_rank(rank).to_key(),
         // The NaNs, with the lowest priority, are the first `nans` ranks of the priorities and
@@ -204,7 +204,7 @@ fn kth_magnitude<T: Element, W: Element>(
         .with_min_len(chunk)
         .map(|&x| W::from_key(W::Key::from_u64(priority(x, order).to_u64())))
         .collect();
-    let kth = cpu::multiselect(Algorithm::Auto, &priorities, &[rank], true)[0];
+    let kth = cpu::auto_multiselect(&priorities, &[rank], true)[0];
     T::Key::from_u64(kth.to_key().to_u64())
 }
 
