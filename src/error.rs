@@ -78,13 +78,18 @@ pub enum Error {
     },
 
     /// The algorithm is not implemented on the chosen backend.
-    #[error("algorithm `{algorithm}` is not available on the {backend} backend (available there: {available})")]
+    #[error(
+        "algorithm `{algorithm}` is not available on the {backend} backend: it runs on \
+         {runs_on} (available on {backend}: {available})"
+    )]
     UnsupportedAlgorithm {
         /// The algorithm asked for.
         algorithm: String,
         /// The backend it was asked on.
         backend: String,
-        /// The algorithms that backend has.
+        /// The backend that has it.
+        runs_on: String,
+        /// The algorithms the backend asked has.
         available: String,
     },
 

@@ -69,29 +69,200 @@ pub enum Algorithm {
     FusedMultiselect,
 }
 
+/// Which backends have an algorithm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Backends {
+    CpuAndCuda,
+    CpuOnly,
+    CudaOnly,
+}
+
+/// One algorithm's line of the registry: its name, the other names it answers to, and the
+/// backends that have it.
+struct Entry {
+    algorithm: Algorithm,
+    name: &'static str,
+    aliases: &'static [&'static str],
+    backends: Backends,
+}
+
+/// Every algorithm, in the enum's order (checked at compile time below). Everything else is
+/// read from here: [`Algorithm::ALL`], the names, the aliases, the backends' lists and the
+/// errors that name them.
+const REGISTRY: [Entry; 15] = {
+    use Backends::{CpuAndCuda, CpuOnly, CudaOnly};
+    const fn entry(
+        algorithm: Algorithm,
+        name: &'static str,
+        aliases: &'static [&'static str],
+        backends: Backends,
+    ) -> Entry {
+        Entry {
+            algorithm,
+            name,
+            aliases,
+            backends,
+        }
+    }
+    [
+        entry(Algorithm::Auto, "auto", &[], CpuAndCuda),
+        entry(
+            Algorithm::SortChoose,
+            "sort-choose",
+            &["sort", "sort&choose", "sortchoose"],
+            CpuAndCuda,
+        ),
+        entry(Algorithm::Introselect, "introselect", &[], CpuOnly),
+        entry(
+            Algorithm::FloydRivest,
+            "floyd-rivest",
+            &["floydrivest"],
+            CpuOnly,
+        ),
+        entry(
+            Algorithm::Radix,
+            "radix",
+            &["radixselect", "radix-select"],
+            CpuAndCuda,
+        ),
+        entry(
+            Algorithm::RadixInPlace,
+            "radix-inplace",
+            &["inplace-radixselect", "radix-in-place", "inplace-radix"],
+            CudaOnly,
+        ),
+        entry(
+            Algorithm::Bucket,
+            "bucket",
+            &["bucketselect", "bucket-select"],
+            CpuAndCuda,
+        ),
+        entry(
+            Algorithm::Sample,
+            "sample",
+            &["sampleselect", "sample-select"],
+            CpuAndCuda,
+        ),
+        entry(
+            Algorithm::CuttingPlane,
+            "cutting-plane",
+            &["cuttingplane"],
+            CpuAndCuda,
+        ),
+        entry(
+            Algorithm::QuickMultiselect,
+            "quick-multiselect",
+            &["quickmultiselect", "multiselect"],
+            CpuOnly,
+        ),
+        entry(
+            Algorithm::Randomized,
+            "randomized",
+            &["randomizedselect", "randomized-select"],
+            CpuAndCuda,
+        ),
+        entry(
+            Algorithm::Quick,
+            "quick",
+            &["quickselect", "quick-select"],
+            CpuAndCuda,
+        ),
+        entry(
+            Algorithm::BucketMultiselect,
+            "bucket-multiselect",
+            &["bucketmultiselect", "bucket-multi-select", "bms"],
+            CpuAndCuda,
+        ),
+        entry(
+            Algorithm::IterativeBucketMultiselect,
+            "iterative-bucket-multiselect",
+            &[
+                "iterativebucketmultiselect",
+                "iterative-bucket-multi-select",
+                "ibms",
+                "dibms",
+            ],
+            CudaOnly,
+        ),
+        entry(
+            Algorithm::FusedMultiselect,
+            "fused-multiselect",
+            &["fusedmultiselect", "fused-multi-select", "fused"],
+            CudaOnly,
+        ),
+    ]
+};
+
+// The registry is in the enum's order, so that an algorithm's line is `REGISTRY[a as usize]`.
+const _: () = {
+    let mut i = 0;
+    while i < REGISTRY.len() {
+        assert!(REGISTRY[i].algorithm as usize == i);
+        i += 1;
+    }
+};
+
+/// A choice of the registry's lines by backend.
+#[derive(Clone, Copy)]
+enum On {
+    Any,
+    Cpu,
+    Cuda,
+}
+
+impl On {
+    /// Whether an algorithm with `backends` is chosen.
+    const fn accepts(self, backends: Backends) -> bool {
+        match self {
+            On::Any => true,
+            On::Cpu => !matches!(backends, Backends::CudaOnly),
+            On::Cuda => !matches!(backends, Backends::CpuOnly),
+        }
+    }
+}
+
+/// How many algorithms of the registry `on` chooses.
+const fn count(on: On) -> usize {
+    let mut n = 0;
+    let mut i = 0;
+    while i < REGISTRY.len() {
+        if on.accepts(REGISTRY[i].backends) {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+}
+
+/// The algorithms of the registry that `on` chooses, in its order.
+const fn chosen<const N: usize>(on: On) -> [Algorithm; N] {
+    let mut out = [Algorithm::Auto; N];
+    let (mut i, mut j) = (0, 0);
+    while i < REGISTRY.len() {
+        if on.accepts(REGISTRY[i].backends) {
+            out[j] = REGISTRY[i].algorithm;
+            j += 1;
+        }
+        i += 1;
+    }
+    out
+}
+
+const CPU: [Algorithm; count(On::Cpu)] = chosen(On::Cpu);
+const CUDA: [Algorithm; count(On::Cuda)] = chosen(On::Cuda);
+
 impl Algorithm {
     /// Every algorithm, `Auto` first.
     ///
     /// ```
     /// assert!(kselect::Algorithm::ALL.contains(&kselect::Algorithm::Bucket));
     /// ```
-    pub const ALL: [Algorithm; 15] = [
-        Algorithm::Auto,
-        Algorithm::SortChoose,
-        Algorithm::Introselect,
-        Algorithm::FloydRivest,
-        Algorithm::Radix,
-        Algorithm::RadixInPlace,
-        Algorithm::Bucket,
-        Algorithm::Sample,
-        Algorithm::CuttingPlane,
-        Algorithm::QuickMultiselect,
-        Algorithm::Randomized,
-        Algorithm::Quick,
-        Algorithm::BucketMultiselect,
-        Algorithm::IterativeBucketMultiselect,
-        Algorithm::FusedMultiselect,
-    ];
+    pub const ALL: [Algorithm; REGISTRY.len()] = chosen(On::Any);
+
+    /// The algorithm's line of the registry.
+    fn entry(self) -> &'static Entry {
+        &REGISTRY[self as usize]
+    }
 
     /// The algorithm's name as the CLI spells it.
     ///
@@ -99,23 +270,7 @@ impl Algorithm {
     /// assert_eq!(kselect::Algorithm::SortChoose.name(), "sort-choose");
     /// ```
     pub fn name(self) -> &'static str {
-        match self {
-            Algorithm::Auto => "auto",
-            Algorithm::SortChoose => "sort-choose",
-            Algorithm::Introselect => "introselect",
-            Algorithm::FloydRivest => "floyd-rivest",
-            Algorithm::Radix => "radix",
-            Algorithm::RadixInPlace => "radix-inplace",
-            Algorithm::Bucket => "bucket",
-            Algorithm::Sample => "sample",
-            Algorithm::CuttingPlane => "cutting-plane",
-            Algorithm::QuickMultiselect => "quick-multiselect",
-            Algorithm::Randomized => "randomized",
-            Algorithm::Quick => "quick",
-            Algorithm::BucketMultiselect => "bucket-multiselect",
-            Algorithm::IterativeBucketMultiselect => "iterative-bucket-multiselect",
-            Algorithm::FusedMultiselect => "fused-multiselect",
-        }
+        self.entry().name
     }
 
     /// The algorithms the CPU backend has.
@@ -124,20 +279,7 @@ impl Algorithm {
     /// assert_eq!(kselect::Algorithm::cpu_algorithms().len(), 12);
     /// ```
     pub fn cpu_algorithms() -> &'static [Algorithm] {
-        &[
-            Algorithm::Auto,
-            Algorithm::SortChoose,
-            Algorithm::Introselect,
-            Algorithm::FloydRivest,
-            Algorithm::Radix,
-            Algorithm::Bucket,
-            Algorithm::Sample,
-            Algorithm::CuttingPlane,
-            Algorithm::QuickMultiselect,
-            Algorithm::Randomized,
-            Algorithm::Quick,
-            Algorithm::BucketMultiselect,
-        ]
+        &CPU
     }
 
     /// The algorithms the CUDA backend has.
@@ -147,20 +289,22 @@ impl Algorithm {
     /// assert!(Algorithm::cuda_algorithms().contains(&Algorithm::Radix));
     /// ```
     pub fn cuda_algorithms() -> &'static [Algorithm] {
-        &[
-            Algorithm::Auto,
-            Algorithm::SortChoose,
-            Algorithm::Radix,
-            Algorithm::RadixInPlace,
-            Algorithm::Bucket,
-            Algorithm::Randomized,
-            Algorithm::Sample,
-            Algorithm::Quick,
-            Algorithm::CuttingPlane,
-            Algorithm::BucketMultiselect,
-            Algorithm::IterativeBucketMultiselect,
-            Algorithm::FusedMultiselect,
-        ]
+        &CUDA
+    }
+
+    /// The error for this algorithm asked of `backend` (`"cpu"` or `"cuda"`), which lacks it:
+    /// it names the backends that have it and what `backend` has.
+    pub(crate) fn unsupported_on(self, backend: &str) -> Error {
+        let (available, has_it) = match backend {
+            "cpu" => (Algorithm::cpu_algorithms(), "cuda"),
+            _ => (Algorithm::cuda_algorithms(), "cpu"),
+        };
+        Error::UnsupportedAlgorithm {
+            algorithm: self.name().to_string(),
+            backend: backend.to_string(),
+            runs_on: has_it.to_string(),
+            available: Algorithm::names(available),
+        }
     }
 
     /// Names of a list of algorithms, comma separated.
@@ -178,35 +322,56 @@ impl Display for Algorithm {
 impl FromStr for Algorithm {
     type Err = Error;
 
+    /// An algorithm by its name or one of its other names (case, `_` for `-` and surrounding
+    /// spaces aside).
     fn from_str(s: &str) -> Result<Self> {
         let wanted = s.trim().to_ascii_lowercase().replace('_', "-");
-        let alias = match wanted.as_str() {
-            "sort" | "sort&choose" | "sortchoose" => "sort-choose",
-            "radixselect" | "radix-select" => "radix",
-            "inplace-radixselect" | "radix-in-place" | "inplace-radix" => "radix-inplace",
-            "bucketselect" | "bucket-select" => "bucket",
-            "sampleselect" | "sample-select" => "sample",
-            "floydrivest" => "floyd-rivest",
-            "cuttingplane" => "cutting-plane",
-            "quickmultiselect" | "multiselect" => "quick-multiselect",
-            "randomizedselect" | "randomized-select" => "randomized",
-            "quickselect" | "quick-select" => "quick",
-            "bucketmultiselect" | "bucket-multi-select" | "bms" => "bucket-multiselect",
-            "iterativebucketmultiselect" | "iterative-bucket-multi-select" | "ibms" | "dibms" => {
-                "iterative-bucket-multiselect"
-            }
-            "fusedmultiselect" | "fused-multi-select" | "fused" => "fused-multiselect",
-            other => other,
-        };
-        Algorithm::ALL
+        REGISTRY
             .iter()
-            .copied()
-            .find(|a| a.name() == alias)
+            .find(|e| e.name == wanted || e.aliases.contains(&wanted.as_str()))
+            .map(|e| e.algorithm)
             .ok_or_else(|| {
                 Error::InvalidArgument(format!(
                     "unknown algorithm `{s}` (known: {})",
                     Algorithm::names(&Algorithm::ALL)
                 ))
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_and_alias_reads_back_as_its_algorithm() {
+        let mut seen = std::collections::HashSet::new();
+        for entry in &REGISTRY {
+            for name in std::iter::once(&entry.name).chain(entry.aliases) {
+                assert!(seen.insert(*name), "{name} names two algorithms");
+                assert_eq!(name.parse::<Algorithm>().unwrap(), entry.algorithm);
+            }
+        }
+        assert_eq!(
+            " Radix_Select ".parse::<Algorithm>().unwrap(),
+            Algorithm::Radix
+        );
+    }
+
+    #[test]
+    fn every_algorithm_runs_on_a_backend_and_auto_on_both() {
+        for a in Algorithm::ALL {
+            let (cpu, cuda) = (CPU.contains(&a), CUDA.contains(&a));
+            assert!(cpu || cuda, "{a}");
+            assert_eq!(
+                a == Algorithm::Auto || a.entry().backends == Backends::CpuAndCuda,
+                cpu && cuda,
+                "{a}"
+            );
+        }
+        assert!(matches!(
+            Algorithm::RadixInPlace.unsupported_on("cpu"),
+            Error::UnsupportedAlgorithm { runs_on, .. } if runs_on == "cuda"
+        ));
     }
 }

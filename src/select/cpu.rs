@@ -1,7 +1,7 @@
 //! The CPU backend: dispatch to the algorithms' CPU parts.
 
 use crate::element::Element;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::select::{
     bucket, cutting_plane, floyd_rivest, introselect, quick, quick_multiselect, radix, randomized,
     sample, sort_choose, Algorithm,
@@ -125,13 +125,7 @@ pub(crate) fn multiselect<T: Element>(
         Algorithm::CuttingPlane => one(cutting_plane::select),
         Algorithm::RadixInPlace
         | Algorithm::IterativeBucketMultiselect
-        | Algorithm::FusedMultiselect => {
-            return Err(Error::UnsupportedAlgorithm {
-                algorithm: algorithm.name().to_string(),
-                backend: "cpu".to_string(),
-                available: Algorithm::names(Algorithm::cpu_algorithms()),
-            })
-        }
+        | Algorithm::FusedMultiselect => return Err(algorithm.unsupported_on("cpu")),
     })
 }
 
@@ -162,6 +156,7 @@ pub(crate) fn multiselect_counting_nans<T: Element>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
     use crate::random::SplitMix64;
 
     /// Every CPU algorithm, with and without threads, gives the reference bits.

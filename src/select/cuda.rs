@@ -7,7 +7,7 @@ use crate::device::cuda::kernels::{kernel_name, REDUCE};
 use crate::device::cuda::launch::{config, stride_blocks};
 use crate::device::DeviceBuffer;
 use crate::element::Element;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::select::nan::NanScan;
 use crate::select::{
     bucket, bucket_multi, cutting_plane, quick, radix, randomized, sample, sort_choose, Algorithm,
@@ -180,11 +180,7 @@ pub(crate) fn multiselect<T: Element>(
         Algorithm::BucketMultiselect => bucket_multi::bms::multiselect(buf, ranks),
         Algorithm::IterativeBucketMultiselect => bucket_multi::iterative::multiselect(buf, ranks),
         Algorithm::FusedMultiselect => bucket_multi::fused::multiselect(buf, ranks),
-        other => Err(Error::UnsupportedAlgorithm {
-            algorithm: other.name().to_string(),
-            backend: "cuda".to_string(),
-            available: Algorithm::names(Algorithm::cuda_algorithms()),
-        }),
+        other => Err(other.unsupported_on("cuda")),
     }
 }
 

@@ -152,11 +152,7 @@ impl Selector {
             Device::Cuda(_) => Algorithm::cuda_algorithms(),
         };
         if !available.contains(&self.algorithm) {
-            return Err(Error::UnsupportedAlgorithm {
-                algorithm: self.algorithm.name().to_string(),
-                backend: self.device.backend_name().to_string(),
-                available: Algorithm::names(available),
-            });
+            return Err(self.algorithm.unsupported_on(self.device.backend_name()));
         }
         Ok(match (&self.device, self.algorithm) {
             (Device::Cpu, Algorithm::Auto) => cpu::auto_algorithm::<T>(n, ranks),
