@@ -209,12 +209,12 @@ fn one_gpu<T: Uniform>(
     let sel = Selector::on(Device::Cuda(g.clone()));
     let found = ms
         .iter()
-        .map(|p| sel.quantiles_device(&all, p, QuantileMethod::Linear))
+        .map(|p| sel.quantiles(&all, p, QuantileMethod::Linear))
         .collect::<kselect::Result<Vec<_>>>()
         .map_err(|e| e.to_string());
     let probs: Vec<f64> = (0..101).map(|i| i as f64 / 100.0).collect();
     let times = gpu::event_times(g, 1, 5, |_| {
-        sel.quantiles_device(&all, &probs, QuantileMethod::Linear)
+        sel.quantiles(&all, &probs, QuantileMethod::Linear)
             .map(|_| ())
     });
     (found, times.ok().map(median))

@@ -238,14 +238,14 @@ fn run_shape<T: BenchFloat>(
         }
     }
     let kth = cols / 2;
-    let got = sel.select_rows_device(copies.get(0), layout, BatchRank::Same(kth))?;
+    let got = sel.select_rows(copies.get(0), layout, BatchRank::Same(kth))?;
     let want = cpu.select_rows(head, head_layout, BatchRank::Same(kth))?;
     let correct = got[..checked_rows]
         .iter()
         .zip(&want)
         .all(|(a, b)| a.to_key() == b.to_key());
     let ms = time_ms(gpu, opts.reps, |r| {
-        sel.select_rows_device(copies.get(r), layout, BatchRank::Same(kth))
+        sel.select_rows(copies.get(r), layout, BatchRank::Same(kth))
             .map(|_| ())
     })?;
     rec.push("kth", kth, ms, correct);

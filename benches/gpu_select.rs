@@ -220,10 +220,10 @@ fn run_case<T: BenchElement>(
     for (rank, set, want) in cases {
         for &algorithm in &opts.algorithms {
             let sel = Selector::on(device.clone()).algorithm(algorithm);
-            let got = sel.multiselect_device(copies.get(0), &set)?;
+            let got = sel.multiselect(copies.get(0), &set)?;
             let correct = got.iter().map(|v| v.to_key()).eq(want.iter().copied());
             let times = gpu::event_times(gpu, WARMUPS, opts.reps, |r| {
-                sel.multiselect_device(copies.get(r), &set).map(|_| ())
+                sel.multiselect(copies.get(r), &set).map(|_| ())
             })?;
             let min_ms = times.iter().copied().fold(f64::INFINITY, f64::min);
             let row = Row {

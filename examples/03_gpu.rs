@@ -24,7 +24,7 @@ fn main() -> kselect::Result<()> {
     for algorithm in [Algorithm::Radix, Algorithm::SortChoose] {
         let sel = Selector::on(device.clone()).algorithm(algorithm);
         let start = std::time::Instant::now();
-        let median = sel.select_device(&buf, n / 2)?;
+        let median = sel.select(&buf, n / 2)?;
         println!("{algorithm:>12}: median {median} in {:?}", start.elapsed());
     }
     println!("cpu check:    {}", kselect::select(&data, n / 2)?);

@@ -71,5 +71,5 @@ pub use regression::{Lms, Lts, RegressionFit};
 pub use select::{
     median, median_mean, multiselect, quantile, quantiles, select, select_largest, Algorithm,
     Approximate, ApproximateQuantile, BatchRank, DeviceThreshold, DeviceTopK, NanPolicy,
-    QuantileMethod, Rows, Segments, Selector, Threshold, TopK, TopKOptions, TopKOrder,
+    QuantileMethod, Rows, Segments, Selector, Threshold, TopK, TopKOptions, TopKOrder, Values,
 };

@@ -67,7 +67,7 @@ fn check_type<T: TestElement>(selector: &Selector, n: usize) {
                 }
                 if let Some(buf) = &device_buf {
                     let d = sel
-                        .select_approximate_device(buf, k)
+                        .select_approximate(buf, k)
                         .unwrap_or_else(|e| panic!("{context} (device-resident): {e}"));
                     assert_eq!(d.rank_lo, a.rank_lo, "{context} (device-resident)");
                 }

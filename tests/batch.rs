@@ -327,13 +327,13 @@ impl<'a, T: TestElement> Batch<'a, T> {
         match self.layout {
             Layout::Rows(rows) => self.both(
                 |s, d| s.select_rows(d, *rows, ranks),
-                |s, b| s.select_rows_device(b, *rows, ranks),
+                |s, b| s.select_rows(b, *rows, ranks),
             ),
             Layout::Segments(offsets) => {
                 let segs = Segments::new(offsets);
                 self.both(
                     |s, d| s.select_segments(d, segs, ranks),
-                    |s, b| s.select_segments_device(b, segs, ranks),
+                    |s, b| s.select_segments(b, segs, ranks),
                 )
             }
         }
@@ -343,13 +343,13 @@ impl<'a, T: TestElement> Batch<'a, T> {
         match self.layout {
             Layout::Rows(rows) => self.both(
                 |s, d| s.multiselect_rows(d, *rows, ranks),
-                |s, b| s.multiselect_rows_device(b, *rows, ranks),
+                |s, b| s.multiselect_rows(b, *rows, ranks),
             ),
             Layout::Segments(offsets) => {
                 let segs = Segments::new(offsets);
                 self.both(
                     |s, d| s.multiselect_segments(d, segs, ranks),
-                    |s, b| s.multiselect_segments_device(b, segs, ranks),
+                    |s, b| s.multiselect_segments(b, segs, ranks),
                 )
             }
         }
@@ -1080,7 +1080,7 @@ backend_test!(device_buffers_need_their_device, |selector: Selector| {
     let buf = DeviceBuffer::from_host(selector.device(), &[3.0f32, 1.0, 2.0]).unwrap();
     let cpu = Selector::new();
     assert_err!(
-        cpu.select_rows_device(&buf, Rows::new(1, 3), 0),
+        cpu.select_rows(&buf, Rows::new(1, 3), 0),
         Error::InvalidArgument(_),
         "a CPU selector with a device buffer"
     );

@@ -37,7 +37,7 @@ fn check_type<T: TestElement>(device: &Device, n: usize, cases: &[&str]) {
                 .algorithm(algorithm)
                 .nan_policy(NanPolicy::Last);
             let got = sel
-                .multiselect_device(&buf, &ranks)
+                .multiselect(&buf, &ranks)
                 .unwrap_or_else(|e| panic!("{} {name} n={n} {algorithm}: {e}", T::DTYPE));
             for ((&k, g), e) in ranks.iter().zip(&got).zip(&expected) {
                 assert!(

@@ -48,7 +48,7 @@ fn check_type<T: TestElement>(selector: &Selector) {
             reference.check_all(&got, &ranks, &context);
             if let Some(buf) = &device_buf {
                 let got = sel
-                    .multiselect_device(buf, &ranks)
+                    .multiselect(buf, &ranks)
                     .unwrap_or_else(|e| panic!("{}: {e}", context()));
                 reference.check_all(&got, &ranks, &|| format!("{} (device-resident)", context()));
             }

@@ -59,7 +59,7 @@ fn assert_median<T: Element>(selector: &Selector, policy: NanPolicy, data: &[T],
         let got = sel.median_mean(data);
         check(got.unwrap_or_else(|e| panic!("{}: {e}", what())), "");
         if let Some(buf) = &buffer {
-            let got = sel.median_mean_device(buf);
+            let got = sel.median_mean(buf);
             let got = got.unwrap_or_else(|e| panic!("{} (device-resident): {e}", what()));
             check(got, " (device-resident)");
         }
@@ -92,7 +92,7 @@ fn assert_median_fails<T: Element>(
             other => panic!("{what}: unexpected {other:?}"),
         }
         if let Some(buf) = &buffer {
-            match sel.median_mean_device(buf) {
+            match sel.median_mean(buf) {
                 Err(e) if expected(&e) => {}
                 other => panic!("{what} (device-resident): unexpected {other:?}"),
             }

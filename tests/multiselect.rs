@@ -116,7 +116,7 @@ fn check<T: TestElement>(selector: &Selector, n: usize, algorithms: &[Algorithm]
                     )
                 };
                 let got = match &buffer {
-                    Some(buf) => sel.multiselect_device(buf, ranks),
+                    Some(buf) => sel.multiselect(buf, ranks),
                     None => sel.multiselect(&case.data, ranks),
                 }
                 .unwrap_or_else(|e| panic!("{}: {e}", context()));
@@ -141,7 +141,7 @@ fn check<T: TestElement>(selector: &Selector, n: usize, algorithms: &[Algorithm]
                 .quantiles(&case.data, &qs, QuantileMethod::Linear)
                 .unwrap();
             let got = match &buffer {
-                Some(buf) => sel.quantiles_device(buf, &qs, QuantileMethod::Linear),
+                Some(buf) => sel.quantiles(buf, &qs, QuantileMethod::Linear),
                 None => sel.quantiles(&case.data, &qs, QuantileMethod::Linear),
             }
             .unwrap_or_else(|e| panic!("{} quantiles: {e}", context()));
@@ -179,14 +179,14 @@ fn check_nan_policies<T: TestElement>(
     let ranks: Vec<usize> = (0..101).map(|i| i * (m - 1) / 100).collect();
     let omit = sel.clone().nan_policy(NanPolicy::Omit);
     let got = match buffer {
-        Some(buf) => omit.multiselect_device(buf, &ranks),
+        Some(buf) => omit.multiselect(buf, &ranks),
         None => omit.multiselect(&case.data, &ranks),
     }
     .unwrap_or_else(|e| panic!("{} Omit: {e}", context()));
     numbers.check_all(&got, &ranks, &|| format!("{} Omit", context()));
     let strict = sel.clone().nan_policy(NanPolicy::Error);
     let result = match buffer {
-        Some(buf) => strict.multiselect_device(buf, &ranks),
+        Some(buf) => strict.multiselect(buf, &ranks),
         None => strict.multiselect(&case.data, &ranks),
     };
     assert!(

@@ -124,19 +124,19 @@ fn check_error_policy<T: TestElement>(selector: &Selector) {
                     context("quantiles")
                 );
                 if let Some(buffer) = &buffer {
-                    let r = sel.select_device(buffer, 0);
+                    let r = sel.select(buffer, 0);
                     assert!(
                         is_nan_error(&r, count, first),
                         "{}, got {r:?}",
                         context("select_device")
                     );
-                    let r = sel.multiselect_device(buffer, &[n - 1, 0]);
+                    let r = sel.multiselect(buffer, &[n - 1, 0]);
                     assert!(
                         is_nan_error(&r, count, first),
                         "{}, got {r:?}",
                         context("multiselect_device")
                     );
-                    let r = sel.quantiles_device(buffer, &[0.25], QuantileMethod::Linear);
+                    let r = sel.quantiles(buffer, &[0.25], QuantileMethod::Linear);
                     assert!(
                         is_nan_error(&r, count, first),
                         "{}, got {r:?}",
@@ -209,7 +209,7 @@ fn check_omit_policy<T: TestElement>(selector: &Selector) {
                 );
                 if let Some(buffer) = &buffer {
                     assert_err!(
-                        sel.select_device(buffer, 0),
+                        sel.select(buffer, 0),
                         Error::EmptyInput,
                         "{}",
                         context("select_device")
@@ -241,12 +241,12 @@ fn check_omit_policy<T: TestElement>(selector: &Selector) {
                 );
             }
             if let Some(buffer) = &buffer {
-                let got = ok(sel.multiselect_device(buffer, &ranks), &|| {
+                let got = ok(sel.multiselect(buffer, &ranks), &|| {
                     context("multiselect_device")
                 });
                 reference.check_all(&got, &ranks, &|| context("multiselect_device"));
                 assert_err!(
-                    sel.select_device(buffer, m),
+                    sel.select(buffer, m),
                     Error::RankOutOfRange { k, n: len } if k == m && len == m,
                     "{}", context("select_device(number of non-NaN values)")
                 );
@@ -312,7 +312,7 @@ fn check_last_policy<T: TestElement>(selector: &Selector) {
                 }
             }
             if let Some(buffer) = &buffer {
-                let got = ok(sel.multiselect_device(buffer, &ranks), &|| {
+                let got = ok(sel.multiselect(buffer, &ranks), &|| {
                     context("multiselect_device")
                 });
                 reference.check_all(&got, &ranks, &|| context("multiselect_device"));
@@ -433,7 +433,7 @@ fn check_omit_quantiles<T: TestElement>(selector: &Selector) {
                 );
                 if let Some(device) = selector.device().is_cuda().then(|| selector.device()) {
                     let buffer = ok(DeviceBuffer::from_host(device, &data), &context);
-                    let got = ok(omit.quantiles_device(&buffer, &qs, method), &context);
+                    let got = ok(omit.quantiles(&buffer, &qs, method), &context);
                     let same = got.len() == want.len()
                         && got
                             .iter()

@@ -142,16 +142,16 @@ fn check_case<T: TestElement>(selector: &Selector, case: &Case<T>, depth: Depth)
         if let Some(buffer) = &buffer {
             if depth == Depth::Full {
                 for k in edge_ranks(n) {
-                    let got = ok(sel.select_device(buffer, k), &|| context("select_device"));
+                    let got = ok(sel.select(buffer, k), &|| context("select_device"));
                     reference.check(got, k, &|| context("select_device"));
                 }
                 assert_err!(
-                    sel.select_device(buffer, n),
+                    sel.select(buffer, n),
                     Error::RankOutOfRange { k, n: len } if k == n && len == n,
                     "{}", context("select_device(n)")
                 );
             }
-            let got = ok(sel.multiselect_device(buffer, &ranks), &|| {
+            let got = ok(sel.multiselect(buffer, &ranks), &|| {
                 context("multiselect_device")
             });
             reference.check_all(&got, &ranks, &|| context("multiselect_device"));
@@ -273,13 +273,13 @@ fn check_empty<T: TestElement>(selector: &Selector) {
                     format!("{} uploading nothing", context())
                 });
                 assert_err!(
-                    sel.select_device(&buffer, 0),
+                    sel.select(&buffer, 0),
                     Error::EmptyInput,
                     "{} select_device",
                     context()
                 );
                 assert_err!(
-                    sel.multiselect_device(&buffer, &[0]),
+                    sel.multiselect(&buffer, &[0]),
                     Error::EmptyInput,
                     "{} multiselect_device",
                     context()

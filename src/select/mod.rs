@@ -41,6 +41,7 @@ pub use approximate_quantile::ApproximateQuantile;
 pub use batch::{
     BatchRank, DeviceThreshold, DeviceTopK, Rows, Segments, Threshold, TopK, TopKOptions, TopKOrder,
 };
+pub use input::Values;
 pub use nan::NanPolicy;
 pub use quantile::QuantileMethod;
 pub use selector::Selector;

@@ -3,7 +3,7 @@
 use crate::device::{Device, DeviceBuffer};
 use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::select::input::Input;
+use crate::select::input::{Input, Values};
 use crate::select::nan::{self, NanScan, RankSpace};
 use crate::select::{
     bucket, cpu, cuda, median, quantile, sample, Algorithm, Approximate, ApproximateQuantile,
@@ -194,7 +194,7 @@ impl Selector {
     /// assert_eq!(sel.select(&[10i64, -3, 7], 0).unwrap(), -3);
     /// assert!(sel.select(&[10i64, -3, 7], 3).is_err());
     /// ```
-    pub fn select<T: Element>(&self, data: &[T], k: usize) -> Result<T> {
+    pub fn select<'a, T: Element>(&self, data: impl Into<Values<'a, T>>, k: usize) -> Result<T> {
         Ok(self.multiselect(data, &[k])?[0])
     }
 
@@ -203,9 +203,13 @@ impl Selector {
     /// ```
     /// assert_eq!(kselect::Selector::new().select_largest(&[1, 5, 3], 1).unwrap(), 3);
     /// ```
-    pub fn select_largest<T: Element>(&self, data: &[T], k: usize) -> Result<T> {
+    pub fn select_largest<'a, T: Element>(
+        &self,
+        data: impl Into<Values<'a, T>>,
+        k: usize,
+    ) -> Result<T> {
         let ranks_of = |len: usize| largest_to_rank(k, len).map(|r| vec![r]);
-        Ok(self.run(&Input::Host(data), ranks_of)?[0])
+        Ok(self.run(&data.into().input(), ranks_of)?[0])
     }
 
     /// The lower median: the element of rank `(n - 1) / 2`, a value of the data.
@@ -216,9 +220,9 @@ impl Selector {
     /// ```
     /// assert_eq!(kselect::Selector::new().median(&[5, 3, 1, 4]).unwrap(), 3);
     /// ```
-    pub fn median<T: Element>(&self, data: &[T]) -> Result<T> {
+    pub fn median<'a, T: Element>(&self, data: impl Into<Values<'a, T>>) -> Result<T> {
         let ranks_of = |len: usize| Ok(vec![(len - 1) / 2]);
-        Ok(self.run(&Input::Host(data), ranks_of)?[0])
+        Ok(self.run(&data.into().input(), ranks_of)?[0])
     }
 
     /// The median as `numpy.median` defines it: the middle value when `n` is odd, the mean of
@@ -246,8 +250,8 @@ impl Selector {
     /// let omit = sel.clone().nan_policy(NanPolicy::Omit);
     /// assert_eq!(omit.median_mean(&[f32::INFINITY, f32::NAN, f32::NAN]).unwrap(), f64::INFINITY);
     /// ```
-    pub fn median_mean<T: Element>(&self, data: &[T]) -> Result<f64> {
-        self.median_mean_of(&Input::Host(data))
+    pub fn median_mean<'a, T: Element>(&self, data: impl Into<Values<'a, T>>) -> Result<f64> {
+        self.median_mean_of(&data.into().input())
     }
 
     /// The elements of `ranks`, in the order given (any order, repeats allowed).
@@ -256,8 +260,12 @@ impl Selector {
     /// let v = kselect::Selector::new().multiselect(&[3.0, 1.0, 2.0], &[2, 0]).unwrap();
     /// assert_eq!(v, vec![3.0, 1.0]);
     /// ```
-    pub fn multiselect<T: Element>(&self, data: &[T], ranks: &[usize]) -> Result<Vec<T>> {
-        self.run(&Input::Host(data), given_ranks(ranks))
+    pub fn multiselect<'a, T: Element>(
+        &self,
+        data: impl Into<Values<'a, T>>,
+        ranks: &[usize],
+    ) -> Result<Vec<T>> {
+        self.run(&data.into().input(), given_ranks(ranks))
     }
 
     /// The quantile `q` by `method`, equal to `numpy.quantile(data, [q], method=...)`.
@@ -267,7 +275,12 @@ impl Selector {
     /// let q = Selector::new().quantile(&[1.0, 2.0, 3.0, 4.0], 0.5, QuantileMethod::Lower).unwrap();
     /// assert_eq!(q, 2.0);
     /// ```
-    pub fn quantile<T: Element>(&self, data: &[T], q: f64, method: QuantileMethod) -> Result<f64> {
+    pub fn quantile<'a, T: Element>(
+        &self,
+        data: impl Into<Values<'a, T>>,
+        q: f64,
+        method: QuantileMethod,
+    ) -> Result<f64> {
         Ok(self.quantiles(data, &[q], method)?[0])
     }
 
@@ -280,13 +293,13 @@ impl Selector {
     ///     .unwrap();
     /// assert_eq!(q, vec![25.0, 40.0]);
     /// ```
-    pub fn quantiles<T: Element>(
+    pub fn quantiles<'a, T: Element>(
         &self,
-        data: &[T],
+        data: impl Into<Values<'a, T>>,
         qs: &[f64],
         method: QuantileMethod,
     ) -> Result<Vec<f64>> {
-        self.quantiles_of(&Input::Host(data), qs, method)
+        self.quantiles_of(&data.into().input(), qs, method)
     }
 
     /// An approximate element of rank `k`: one level of SampleSelect (Ribizel & Anzt) and the
@@ -307,8 +320,12 @@ impl Selector {
     /// assert!(a.rank_error() <= 200_000 / 64);
     /// assert!(Selector::new().select_approximate(&data, 200_000).is_err());
     /// ```
-    pub fn select_approximate<T: Element>(&self, data: &[T], k: usize) -> Result<Approximate<T>> {
-        self.approximate_of(&Input::Host(data), k)
+    pub fn select_approximate<'a, T: Element>(
+        &self,
+        data: impl Into<Values<'a, T>>,
+        k: usize,
+    ) -> Result<Approximate<T>> {
+        self.approximate_of(&data.into().input(), k)
     }
 
     /// Approximate quantiles `qs` by `method`, with bounds that hold for certain, from one
@@ -380,87 +397,6 @@ impl Selector {
                 }
             })
             .collect())
-    }
-
-    /// [`select_approximate`](Selector::select_approximate) of a device-resident buffer.
-    ///
-    /// ```no_run
-    /// use kselect::{Device, DeviceBuffer, Selector};
-    /// let device = Device::cuda(0)?;
-    /// let data: Vec<u32> = (0..1_000_000).rev().collect();
-    /// let buf = DeviceBuffer::from_host(&device, &data)?;
-    /// let a = Selector::on(device).select_approximate_device(&buf, 500_000)?;
-    /// assert_eq!(a.rank_lo, a.value as usize);
-    /// # Ok::<(), kselect::Error>(())
-    /// ```
-    pub fn select_approximate_device<T: Element>(
-        &self,
-        buf: &DeviceBuffer<T>,
-        k: usize,
-    ) -> Result<Approximate<T>> {
-        self.approximate_of(&Input::Device(buf), k)
-    }
-
-    /// The element of rank `k` of a device-resident buffer, without copying it to the host.
-    ///
-    /// ```no_run
-    /// use kselect::{Device, DeviceBuffer, Selector};
-    /// let device = Device::cuda(0)?;
-    /// let buf = DeviceBuffer::from_host(&device, &[3.0f32, 1.0, 2.0])?;
-    /// assert_eq!(Selector::on(device).select_device(&buf, 1)?, 2.0);
-    /// # Ok::<(), kselect::Error>(())
-    /// ```
-    pub fn select_device<T: Element>(&self, buf: &DeviceBuffer<T>, k: usize) -> Result<T> {
-        Ok(self.multiselect_device(buf, &[k])?[0])
-    }
-
-    /// The elements of `ranks` of a device-resident buffer.
-    ///
-    /// ```no_run
-    /// use kselect::{Device, DeviceBuffer, Selector};
-    /// let device = Device::cuda(0)?;
-    /// let buf = DeviceBuffer::from_host(&device, &[3u32, 1, 2])?;
-    /// assert_eq!(Selector::on(device).multiselect_device(&buf, &[0, 2])?, vec![1, 3]);
-    /// # Ok::<(), kselect::Error>(())
-    /// ```
-    pub fn multiselect_device<T: Element>(
-        &self,
-        buf: &DeviceBuffer<T>,
-        ranks: &[usize],
-    ) -> Result<Vec<T>> {
-        self.run(&Input::Device(buf), given_ranks(ranks))
-    }
-
-    /// Quantiles of a device-resident buffer.
-    ///
-    /// ```no_run
-    /// use kselect::{Device, DeviceBuffer, QuantileMethod, Selector};
-    /// let device = Device::cuda(0)?;
-    /// let buf = DeviceBuffer::from_host(&device, &[1.0f64, 2.0, 3.0])?;
-    /// let q = Selector::on(device).quantiles_device(&buf, &[0.5], QuantileMethod::Linear)?;
-    /// assert_eq!(q, vec![2.0]);
-    /// # Ok::<(), kselect::Error>(())
-    /// ```
-    pub fn quantiles_device<T: Element>(
-        &self,
-        buf: &DeviceBuffer<T>,
-        qs: &[f64],
-        method: QuantileMethod,
-    ) -> Result<Vec<f64>> {
-        self.quantiles_of(&Input::Device(buf), qs, method)
-    }
-
-    /// [`median_mean`](Selector::median_mean) of a device-resident buffer.
-    ///
-    /// ```no_run
-    /// use kselect::{Device, DeviceBuffer, Selector};
-    /// let device = Device::cuda(0)?;
-    /// let buf = DeviceBuffer::from_host(&device, &[4.0f32, 1.0, 3.0, 2.0])?;
-    /// assert_eq!(Selector::on(device).median_mean_device(&buf)?, 2.5);
-    /// # Ok::<(), kselect::Error>(())
-    /// ```
-    pub fn median_mean_device<T: Element>(&self, buf: &DeviceBuffer<T>) -> Result<f64> {
-        self.median_mean_of(&Input::Device(buf))
     }
 
     /// The two middle values by [`Selector::run`], then their mean; under `Last` NaN when the

@@ -270,7 +270,7 @@ pub(super) fn search<T: KnnFloat>(
             // The k-th and the last candidate of every query, in one batched selection.
             let lists = Rows::new(q_rows, candidates);
             let ranks = [k - 1, candidates - 1];
-            let picked = selector.multiselect_rows_device(best.values(), lists, &ranks)?;
+            let picked = selector.multiselect_rows(best.values(), lists, &ranks)?;
             (0..q_rows)
                 .map(|i| {
                     let (kth, last) = (picked[2 * i], picked[2 * i + 1]);

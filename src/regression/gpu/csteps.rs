@@ -105,7 +105,7 @@ fn evaluate_batch(gpu: &mut GpuEngine<'_>, h: usize, bs: &[Vec<f64>]) -> Result<
     gpu.residuals(bs, Residual::Square)?;
     let thresholds = gpu
         .selector
-        .select_rows_device(&gpu.rows, Rows::new(c, n), h - 1)?;
+        .select_rows(&gpu.rows, Rows::new(c, n), h - 1)?;
     let mut cuts = vec![n as u64; c];
     let (e, gram) = (entries(p), gram_entries(p));
     let mut sums = {

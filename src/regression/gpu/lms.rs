@@ -55,7 +55,7 @@ fn score_batch(
     gpu.residuals(&bs, Residual::Absolute)?;
     let objectives = gpu
         .selector
-        .select_rows_device(&gpu.rows, Rows::new(c, n), h - 1)?;
+        .select_rows(&gpu.rows, Rows::new(c, n), h - 1)?;
     Ok(bs
         .into_iter()
         .zip(objectives)

@@ -11,7 +11,7 @@ use crate::select::batch::{
     cuda, hard_threshold_in_place, invalid, select_spans, top_k_spans, BatchRank, DeviceThreshold,
     DeviceTopK, Rows, Segments, Threshold, TopK, TopKOptions, TopKOrder,
 };
-use crate::select::input::Input;
+use crate::select::input::{Input, Values};
 use crate::select::{NanPolicy, Selector};
 
 /// Batched selection, top-k and hard thresholding (see [`crate::select::batch`] for the
@@ -31,15 +31,17 @@ impl Selector {
     /// assert_eq!(sel.select_rows(&data, Rows::new(2, 3), &[2, 0]).unwrap(), vec![3.0, 8.0]);
     /// assert!(sel.select_rows(&data, Rows::new(2, 3), 2).is_err()); // row 1 has 2 numbers
     /// ```
-    pub fn select_rows<'r, T: Element>(
+    pub fn select_rows<'a, 'r, T: Element>(
         &self,
-        data: &[T],
+        data: impl Into<Values<'a, T>>,
         rows: Rows,
         ranks: impl Into<BatchRank<'r>>,
     ) -> Result<Vec<T>> {
+        let values = data.into();
+        let input = self.batch_input(&values, "batched selection")?;
         ranks
             .into()
-            .with_span_ranks(|r| self.select_batch(Input::Host(data), rows.spans(), r))
+            .with_span_ranks(|r| self.select_batch(input, rows.spans(), r))
     }
 
     /// The element of one rank in every segment of a flat array (the same rank, or one per
@@ -53,15 +55,17 @@ impl Selector {
     /// let per_segment = Selector::new().select_segments(&data, segments, &[2, 1]).unwrap();
     /// assert_eq!(per_segment, vec![5, 20]);
     /// ```
-    pub fn select_segments<'r, T: Element>(
+    pub fn select_segments<'a, 'r, T: Element>(
         &self,
-        data: &[T],
+        data: impl Into<Values<'a, T>>,
         segments: Segments<'_>,
         ranks: impl Into<BatchRank<'r>>,
     ) -> Result<Vec<T>> {
+        let values = data.into();
+        let input = self.batch_input(&values, "batched selection")?;
         ranks
             .into()
-            .with_span_ranks(|r| self.select_batch(Input::Host(data), segments.spans(), r))
+            .with_span_ranks(|r| self.select_batch(input, segments.spans(), r))
     }
 
     /// The elements of the same `ranks` (any order, repeats allowed) in every row, row-major:
@@ -73,13 +77,15 @@ impl Selector {
     /// let v = Selector::new().multiselect_rows(&data, Rows::new(2, 4), &[3, 0, 0]).unwrap();
     /// assert_eq!(v, vec![4, 1, 1, 8, 5, 5]);
     /// ```
-    pub fn multiselect_rows<T: Element>(
+    pub fn multiselect_rows<'a, T: Element>(
         &self,
-        data: &[T],
+        data: impl Into<Values<'a, T>>,
         rows: Rows,
         ranks: &[usize],
     ) -> Result<Vec<T>> {
-        self.select_batch(Input::Host(data), rows.spans(), SpanRanks::Same(ranks))
+        let values = data.into();
+        let input = self.batch_input(&values, "batched selection")?;
+        self.select_batch(input, rows.spans(), SpanRanks::Same(ranks))
     }
 
     /// The elements of the same `ranks` in every segment, segment-major (as
@@ -94,13 +100,15 @@ impl Selector {
     ///     .unwrap();
     /// assert_eq!(v, vec![1.5, 0.5, -1.0, -3.0]);
     /// ```
-    pub fn multiselect_segments<T: Element>(
+    pub fn multiselect_segments<'a, T: Element>(
         &self,
-        data: &[T],
+        data: impl Into<Values<'a, T>>,
         segments: Segments<'_>,
         ranks: &[usize],
     ) -> Result<Vec<T>> {
-        self.select_batch(Input::Host(data), segments.spans(), SpanRanks::Same(ranks))
+        let values = data.into();
+        let input = self.batch_input(&values, "batched selection")?;
+        self.select_batch(input, segments.spans(), SpanRanks::Same(ranks))
     }
 
     /// The `k` largest (or smallest) values of `data` with their indices, `k` from 1 to the
@@ -206,92 +214,6 @@ impl Selector {
     /// ```
     pub fn threshold<T: Element>(&self, data: &[T], k: usize) -> Result<Threshold<T>> {
         self.threshold_of(Input::Host(data), k)
-    }
-
-    /// [`select_rows`](Selector::select_rows) of a device-resident buffer, read in place (the
-    /// selector must be on the buffer's CUDA device).
-    ///
-    /// ```no_run
-    /// use kselect::{Device, DeviceBuffer, Rows, Selector};
-    /// let device = Device::cuda(0)?;
-    /// let buf = DeviceBuffer::from_host(&device, &[3.0f32, 1.0, 2.0, 6.0, 5.0, 4.0])?;
-    /// let v = Selector::on(device).select_rows_device(&buf, Rows::new(2, 3), 0)?;
-    /// assert_eq!(v, vec![1.0, 4.0]);
-    /// # Ok::<(), kselect::Error>(())
-    /// ```
-    pub fn select_rows_device<'r, T: Element>(
-        &self,
-        buf: &DeviceBuffer<T>,
-        rows: Rows,
-        ranks: impl Into<BatchRank<'r>>,
-    ) -> Result<Vec<T>> {
-        self.device_for(buf, "batched selection")?;
-        ranks
-            .into()
-            .with_span_ranks(|r| self.select_batch(Input::Device(buf), rows.spans(), r))
-    }
-
-    /// [`select_segments`](Selector::select_segments) of a device-resident buffer.
-    ///
-    /// ```no_run
-    /// use kselect::{Device, DeviceBuffer, Segments, Selector};
-    /// let device = Device::cuda(0)?;
-    /// let buf = DeviceBuffer::from_host(&device, &[5u32, 1, 4, 10, 30])?;
-    /// let v = Selector::on(device).select_segments_device(&buf, Segments::new(&[0, 3, 5]), 0)?;
-    /// assert_eq!(v, vec![1, 10]);
-    /// # Ok::<(), kselect::Error>(())
-    /// ```
-    pub fn select_segments_device<'r, T: Element>(
-        &self,
-        buf: &DeviceBuffer<T>,
-        segments: Segments<'_>,
-        ranks: impl Into<BatchRank<'r>>,
-    ) -> Result<Vec<T>> {
-        self.device_for(buf, "batched selection")?;
-        ranks
-            .into()
-            .with_span_ranks(|r| self.select_batch(Input::Device(buf), segments.spans(), r))
-    }
-
-    /// [`multiselect_rows`](Selector::multiselect_rows) of a device-resident buffer.
-    ///
-    /// ```no_run
-    /// use kselect::{Device, DeviceBuffer, Rows, Selector};
-    /// let device = Device::cuda(0)?;
-    /// let buf = DeviceBuffer::from_host(&device, &[4i64, 2, 3, 1, 8, 6, 7, 5])?;
-    /// let v = Selector::on(device).multiselect_rows_device(&buf, Rows::new(2, 4), &[0, 3])?;
-    /// assert_eq!(v, vec![1, 4, 5, 8]);
-    /// # Ok::<(), kselect::Error>(())
-    /// ```
-    pub fn multiselect_rows_device<T: Element>(
-        &self,
-        buf: &DeviceBuffer<T>,
-        rows: Rows,
-        ranks: &[usize],
-    ) -> Result<Vec<T>> {
-        self.device_for(buf, "batched selection")?;
-        self.select_batch(Input::Device(buf), rows.spans(), SpanRanks::Same(ranks))
-    }
-
-    /// [`multiselect_segments`](Selector::multiselect_segments) of a device-resident buffer.
-    ///
-    /// ```no_run
-    /// use kselect::{Device, DeviceBuffer, Segments, Selector};
-    /// let device = Device::cuda(0)?;
-    /// let buf = DeviceBuffer::from_host(&device, &[2.5f64, 0.5, 1.5, -1.0, -3.0])?;
-    /// let sel = Selector::on(device);
-    /// let v = sel.multiselect_segments_device(&buf, Segments::new(&[0, 3, 5]), &[1, 0])?;
-    /// assert_eq!(v, vec![1.5, 0.5, -1.0, -3.0]);
-    /// # Ok::<(), kselect::Error>(())
-    /// ```
-    pub fn multiselect_segments_device<T: Element>(
-        &self,
-        buf: &DeviceBuffer<T>,
-        segments: Segments<'_>,
-        ranks: &[usize],
-    ) -> Result<Vec<T>> {
-        self.device_for(buf, "batched selection")?;
-        self.select_batch(Input::Device(buf), segments.spans(), SpanRanks::Same(ranks))
     }
 
     /// [`top_k`](Selector::top_k) of a device-resident buffer, with the results left on the
@@ -502,6 +424,19 @@ impl Selector {
 
     /// Checks that a device buffer can be read by this selector: a CUDA selector of the
     /// buffer's device.
+    /// The values of a batched operation `what`: those on a device only for a selector on
+    /// that device ([`Selector::device_for`]).
+    fn batch_input<'v, T: Element>(
+        &self,
+        values: &'v Values<'_, T>,
+        what: &str,
+    ) -> Result<Input<'v, T>> {
+        if let Some(buf) = values.device_buffer() {
+            self.device_for(buf, what)?;
+        }
+        Ok(values.input())
+    }
+
     fn device_for<T: Element>(&self, buf: &DeviceBuffer<T>, what: &str) -> Result<&CudaDevice> {
         match self.device() {
             Device::Cpu => Err(cpu_selector_error(what)),
