@@ -20,7 +20,9 @@ const PASSES_FROM: usize = 1 << 14;
 fn selectors() -> Vec<Selector> {
     vec![
         cpu_selector(),
-        cpu_selector().algorithm(Algorithm::Bucket).parallel(false),
+        cpu_selector()
+            .algorithm(Algorithm::BucketMultiselect)
+            .parallel(false),
     ]
 }
 
@@ -288,7 +290,7 @@ fn input_is_untouched_and_order_kept() {
     let copy = data.clone();
     let ranks = [99_999, 0, 50_000, 0, 99_999, 12_345, 50_000];
     let got = cpu_selector()
-        .algorithm(Algorithm::Bucket)
+        .algorithm(Algorithm::BucketMultiselect)
         .multiselect(&data, &ranks)
         .unwrap();
     assert!(same_bits(&data, &copy));
