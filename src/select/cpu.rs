@@ -51,6 +51,33 @@ impl AutoChoice {
             AutoChoice::BucketMultiselect => Algorithm::BucketMultiselect,
         }
     }
+
+    /// The elements of `ranks` (all `< data.len()`, NaNs ordered last) by this algorithm, and
+    /// the number of NaNs in `data` when it counted them in its own pass.
+    fn run<T: Element>(
+        self,
+        data: &[T],
+        ranks: &[usize],
+        parallel: bool,
+    ) -> (Vec<T>, Option<usize>) {
+        match self {
+            AutoChoice::Introselect => {
+                (one_by_one(introselect::select, data, ranks, parallel), None)
+            }
+            AutoChoice::QuickMultiselect => {
+                (quick_multiselect::multiselect(data, ranks, parallel), None)
+            }
+            AutoChoice::FloydRivest => {
+                let (values, nans) = floyd_rivest::multiselect_counting_nans(data, ranks, parallel);
+                (values, Some(nans))
+            }
+            AutoChoice::BucketMultiselect => {
+                let (values, nans) =
+                    bucket::multi::multiselect_counting_nans(data, ranks, parallel);
+                (values, Some(nans))
+            }
+        }
+    }
 }
 
 /// What `Algorithm::Auto` runs on the CPU for `n` values and `ranks` ranks (see
@@ -68,26 +95,7 @@ pub(crate) fn auto_multiselect_counting_nans<T: Element>(
     ranks: &[usize],
     parallel: bool,
 ) -> (Vec<T>, Option<usize>) {
-    match AutoChoice::of(data.len(), ranks.len()) {
-        AutoChoice::Introselect => (
-            ranks
-                .iter()
-                .map(|&k| introselect::select(data, k, parallel))
-                .collect(),
-            None,
-        ),
-        AutoChoice::QuickMultiselect => {
-            (quick_multiselect::multiselect(data, ranks, parallel), None)
-        }
-        AutoChoice::FloydRivest => {
-            let (values, nans) = floyd_rivest::multiselect_counting_nans(data, ranks, parallel);
-            (values, Some(nans))
-        }
-        AutoChoice::BucketMultiselect => {
-            let (values, nans) = bucket::multi::multiselect_counting_nans(data, ranks, parallel);
-            (values, Some(nans))
-        }
-    }
+    AutoChoice::of(data.len(), ranks.len()).run(data, ranks, parallel)
 }
 
 /// The elements of `ranks` by `Auto`'s choice.
@@ -95,60 +103,45 @@ pub(crate) fn auto_multiselect<T: Element>(data: &[T], ranks: &[usize], parallel
     auto_multiselect_counting_nans(data, ranks, parallel).0
 }
 
-/// The elements of `ranks` (all `< data.len()`, NaNs ordered last) by `algorithm`; an error
-/// for the algorithms the CPU does not have.
-pub(crate) fn multiselect<T: Element>(
-    algorithm: Algorithm,
+/// The elements of `ranks` by a single-rank algorithm, one call a rank.
+fn one_by_one<T: Element>(
+    select: fn(&[T], usize, bool) -> T,
     data: &[T],
     ranks: &[usize],
     parallel: bool,
-) -> Result<Vec<T>> {
-    let one = |select: fn(&[T], usize, bool) -> T| -> Vec<T> {
-        ranks.iter().map(|&k| select(data, k, parallel)).collect()
-    };
-    Ok(match algorithm {
-        Algorithm::Auto => auto_multiselect(data, ranks, parallel),
-        Algorithm::SortChoose if ranks.len() == 1 => one(sort_choose::cpu::select),
-        Algorithm::SortChoose => sort_choose::cpu::multiselect(data, ranks, parallel),
-        Algorithm::QuickMultiselect => quick_multiselect::multiselect(data, ranks, parallel),
-        Algorithm::Introselect => one(introselect::select),
-        Algorithm::Quick => one(quick::cpu::select),
-        Algorithm::FloydRivest if ranks.len() == 1 => one(floyd_rivest::select),
-        Algorithm::FloydRivest => floyd_rivest::multiselect(data, ranks, parallel),
-        Algorithm::Randomized => one(randomized::cpu::select),
-        Algorithm::Radix => one(radix::cpu::select),
-        Algorithm::Bucket => one(bucket::cpu::select),
-        Algorithm::BucketMultiselect => {
-            bucket::multi::multiselect_counting_nans(data, ranks, parallel).0
-        }
-        Algorithm::Sample => one(sample::cpu::select),
-        Algorithm::CuttingPlane => one(cutting_plane::select),
-        Algorithm::RadixInPlace
-        | Algorithm::IterativeBucketMultiselect
-        | Algorithm::FusedMultiselect => return Err(algorithm.unsupported_on("cpu")),
-    })
+) -> Vec<T> {
+    ranks.iter().map(|&k| select(data, k, parallel)).collect()
 }
 
-/// [`multiselect`], and the number of NaNs in `data` when the algorithm counted them in its
-/// own pass over the data (Floyd–Rivest and bucketMultiSelect do); `None` when the caller must
-/// scan for them.
+/// The elements of `ranks` (all `< data.len()`, NaNs ordered last) by `algorithm`, and the
+/// number of NaNs in `data` when the algorithm counted them in its own pass over the data
+/// (Floyd–Rivest and bucketMultiSelect do; `None` when the caller must scan for them); an
+/// error for the algorithms the CPU does not have.
 pub(crate) fn multiselect_counting_nans<T: Element>(
     algorithm: Algorithm,
     data: &[T],
     ranks: &[usize],
     parallel: bool,
 ) -> Result<(Vec<T>, Option<usize>)> {
+    let one =
+        |select: fn(&[T], usize, bool) -> T| (one_by_one(select, data, ranks, parallel), None);
     Ok(match algorithm {
         Algorithm::Auto => auto_multiselect_counting_nans(data, ranks, parallel),
-        Algorithm::FloydRivest => {
-            let (values, nans) = floyd_rivest::multiselect_counting_nans(data, ranks, parallel);
-            (values, Some(nans))
-        }
-        Algorithm::BucketMultiselect => {
-            let (values, nans) = bucket::multi::multiselect_counting_nans(data, ranks, parallel);
-            (values, Some(nans))
-        }
-        other => (multiselect(other, data, ranks, parallel)?, None),
+        Algorithm::Introselect => AutoChoice::Introselect.run(data, ranks, parallel),
+        Algorithm::QuickMultiselect => AutoChoice::QuickMultiselect.run(data, ranks, parallel),
+        Algorithm::FloydRivest => AutoChoice::FloydRivest.run(data, ranks, parallel),
+        Algorithm::BucketMultiselect => AutoChoice::BucketMultiselect.run(data, ranks, parallel),
+        Algorithm::SortChoose if ranks.len() == 1 => one(sort_choose::cpu::select),
+        Algorithm::SortChoose => (sort_choose::cpu::multiselect(data, ranks, parallel), None),
+        Algorithm::Quick => one(quick::cpu::select),
+        Algorithm::Randomized => one(randomized::cpu::select),
+        Algorithm::Radix => one(radix::cpu::select),
+        Algorithm::Bucket => one(bucket::cpu::select),
+        Algorithm::Sample => one(sample::cpu::select),
+        Algorithm::CuttingPlane => one(cutting_plane::select),
+        Algorithm::RadixInPlace
+        | Algorithm::IterativeBucketMultiselect
+        | Algorithm::FusedMultiselect => return Err(algorithm.unsupported_on("cpu")),
     })
 }
 
@@ -179,13 +172,14 @@ mod tests {
         let want = sort_choose::cpu::multiselect(&data, &ranks, false);
         for algorithm in [Algorithm::RadixInPlace, Algorithm::FusedMultiselect] {
             assert!(matches!(
-                multiselect(algorithm, &data, &ranks, false),
+                multiselect_counting_nans(algorithm, &data, &ranks, false),
                 Err(Error::UnsupportedAlgorithm { .. })
             ));
         }
         for &algorithm in Algorithm::cpu_algorithms() {
             for parallel in [false, true] {
-                let got = multiselect(algorithm, &data, &ranks, parallel).unwrap();
+                let (got, _) =
+                    multiselect_counting_nans(algorithm, &data, &ranks, parallel).unwrap();
                 let same = got
                     .iter()
                     .zip(&want)

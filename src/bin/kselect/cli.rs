@@ -1649,31 +1649,26 @@ fn parse_method(s: &str) -> Result<QuantileMethod, String> {
 /// The help of `--algorithm`, from the library's lists of algorithms: every name, and which
 /// backend has which. `auto` is what `auto` chooses by.
 fn algorithm_help(auto: &str) -> String {
-    let names = |list: &[Algorithm]| {
-        list.iter()
+    let (cpu, cuda) = (Algorithm::cpu_algorithms(), Algorithm::cuda_algorithms());
+    // The names of the algorithms (`auto` aside) that the CPU and CUDA have or lack as given.
+    let names = |on_cpu: Option<bool>, on_cuda: Option<bool>| {
+        Algorithm::ALL
+            .iter()
             .filter(|&&a| a != Algorithm::Auto)
+            .filter(|a| on_cpu.is_none_or(|has| cpu.contains(a) == has))
+            .filter(|a| on_cuda.is_none_or(|has| cuda.contains(a) == has))
             .map(|a| a.name())
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let only_on = |these: &[Algorithm], not: &[Algorithm]| {
-        let only: Vec<Algorithm> = these.iter().copied().filter(|a| !not.contains(a)).collect();
-        names(&only)
-    };
-    let (cpu, cuda) = (Algorithm::cpu_algorithms(), Algorithm::cuda_algorithms());
     format!(
         "The selection algorithm: auto ({auto}), {}. Both backends have {}; only the CPU {}; \
          only CUDA {}. Every algorithm returns the same values; they differ only in speed and \
          workspace.",
-        names(&Algorithm::ALL),
-        names(
-            &cpu.iter()
-                .copied()
-                .filter(|a| cuda.contains(a))
-                .collect::<Vec<_>>()
-        ),
-        only_on(cpu, cuda),
-        only_on(cuda, cpu),
+        names(None, None),
+        names(Some(true), Some(true)),
+        names(Some(true), Some(false)),
+        names(Some(false), Some(true)),
     )
 }
 

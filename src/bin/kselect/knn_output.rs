@@ -244,21 +244,26 @@ pub fn predictions_json(args: &KnnArgs, out: &Outcome, device: &Device) -> Resul
     let Results::Predictions(predictions) = &out.results else {
         return Ok(String::new());
     };
-    let listed = args.out.is_none();
-    let (classes, predicted, proba) = match predictions {
-        Predictions::Values(values) => (None, Predicted::Values(nums(values)), None),
-        Predictions::Labels {
-            predicted,
-            classes,
-            proba,
-        } => (
-            Some(classes.as_slice()),
-            Predicted::Labels(predicted),
+    let classes = match predictions {
+        Predictions::Values(_) => None,
+        Predictions::Labels { classes, .. } => Some(classes.as_slice()),
+    };
+    // The predictions are listed unless they were written to `--out`.
+    let (predicted, proba) = match (&args.out, predictions) {
+        (Some(_), _) => (None, None),
+        (None, Predictions::Values(values)) => (Some(Predicted::Values(nums(values))), None),
+        (
+            None,
+            Predictions::Labels {
+                predicted, proba, ..
+            },
+        ) => (
+            Some(Predicted::Labels(predicted)),
             Some(
                 proba
                     .rows()
                     .into_iter()
-                    .map(|row| nums(&row.to_vec()))
+                    .map(|row| row.iter().map(|&p| Num::of_f64(p)).collect())
                     .collect(),
             ),
         ),
@@ -280,8 +285,8 @@ pub fn predictions_json(args: &KnnArgs, out: &Outcome, device: &Device) -> Resul
         rows: predictions.rows(),
         classes,
         out: args.out.as_ref().map(|path| path.display().to_string()),
-        predictions: listed.then_some(predicted),
-        proba: proba.filter(|_| listed),
+        predictions: predicted,
+        proba,
         run: RunFields::new(device, out.seconds),
     })
 }
