@@ -285,6 +285,19 @@ impl CudaDevice {
         }
     }
 
+    /// Copies a device buffer to the host (waiting for the work queued before); `what` names it
+    /// in errors.
+    pub(crate) fn read<V: DeviceRepr + Default + Clone>(
+        &self,
+        buf: &CudaSlice<V>,
+        what: &str,
+    ) -> Result<Vec<V>> {
+        self.inner
+            .stream
+            .clone_dtoh(buf)
+            .map_err(|e| driver_error(&format!("reading {what}"), e))
+    }
+
     /// Allocates `len` zeroed elements.
     pub(crate) fn alloc_zeros<T: DeviceRepr + ValidAsZeroBits>(
         &self,

@@ -12,9 +12,11 @@
 //! Workspace of the copying form: two candidate buffers of `min(n, max(n / 16, 65536))` keys, a
 //! 256-entry histogram and a few words of state.
 
-use cudarc::driver::{CudaSlice, CudaView, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaView};
 
-use crate::device::cuda::kernels::{kernel_name, key_suffix, RADIX_SELECT};
+use crate::device::cuda::kernels::radix_select::{
+    rsel_choose, rsel_init, rsel_pass, SelState, RADIX,
+};
 use crate::device::cuda::launch::{config, stride_blocks};
 use crate::device::cuda::{driver_error, CudaDevice};
 use crate::device::DeviceBuffer;
@@ -24,10 +26,6 @@ use crate::error::Result;
 const BLOCK: u32 = 256;
 /// Blocks a multiprocessor for digit passes that read the input.
 const INPUT_PASS_BLOCKS_PER_SM: usize = 8;
-/// `SelState` of the kernel in `u64` words (64 bytes).
-pub(crate) const STATE_WORDS: usize = 8;
-/// The word of `SelState` holding the NaN count.
-pub(crate) const NANS_WORD: usize = 7;
 
 /// How many candidate keys each workspace buffer holds for `n` values.
 pub(crate) fn workspace_capacity(n: usize) -> usize {
@@ -54,14 +52,14 @@ pub(crate) fn multiselect_in_place<T: Element>(
 }
 
 /// The device buffers of one radix selection: two candidate buffers of `cap` keys each, the
-/// selection state (`STATE_WORDS` words) and the 256-entry digit histogram.
+/// selection state and the 256-entry digit histogram.
 pub(crate) struct Workspace<'a, K: cudarc::driver::DeviceRepr> {
     /// Candidate buffer 0 (the state's source 1).
     pub cand0: &'a mut CudaSlice<K>,
     /// Candidate buffer 1 (source 2).
     pub cand1: &'a mut CudaSlice<K>,
-    /// `SelState`.
-    pub state: &'a mut CudaSlice<u64>,
+    /// The selection's state.
+    pub state: &'a mut CudaSlice<SelState>,
     /// The digit histogram, zero between passes.
     pub hist: &'a mut CudaSlice<u64>,
     /// Keys each candidate buffer holds.
@@ -83,44 +81,32 @@ pub(crate) fn digit_passes<T: Element>(
     slot: usize,
     blocks_per_sm: usize,
 ) -> Result<()> {
-    let stream = dev.stream();
-    let pass = dev.function(&RADIX_SELECT, &kernel_name("rsel_pass", T::DTYPE))?;
-    let choose = dev.function(
-        &RADIX_SELECT,
-        &format!("rsel_choose_{}", key_suffix::<T::Key>()),
-    )?;
     let n = x.len();
     let vec = 16 / std::mem::size_of::<T>();
     let blocks = stride_blocks(n.div_ceil(vec), BLOCK, dev.multiprocessors(), blocks_per_sm);
-    let (n64, cap64, slot64) = (n as u64, work.cap as u64, slot as u64);
     for digit in 0..T::Key::BITS / 8 {
         let shift = T::Key::BITS - 8 * (digit + 1);
-        let mut launch = stream.launch_builder(&pass);
-        launch
-            .arg(x)
-            .arg(&n64)
-            .arg(&mut *work.cand0)
-            .arg(&mut *work.cand1)
-            .arg(&mut *work.state)
-            .arg(&mut *work.hist)
-            .arg(&shift);
-        // SAFETY: rsel_pass_T(const T* x, u64 n, K* buf0, K* buf1, SelState*, u64* hist,
-        // u32): x holds n elements; each buffer holds `cap` keys and a pass writes into one
-        // only when the candidates (rsel_choose's count) are at most `cap`.
-        unsafe { launch.launch(config(blocks, BLOCK)) }
-            .map_err(|e| driver_error("launching rsel_pass", e))?;
-        let mut launch = stream.launch_builder(&choose);
-        launch
-            .arg(&mut *work.state)
-            .arg(&mut *work.hist)
-            .arg(&shift)
-            .arg(&cap64)
-            .arg(&mut *results)
-            .arg(&slot64);
-        // SAFETY: rsel_choose_K(SelState*, u64* hist, u32, u64, K* result, u64 slot): one
-        // block of 256 threads (one per digit); slot < results.len().
-        unsafe { launch.launch(config(1, BLOCK)) }
-            .map_err(|e| driver_error("launching rsel_choose", e))?;
+        rsel_pass(
+            dev,
+            config(blocks, BLOCK),
+            x,
+            n as u64,
+            work.cand0,
+            work.cand1,
+            work.state,
+            work.hist,
+            shift,
+        )?;
+        rsel_choose(
+            dev,
+            config(1, RADIX as u32),
+            work.state,
+            work.hist,
+            shift,
+            work.cap as u64,
+            results,
+            slot as u64,
+        )?;
     }
     Ok(())
 }
@@ -146,11 +132,9 @@ fn select_with_capacity<T: Element>(
     let n = x.len();
     let mut cand0 = dev.alloc::<T::Key>(cap, "radix select candidates")?;
     let mut cand1 = dev.alloc::<T::Key>(cap, "radix select candidates")?;
-    let mut state = dev.alloc_zeros::<u64>(STATE_WORDS, "radix select state")?;
-    let mut hist = dev.alloc_zeros::<u64>(256, "radix select histogram")?;
+    let mut state = dev.alloc_zeros::<SelState>(1, "radix select state")?;
+    let mut hist = dev.alloc_zeros::<u64>(RADIX, "radix select histogram")?;
     let mut results = dev.alloc_zeros::<T::Key>(ranks.len(), "radix select results")?;
-    let init = dev.function(&RADIX_SELECT, "rsel_init")?;
-    let (n64, cap64) = (n as u64, cap as u64);
     let mut work = Workspace {
         cand0: &mut cand0,
         cand1: &mut cand1,
@@ -159,18 +143,15 @@ fn select_with_capacity<T: Element>(
         cap,
     };
     for (slot, &k) in ranks.iter().enumerate() {
-        let k64 = k as u64;
-        let mut launch = stream.launch_builder(&init);
-        launch
-            .arg(&mut *work.state)
-            .arg(&mut *work.hist)
-            .arg(&k64)
-            .arg(&n64)
-            .arg(&cap64);
-        // SAFETY: rsel_init(SelState*, u64* hist, u64, u64, u64): state holds the 64 bytes of
-        // SelState, hist 256 entries.
-        unsafe { launch.launch(config(1, BLOCK)) }
-            .map_err(|e| driver_error("launching rsel_init", e))?;
+        rsel_init(
+            dev,
+            config(1, BLOCK),
+            work.state,
+            work.hist,
+            k as u64,
+            n as u64,
+            cap as u64,
+        )?;
         digit_passes(
             dev,
             x,
@@ -183,11 +164,11 @@ fn select_with_capacity<T: Element>(
     let keys = stream
         .clone_dtoh(&results)
         .map_err(|e| driver_error("copying results", e))?;
-    let words = stream
+    let state = stream
         .clone_dtoh(&state)
         .map_err(|e| driver_error("copying the selection state", e))?;
     Ok((
         keys.into_iter().map(T::from_key).collect(),
-        words[NANS_WORD] as usize,
+        state[0].nans as usize,
     ))
 }

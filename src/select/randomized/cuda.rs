@@ -25,16 +25,16 @@
 //! Workspace: two buffers of `n / 32` keys (the copies, and radix select's second buffer among
 //! them), the sample's 2^16 keys, and a few words.
 
-use cudarc::driver::{CudaSlice, PushKernelArg};
-
-use crate::device::cuda::driver_error;
-use crate::device::cuda::kernels::{kernel_name, key_suffix, RANDOMIZED_SELECT};
+use crate::device::cuda::kernels::radix_select::{SelState, RADIX};
+use crate::device::cuda::kernels::randomized_select::{
+    rnd_pass, rnd_resolve, rnd_sample, rnd_splitters, COUNTERS, MISSED, TOP_BINS,
+};
 use crate::device::cuda::launch::{config, stride_blocks};
 use crate::device::DeviceBuffer;
 use crate::element::Element;
 use crate::error::Result;
 use crate::select::radix;
-use crate::select::radix::cuda::{digit_passes, Workspace, NANS_WORD, STATE_WORDS};
+use crate::select::radix::cuda::{digit_passes, Workspace};
 
 const BLOCK: u32 = 256;
 /// Threads of the splitter selection's blocks (`RND_SPLIT_BLOCK`).
@@ -45,17 +45,11 @@ const SAMPLE: usize = 1 << 16;
 const MIN_N: usize = 1 << 20;
 /// Seed of the sample positions.
 const SEED: u64 = 0x5EED_0F5A_3F1E;
-/// Bins of the sample's first-digit histogram (`1 << RND_SPLIT_DIGIT`).
-const TOP_BINS: usize = 1 << 11;
 /// Blocks of the pass per multiprocessor: many small ones balance the grid's tail.
 const PASS_BLOCKS_PER_SM: usize = 16;
 /// Blocks a multiprocessor for the radix passes over the copies (measured on an H200 at 2^28:
 /// 2 a multiprocessor made the passes over the median's 4.2M copies 2.5 times slower than 8).
 const COPIES_PASS_BLOCKS_PER_SM: usize = 8;
-/// The pass's counters and the splitters' duplicate counts (`RND_COUNTERS`).
-const COUNTERS: usize = 7;
-/// `rnd_resolve`'s outcome for a rank the bracket missed (`RND_MISSED`).
-const MISSED: u32 = 3;
 
 /// Keys each of the two candidate buffers holds for `n` values: about twice the expected copies of
 /// a median's bracket (`8·√(s/4) / s ≈ n / 64`).
@@ -73,37 +67,26 @@ pub(crate) fn multiselect<T: Element>(
         return radix::cuda::multiselect(buf, ranks);
     }
     let dev = buf.device();
-    let stream = dev.stream();
     let x = buf.as_slice().as_view();
-    let suffix = key_suffix::<T::Key>();
-    let sample_fn = dev.function(&RANDOMIZED_SELECT, &kernel_name("rnd_sample", T::DTYPE))?;
-    let split_fn = dev.function(&RANDOMIZED_SELECT, &format!("rnd_splitters_{suffix}"))?;
-    let pass_fn = dev.function(&RANDOMIZED_SELECT, &kernel_name("rnd_pass", T::DTYPE))?;
-    let resolve_fn = dev.function(&RANDOMIZED_SELECT, &format!("rnd_resolve_{suffix}"))?;
-
-    let (s, n64) = (SAMPLE, n as u64);
+    let s = SAMPLE;
     let mut sample = dev.alloc::<T::Key>(s, "the randomized select sample")?;
     let mut top_hist = dev.alloc_zeros::<u32>(TOP_BINS, "the sample's digit histogram")?;
-    let (s64, seed) = (s as u64, SEED);
-    let mut launch = stream.launch_builder(&sample_fn);
-    launch
-        .arg(&x)
-        .arg(&n64)
-        .arg(&mut sample)
-        .arg(&s64)
-        .arg(&seed)
-        .arg(&mut top_hist);
-    // SAFETY: rnd_sample_T(const T* x, u64 n, K* sample, u64 s, u64 seed, u32* top_hist): x
-    // holds n >= s elements and every position i * (n / s) + (< n / s) is below n; sample
-    // holds s keys, top_hist TOP_BINS zeroed counters.
-    unsafe { launch.launch(config(s.div_ceil(BLOCK as usize), BLOCK)) }
-        .map_err(|e| driver_error("launching rnd_sample", e))?;
+    rnd_sample(
+        dev,
+        config(s.div_ceil(BLOCK as usize), BLOCK),
+        &x,
+        n as u64,
+        &mut sample,
+        s as u64,
+        SEED,
+        &mut top_hist,
+    )?;
 
     let cap = candidate_capacity(n);
     let mut cand0 = dev.alloc::<T::Key>(cap, "the randomized select copies")?;
     let mut cand1 = dev.alloc::<T::Key>(cap, "the randomized select copies")?;
-    let mut state = dev.alloc_zeros::<u64>(STATE_WORDS, "the selection state")?;
-    let mut hist = dev.alloc_zeros::<u64>(256, "the selection histogram")?;
+    let mut state = dev.alloc_zeros::<SelState>(1, "the selection state")?;
+    let mut hist = dev.alloc_zeros::<u64>(RADIX, "the selection histogram")?;
     let mut bounds = dev.alloc::<T::Key>(2, "the splitters")?;
     let mut counters = dev.alloc::<u64>(COUNTERS, "the pass counters")?;
     let mut results = dev.alloc_zeros::<T::Key>(ranks.len(), "the results")?;
@@ -114,7 +97,6 @@ pub(crate) fn multiselect<T: Element>(
         dev.multiprocessors(),
         PASS_BLOCKS_PER_SM,
     );
-    let cap64 = cap as u64;
     let mut work = Workspace {
         cand0: &mut cand0,
         cand1: &mut cand1,
@@ -124,50 +106,40 @@ pub(crate) fn multiselect<T: Element>(
     };
     for (slot, &k) in ranks.iter().enumerate() {
         let (r_lo, r_hi) = splitter_ranks(k, n, s);
-        let mut launch = stream.launch_builder(&split_fn);
-        launch
-            .arg(&sample)
-            .arg(&s64)
-            .arg(&top_hist)
-            .arg(&r_lo)
-            .arg(&r_hi)
-            .arg(&mut bounds)
-            .arg(&mut counters);
-        // SAFETY: rnd_splitters_K(const K* sample, u64 s, const u32* top_hist, u64, u64, K*
-        // bounds, u64* counters): two blocks of RND_SPLIT_BLOCK threads; sample holds s keys,
-        // top_hist TOP_BINS counters, bounds 2, counters COUNTERS.
-        unsafe { launch.launch(config(2, SPLIT_BLOCK)) }
-            .map_err(|e| driver_error("launching rnd_splitters", e))?;
-        let mut launch = stream.launch_builder(&pass_fn);
-        launch
-            .arg(&x)
-            .arg(&n64)
-            .arg(&bounds)
-            .arg(&mut *work.cand0)
-            .arg(&cap64)
-            .arg(&mut counters);
-        // SAFETY: rnd_pass_T(const T* x, u64 n, const K* bounds, K* cand, u64 cap, u64*
-        // counters): x holds n elements, bounds 2 keys, cand `cap` (writes at positions >= cap
-        // are skipped), counters COUNTERS.
-        unsafe { launch.launch(config(pass_blocks, BLOCK)) }
-            .map_err(|e| driver_error("launching rnd_pass", e))?;
-        let (k64, slot64) = (k as u64, slot as u64);
-        let mut launch = stream.launch_builder(&resolve_fn);
-        launch
-            .arg(&bounds)
-            .arg(&counters)
-            .arg(&k64)
-            .arg(&cap64)
-            .arg(&mut *work.state)
-            .arg(&mut *work.hist)
-            .arg(&mut results)
-            .arg(&mut status)
-            .arg(&slot64);
-        // SAFETY: rnd_resolve_K(const K* bounds, const u64* counters, u64 k, u64 cap,
-        // SelState*, u64* hist, K* result, u32* status, u64 slot): one block; state holds
-        // SelState, hist 256 entries, slot < results.len() == status.len().
-        unsafe { launch.launch(config(1, BLOCK)) }
-            .map_err(|e| driver_error("launching rnd_resolve", e))?;
+        rnd_splitters(
+            dev,
+            config(2, SPLIT_BLOCK),
+            &sample,
+            s as u64,
+            &top_hist,
+            r_lo,
+            r_hi,
+            &mut bounds,
+            &mut counters,
+        )?;
+        rnd_pass(
+            dev,
+            config(pass_blocks, BLOCK),
+            &x,
+            n as u64,
+            &bounds,
+            work.cand0,
+            cap as u64,
+            &mut counters,
+        )?;
+        rnd_resolve(
+            dev,
+            config(1, BLOCK),
+            &bounds,
+            &counters,
+            k as u64,
+            cap as u64,
+            work.state,
+            work.hist,
+            &mut results,
+            &mut status,
+            slot as u64,
+        )?;
         // Selects among the copies in buffer 0 (a source the passes find empty when the
         // rank was resolved or missed).
         digit_passes(
@@ -179,10 +151,9 @@ pub(crate) fn multiselect<T: Element>(
             COPIES_PASS_BLOCKS_PER_SM,
         )?;
     }
-    let keys = read(stream, &results, "the results")?;
-    let outcomes = read(stream, &status, "the outcomes")?;
-    let words = read(stream, &state, "the selection state")?;
-    let mut nans = words[NANS_WORD] as usize;
+    let keys = dev.read(&results, "the results")?;
+    let outcomes = dev.read(&status, "the outcomes")?;
+    let mut nans = dev.read(&state, "the selection state")?[0].nans as usize;
     let mut values: Vec<T> = keys.into_iter().map(T::from_key).collect();
     let missed: Vec<usize> = (0..ranks.len())
         .filter(|&slot| outcomes[slot] == MISSED)
@@ -197,17 +168,6 @@ pub(crate) fn multiselect<T: Element>(
         nans = counted;
     }
     Ok((values, nans))
-}
-
-/// Copies a small device buffer to the host.
-fn read<V: cudarc::driver::DeviceRepr + Default + Clone>(
-    stream: &std::sync::Arc<cudarc::driver::CudaStream>,
-    buf: &CudaSlice<V>,
-    what: &str,
-) -> Result<Vec<V>> {
-    stream
-        .clone_dtoh(buf)
-        .map_err(|e| driver_error(&format!("reading {what}"), e))
 }
 
 /// The sample ranks of the two splitters for rank `k` of `n` with a sample of `s`:

@@ -1,0 +1,1 @@
+//! Launchers of `kernels/batch_select.cu`.

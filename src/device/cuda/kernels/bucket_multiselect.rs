@@ -1,0 +1,1 @@
+//! Launchers of `kernels/bucket_multiselect.cu`.

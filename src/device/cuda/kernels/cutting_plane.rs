@@ -1,0 +1,1 @@
+//! Launchers of `kernels/cutting_plane.cu`.

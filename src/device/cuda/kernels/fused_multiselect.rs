@@ -1,0 +1,1 @@
+//! Launchers of `kernels/fused_multiselect.cu`.

@@ -1,0 +1,70 @@
+//! [`launchers!`]: a typed, checked Rust function for each kernel.
+
+/// Declares one launcher per kernel:
+///
+/// ```text
+/// launchers! {
+///     /// What the kernel does.
+///     fn rsel_init(state: dev &mut CudaSlice<SelState>, hist: dev &mut CudaSlice<u64>,
+///                  k: val u64, n: val u64, cap: val u64)
+///         from RADIX_SELECT as "rsel_init"
+///         requires state.len() >= 1, hist.len() >= 256;
+/// }
+/// ```
+///
+/// expands to `pub(crate) fn rsel_init(dev: &CudaDevice, shape: LaunchConfig, state: ..., ...)
+/// -> Result<()>`. Parameters marked `dev` are device memory, passed by pointer; `val` ones are
+/// scalars, passed by value. Generic launchers name their parameters in brackets after the
+/// name (`fn rsel_pass[T: Element](...)`) and build the kernel's name from them (`as
+/// kernel_name("rsel_pass", T::DTYPE)`). Every `requires` condition is checked before the
+/// launch; a false one is an error naming it, and nothing is launched.
+macro_rules! launchers {
+    ($(
+        $(#[$meta:meta])*
+        fn $name:ident $([$($generics:tt)*])? (
+            $($param:ident : $pass:ident $ty:ty),* $(,)?
+        )
+        from $source:ident as $kernel:expr
+        $(; requires $($check:expr),+)?
+        ;
+    )*) => {$(
+        $(#[$meta])*
+        #[allow(clippy::too_many_arguments)]
+        pub(crate) fn $name $(<$($generics)*>)? (
+            dev: &$crate::device::cuda::CudaDevice,
+            shape: cudarc::driver::LaunchConfig,
+            $($param: $ty),*
+        ) -> $crate::error::Result<()> {
+            use cudarc::driver::PushKernelArg as _;
+            let kernel: &str = &$kernel;
+            $($(
+                if !($check) {
+                    return Err($crate::error::Error::Cuda {
+                        context: format!("launching {kernel}"),
+                        message: format!(
+                            "the arguments break its precondition `{}`",
+                            stringify!($check)
+                        ),
+                    });
+                }
+            )+)?
+            let function = dev.function(&$source, kernel)?;
+            let mut launch = dev.stream().launch_builder(&function);
+            $(launchers!(@push launch $pass $param);)*
+            // SAFETY: the arguments are the kernel's parameters in its order, each of the
+            // type the kernel declares (device memory by pointer, scalars by value), as the
+            // declaration above lists them; the kernel touches only the memory the sizes
+            // passed with it describe, and the `requires` conditions (checked above) tie
+            // those sizes to the buffers' lengths.
+            unsafe { launch.launch(shape) }
+                .map(|_| ())
+                .map_err(|e| $crate::device::cuda::driver_error(&format!("launching {kernel}"), e))
+        }
+    )*};
+    (@push $launch:ident dev $param:ident) => {
+        $launch.arg($param);
+    };
+    (@push $launch:ident val $param:ident) => {
+        $launch.arg(&$param);
+    };
+}

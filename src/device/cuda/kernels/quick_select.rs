@@ -1,0 +1,1 @@
+//! Launchers of `kernels/quick_select.cu`.

@@ -1,0 +1,1 @@
+//! Launchers of `kernels/radix_sort.cu`.

@@ -1,0 +1,1 @@
+//! Launchers of `kernels/sample_select.cu`.
