@@ -92,21 +92,11 @@ __device__ __forceinline__ u64 span_of_tile(const u64* tile_first, u64 nspans, u
 // prefix of this thread's value; `*total` gets the block's sum.
 __device__ __forceinline__ u64 bt_exclusive_sum(u64 v, u64* scratch, u64* total) {
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = (blockDim.x + 31) >> 5;
-    u64 inc = v;
-#pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-        const u64 o = __shfl_up_sync(FULL_MASK, inc, d);
-        if (lane >= (u32)d) inc += o;
-    }
+    u64 inc = warp::inclusive_sum(v);
     if (lane == 31) scratch[warp] = inc;
     __syncthreads();
     if (warp == 0) {
-        u64 w = lane < warps ? scratch[lane] : 0;
-#pragma unroll
-        for (int d = 1; d < 32; d <<= 1) {
-            const u64 o = __shfl_up_sync(FULL_MASK, w, d);
-            if (lane >= (u32)d) w += o;
-        }
+        u64 w = warp::inclusive_sum(lane < warps ? scratch[lane] : 0);
         scratch[lane] = w;  // inclusive sums of the warps
     }
     __syncthreads();
@@ -201,25 +191,17 @@ __device__ K bt_block_select(const K* keys, u32 len, u64 r, u32* hist, u64* pick
 // Sorts p (a power of two) pairs ascending by (key, idx) in shared memory.
 template <typename K>
 __device__ void bt_bitonic(K* key, u32* idx, u32 p) {
-    for (u32 size = 2; size <= p; size <<= 1) {
-        for (u32 stride = size >> 1; stride > 0; stride >>= 1) {
-            for (u32 i = threadIdx.x; i < p / 2; i += blockDim.x) {
-                const u32 lo = 2 * i - (i & (stride - 1));
-                const u32 hi = lo + stride;
-                const bool up = (lo & size) == 0;
-                const K a = key[lo], b = key[hi];
-                const u32 ia = idx[lo], ib = idx[hi];
-                const bool greater = a > b || (a == b && ia > ib);
-                if (greater == up) {
-                    key[lo] = b;
-                    key[hi] = a;
-                    idx[lo] = ib;
-                    idx[hi] = ia;
-                }
-            }
-            __syncthreads();
+    bitonic::network(p, [&](u32 lo, u32 hi, bool up) {
+        const K a = key[lo], b = key[hi];
+        const u32 ia = idx[lo], ib = idx[hi];
+        const bool greater = a > b || (a == b && ia > ib);
+        if (greater == up) {
+            key[lo] = b;
+            key[hi] = a;
+            idx[lo] = ib;
+            idx[hi] = ia;
         }
-    }
+    });
 }
 
 __device__ __forceinline__ u32 bt_pow2(u32 v) {
@@ -769,12 +751,7 @@ __device__ void bt_filter_impl(const T* __restrict__ x, const u64* offsets, u64 
                 u32 carry = 0;
                 for (u32 c0 = 0; c0 < BT_ROUND * warps; c0 += 32) {
                     const u32 c = c0 + lane < BT_ROUND * warps ? round_counts[c0 + lane] : 0;
-                    u32 inc = c;
-#pragma unroll
-                    for (int d = 1; d < 32; d <<= 1) {
-                        const u32 o = __shfl_up_sync(FULL_MASK, inc, d);
-                        if (lane >= (u32)d) inc += o;
-                    }
+                    u32 inc = warp::inclusive_sum(c);
                     if (c0 + lane < BT_ROUND * warps) round_counts[c0 + lane] = carry + inc - c;
                     carry += __shfl_sync(FULL_MASK, inc, 31);
                 }
@@ -931,22 +908,7 @@ __device__ void bt_gather_window_impl(const K* __restrict__ ckeys, const u64* __
 }
 
 // Sorts p (a power of two) words ascending in shared memory.
-__device__ void bt_bitonic_words(u64* w, u32 p) {
-    for (u32 size = 2; size <= p; size <<= 1) {
-        for (u32 stride = size >> 1; stride > 0; stride >>= 1) {
-            for (u32 i = threadIdx.x; i < p / 2; i += blockDim.x) {
-                const u32 lo = 2 * i - (i & (stride - 1));
-                const u32 hi = lo + stride;
-                const u64 a = w[lo], b = w[hi];
-                if ((a > b) == ((lo & size) == 0)) {
-                    w[lo] = b;
-                    w[hi] = a;
-                }
-            }
-            __syncthreads();
-        }
-    }
-}
+__device__ void bt_bitonic_words(u64* w, u32 p) { bitonic::sort(w, p); }
 
 // One block a span, 32-bit keys: the k first of the span's candidates (all keys up to the
 // bracket's top, with their indices), as (key << 32 | index) words in shared memory — distinct,

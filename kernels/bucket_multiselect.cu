@@ -342,20 +342,12 @@ __device__ __forceinline__ u64 bms_block_scan(u64 v, u64* warp_sums, u64* total)
     const u32 lane = threadIdx.x & 31;
     const u32 warp = threadIdx.x / WARP_SIZE;
     const u32 warps = blockDim.x / WARP_SIZE;
-    u64 incl = v;
-    for (int off = 1; off < WARP_SIZE; off <<= 1) {
-        const u64 y = __shfl_up_sync(FULL_MASK, incl, off);
-        if (lane >= (u32)off) incl += y;
-    }
+    const u64 incl = warp::inclusive_sum(v);
     if (lane == 31) warp_sums[warp] = incl;
     __syncthreads();
     if (warp == 0) {
         const u64 w = lane < warps ? warp_sums[lane] : 0;
-        u64 wi = w;
-        for (int off = 1; off < WARP_SIZE; off <<= 1) {
-            const u64 y = __shfl_up_sync(FULL_MASK, wi, off);
-            if (lane >= (u32)off) wi += y;
-        }
+        const u64 wi = warp::inclusive_sum(w);
         if (lane < warps) warp_sums[lane] = wi - w;
         if (lane == 31) *total = wi;
     }
@@ -640,12 +632,7 @@ __device__ void bms_minmax_keys_impl(const K* __restrict__ keys, const u64* __re
         lo = k < lo ? k : lo;
         hi = k > hi ? k : hi;
     }
-    for (int off = WARP_SIZE / 2; off > 0; off /= 2) {
-        const u64 ol = __shfl_down_sync(FULL_MASK, lo, off);
-        const u64 oh = __shfl_down_sync(FULL_MASK, hi, off);
-        lo = ol < lo ? ol : lo;
-        hi = oh > hi ? oh : hi;
-    }
+    warp::reduce_extremes(lo, hi);
     const u32 warp = threadIdx.x / WARP_SIZE;
     if ((threadIdx.x & 31) == 0) {
         red[0][warp] = lo;
@@ -669,14 +656,7 @@ __device__ void bms_minmax_impl(const T* __restrict__ x, u64 n, u64* stats) {
     const int V = Vec16<T>::N;
     __shared__ u64 red[3][32];
     u64 lo = ~0ull, hi = 0, nans = 0;
-    const u64 threads = (u64)gridDim.x * blockDim.x;
-    const u64 first = (u64)blockIdx.x * blockDim.x;
-    const u64 vtrips = vector_trips<V>(n, first, threads);
-    const u64 trips = trip_count<V>(n, first, threads);
-    for (u64 t = 0; t < trips; ++t) {
-        T v[V];
-        bool valid[V];
-        load_trip<T, V>(x, n, first, threads, vtrips, t, v, valid);
+    for_each_trip(x, n, [&](T (&v)[V], bool (&valid)[V]) {
 #pragma unroll
         for (int j = 0; j < V; ++j) {
             const u64 key = (u64)to_key(v[j]);
@@ -684,14 +664,8 @@ __device__ void bms_minmax_impl(const T* __restrict__ x, u64 n, u64* stats) {
             hi = (valid[j] && key > hi) ? key : hi;
             nans += (valid[j] && is_nan_value(v[j])) ? 1u : 0u;
         }
-    }
-    for (int off = WARP_SIZE / 2; off > 0; off /= 2) {
-        const u64 ol = __shfl_down_sync(FULL_MASK, lo, off);
-        const u64 oh = __shfl_down_sync(FULL_MASK, hi, off);
-        lo = ol < lo ? ol : lo;
-        hi = oh > hi ? oh : hi;
-        nans += __shfl_down_sync(FULL_MASK, nans, off);
-    }
+    });
+    warp::reduce_extremes(lo, hi, nans);
     const u32 warp = threadIdx.x / WARP_SIZE;
     if ((threadIdx.x & 31) == 0) {
         red[0][warp] = lo;

@@ -107,14 +107,7 @@ __device__ void bkt_minmax_impl(const T* __restrict__ x, u64 n, u64* stats) {
     const int V = Vec16<T>::N;
     __shared__ u64 red[5][BKT_WARPS];
     u64 kmin = ~0ull, kmax = 0, nans = 0, ninf = 0, pinf = 0;
-    const u64 threads = (u64)gridDim.x * blockDim.x;
-    const u64 first = (u64)blockIdx.x * blockDim.x;
-    const u64 vtrips = vector_trips<V>(n, first, threads);
-    const u64 trips = trip_count<V>(n, first, threads);
-    for (u64 t = 0; t < trips; ++t) {
-        T v[V];
-        bool valid[V];
-        load_trip<T, V>(x, n, first, threads, vtrips, t, v, valid);
+    for_each_trip(x, n, [&](T (&v)[V], bool (&valid)[V]) {
 #pragma unroll
         for (int j = 0; j < V; ++j) {
             if (!valid[j]) continue;
@@ -130,16 +123,8 @@ __device__ void bkt_minmax_impl(const T* __restrict__ x, u64 n, u64* stats) {
                 kmax = key > kmax ? key : kmax;
             }
         }
-    }
-    for (int off = WARP_SIZE / 2; off > 0; off /= 2) {
-        const u64 omin = __shfl_down_sync(FULL_MASK, kmin, off);
-        const u64 omax = __shfl_down_sync(FULL_MASK, kmax, off);
-        kmin = omin < kmin ? omin : kmin;
-        kmax = omax > kmax ? omax : kmax;
-        nans += __shfl_down_sync(FULL_MASK, nans, off);
-        ninf += __shfl_down_sync(FULL_MASK, ninf, off);
-        pinf += __shfl_down_sync(FULL_MASK, pinf, off);
-    }
+    });
+    warp::reduce_extremes(kmin, kmax, nans, ninf, pinf);
     const u32 warp = threadIdx.x / WARP_SIZE;
     if ((threadIdx.x & 31) == 0) {
         red[0][warp] = kmin;
@@ -212,14 +197,7 @@ __device__ void bkt_count_impl(const T* __restrict__ x, u64 n, const BktState* s
     if (!p.valid) return;  // block-uniform; bkt_choose stops the selection
     for (u32 i = threadIdx.x; i < buckets; i += blockDim.x) block_hist[i] = 0;
     __syncthreads();
-    const u64 threads = (u64)gridDim.x * blockDim.x;
-    const u64 first = (u64)blockIdx.x * blockDim.x;
-    const u64 vtrips = vector_trips<V>(n, first, threads);
-    const u64 trips = trip_count<V>(n, first, threads);
-    for (u64 t = 0; t < trips; ++t) {
-        T v[V];
-        bool valid[V];
-        load_trip<T, V>(x, n, first, threads, vtrips, t, v, valid);
+    for_each_trip(x, n, [&](T (&v)[V], bool (&valid)[V]) {
 #pragma unroll
         for (int j = 0; j < V; ++j) {
             const K key = valid[j] ? to_key(v[j]) : (K)0;
@@ -227,7 +205,7 @@ __device__ void bkt_count_impl(const T* __restrict__ x, u64 n, const BktState* s
             const u32 b = in ? bucket_of(p, to_f64(v[j])) : 0u;
             count_bucket(block_hist, in, b);
         }
-    }
+    });
     __syncthreads();
     for (u32 i = threadIdx.x; i < buckets; i += blockDim.x) {
         const u32 c = block_hist[i];
@@ -289,21 +267,13 @@ __device__ void bkt_choose_impl(BktState* st, u64* hist, u32 buckets, u32 refine
     const u32 base = threadIdx.x * per;
     u64 mine = 0;
     for (u32 i = 0; i < per; ++i) mine += hist[base + i];
-    u64 incl = mine;
-    for (int off = 1; off < WARP_SIZE; off <<= 1) {
-        const u64 y = __shfl_up_sync(FULL_MASK, incl, off);
-        if (lane >= (u32)off) incl += y;
-    }
+    const u64 incl = warp::inclusive_sum(mine);
     if (lane == 31) warp_excl[warp] = incl;
     if (threadIdx.x == 0) found[0] = ~0ull;
     __syncthreads();
     if (warp == 0) {
         const u64 w = warp_excl[lane];  // BKT_CHOOSE_WARPS == 32
-        u64 s = w;
-        for (int off = 1; off < WARP_SIZE; off <<= 1) {
-            const u64 y = __shfl_up_sync(FULL_MASK, s, off);
-            if (lane >= (u32)off) s += y;
-        }
+        const u64 s = warp::inclusive_sum(w);
         warp_excl[lane] = s - w;
         if (lane == 31) total = s;
     }
@@ -387,14 +357,7 @@ __device__ void bkt_copy_impl(const T* __restrict__ x, u64 n, BktState* st, T* _
     const Plan p = plan_of_keys<T>(lo, hi, buckets);
     if (by_bucket && !p.valid) return;  // block-uniform (bkt_choose has stopped the selection)
     u64 kmin = ~0ull, kmax = 0;
-    const u64 threads = (u64)gridDim.x * blockDim.x;
-    const u64 first = (u64)blockIdx.x * blockDim.x;
-    const u64 vtrips = vector_trips<V>(n, first, threads);
-    const u64 trips = trip_count<V>(n, first, threads);
-    for (u64 t = 0; t < trips; ++t) {
-        T v[V];
-        bool valid[V];
-        load_trip<T, V>(x, n, first, threads, vtrips, t, v, valid);
+    for_each_trip(x, n, [&](T (&v)[V], bool (&valid)[V]) {
         bool m[V];
 #pragma unroll
         for (int j = 0; j < V; ++j) {
@@ -408,13 +371,8 @@ __device__ void bkt_copy_impl(const T* __restrict__ x, u64 n, BktState* st, T* _
             }
         }
         block_append<BKT_WARPS>(out, cap, &st->out_count, v, m, warp_offset, &block_base);
-    }
-    for (int off = WARP_SIZE / 2; off > 0; off /= 2) {
-        const u64 omin = __shfl_down_sync(FULL_MASK, kmin, off);
-        const u64 omax = __shfl_down_sync(FULL_MASK, kmax, off);
-        kmin = omin < kmin ? omin : kmin;
-        kmax = omax > kmax ? omax : kmax;
-    }
+    });
+    warp::reduce_extremes(kmin, kmax);
     const u32 warp = threadIdx.x / WARP_SIZE;
     if ((threadIdx.x & 31) == 0) {
         red_min[warp] = kmin;

@@ -77,6 +77,76 @@ __device__ __forceinline__ u32 lanemask_lt() {
     return mask;
 }
 
+namespace warp {
+
+// Inclusive prefix sum of v over the lanes of the warp. Collective over the warp.
+template <typename T>
+__device__ __forceinline__ T inclusive_sum(T v) {
+    const u32 lane = threadIdx.x & 31;
+#pragma unroll
+    for (int off = 1; off < WARP_SIZE; off <<= 1) {
+        const T y = __shfl_up_sync(FULL_MASK, v, off);
+        if (lane >= (u32)off) v += y;
+    }
+    return v;
+}
+
+// The smallest of the warp's lo, the largest of its hi and the sums of each of `sums`, in
+// lane 0 (a shuffle-down tree). Collective over the warp.
+template <typename K, typename... S>
+__device__ __forceinline__ void reduce_extremes(K& lo, K& hi, S&... sums) {
+    for (int off = WARP_SIZE / 2; off > 0; off /= 2) {
+        const K a = __shfl_down_sync(FULL_MASK, lo, off);
+        const K b = __shfl_down_sync(FULL_MASK, hi, off);
+        lo = a < lo ? a : lo;
+        hi = b > hi ? b : hi;
+        ((sums += __shfl_down_sync(FULL_MASK, sums, off)), ...);
+    }
+}
+
+}  // namespace warp
+
+namespace serial {
+
+// Turns a[0..count) into its exclusive prefix sums, by one thread; returns the total.
+template <typename T>
+__device__ __forceinline__ T exclusive_sum(T* a, u32 count) {
+    T run = 0;
+    for (u32 w = 0; w < count; ++w) {
+        const T c = a[w];
+        a[w] = run;
+        run += c;
+    }
+    return run;
+}
+
+}  // namespace serial
+
+namespace radix {
+
+// Whether `key` has the `fixed` leading bits of `prefix`.
+template <typename K>
+__device__ __forceinline__ bool matches(K key, K prefix, u32 fixed) {
+    const u32 bits = sizeof(K) * 8;
+    return fixed == 0 || (key >> (bits - fixed)) == (prefix >> (bits - fixed));
+}
+
+// Counts one digit into a shared histogram; a warp whose valid lanes all share the digit adds
+// once (all-equal and few-valued inputs would otherwise serialise on one counter).
+__device__ __forceinline__ void count_digit(u32* hist, bool valid, u32 d) {
+    const u32 active = __ballot_sync(FULL_MASK, valid);
+    if (active == 0) return;
+    const int leader = __ffs(active) - 1;
+    const u32 lead_d = __shfl_sync(FULL_MASK, d, leader);
+    if (__all_sync(FULL_MASK, !valid || d == lead_d)) {
+        if ((threadIdx.x & 31) == (u32)leader) atomicAdd(&hist[lead_d], (u32)__popc(active));
+    } else if (valid) {
+        atomicAdd(&hist[d], 1u);
+    }
+}
+
+}  // namespace radix
+
 // Element types and their kernel-name suffixes: M(suffix, type).
 #define KSELECT_FOR_EACH_TYPE(M) \
     M(f32, float)                \
@@ -137,6 +207,23 @@ __device__ __forceinline__ void load_trip(const T* __restrict__ x, u64 n, u64 fi
             valid[j] = threadIdx.x == 0 && i < n;
             v[j] = valid[j] ? x[i] : (T)0;
         }
+    }
+}
+
+// The block-uniform loop over x[0..n) of the whole grid: body(v, valid) once a trip, with the
+// trip's V = Vec16<T>::N elements loaded by load_trip.
+template <typename T, typename Body>
+__device__ __forceinline__ void for_each_trip(const T* __restrict__ x, u64 n, Body body) {
+    const int V = Vec16<T>::N;
+    const u64 threads = (u64)gridDim.x * blockDim.x;
+    const u64 first = (u64)blockIdx.x * blockDim.x;
+    const u64 vtrips = vector_trips<V>(n, first, threads);
+    const u64 trips = trip_count<V>(n, first, threads);
+    for (u64 t = 0; t < trips; ++t) {
+        T v[V];
+        bool valid[V];
+        load_trip<T, V>(x, n, first, threads, vtrips, t, v, valid);
+        body(v, valid);
     }
 }
 
@@ -258,20 +345,11 @@ __device__ __forceinline__ void block_append(E* out, u64 cap, u64* out_count, co
     u32 mine = 0;
 #pragma unroll
     for (int j = 0; j < V; ++j) mine += m[j] ? 1u : 0u;
-    u32 incl = mine;
-    for (int off = 1; off < WARP_SIZE; off <<= 1) {
-        const u32 y = __shfl_up_sync(FULL_MASK, incl, off);
-        if (lane >= (u32)off) incl += y;
-    }
+    const u32 incl = warp::inclusive_sum(mine);
     if (lane == 31) warp_offset[warp] = incl;
     __syncthreads();
     if (threadIdx.x == 0) {
-        u32 run = 0;
-        for (int w = 0; w < WARPS; ++w) {
-            const u32 c = warp_offset[w];
-            warp_offset[w] = run;
-            run += c;
-        }
+        const u32 run = serial::exclusive_sum(warp_offset, WARPS);
         *block_base = run ? atomicAdd(out_count, (u64)run) : 0;
     }
     __syncthreads();
@@ -286,27 +364,46 @@ __device__ __forceinline__ void block_append(E* out, u64 cap, u64* out_count, co
     __syncthreads();
 }
 
+namespace bitonic {
+
+// The bitonic network over p places (a power of two) with the whole block: exchange(lo, hi, up)
+// once for each pair a step compares, lo < hi, `up` when the pair is to be ascending; a block
+// barrier after each step.
+template <typename Exchange>
+__device__ __forceinline__ void network(u32 p, Exchange exchange) {
+    for (u32 size = 2; size <= p; size <<= 1) {
+        for (u32 stride = size >> 1; stride > 0; stride >>= 1) {
+            for (u32 t = threadIdx.x; t < p / 2; t += blockDim.x) {
+                const u32 lo = 2 * t - (t & (stride - 1));
+                const u32 hi = lo + stride;
+                exchange(lo, hi, (lo & size) == 0);
+            }
+            __syncthreads();
+        }
+    }
+}
+
+// Sorts a[0..p) ascending in shared memory with the whole block (p a power of two).
+template <typename K>
+__device__ __forceinline__ void sort(K* a, u32 p) {
+    network(p, [&](u32 lo, u32 hi, bool ascending) {
+        const K x = a[lo];
+        const K y = a[hi];
+        if ((x > y) == ascending) {
+            a[lo] = y;
+            a[hi] = x;
+        }
+    });
+}
+
+}  // namespace bitonic
+
 // Sorts a[0..N) ascending in shared memory with the whole block (N a power of two).
 // Starts and ends with a barrier.
 template <typename K, int N>
 __device__ void block_bitonic_sort(K* a) {
     __syncthreads();
-    for (u32 size = 2; size <= (u32)N; size <<= 1) {
-        for (u32 stride = size >> 1; stride > 0; stride >>= 1) {
-            for (u32 t = threadIdx.x; t < (u32)N / 2; t += blockDim.x) {
-                const u32 lo = 2 * t - (t & (stride - 1));
-                const u32 hi = lo + stride;
-                const bool ascending = (lo & size) == 0;
-                const K x = a[lo];
-                const K y = a[hi];
-                if ((x > y) == ascending) {
-                    a[lo] = y;
-                    a[hi] = x;
-                }
-            }
-            __syncthreads();
-        }
-    }
+    bitonic::sort(a, (u32)N);
 }
 
 // The state of a radix selection (kernels/radix_select.cu), kept on the device between its

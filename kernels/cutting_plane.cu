@@ -36,16 +36,9 @@ __device__ __forceinline__ double cp_frame(double v, u32 mode, double center, do
 template <typename T>
 __device__ void cp_stats_impl(const T* __restrict__ x, u64 n, u64* out) {
     const int V = Vec16<T>::N;
-    const u64 threads = (u64)gridDim.x * blockDim.x;
-    const u64 first = (u64)blockIdx.x * blockDim.x;
-    const u64 trips = trip_count<V>(n, first, threads);
-    const u64 vtrips = vector_trips<V>(n, first, threads);
     u32 neg = 0, pos = 0, nans = 0;
     u64 lo = ~0ull, hi = 0;
-    for (u64 t = 0; t < trips; ++t) {
-        T v[V];
-        bool valid[V];
-        load_trip<T, V>(x, n, first, threads, vtrips, t, v, valid);
+    for_each_trip(x, n, [&](T (&v)[V], bool (&valid)[V]) {
 #pragma unroll
         for (int j = 0; j < V; ++j) {
             if (!valid[j]) continue;
@@ -62,7 +55,7 @@ __device__ void cp_stats_impl(const T* __restrict__ x, u64 n, u64* out) {
                 ++pos;
             }
         }
-    }
+    });
     for (int off = WARP_SIZE / 2; off > 0; off /= 2) {
         neg += __shfl_down_sync(FULL_MASK, neg, off);
         pos += __shfl_down_sync(FULL_MASK, pos, off);
@@ -120,16 +113,9 @@ template <typename T>
 __device__ void cp_reduce_impl(const T* __restrict__ x, u64 n, double y, u32 mode, double center,
                                double scale, u64* __restrict__ partial) {
     const int V = Vec16<T>::N;
-    const u64 threads = (u64)gridDim.x * blockDim.x;
-    const u64 first = (u64)blockIdx.x * blockDim.x;
-    const u64 trips = trip_count<V>(n, first, threads);
-    const u64 vtrips = vector_trips<V>(n, first, threads);
     u64 lt = 0, le = 0;
     double below = 0.0, above = 0.0;
-    for (u64 t = 0; t < trips; ++t) {
-        T v[V];
-        bool valid[V];
-        load_trip<T, V>(x, n, first, threads, vtrips, t, v, valid);
+    for_each_trip(x, n, [&](T (&v)[V], bool (&valid)[V]) {
 #pragma unroll
         for (int j = 0; j < V; ++j) {
             const double d = cp_f64(v[j]);
@@ -142,7 +128,7 @@ __device__ void cp_reduce_impl(const T* __restrict__ x, u64 n, double y, u32 mod
             below += lower ? f : 0.0;
             above += upper ? f : 0.0;
         }
-    }
+    });
     cp_block_sum(lt, le, below, above);
     if (threadIdx.x == 0) {
         u64* row = partial + (u64)blockIdx.x * CP_WORDS;
@@ -184,14 +170,7 @@ __device__ void cp_copy_impl(const T* __restrict__ x, u64 n, double lo, double h
     const int V = Vec16<T>::N;
     __shared__ u32 warp_offset[CP_WARPS];
     __shared__ u64 block_base;
-    const u64 threads = (u64)gridDim.x * blockDim.x;
-    const u64 first = (u64)blockIdx.x * blockDim.x;
-    const u64 trips = trip_count<V>(n, first, threads);
-    const u64 vtrips = vector_trips<V>(n, first, threads);
-    for (u64 t = 0; t < trips; ++t) {
-        T v[V];
-        bool valid[V];
-        load_trip<T, V>(x, n, first, threads, vtrips, t, v, valid);
+    for_each_trip(x, n, [&](T (&v)[V], bool (&valid)[V]) {
         bool m[V];
 #pragma unroll
         for (int j = 0; j < V; ++j) {
@@ -199,7 +178,7 @@ __device__ void cp_copy_impl(const T* __restrict__ x, u64 n, double lo, double h
             m[j] = valid[j] && lo < d && d < hi;
         }
         block_append<CP_WARPS>(out, cap, count, v, m, warp_offset, &block_base);
-    }
+    });
 }
 
 #define CUTTING_PLANE_KERNELS(NAME, T)                                                           \

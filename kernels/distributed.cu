@@ -513,12 +513,7 @@ __device__ void reduce_ids_impl(const In* __restrict__ x, const unsigned short* 
         // atomic for the warp's total.
         if (!__any_sync(FULL_MASK, mine != 0)) continue;
         const u32 lane = threadIdx.x & (WARP_SIZE - 1);
-        u32 upto = mine;
-#pragma unroll
-        for (int o = 1; o < WARP_SIZE; o <<= 1) {
-            const u32 y = __shfl_up_sync(FULL_MASK, upto, o);
-            if (lane >= (u32)o) upto += y;
-        }
+        u32 upto = warp::inclusive_sum(mine);
         u32 at = 0;
         if (lane == WARP_SIZE - 1) at = atomicAdd(&written, upto);
         at = __shfl_sync(FULL_MASK, at, WARP_SIZE - 1) + upto - mine;

@@ -91,17 +91,6 @@ __device__ __forceinline__ u32 fms_bucket(const u32* table, K key, K base, u32 c
     return key == (K)~(K)0 ? top : b;
 }
 
-// The smallest of the warp's mn and the largest of its mx, in lane 0.
-template <typename K>
-__device__ __forceinline__ void fms_warp_extremes(K& mn, K& mx) {
-    for (int off = 16; off > 0; off /= 2) {
-        const K a = __shfl_down_sync(FULL_MASK, mn, off);
-        const K b = __shfl_down_sync(FULL_MASK, mx, off);
-        mn = a < mn ? a : mn;
-        mx = b > mx ? b : mx;
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
 // Block-wide sums and prefix sums (red: 33 words of shared scratch).
 
@@ -141,12 +130,7 @@ __device__ void fms_block_scan(const u64* __restrict__ v, u32 len, u64* out, u64
     if (lane == 0) red[warp] = sum;
     __syncthreads();
     if (threadIdx.x == 0) {
-        u64 run = 0;
-        for (u32 w = 0; w < warps; ++w) {
-            const u64 t = red[w];
-            red[w] = run;
-            run += t;
-        }
+        const u64 run = serial::exclusive_sum(red, warps);
         red[32] = run;
         out[len] = run;
     }
@@ -157,11 +141,7 @@ __device__ void fms_block_scan(const u64* __restrict__ v, u32 len, u64* out, u64
 #pragma unroll
     for (u32 j = 0; j < FMS_SCAN_ROWS; ++j) {
         if (j < rows) {
-            u64 incl = x[j];
-            for (int off = 1; off < 32; off <<= 1) {
-                const u64 y = __shfl_up_sync(FULL_MASK, incl, off);
-                if (lane >= (u32)off) incl += y;
-            }
+            u64 incl = warp::inclusive_sum(x[j]);
             const u32 i = first + j * 32 + lane;
             const u64 lo = carry + incl - x[j];
             if (i < len) out[i] = lo;
@@ -211,7 +191,7 @@ __device__ void fms_plan_impl(const T* __restrict__ x, u64 n, u64 seed, u32 max_
         real += in ? 1u : 0u;
     }
     for (u32 i = threadIdx.x; i < FMS_BINS; i += blockDim.x) hist[i] = 0;
-    fms_warp_extremes(mn, mx);
+    warp::reduce_extremes(mn, mx);
     if ((threadIdx.x & 31) == 0) {
         wmin[threadIdx.x / 32] = mn;
         wmax[threadIdx.x / 32] = mx;
@@ -727,7 +707,7 @@ __device__ void fms_final_scan(const K* __restrict__ keys, u64 m, K klo, K khi, 
             }
         }
     }
-    fms_warp_extremes(mn, mx);
+    warp::reduce_extremes(mn, mx);
     if ((threadIdx.x & 31) == 0) {
         if (sizeof(K) == 8) {
             atomicMin((u64*)&ext[0], (u64)mn);

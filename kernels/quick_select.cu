@@ -59,20 +59,11 @@ __device__ __forceinline__ void qs_append_both(T* out, u64 cap, u64* state, cons
     u32 mine = 0;
 #pragma unroll
     for (int j = 0; j < V; ++j) mine += (lt[j] ? 1u : 0u) + (gt[j] ? 0x10000u : 0u);
-    u32 incl = mine;
-    for (int off = 1; off < WARP_SIZE; off <<= 1) {
-        const u32 y = __shfl_up_sync(FULL_MASK, incl, off);
-        if (lane >= (u32)off) incl += y;
-    }
+    u32 incl = warp::inclusive_sum(mine);
     if (lane == 31) warp_offset[warp] = incl;
     __syncthreads();
     if (threadIdx.x == 0) {
-        u32 run = 0;
-        for (int w = 0; w < QS_WARPS; ++w) {
-            const u32 c = warp_offset[w];
-            warp_offset[w] = run;
-            run += c;
-        }
+        const u32 run = serial::exclusive_sum(warp_offset, QS_WARPS);
         const u32 n_lt = run & 0xffffu;
         const u32 n_gt = run >> 16;
         block_base[0] = n_lt ? atomicAdd((unsigned long long*)&state[QS_LT], (u64)n_lt) : 0;

@@ -25,26 +25,6 @@ extern "C" __global__ void rsel_init(SelState* st, u64* hist, u64 k, u64 n, u64 
     }
 }
 
-template <typename K>
-__device__ __forceinline__ bool matches(K key, K prefix, u32 fixed_bits) {
-    const u32 bits = sizeof(K) * 8;
-    return fixed_bits == 0 || (key >> (bits - fixed_bits)) == (prefix >> (bits - fixed_bits));
-}
-
-// Counts one digit into the warp's histogram; a warp whose valid lanes all share the digit
-// adds once (all-equal and few-valued inputs would otherwise serialise on one counter).
-__device__ __forceinline__ void count_digit(u32* warp_hist, bool valid, u32 d) {
-    const u32 active = __ballot_sync(FULL_MASK, valid);
-    if (active == 0) return;
-    const int leader = __ffs(active) - 1;
-    const u32 lead_d = __shfl_sync(FULL_MASK, d, leader);
-    if (__all_sync(FULL_MASK, !valid || d == lead_d)) {
-        if ((threadIdx.x & 31) == (u32)leader) atomicAdd(&warp_hist[lead_d], (u32)__popc(active));
-    } else if (valid) {
-        atomicAdd(&warp_hist[d], 1u);
-    }
-}
-
 
 // One pass over the candidates: histogram of the digit at `shift` of the keys matching the
 // prefix, the copy of those keys when the state asks for it, and (first pass) the NaN count.
@@ -87,7 +67,7 @@ __device__ void rsel_pass_impl(const T* __restrict__ x, u64 n, typename KeyOf<T>
 #pragma unroll
                 for (int j = 0; j < V; ++j) {
                     key[j] = in ? to_key(v[j]) : (K)0;
-                    m[j] = in && matches(key[j], prefix, s.fixed_bits);
+                    m[j] = in && radix::matches(key[j], prefix, s.fixed_bits);
                     if (count_nans) nans += (in && key[j] == (K)~(K)0) ? 1u : 0u;
                 }
             } else {
@@ -96,12 +76,12 @@ __device__ void rsel_pass_impl(const T* __restrict__ x, u64 n, typename KeyOf<T>
                     const u64 i = nvec * V + threadIdx.x * V + j;
                     const bool in = threadIdx.x * V + j < (u64)V && i < n;
                     key[j] = in ? to_key(x[i]) : (K)0;
-                    m[j] = in && matches(key[j], prefix, s.fixed_bits);
+                    m[j] = in && radix::matches(key[j], prefix, s.fixed_bits);
                     if (count_nans) nans += (in && key[j] == (K)~(K)0) ? 1u : 0u;
                 }
             }
 #pragma unroll
-            for (int j = 0; j < V; ++j) count_digit(my_hist, m[j], (u32)(key[j] >> shift) & (SEL_RADIX - 1));
+            for (int j = 0; j < V; ++j) radix::count_digit(my_hist, m[j], (u32)(key[j] >> shift) & (SEL_RADIX - 1));
             if (out) block_append<SEL_WARPS>(out, ~0ull, &st->out_count, key, m, warp_offset, &block_base);
         }
     } else {
@@ -116,8 +96,8 @@ __device__ void rsel_pass_impl(const T* __restrict__ x, u64 n, typename KeyOf<T>
             load_trip<K, VK>(src, len, first, threads, vtrips, t, key, m);
 #pragma unroll
             for (int j = 0; j < VK; ++j) {
-                m[j] = m[j] && matches(key[j], prefix, s.fixed_bits);
-                count_digit(my_hist, m[j], (u32)(key[j] >> shift) & (SEL_RADIX - 1));
+                m[j] = m[j] && radix::matches(key[j], prefix, s.fixed_bits);
+                radix::count_digit(my_hist, m[j], (u32)(key[j] >> shift) & (SEL_RADIX - 1));
             }
             if (out) block_append<SEL_WARPS>(out, ~0ull, &st->out_count, key, m, warp_offset, &block_base);
         }

@@ -61,27 +61,6 @@ __device__ void rnd_sample_impl(const T* __restrict__ x, u64 n, typename KeyOf<T
     }
 }
 
-// Counts one digit into a shared histogram; a warp whose valid lanes share the digit adds once
-// (few-valued samples would otherwise serialise on one counter).
-__device__ __forceinline__ void rnd_count_digit(u32* hist, bool valid, u32 d) {
-    const u32 active = __ballot_sync(FULL_MASK, valid);
-    if (active == 0) return;
-    const int leader = __ffs(active) - 1;
-    const u32 lead_d = __shfl_sync(FULL_MASK, d, leader);
-    if (__all_sync(FULL_MASK, !valid || d == lead_d)) {
-        if ((threadIdx.x & 31) == (u32)leader) atomicAdd(&hist[lead_d], (u32)__popc(active));
-    } else if (valid) {
-        atomicAdd(&hist[d], 1u);
-    }
-}
-
-// Whether `key` has the `fixed` leading bits of `prefix`.
-template <typename K>
-__device__ __forceinline__ bool rnd_matches(K key, K prefix, u32 fixed) {
-    const u32 bits = sizeof(K) * 8;
-    return fixed == 0 || (key >> (bits - fixed)) == (prefix >> (bits - fixed));
-}
-
 // Histograms the digit `(key >> shift) & mask` of the keys of src[0..len) that match the
 // prefix. A global source is read RND_SPLIT_LOADS keys a thread at a time, so that the L2
 // latency is paid once per group rather than once per key.
@@ -107,8 +86,8 @@ __device__ void rnd_histogram(const K* src, u64 len, bool global, K prefix, u32 
 #pragma unroll
         for (int u = 0; u < RND_SPLIT_LOADS; ++u) {
             const u64 i = base + (u64)u * blockDim.x + threadIdx.x;
-            const bool in = i < len && rnd_matches(key[u], prefix, fixed);
-            rnd_count_digit(hist, in, (u32)(key[u] >> shift) & mask);
+            const bool in = i < len && radix::matches(key[u], prefix, fixed);
+            radix::count_digit(hist, in, (u32)(key[u] >> shift) & mask);
         }
     }
 }
@@ -129,7 +108,7 @@ __device__ void rnd_gather_local(const K* src, u64 len, K prefix, u32 fixed, K* 
 #pragma unroll
         for (int u = 0; u < RND_SPLIT_LOADS; ++u) {
             const u64 i = base + (u64)u * blockDim.x + threadIdx.x;
-            const bool in = i < len && rnd_matches(key[u], prefix, fixed);
+            const bool in = i < len && radix::matches(key[u], prefix, fixed);
             const u32 ballot = __ballot_sync(FULL_MASK, in);
             if (ballot == 0) continue;
             const int leader = __ffs(ballot) - 1;
@@ -198,20 +177,12 @@ __device__ void rnd_splitters_impl(const K* __restrict__ sample, u64 s, const u3
             const u32 first_bin = threadIdx.x * per;
             u32 mine = 0;
             for (u32 j = 0; j < per; ++j) mine += first_bin + j < bins ? hist[first_bin + j] : 0u;
-            u32 incl = mine;
-            for (int off = 1; off < WARP_SIZE; off <<= 1) {
-                const u32 y = __shfl_up_sync(FULL_MASK, incl, off);
-                if (lane >= (u32)off) incl += y;
-            }
+            u32 incl = warp::inclusive_sum(mine);
             if (lane == WARP_SIZE - 1) warp_sums[warp] = incl;
             __syncthreads();
             if (warp == 0) {
                 const u32 total = lane < blockDim.x / WARP_SIZE ? warp_sums[lane] : 0u;
-                u32 run = total;
-                for (int off = 1; off < WARP_SIZE; off <<= 1) {
-                    const u32 y = __shfl_up_sync(FULL_MASK, run, off);
-                    if (lane >= (u32)off) run += y;
-                }
+                u32 run = warp::inclusive_sum(total);
                 if (lane < blockDim.x / WARP_SIZE) warp_sums[lane] = run - total;
             }
             __syncthreads();

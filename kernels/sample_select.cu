@@ -284,21 +284,11 @@ extern "C" __global__ void __launch_bounds__(SS_BLOCK) ss_scan(u64* partial, u64
     for (u64 base = 0; base < blocks; base += blockDim.x) {
         const u64 i = base + threadIdx.x;
         const u64 v = i < blocks ? row[i] : 0;
-        u64 incl = v;
-        for (int off = 1; off < WARP_SIZE; off <<= 1) {
-            const u64 y = __shfl_up_sync(FULL_MASK, incl, off);
-            if (lane >= (u32)off) incl += y;
-        }
+        u64 incl = warp::inclusive_sum(v);
         if (lane == 31) warp_sum[warp] = incl;
         __syncthreads();
         if (threadIdx.x == 0) {
-            u64 run = 0;
-            for (int w = 0; w < SS_WARPS; ++w) {
-                const u64 c = warp_sum[w];
-                warp_sum[w] = run;
-                run += c;
-            }
-            chunk_sum = run;
+            chunk_sum = serial::exclusive_sum(warp_sum, SS_WARPS);
         }
         __syncthreads();
         if (i < blocks) row[i] = carry + warp_sum[warp] + (incl - v);

@@ -2,10 +2,15 @@
 //! kernels (`kernels/distributed.cu`), with the bucket of every key computed exactly as on the
 //! host, so that CPU and GPU ranks can work together.
 
-use cudarc::driver::{CudaSlice, PushKernelArg};
+use cudarc::driver::CudaSlice;
 
 use crate::device::cuda::download::download_vec;
-use crate::device::cuda::kernels::{kernel_name, DISTRIBUTED};
+use crate::device::cuda::kernels::distributed::{
+    dist_count, dist_count_keys, dist_count_keys_no_ids, dist_count_no_ids, dist_gather,
+    dist_offsets, dist_reduce, dist_reduce_ids, dist_reduce_ids_keys, dist_reduce_keys, dist_stats,
+    dist_totals, BLOCK, ID_BUCKETS, MAX_BLOCKS,
+};
+use crate::device::cuda::kernels::NULL;
 use crate::device::cuda::launch::{config, stride_blocks};
 use crate::device::cuda::{driver_error, CudaDevice};
 use crate::device::DeviceBuffer;
@@ -17,10 +22,6 @@ use crate::select::sort_choose::cuda::{sort_keys, to_keys};
 use super::plan::BucketPlan;
 use super::shard::{LocalStats, Shard};
 
-/// Threads a block of the passes' kernels: `DIST_BLOCK` in kernels/distributed.cu, whose
-/// count and reduction tiles are made of this many threads (the count kernels are bounded for
-/// it: `COUNT_BOUNDS`).
-const BLOCK: u32 = 256;
 /// Bucket counts a block keeps in shared memory at most (40 KB of `u32`, beside the plan of at
 /// most 6 KB the kernel copies there: under 48 KB, the most a block gets without opting in).
 const SHARED_BUCKETS: usize = 10 * 1024;
@@ -44,13 +45,6 @@ struct Partial {
     /// The pass's plan on the device, for the reduction by the same plan.
     plan: CudaSlice<u64>,
 }
-
-/// Plans with fewer buckets than this have each input's bucket written by the count.
-const ID_BUCKETS: usize = u16::MAX as usize;
-
-/// Blocks of the count and reduction kernels at most (`dist_offsets` scans them in one
-/// block).
-const MAX_BLOCKS: usize = 1024;
 
 impl<'a, T: Element> DeviceShard<'a, T> {
     pub(crate) fn new(data: &'a DeviceBuffer<T>) -> Self {
@@ -102,21 +96,16 @@ impl<T: Element> Shard<T> for DeviceShard<'_, T> {
             .clone_htod(&[0u64, u64::MAX, u64::MAX, 0])
             .map_err(|e| driver_error("initialising the statistics", e))?;
         if n > 0 {
-            let f = dev.function(&DISTRIBUTED, &kernel_name("dist_stats", T::DTYPE))?;
-            let (n64, omit) = (n as u64, omit_nan as u32);
-            let mut launch = stream.launch_builder(&f);
-            launch
-                .arg(self.data.as_slice())
-                .arg(&n64)
-                .arg(&omit)
-                .arg(&mut out);
-            // SAFETY: dist_stats_T(const T*, u64 n, u32, u64* out): n elements, 4 words.
-            unsafe { launch.launch(config(self.blocks(n), BLOCK)) }
-                .map_err(|e| driver_error("launching dist_stats", e))?;
+            dist_stats(
+                dev,
+                config(self.blocks(n), BLOCK),
+                self.data.as_slice(),
+                n as u64,
+                omit_nan as u32,
+                &mut out,
+            )?;
         }
-        let s = stream
-            .clone_dtoh(&out)
-            .map_err(|e| driver_error("reading the statistics", e))?;
+        let s = dev.read(&out, "the statistics")?;
         let included = if omit_nan { n as u64 - s[0] } else { n as u64 };
         Ok(LocalStats {
             len: n as u64,
@@ -143,21 +132,16 @@ impl<T: Element> Shard<T> for DeviceShard<'_, T> {
             .clone_htod(&positions)
             .map_err(|e| driver_error("copying the sample positions", e))?;
         let mut keys = dev.alloc::<u64>(draws, "the sample")?;
-        let f = dev.function(&DISTRIBUTED, &kernel_name("dist_gather", T::DTYPE))?;
-        let d64 = draws as u64;
-        let mut launch = stream.launch_builder(&f);
-        launch
-            .arg(self.data.as_slice())
-            .arg(&pos)
-            .arg(&d64)
-            .arg(&mut keys);
-        // SAFETY: dist_gather_T(const T*, const u64* pos, u64 count, u64* out): positions are
-        // below n; pos and out hold `draws` words.
-        unsafe { launch.launch(config(self.blocks(draws), BLOCK)) }
-            .map_err(|e| driver_error("launching dist_gather", e))?;
-        let keys = stream
-            .clone_dtoh(&keys)
-            .map_err(|e| driver_error("reading the sample", e))?;
+        // The positions are below n.
+        dist_gather(
+            dev,
+            config(self.blocks(draws), BLOCK),
+            self.data.as_slice(),
+            &pos,
+            draws as u64,
+            &mut keys,
+        )?;
+        let keys = dev.read(&keys, "the sample")?;
         let nan_key = T::Key::MAX.to_u64();
         let is_nan = |k: u64| T::DTYPE.is_float() && k == nan_key;
         Ok(keys
@@ -170,7 +154,6 @@ impl<T: Element> Shard<T> for DeviceShard<'_, T> {
     fn count(&mut self, plan: &BucketPlan<T>) -> Result<Vec<u64>> {
         let data = self.data;
         let dev = data.device();
-        let stream = dev.stream();
         let buckets = plan.buckets();
         let n = self.current_len();
         self.partial = None;
@@ -191,48 +174,35 @@ impl<T: Element> Shard<T> for DeviceShard<'_, T> {
             if shared_ok == 1 {
                 cfg.shared_mem_bytes = (buckets * 4) as u32;
             }
-            let op = if self.reduced.is_some() {
-                "dist_count_keys"
-            } else {
-                "dist_count"
-            };
-            let f = dev.function(&DISTRIBUTED, &kernel_name(op, T::DTYPE))?;
-            let mut launch = stream.launch_builder(&f);
-            match &self.reduced {
-                Some(keys) => launch.arg(keys),
-                None => launch.arg(self.data.as_slice()),
-            };
             let mut ids = match buckets < ID_BUCKETS {
                 true => Some(dev.alloc::<u16>(n, "the inputs' buckets")?),
                 false => None,
             };
-            let null = 0u64;
-            launch
-                .arg(&n64)
-                .arg(&iv)
-                .arg(&p)
-                .arg(&b)
-                .arg(&shared_ok)
-                .arg(&mut partial);
-            match &mut ids {
-                Some(ids) => launch.arg(ids),
-                None => launch.arg(&null),
-            };
-            // SAFETY: dist_count(_keys)_T(const In*, u64 n, const u64* iv, u32 p, u32 buckets,
-            // u32 shared_ok, u32* partial, u16* ids): n inputs taken by `blocks` blocks of BLOCK
-            // (the kernels' DIST_BLOCK) threads,
-            // 8p plan words, a zeroed row of `buckets` counters a block, 4 * buckets bytes of
-            // shared memory when shared_ok, and room for n bucket numbers (below 2^16 - 1) or
-            // null.
-            unsafe { launch.launch(cfg) }.map_err(|e| driver_error("launching dist_count", e))?;
-            let totals = dev.function(&DISTRIBUTED, "dist_totals")?;
-            let rows = blocks as u32;
-            let mut launch = stream.launch_builder(&totals);
-            launch.arg(&partial).arg(&rows).arg(&b).arg(&mut counts);
-            // SAFETY: dist_totals(const u32* partial, u32 blocks, u32 buckets, u64* counts):
-            // blocks x buckets counts in, `buckets` totals out.
-            unsafe { launch.launch(config(buckets.div_ceil(BLOCK as usize), BLOCK)) }
-                .map_err(|e| driver_error("launching dist_totals", e))?;
+            let part = &mut partial;
+            match (&self.reduced, &mut ids) {
+                (Some(keys), Some(ids)) => {
+                    dist_count_keys::<T>(dev, cfg, keys, n64, &iv, p, b, shared_ok, part, ids)?
+                }
+                (Some(keys), None) => dist_count_keys_no_ids::<T>(
+                    dev, cfg, keys, n64, &iv, p, b, shared_ok, part, NULL,
+                )?,
+                (None, Some(ids)) => {
+                    let x = self.data.as_slice();
+                    dist_count(dev, cfg, x, n64, &iv, p, b, shared_ok, part, ids)?
+                }
+                (None, None) => {
+                    let x = self.data.as_slice();
+                    dist_count_no_ids(dev, cfg, x, n64, &iv, p, b, shared_ok, part, NULL)?
+                }
+            }
+            dist_totals(
+                dev,
+                config(buckets.div_ceil(BLOCK as usize), BLOCK),
+                &partial,
+                blocks as u32,
+                b,
+                &mut counts,
+            )?;
             self.counts = download_vec(dev, &counts.slice(..), "the bucket counts")?;
             self.partial = Some(Partial {
                 counts: partial,
@@ -275,57 +245,41 @@ impl<T: Element> Shard<T> for DeviceShard<'_, T> {
                 plan.buckets() as u32,
                 active.len() as u32,
             );
-            let f = dev.function(&DISTRIBUTED, "dist_offsets")?;
-            let mut launch = stream.launch_builder(&f);
-            launch
-                .arg(&part.counts)
-                .arg(&rows)
-                .arg(&b)
-                .arg(&list)
-                .arg(&a)
-                .arg(&mut offsets);
-            // SAFETY: dist_offsets(const u32* partial, u32 blocks, u32 buckets,
-            // const u32* active, u32 a, u64* offsets): blocks x buckets counts (blocks at most
-            // 1024), `a` bucket numbers below `buckets`, blocks + 1 offsets out.
-            unsafe { launch.launch(config(1, 1024)) }
-                .map_err(|e| driver_error("launching dist_offsets", e))?;
+            // One block scans the blocks' counts (at most MAX_BLOCKS of them).
+            dist_offsets(
+                dev,
+                config(1, 1024),
+                &part.counts,
+                rows,
+                b,
+                &list,
+                a,
+                &mut offsets,
+            )?;
             let (n64, p) = (n as u64, plan.intervals() as u32);
-            let op = match (&part.ids, self.reduced.is_some()) {
-                (Some(_), true) => "dist_reduce_ids_keys",
-                (Some(_), false) => "dist_reduce_ids",
-                (None, true) => "dist_reduce_keys",
-                (None, false) => "dist_reduce",
-            };
-            let f = dev.function(&DISTRIBUTED, &kernel_name(op, T::DTYPE))?;
-            let mut launch = stream.launch_builder(&f);
-            match &self.reduced {
-                Some(keys) => launch.arg(keys),
-                None => launch.arg(self.data.as_slice()),
-            };
-            match &part.ids {
-                Some(ids) => launch.arg(ids).arg(&n64).arg(&b),
-                None => launch.arg(&n64).arg(iv).arg(&p),
-            };
-            launch
-                .arg(&slots)
-                .arg(&a)
-                .arg(&offsets)
-                .arg(&mut out)
-                .arg(&mut extremes);
-            // SAFETY: dist_reduce(_keys)_T(const In*, u64 n, const u64* iv, u32 p,
-            // const u32* slot, u32 slots, const u64* offsets, K* out, u64* extremes), or
-            // dist_reduce_ids(_keys)_T(const In*, const u16* ids, u64 n, u32 buckets,
-            // const u32* slot, ...) with the count's bucket of each input (a slot per bucket,
-            // `buckets` of them, below 2^16 - 1): the same inputs, blocks, threads and plan as
-            // the count whose per-block counts gave `offsets`, so block b
-            // writes its kept inputs within out[offsets[b]..offsets[b + 1]], and the `kept` of
-            // all blocks fill `out`; a slot per bucket, 2 words a slot.
-            unsafe { launch.launch(config(part.blocks, BLOCK)) }
-                .map_err(|e| driver_error("launching dist_reduce", e))?;
+            // The same inputs, blocks, threads and plan as the count whose per-block counts gave
+            // `offsets`: block b writes its kept inputs within out[offsets[b]..offsets[b + 1]],
+            // and the `kept` of all blocks fill `out`.
+            let cfg = config(part.blocks, BLOCK);
+            let (out, ext) = (&mut out, &mut extremes);
+            match (&self.reduced, &part.ids) {
+                (Some(keys), Some(ids)) => dist_reduce_ids_keys::<T>(
+                    dev, cfg, keys, ids, n64, b, &slots, a, &offsets, out, ext,
+                )?,
+                (None, Some(ids)) => {
+                    let x = self.data.as_slice();
+                    dist_reduce_ids(dev, cfg, x, ids, n64, b, &slots, a, &offsets, out, ext)?
+                }
+                (Some(keys), None) => dist_reduce_keys::<T>(
+                    dev, cfg, keys, n64, iv, p, &slots, a, &offsets, out, ext,
+                )?,
+                (None, None) => {
+                    let x = self.data.as_slice();
+                    dist_reduce(dev, cfg, x, n64, iv, p, &slots, a, &offsets, out, ext)?
+                }
+            }
         }
-        let e = stream
-            .clone_dtoh(&extremes)
-            .map_err(|e| driver_error("reading the extremes", e))?;
+        let e = dev.read(&extremes, "the extremes")?;
         self.reduced = Some(out);
         self.partial = None;
         Ok(e.chunks_exact(2)

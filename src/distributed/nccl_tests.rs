@@ -5,7 +5,7 @@
 
 use crate::device::{CudaDevice, DeviceBuffer};
 use crate::error::Error;
-use crate::select::cpu::util::testing::inputs;
+use crate::select::host::testing::inputs;
 use crate::select::QuantileMethod;
 
 use super::*;

@@ -7,7 +7,7 @@
 use crate::element::{Element, RadixKey};
 use crate::error::Result;
 use crate::random::SplitMix64;
-use crate::select::cpu::util::map_chunks;
+use crate::select::host::map_chunks;
 
 use super::plan::BucketPlan;
 

@@ -5,7 +5,7 @@
 use crate::element::Element;
 use crate::error::Error;
 use crate::random::SplitMix64;
-use crate::select::cpu::util::testing::{inputs, Gen};
+use crate::select::host::testing::{inputs, Gen};
 use crate::select::{NanPolicy, QuantileMethod, Selector};
 
 use super::threads::run;

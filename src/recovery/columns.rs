@@ -4,12 +4,19 @@
 //! the `rec_cols_*` kernels). Per-column scalars are `f64`s written into a view of a buffer
 //! the host reads at once.
 
-use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, DeviceRepr, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, DeviceRepr};
 
-use crate::device::cuda::kernels::kernel_name;
+use crate::device::cuda::kernels::recovery::{
+    rec_cols_changes, rec_cols_clear, rec_cols_differ, rec_cols_fingerprint, rec_cols_gather,
+    rec_cols_gather_difference, rec_cols_gather_index, rec_cols_partial_sumsq, rec_cols_refresh,
+    rec_cols_residual, rec_cols_restrict, rec_cols_scatter, rec_cols_scatter_index, rec_cols_step,
+    rec_cols_step_parts, rec_cols_step_size, rec_cols_sum_parts, rec_dense_columns,
+    rec_dense_columns_scaled_sum, rec_dense_columns_sum, rec_difference, THREADS,
+};
+use crate::device::cuda::kernels::NULL;
 use crate::device::cuda::{driver_error, CudaDevice};
 use crate::error::Result;
-use crate::recovery::cuda::{blocks, launch_recovery, recovery_kernel, DeviceOperator, THREADS};
+use crate::recovery::cuda::{grid, over, DeviceOperator};
 use crate::recovery::Real;
 use crate::select::batch::cuda::largest_magnitudes;
 
@@ -29,11 +36,6 @@ impl<T: Real> Clone for Columns<'_, T> {
 }
 
 impl<T: Real> Copy for Columns<'_, T> {}
-
-/// The kernel `{op}_{dtype}` of `T`.
-fn typed<T: Real>(dev: &CudaDevice, op: &str) -> Result<(cudarc::driver::CudaFunction, String)> {
-    recovery_kernel(dev, kernel_name(op, T::DTYPE))
-}
 
 impl<'a, T: Real> Columns<'a, T> {
     /// The columns of problems `y = A x` of sparsity `k`.
@@ -93,15 +95,16 @@ impl<'a, T: Real> Columns<'a, T> {
             .memset_zeros(out)
             .map_err(|e| driver_error("zeroing a batch of recovery vectors", e))?;
         let (k64, n64, total) = (self.k as u64, self.n as u64, (self.k * self.count) as u64);
-        let (f, name) = typed::<T>(dev, "rec_cols_restrict")?;
-        let mut l = dev.stream().launch_builder(&f);
-        l.arg(v)
-            .arg(support)
-            .arg(&k64)
-            .arg(&n64)
-            .arg(&total)
-            .arg(out);
-        launch_recovery(l, blocks(self.k * self.count), &name)
+        rec_cols_restrict(
+            dev,
+            over(self.k * self.count),
+            v,
+            support,
+            k64,
+            n64,
+            total,
+            out,
+        )
     }
 
     /// `v = x + mu_c g` in each column `c`.
@@ -114,10 +117,7 @@ impl<'a, T: Real> Columns<'a, T> {
     ) -> Result<()> {
         let dev = self.dev();
         let (n64, total) = (self.n as u64, (self.n * self.count) as u64);
-        let (f, name) = typed::<T>(dev, "rec_cols_step")?;
-        let mut l = dev.stream().launch_builder(&f);
-        l.arg(x).arg(g).arg(mu).arg(&n64).arg(&total).arg(v);
-        launch_recovery(l, blocks(self.n * self.count), &name)
+        rec_cols_step(dev, over(self.n * self.count), x, g, mu, n64, total, v)
     }
 
     /// The blocks that share each column's sum of `len` values: one when there are columns
@@ -137,12 +137,8 @@ impl<'a, T: Real> Columns<'a, T> {
         parts: u32,
         partial: &mut CudaViewMut<'_, f64>,
     ) -> Result<()> {
-        let dev = self.dev();
-        let len64 = len as u64;
-        let (f, name) = typed::<T>(dev, "rec_cols_partial_sumsq")?;
-        let mut l = dev.stream().launch_builder(&f);
-        l.arg(a).arg(&len64).arg(&parts).arg(partial);
-        launch_recovery(l, self.count * parts as usize, &name)
+        let shape = grid(self.count * parts as usize);
+        rec_cols_partial_sumsq(self.dev(), shape, a, len as u64, parts, partial)
     }
 
     /// `sums[c] = |a_c|^2` for columns of `len` values.
@@ -159,10 +155,7 @@ impl<'a, T: Real> Columns<'a, T> {
         let dev = self.dev();
         let mut partial = dev.alloc::<f64>(self.count * parts as usize, "partial sums")?;
         self.partial_sumsq(a, len, parts, &mut partial.as_view_mut())?;
-        let (f, name) = recovery_kernel(dev, "rec_cols_sum_parts".to_string())?;
-        let mut l = dev.stream().launch_builder(&f);
-        l.arg(&partial).arg(&parts).arg(sums);
-        launch_recovery(l, self.count, &name)
+        rec_cols_sum_parts(dev, grid(self.count), &partial, parts, sums)
     }
 
     /// NIHT's step of each column: `|g_S|^2 / |A g_S|^2` (1 when the latter is 0).
@@ -176,19 +169,13 @@ impl<'a, T: Real> Columns<'a, T> {
         let (n64, m64) = (self.n as u64, self.m as u64);
         let (g_parts, a_parts) = (self.parts(self.n), self.parts(self.m));
         if g_parts == 1 && a_parts == 1 {
-            let (f, name) = typed::<T>(dev, "rec_cols_step_size")?;
-            let mut l = dev.stream().launch_builder(&f);
-            l.arg(gs).arg(&n64).arg(ags).arg(&m64).arg(mu);
-            return launch_recovery(l, self.count, &name);
+            return rec_cols_step_size(dev, grid(self.count), gs, n64, ags, m64, mu);
         }
         let mut gg = dev.alloc::<f64>(self.count * g_parts as usize, "partial sums")?;
         let mut agg = dev.alloc::<f64>(self.count * a_parts as usize, "partial sums")?;
         self.partial_sumsq(gs, self.n, g_parts, &mut gg.as_view_mut())?;
         self.partial_sumsq(ags, self.m, a_parts, &mut agg.as_view_mut())?;
-        let (f, name) = recovery_kernel(dev, "rec_cols_step_parts".to_string())?;
-        let mut l = dev.stream().launch_builder(&f);
-        l.arg(&gg).arg(&g_parts).arg(&agg).arg(&a_parts).arg(mu);
-        launch_recovery(l, self.count, &name)
+        rec_cols_step_parts(dev, grid(self.count), &gg, g_parts, &agg, a_parts, mu)
     }
 
     /// Each column's support fingerprint, its bits in an `f64`.
@@ -204,10 +191,8 @@ impl<'a, T: Real> Columns<'a, T> {
                 .memset_zeros(prints)
                 .map_err(|e| driver_error("zeroing the fingerprints", e))?;
         }
-        let (f, name) = recovery_kernel(dev, "rec_cols_fingerprint".to_string())?;
-        let mut l = dev.stream().launch_builder(&f);
-        l.arg(support).arg(&k64).arg(&parts).arg(prints);
-        launch_recovery(l, self.count * parts as usize, &name)
+        let shape = grid(self.count * parts as usize);
+        rec_cols_fingerprint(dev, shape, support, k64, parts, prints)
     }
 
     /// `changed[c] = 1` where column `c` of the supports `a` differs from that of `b`, else 0.
@@ -222,10 +207,7 @@ impl<'a, T: Real> Columns<'a, T> {
             .memset_zeros(changed)
             .map_err(|e| driver_error("zeroing the supports' changes", e))?;
         let (k64, total) = (self.k as u64, (self.k * self.count) as u64);
-        let (f, name) = recovery_kernel(dev, "rec_cols_differ".to_string())?;
-        let mut l = dev.stream().launch_builder(&f);
-        l.arg(a).arg(b).arg(&k64).arg(&total).arg(changed);
-        launch_recovery(l, blocks(self.k * self.count), &name)
+        rec_cols_differ(dev, over(self.k * self.count), a, b, k64, total, changed)
     }
 
     /// `out = a - b`, every column.
@@ -235,29 +217,18 @@ impl<'a, T: Real> Columns<'a, T> {
         b: &CudaSlice<T>,
         out: &mut CudaSlice<T>,
     ) -> Result<()> {
-        let dev = self.dev();
         let total = a.len() as u64;
-        let (f, name) = typed::<T>(dev, "rec_difference")?;
-        let mut l = dev.stream().launch_builder(&f);
-        l.arg(a).arg(b).arg(&total).arg(out);
-        launch_recovery(l, blocks(a.len()), &name)
+        rec_difference(self.dev(), over(a.len()), a, b, total, out)
     }
 
-    /// Column `j` of `dst` = column `cols[j]` of `src` (of `len` values), for this batch's
-    /// `count` = `cols.len()` columns; `kernel` names the gather of the element type.
-    fn gather_with<P: DeviceRepr>(
-        &self,
-        kernel: (cudarc::driver::CudaFunction, String),
-        src: &CudaSlice<P>,
-        cols: &CudaSlice<u64>,
-        len: usize,
-        dst: &mut CudaSlice<P>,
-    ) -> Result<()> {
-        let (f, name) = kernel;
-        let (len64, total) = (len as u64, (len * self.count) as u64);
-        let mut l = self.dev().stream().launch_builder(&f);
-        l.arg(src).arg(cols).arg(&len64).arg(&total).arg(dst);
-        launch_recovery(l, blocks(len * self.count), &name)
+    /// The launch of a gather or scatter of this batch's `count` = `cols.len()` columns of
+    /// `len` values, the column length and the entries in all.
+    fn by_column(&self, len: usize) -> (cudarc::driver::LaunchConfig, u64, u64) {
+        (
+            over(len * self.count),
+            len as u64,
+            (len * self.count) as u64,
+        )
     }
 
     /// Column `j` of `dst` = column `cols[j]` of `src`, `len` values a column.
@@ -268,8 +239,8 @@ impl<'a, T: Real> Columns<'a, T> {
         len: usize,
         dst: &mut CudaSlice<T>,
     ) -> Result<()> {
-        let kernel = typed::<T>(self.dev(), "rec_cols_gather")?;
-        self.gather_with(kernel, src, cols, len, dst)
+        let (shape, len64, total) = self.by_column(len);
+        rec_cols_gather(self.dev(), shape, src, cols, len64, total, dst)
     }
 
     /// Column `cols[j]` of `dst` = column `j` of `src`, `len` values a column.
@@ -280,8 +251,8 @@ impl<'a, T: Real> Columns<'a, T> {
         len: usize,
         dst: &mut CudaSlice<T>,
     ) -> Result<()> {
-        let kernel = typed::<T>(self.dev(), "rec_cols_scatter")?;
-        self.gather_with(kernel, src, cols, len, dst)
+        let (shape, len64, total) = self.by_column(len);
+        rec_cols_scatter(self.dev(), shape, src, cols, len64, total, dst)
     }
 
     /// [`gather`](Columns::gather) of supports (`k` indices a column).
@@ -291,8 +262,8 @@ impl<'a, T: Real> Columns<'a, T> {
         cols: &CudaSlice<u64>,
         dst: &mut CudaSlice<u64>,
     ) -> Result<()> {
-        let kernel = recovery_kernel(self.dev(), "rec_cols_gather_index".to_string())?;
-        self.gather_with(kernel, src, cols, self.k, dst)
+        let (shape, len64, total) = self.by_column(self.k);
+        rec_cols_gather_index(self.dev(), shape, src, cols, len64, total, dst)
     }
 
     /// [`scatter`](Columns::scatter) of supports (`k` indices a column).
@@ -302,8 +273,8 @@ impl<'a, T: Real> Columns<'a, T> {
         cols: &CudaSlice<u64>,
         dst: &mut CudaSlice<u64>,
     ) -> Result<()> {
-        let kernel = recovery_kernel(self.dev(), "rec_cols_scatter_index".to_string())?;
-        self.gather_with(kernel, src, cols, self.k, dst)
+        let (shape, len64, total) = self.by_column(self.k);
+        rec_cols_scatter_index(self.dev(), shape, src, cols, len64, total, dst)
     }
 
     /// Column `j` of `out` = column `cols[j]` of `a - b`, `n` values a column.
@@ -313,12 +284,8 @@ impl<'a, T: Real> Columns<'a, T> {
         cols: &CudaSlice<u64>,
         out: &mut CudaSlice<T>,
     ) -> Result<()> {
-        let dev = self.dev();
-        let (n64, total) = (self.n as u64, (self.n * self.count) as u64);
-        let (f, name) = typed::<T>(dev, "rec_cols_gather_difference")?;
-        let mut l = dev.stream().launch_builder(&f);
-        l.arg(a).arg(b).arg(cols).arg(&n64).arg(&total).arg(out);
-        launch_recovery(l, blocks(self.n * self.count), &name)
+        let (shape, n64, total) = self.by_column(self.n);
+        rec_cols_gather_difference(self.dev(), shape, a, b, cols, n64, total, out)
     }
 
     /// Each column's change of support from `support` to `taken`: the indices of `taken` not
@@ -330,12 +297,16 @@ impl<'a, T: Real> Columns<'a, T> {
         list: &mut CudaSlice<u64>,
         lengths: &mut CudaViewMut<'_, f64>,
     ) -> Result<()> {
-        let dev = self.dev();
         let k64 = self.k as u64;
-        let (f, name) = recovery_kernel(dev, "rec_cols_changes".to_string())?;
-        let mut l = dev.stream().launch_builder(&f);
-        l.arg(support).arg(taken).arg(&k64).arg(list).arg(lengths);
-        launch_recovery(l, self.count, &name)
+        rec_cols_changes(
+            self.dev(),
+            grid(self.count),
+            support,
+            taken,
+            k64,
+            list,
+            lengths,
+        )
     }
 
     /// Whether the products with vectors of at most `k` nonzeros (or `2 k`, a support's
@@ -442,46 +413,38 @@ impl<'a, T: Real> Columns<'a, T> {
         let (total64, chunks64) = (total as u64, chunks as u64);
         // Each column's own matrix in a stack, one matrix for every column otherwise.
         let a_stride = if self.op.stacked() { m64 * n64 } else { 0 };
-        let (f, name) = typed::<T>(dev, "rec_dense_columns")?;
-        let mut l = dev.stream().launch_builder(&f);
-        l.arg(a)
-            .arg(&a_stride)
-            .arg(&m64)
-            .arg(&n64)
-            .arg(listed.list)
-            .arg(listed.lengths)
-            .arg(&stride64)
-            .arg(&per_chunk)
-            .arg(v)
-            .arg(&total64)
-            .arg(&chunks64)
-            .arg(&mut partial);
-        launch_recovery(l, blocks(total * chunks), &name)?;
-        let sum = if scaled.is_some() {
-            "rec_dense_columns_scaled_sum"
-        } else {
-            "rec_dense_columns_sum"
-        };
-        let (f, name) = typed::<T>(dev, sum)?;
-        let mut l = dev.stream().launch_builder(&f);
-        l.arg(&partial).arg(&chunks64).arg(&m64);
+        rec_dense_columns(
+            dev,
+            over(total * chunks),
+            a,
+            a_stride,
+            m64,
+            n64,
+            listed.list,
+            listed.lengths,
+            stride64,
+            per_chunk,
+            v,
+            total64,
+            chunks64,
+            &mut partial,
+        )?;
+        let shape = over(total);
         match scaled {
-            Some((mu, base)) => l.arg(mu).arg(base),
-            // Not read: the sum has no scaled part.
-            None => l.arg(&partial).arg(&partial),
-        };
-        l.arg(&total64).arg(out);
-        launch_recovery(l, blocks(total), &name)
+            Some((mu, base)) => rec_dense_columns_scaled_sum(
+                dev, shape, &partial, chunks64, m64, mu, base, total64, out,
+            ),
+            // The sum has no scaled part: no `mu` nor `base` to read.
+            None => rec_dense_columns_sum(
+                dev, shape, &partial, chunks64, m64, NULL, NULL, total64, out,
+            ),
+        }
     }
 
     /// `a = 0` in the columns listed in `cols` (of `len` values each).
     pub fn clear(&self, cols: &CudaSlice<u64>, a: &mut CudaSlice<T>, len: usize) -> Result<()> {
-        let dev = self.dev();
         let (len64, total) = (len as u64, (len * cols.len()) as u64);
-        let (f, name) = typed::<T>(dev, "rec_cols_clear")?;
-        let mut l = dev.stream().launch_builder(&f);
-        l.arg(cols).arg(&len64).arg(&total).arg(a);
-        launch_recovery(l, blocks(len * cols.len()), &name)
+        rec_cols_clear(self.dev(), over(len * cols.len()), cols, len64, total, a)
     }
 
     /// `r_c = r_c - (A d)_c` where column `c`'s support moved (`place[c] = c`; `ad` then holds
@@ -493,18 +456,18 @@ impl<'a, T: Real> Columns<'a, T> {
         place: &CudaSlice<u64>,
         r: &mut CudaSlice<T>,
     ) -> Result<()> {
-        let dev = self.dev();
         let (m64, total) = (self.m as u64, (self.m * self.count) as u64);
-        let (f, name) = typed::<T>(dev, "rec_cols_residual")?;
-        let mut l = dev.stream().launch_builder(&f);
-        l.arg(ag)
-            .arg(ad)
-            .arg(mu)
-            .arg(place)
-            .arg(&m64)
-            .arg(&total)
-            .arg(r);
-        launch_recovery(l, blocks(self.m * self.count), &name)
+        rec_cols_residual(
+            self.dev(),
+            over(self.m * self.count),
+            ag,
+            ad,
+            mu,
+            place,
+            m64,
+            total,
+            r,
+        )
     }
 
     /// `r_c = y_c - (A x)_c` in the marked columns, `ax` holding `A x`.
@@ -514,12 +477,17 @@ impl<'a, T: Real> Columns<'a, T> {
         marked: &CudaSlice<u32>,
         r: &mut CudaSlice<T>,
     ) -> Result<()> {
-        let dev = self.dev();
         let (m64, total) = (self.m as u64, (self.m * self.count) as u64);
-        let (f, name) = typed::<T>(dev, "rec_cols_refresh")?;
-        let mut l = dev.stream().launch_builder(&f);
-        l.arg(y).arg(ax).arg(marked).arg(&m64).arg(&total).arg(r);
-        launch_recovery(l, blocks(self.m * self.count), &name)
+        rec_cols_refresh(
+            self.dev(),
+            over(self.m * self.count),
+            y,
+            ax,
+            marked,
+            m64,
+            total,
+            r,
+        )
     }
 }
 

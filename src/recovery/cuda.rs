@@ -4,11 +4,16 @@
 //! binary matrices), hard thresholding by the crate's device top-k, and the reductions of
 //! `kernels/recovery.cu`, summed on the host from per-block parts.
 
-use cudarc::driver::{CudaFunction, CudaSlice, CudaView, CudaViewMut, LaunchArgs, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, LaunchConfig};
 
 use crate::device::cuda::blas::blas_handle;
 use crate::device::cuda::download::download_vec;
-use crate::device::cuda::kernels::{kernel_name, RECOVERY};
+use crate::device::cuda::kernels::recovery::{
+    rec_add_scaled, rec_axpy, rec_dct_pack, rec_dct_rows, rec_dct_spread, rec_dct_unpack,
+    rec_dense_transpose, rec_dot, rec_dot_all, rec_iota, rec_sparse_adjoint, rec_sparse_apply,
+    rec_xpay, THREADS,
+};
+use crate::device::cuda::kernels::NULL;
 use crate::device::cuda::launch::config;
 use crate::device::cuda::{driver_error, CudaDevice};
 use crate::device::{Device, DeviceBuffer};
@@ -18,8 +23,6 @@ use crate::recovery::columns::{upload, Columns};
 use crate::recovery::{DenseMatrix, LinearOperator, Operator, Real, SparseBinary};
 use crate::select::batch::cuda::largest_magnitudes;
 
-/// Threads of the kernels (`REC_THREADS`).
-pub(super) const THREADS: u32 = 256;
 /// Blocks of the reductions: their parts are summed on the host.
 const PARTS: usize = 264;
 
@@ -463,40 +466,25 @@ impl<T: Real> DeviceOperator<T> {
                 value,
             } => {
                 let dev = &self.dev;
-                let op = if transpose {
-                    "rec_sparse_adjoint"
-                } else {
-                    "rec_sparse_apply"
-                };
-                // rec_sparse_apply(start, cols, stacked, x, w, m, n, count, y): start holds m +
-                // 1 offsets into cols, whose entries are below n; rec_sparse_adjoint(rows, d,
-                // stacked, y, w, m, n, count, x): rows holds n d entries below m; x holds count
-                // n values, y count m; with stacked set, start, cols and rows hold count
-                // operators' arrays one after the other.
-                let (f, name) = recovery_kernel(dev, kernel_name(op, T::DTYPE))?;
                 let (m64, n64, count64) = (m as u64, n as u64, count as u64);
                 let entries = n * *d as usize;
-                let (rows, start, cols) = (
-                    rows.slice(first * entries..),
-                    start.slice(first * (m + 1)..),
-                    cols.slice(first * entries..),
-                );
                 let stacked = u64::from(stacked);
-                let mut launch = dev.stream().launch_builder(&f);
+                let shape = over(count * len_out);
                 if transpose {
-                    launch.arg(&rows).arg(d);
+                    let rows = rows.slice(first * entries..);
+                    rec_sparse_adjoint(
+                        dev, shape, &rows, *d, stacked, input, *value, m64, n64, count64, output,
+                    )
                 } else {
-                    launch.arg(&start).arg(&cols);
+                    let (start, cols) = (
+                        start.slice(first * (m + 1)..),
+                        cols.slice(first * entries..),
+                    );
+                    rec_sparse_apply(
+                        dev, shape, &start, &cols, stacked, input, *value, m64, n64, count64,
+                        output,
+                    )
                 }
-                launch
-                    .arg(&stacked)
-                    .arg(input)
-                    .arg(value)
-                    .arg(&m64)
-                    .arg(&n64)
-                    .arg(&count64)
-                    .arg(output);
-                launch_recovery(launch, blocks(count * len_out), &name)
             }
         }
     }
@@ -597,41 +585,37 @@ fn dct_products<T: Real>(
             .memset_zeros(&mut a.slice_mut(..2 * lengths.1))
             .map_err(|e| driver_error("zeroing a DCT's transform", e))?;
         for second in [0u32, 1] {
-            let (f, name) = recovery_kernel(dev, kernel_name("rec_dct_spread", T::DTYPE))?;
-            let mut l = dev.stream().launch_builder(&f);
-            l.arg(input)
-                .arg(parts.unturn)
-                .arg(&parts.rows)
-                .arg(&parts.stacked)
-                .arg(&m64)
-                .arg(&n64)
-                .arg(&count64)
-                .arg(&second)
-                .arg(&mut *a);
-            launch_recovery(l, blocks(m * count), &name)?;
+            rec_dct_spread(
+                dev,
+                over(m * count),
+                input,
+                parts.unturn,
+                &parts.rows,
+                parts.stacked,
+                m64,
+                n64,
+                count64,
+                second,
+                a,
+            )?;
         }
         T::inverse_fft(&parts.plan.inverse, a, b, lengths).map_err(fft_error)?;
-        let (f, name) = recovery_kernel(dev, kernel_name("rec_dct_unpack", T::DTYPE))?;
-        let mut l = dev.stream().launch_builder(&f);
-        l.arg(&*b).arg(&n64).arg(&count64).arg(output);
-        launch_recovery(l, blocks(n.div_ceil(2) * count), &name)
+        rec_dct_unpack(dev, over(n.div_ceil(2) * count), b, n64, count64, output)
     } else {
-        let (f, name) = recovery_kernel(dev, kernel_name("rec_dct_pack", T::DTYPE))?;
-        let mut l = dev.stream().launch_builder(&f);
-        l.arg(input).arg(&n64).arg(&count64).arg(&mut *a);
-        launch_recovery(l, blocks(n.div_ceil(2) * count), &name)?;
+        rec_dct_pack(dev, over(n.div_ceil(2) * count), input, n64, count64, a)?;
         T::forward_fft(&parts.plan.forward, a, b, lengths).map_err(fft_error)?;
-        let (f, name) = recovery_kernel(dev, kernel_name("rec_dct_rows", T::DTYPE))?;
-        let mut l = dev.stream().launch_builder(&f);
-        l.arg(&*b)
-            .arg(parts.turn)
-            .arg(&parts.rows)
-            .arg(&parts.stacked)
-            .arg(&m64)
-            .arg(&n64)
-            .arg(&count64)
-            .arg(output);
-        launch_recovery(l, blocks(m * count), &name)
+        rec_dct_rows(
+            dev,
+            over(m * count),
+            b,
+            parts.turn,
+            &parts.rows,
+            parts.stacked,
+            m64,
+            n64,
+            count64,
+            output,
+        )
     }
 }
 
@@ -667,7 +651,6 @@ fn dense<T: Real>(dev: &CudaDevice, matrices: &[&DenseMatrix<T>]) -> Result<Form
     let (m, n) = matrices[0].shape();
     let mut out = dev.alloc::<T>(matrices.len() * m * n, "a dense operator")?;
     let rows_per_block = (TRANSPOSE_BLOCK / n.max(1)).max(1);
-    let (f, name) = recovery_kernel(dev, kernel_name("rec_dense_transpose", T::DTYPE))?;
     for (c, a) in matrices.iter().enumerate() {
         let mut own = out.slice_mut(c * m * n..(c + 1) * m * n);
         for (b, block) in a.as_slice().chunks(rows_per_block * n).enumerate() {
@@ -675,14 +658,16 @@ fn dense<T: Real>(dev: &CudaDevice, matrices: &[&DenseMatrix<T>]) -> Result<Form
             let staged = upload(dev, block)?;
             let (rows64, first) = (rows as u64, (b * rows_per_block) as u64);
             let (m64, n64) = (m as u64, n as u64);
-            let mut l = dev.stream().launch_builder(&f);
-            l.arg(&staged)
-                .arg(&rows64)
-                .arg(&first)
-                .arg(&m64)
-                .arg(&n64)
-                .arg(&mut own);
-            launch_recovery(l, blocks(rows * n), &name)?;
+            rec_dense_transpose(
+                dev,
+                over(rows * n),
+                &staged,
+                rows64,
+                first,
+                m64,
+                n64,
+                &mut own,
+            )?;
         }
     }
     Ok(Form::Dense(out))
@@ -690,23 +675,6 @@ fn dense<T: Real>(dev: &CudaDevice, matrices: &[&DenseMatrix<T>]) -> Result<Form
 
 /// The most values of a dense matrix staged on the device at once while it is uploaded.
 const TRANSPOSE_BLOCK: usize = 1 << 24;
-
-/// The kernel `name` of `kernels/recovery.cu`, and its name.
-pub(super) fn recovery_kernel(dev: &CudaDevice, name: String) -> Result<(CudaFunction, String)> {
-    Ok((dev.function(&RECOVERY, &name)?, name))
-}
-
-/// Launches the kernel `name` of `kernels/recovery.cu`, whose arguments `launch` holds, over
-/// `grid` blocks.
-pub(super) fn launch_recovery(mut launch: LaunchArgs<'_>, grid: usize, name: &str) -> Result<()> {
-    // SAFETY: every caller pushes the arguments of the kernel it names, with the lengths its
-    // comment in kernels/recovery.cu asks for: the vectors have the problem's shapes (x and
-    // the unpacked DCT output n values, y m, the transforms 2 n), supports and DCT rows at most
-    // n distinct indices below n, the sparse operator's index arrays those `sparse` built.
-    unsafe { launch.launch(config(grid, THREADS)) }
-        .map_err(|e| driver_error(&format!("launching {name}"), e))?;
-    Ok(())
-}
 
 /// Subsampled DCTs of one length on the device: their rows (one after the other), their
 /// factors, and the plans of a real FFT of their length and of its inverse.
@@ -898,8 +866,18 @@ fn operation(transpose: bool) -> cudarc::cublas::sys::cublasOperation_t {
 }
 
 /// Blocks of an element-wise kernel over `count` items.
-pub(super) fn blocks(count: usize) -> usize {
+fn blocks(count: usize) -> usize {
     count.div_ceil(THREADS as usize).clamp(1, 4096)
+}
+
+/// The launch of an element-wise kernel over `count` items.
+pub(super) fn over(count: usize) -> LaunchConfig {
+    config(blocks(count), THREADS)
+}
+
+/// A launch of `grid` blocks of the kernels' threads (one block a column, a part, ...).
+pub(super) fn grid(grid: usize) -> LaunchConfig {
+    config(grid, THREADS)
 }
 
 /// One problem on a CUDA device: the uploaded operator (a member of a stack), the
@@ -924,21 +902,6 @@ impl<'a, T: Real> Cuda<'a, T> {
         self.op.device()
     }
 
-    /// The kernel `{op}_{dtype}` (or `op` when `typed` is false) and its name.
-    fn kernel(&self, op: &str, typed: bool) -> Result<(CudaFunction, String)> {
-        let name = if typed {
-            kernel_name(op, T::DTYPE)
-        } else {
-            op.to_string()
-        };
-        recovery_kernel(self.dev(), name)
-    }
-
-    /// Launches the kernel `name` whose arguments `launch` holds, over `grid` blocks.
-    fn run(&self, launch: LaunchArgs<'_>, grid: usize, name: &str) -> Result<()> {
-        launch_recovery(launch, grid, name)
-    }
-
     /// The steps of `count = 1` problem with supports of `k` indices.
     fn one(&self, k: usize) -> Columns<'a, T> {
         Columns::new(self.op, k, 1)
@@ -955,16 +918,12 @@ impl<'a, T: Real> Cuda<'a, T> {
         let mut parts = self
             .dev()
             .alloc_zeros::<f64>(PARTS, "a reduction's parts")?;
-        let null = 0u64;
-        let (f, name) = self.kernel("rec_dot", true)?;
-        let mut l = self.dev().stream().launch_builder(&f);
-        l.arg(a.as_slice()).arg(b.as_slice());
+        let (a, b, shape) = (a.as_slice(), b.as_slice(), grid(PARTS));
+        let mut out = parts.as_view_mut();
         match support {
-            Some(s) => l.arg(s.as_slice()),
-            None => l.arg(&null),
-        };
-        l.arg(&count).arg(&mut parts);
-        self.run(l, PARTS, &name)?;
+            Some(s) => rec_dot(self.dev(), shape, a, b, s.as_slice(), count, &mut out)?,
+            None => rec_dot_all(self.dev(), shape, a, b, NULL, count, &mut out)?,
+        }
         Ok(
             download_vec(self.dev(), &parts.as_view(), "a reduction's parts")?
                 .iter()
@@ -1012,18 +971,11 @@ impl<T: Real> Backend<T> for Cuda<'_, T> {
         let mut parts = self
             .dev()
             .alloc_zeros::<f64>(2 * PARTS, "a reduction's parts")?;
-        let null = 0u64;
         for (i, v) in [a, b].into_iter().enumerate() {
             let count = v.len() as u64;
             let mut half = parts.slice_mut(i * PARTS..(i + 1) * PARTS);
-            let (f, name) = self.kernel("rec_dot", true)?;
-            let mut l = self.dev().stream().launch_builder(&f);
-            l.arg(v.as_slice())
-                .arg(v.as_slice())
-                .arg(&null)
-                .arg(&count)
-                .arg(&mut half);
-            self.run(l, PARTS, &name)?;
+            let v = v.as_slice();
+            rec_dot_all(self.dev(), grid(PARTS), v, v, NULL, count, &mut half)?;
         }
         let parts = download_vec(self.dev(), &parts.as_view(), "a reduction's parts")?;
         Ok((parts[..PARTS].iter().sum(), parts[PARTS..].iter().sum()))
@@ -1044,34 +996,37 @@ impl<T: Real> Backend<T> for Cuda<'_, T> {
         out: &mut DeviceBuffer<T>,
     ) -> Result<()> {
         let n = a.len() as u64;
-        {
-            let (f, name) = self.kernel("rec_add_scaled", true)?;
-            let mut l = self.dev().stream().launch_builder(&f);
-            l.arg(a.as_slice())
-                .arg(b.as_slice())
-                .arg(&s)
-                .arg(&n)
-                .arg(out.as_slice_mut());
-            self.run(l, blocks(a.len()), &name)
-        }
+        rec_add_scaled(
+            self.dev(),
+            over(a.len()),
+            a.as_slice(),
+            b.as_slice(),
+            s,
+            n,
+            out.as_slice_mut(),
+        )
     }
     fn axpy(&self, s: f64, b: &DeviceBuffer<T>, y: &mut DeviceBuffer<T>) -> Result<()> {
         let n = b.len() as u64;
-        {
-            let (f, name) = self.kernel("rec_axpy", true)?;
-            let mut l = self.dev().stream().launch_builder(&f);
-            l.arg(b.as_slice()).arg(&s).arg(&n).arg(y.as_slice_mut());
-            self.run(l, blocks(b.len()), &name)
-        }
+        rec_axpy(
+            self.dev(),
+            over(b.len()),
+            b.as_slice(),
+            s,
+            n,
+            y.as_slice_mut(),
+        )
     }
     fn xpay(&self, a: &DeviceBuffer<T>, s: f64, y: &mut DeviceBuffer<T>) -> Result<()> {
         let n = a.len() as u64;
-        {
-            let (f, name) = self.kernel("rec_xpay", true)?;
-            let mut l = self.dev().stream().launch_builder(&f);
-            l.arg(a.as_slice()).arg(&s).arg(&n).arg(y.as_slice_mut());
-            self.run(l, blocks(a.len()), &name)
-        }
+        rec_xpay(
+            self.dev(),
+            over(a.len()),
+            a.as_slice(),
+            s,
+            n,
+            y.as_slice_mut(),
+        )
     }
     fn restrict(
         &self,
@@ -1098,13 +1053,7 @@ impl<T: Real> Backend<T> for Cuda<'_, T> {
         }
         if k >= n {
             let mut all = self.dev().alloc::<u64>(n, "a support")?;
-            let count = n as u64;
-            {
-                let (f, name) = self.kernel("rec_iota", false)?;
-                let mut l = self.dev().stream().launch_builder(&f);
-                l.arg(&count).arg(&mut all);
-                self.run(l, blocks(n), &name)
-            }?;
+            rec_iota(self.dev(), over(n), n as u64, &mut all)?;
             return Ok(DeviceBuffer::from_slice(self.dev(), all));
         }
         let support = largest_magnitudes(self.dev(), v.as_slice(), 1, n, k)?;

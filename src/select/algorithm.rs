@@ -1,80 +1,137 @@
-//! The selection algorithms, by name.
+//! The selection algorithms: the registry that names them and the trait each implements.
+//!
+//! Every algorithm lives in its own folder under `select/` and implements [`Selection`] on a
+//! unit struct: the backends it has, and its multiselection on each (a backend it lacks keeps
+//! the trait's default, an `UnsupportedAlgorithm` error). The registry below has one line an
+//! algorithm: its variant of [`Algorithm`] with the doc comment, its implementation, its name
+//! and its other names. The enum, [`Algorithm::ALL`], the names, parsing, the backends' lists,
+//! the CLI's help and the dispatch to the backends are all generated from it.
 
 use std::fmt::{self, Display};
 use std::str::FromStr;
 
+use crate::device::DeviceBuffer;
+use crate::element::Element;
 use crate::error::{Error, Result};
-
-/// A selection algorithm.
-///
-/// `Auto` lets the backend choose its fastest exact algorithm. Every algorithm returns exactly
-/// the same value (the element of the asked rank); they differ only in speed and workspace.
-///
-/// ```
-/// use kselect::Algorithm;
-/// let a: Algorithm = "radix".parse().unwrap();
-/// assert_eq!(a, Algorithm::Radix);
-/// assert_eq!(a.name(), "radix");
-/// assert!("heapsort".parse::<Algorithm>().is_err());
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-#[non_exhaustive]
-pub enum Algorithm {
-    /// The backend's fastest exact algorithm.
-    #[default]
-    Auto,
-    /// Sort a copy and index it (the reference).
-    SortChoose,
-    /// Introselect: the standard library's `select_nth_unstable`.
-    Introselect,
-    /// Floyd–Rivest: pivots from a sample bracket the rank.
-    FloydRivest,
-    /// MSD radix select on order-preserving keys (Alabi et al.); copies the candidates to a
-    /// workspace once they fit in `n / 16`.
-    Radix,
-    /// MSD radix select in place (Alabi et al.'s `inplace radixSelect`): every pass reads the
-    /// whole input and no candidate is copied, so it needs no workspace (the input is not
-    /// changed: keys outside the prefix are skipped, not overwritten). CUDA only.
-    RadixInPlace,
-    /// Bucket select: linear projection of values onto buckets (Alabi et al.), once for each
-    /// rank.
-    Bucket,
-    /// SampleSelect: sorted splitters from a sample, a search tree, bucket counts (Ribizel & Anzt).
-    Sample,
-    /// Kelley's cutting-plane method on the convex objective of the order statistic (Beliakov).
-    CuttingPlane,
-    /// quickMultiSelect: one partitioning recursion shared by many ranks (Blanchard et al.).
-    QuickMultiselect,
-    /// randomizedSelect: two sampled splitters bracket the rank, one pass counts and copies
-    /// the values between them (Monroe et al.).
-    Randomized,
-    /// QuickSelect (Hoare): one sampled pivot per level, the side holding the rank is kept
-    /// (on CUDA, Ribizel & Anzt's bipartitioning reference).
-    Quick,
-    /// bucketMultiSelect (Blanchard, Chen & Kim): kernel density intervals from a sample, a
-    /// linear projection onto thousands of buckets, one count, the buckets holding a rank
-    /// written out and sorted. For many ranks at once (on the CPU: two passes whatever their
-    /// number, or one fused pass for a few ranks).
-    BucketMultiselect,
-    /// Iterative bucket multiselection (the second phase of Blanchard et al.'s DIBMS): as
-    /// bucketMultiSelect, but the written buckets are split again, level after level, instead
-    /// of sorted. CUDA only.
-    IterativeBucketMultiselect,
-    /// Fused bucket multiselection: bucketMultiSelect's count and write in one pass over the
-    /// input, the buckets to write predicted by a count over a subset of it (a quarter to a
-    /// sixteenth); then the ranks' buckets gathered from the written keys and selected on chip,
-    /// one block a rank. For up to 256 ranks on large inputs (others run iterative bucket
-    /// multiselection). CUDA only; the CPU's bucketMultiSelect fuses its passes the same way for
-    /// a few ranks.
-    FusedMultiselect,
-}
+use crate::select::{
+    auto, bucket, bucket_multi, cutting_plane, floyd_rivest, introselect, quick, quick_multiselect,
+    radix, randomized, sample, sort_choose,
+};
 
 /// Which backends have an algorithm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Backends {
+pub(crate) enum Backends {
+    /// Both.
     CpuAndCuda,
+    /// The CPU only.
     CpuOnly,
+    /// CUDA only.
     CudaOnly,
+}
+
+/// A selection algorithm's implementation: the elements of many ranks (each below the input's
+/// length; NaNs order last) on each backend it has, and the number of NaNs of the input when
+/// the algorithm counted them in its own pass (`None` when the caller must scan for them).
+pub(crate) trait Selection {
+    /// The backends that implement their method below.
+    const BACKENDS: Backends;
+
+    /// The selection on the CPU (`parallel`: threads allowed).
+    fn cpu<T: Element>(
+        algorithm: Algorithm,
+        data: &[T],
+        ranks: &[usize],
+        parallel: bool,
+    ) -> Result<(Vec<T>, Option<usize>)> {
+        let _ = (data, ranks, parallel);
+        Err(algorithm.unsupported_on("cpu"))
+    }
+
+    /// The selection on the device holding `buf`.
+    fn cuda<T: Element>(
+        algorithm: Algorithm,
+        buf: &DeviceBuffer<T>,
+        ranks: &[usize],
+    ) -> Result<(Vec<T>, Option<usize>)> {
+        let _ = (buf, ranks);
+        Err(algorithm.unsupported_on("cuda"))
+    }
+}
+
+/// The elements of `ranks` by a single-rank CPU selection, one call a rank (no NaN count).
+pub(crate) fn each_rank<T: Element>(
+    select: fn(&[T], usize, bool) -> T,
+    data: &[T],
+    ranks: &[usize],
+    parallel: bool,
+) -> (Vec<T>, Option<usize>) {
+    let values = ranks.iter().map(|&k| select(data, k, parallel)).collect();
+    (values, None)
+}
+
+/// Generates [`Algorithm`], the registry and the dispatch from one line an algorithm.
+macro_rules! registry {
+    ($(
+        $(#[$meta:meta])*
+        $variant:ident => $implementation:ty, $name:literal, [$($alias:literal),* $(,)?];
+    )*) => {
+        /// A selection algorithm.
+        ///
+        /// `Auto` lets the backend choose its fastest exact algorithm. Every algorithm returns exactly
+        /// the same value (the element of the asked rank); they differ only in speed and workspace.
+        ///
+        /// ```
+        /// use kselect::Algorithm;
+        /// let a: Algorithm = "radix".parse().unwrap();
+        /// assert_eq!(a, Algorithm::Radix);
+        /// assert_eq!(a.name(), "radix");
+        /// assert!("heapsort".parse::<Algorithm>().is_err());
+        /// ```
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+        #[non_exhaustive]
+        pub enum Algorithm {
+            $($(#[$meta])* $variant,)*
+        }
+
+        /// Every algorithm, in the enum's order, so that an algorithm's line is
+        /// `REGISTRY[a as usize]`.
+        const REGISTRY: [Entry; [$(Algorithm::$variant),*].len()] = [$(
+            Entry {
+                algorithm: Algorithm::$variant,
+                name: $name,
+                aliases: &[$($alias),*],
+                backends: <$implementation as Selection>::BACKENDS,
+            },
+        )*];
+
+        /// The elements of `ranks` of `data` by `algorithm` on the CPU (see [`Selection::cpu`]).
+        pub(crate) fn run_cpu<T: Element>(
+            algorithm: Algorithm,
+            data: &[T],
+            ranks: &[usize],
+            parallel: bool,
+        ) -> Result<(Vec<T>, Option<usize>)> {
+            match algorithm {
+                $(Algorithm::$variant => {
+                    <$implementation as Selection>::cpu(algorithm, data, ranks, parallel)
+                })*
+            }
+        }
+
+        /// The elements of `ranks` of `buf` by `algorithm` on its device (see
+        /// [`Selection::cuda`]).
+        pub(crate) fn run_cuda<T: Element>(
+            algorithm: Algorithm,
+            buf: &DeviceBuffer<T>,
+            ranks: &[usize],
+        ) -> Result<(Vec<T>, Option<usize>)> {
+            match algorithm {
+                $(Algorithm::$variant => {
+                    <$implementation as Selection>::cuda(algorithm, buf, ranks)
+                })*
+            }
+        }
+    };
 }
 
 /// One algorithm's line of the registry: its name, the other names it answers to, and the
@@ -86,121 +143,55 @@ struct Entry {
     backends: Backends,
 }
 
-/// Every algorithm, in the enum's order (checked at compile time below). Everything else is
-/// read from here: [`Algorithm::ALL`], the names, the aliases, the backends' lists and the
-/// errors that name them.
-const REGISTRY: [Entry; 15] = {
-    use Backends::{CpuAndCuda, CpuOnly, CudaOnly};
-    const fn entry(
-        algorithm: Algorithm,
-        name: &'static str,
-        aliases: &'static [&'static str],
-        backends: Backends,
-    ) -> Entry {
-        Entry {
-            algorithm,
-            name,
-            aliases,
-            backends,
-        }
-    }
-    [
-        entry(Algorithm::Auto, "auto", &[], CpuAndCuda),
-        entry(
-            Algorithm::SortChoose,
-            "sort-choose",
-            &["sort", "sort&choose", "sortchoose"],
-            CpuAndCuda,
-        ),
-        entry(Algorithm::Introselect, "introselect", &[], CpuOnly),
-        entry(
-            Algorithm::FloydRivest,
-            "floyd-rivest",
-            &["floydrivest"],
-            CpuOnly,
-        ),
-        entry(
-            Algorithm::Radix,
-            "radix",
-            &["radixselect", "radix-select"],
-            CpuAndCuda,
-        ),
-        entry(
-            Algorithm::RadixInPlace,
-            "radix-inplace",
-            &["inplace-radixselect", "radix-in-place", "inplace-radix"],
-            CudaOnly,
-        ),
-        entry(
-            Algorithm::Bucket,
-            "bucket",
-            &["bucketselect", "bucket-select"],
-            CpuAndCuda,
-        ),
-        entry(
-            Algorithm::Sample,
-            "sample",
-            &["sampleselect", "sample-select"],
-            CpuAndCuda,
-        ),
-        entry(
-            Algorithm::CuttingPlane,
-            "cutting-plane",
-            &["cuttingplane"],
-            CpuAndCuda,
-        ),
-        entry(
-            Algorithm::QuickMultiselect,
-            "quick-multiselect",
-            &["quickmultiselect", "multiselect"],
-            CpuOnly,
-        ),
-        entry(
-            Algorithm::Randomized,
-            "randomized",
-            &["randomizedselect", "randomized-select"],
-            CpuAndCuda,
-        ),
-        entry(
-            Algorithm::Quick,
-            "quick",
-            &["quickselect", "quick-select"],
-            CpuAndCuda,
-        ),
-        entry(
-            Algorithm::BucketMultiselect,
-            "bucket-multiselect",
-            &["bucketmultiselect", "bucket-multi-select", "bms"],
-            CpuAndCuda,
-        ),
-        entry(
-            Algorithm::IterativeBucketMultiselect,
-            "iterative-bucket-multiselect",
-            &[
-                "iterativebucketmultiselect",
-                "iterative-bucket-multi-select",
-                "ibms",
-                "dibms",
-            ],
-            CudaOnly,
-        ),
-        entry(
-            Algorithm::FusedMultiselect,
-            "fused-multiselect",
-            &["fusedmultiselect", "fused-multi-select", "fused"],
-            CudaOnly,
-        ),
-    ]
-};
-
-// The registry is in the enum's order, so that an algorithm's line is `REGISTRY[a as usize]`.
-const _: () = {
-    let mut i = 0;
-    while i < REGISTRY.len() {
-        assert!(REGISTRY[i].algorithm as usize == i);
-        i += 1;
-    }
-};
+registry! {
+    /// The backend's fastest exact algorithm.
+    #[default]
+    Auto => auto::Auto, "auto", [];
+    /// Sort a copy and index it (the reference).
+    SortChoose => sort_choose::SortChoose, "sort-choose", ["sort", "sort&choose", "sortchoose"];
+    /// Introselect: the standard library's `select_nth_unstable`.
+    Introselect => introselect::Introselect, "introselect", [];
+    /// Floyd–Rivest: pivots from a sample bracket the rank.
+    FloydRivest => floyd_rivest::FloydRivest, "floyd-rivest", ["floydrivest"];
+    /// MSD radix select on order-preserving keys (Alabi et al.); copies the candidates to a
+    /// workspace once they fit in `n / 16`.
+    Radix => radix::Radix, "radix", ["radixselect", "radix-select"];
+    /// MSD radix select in place (Alabi et al.'s `inplace radixSelect`): every pass reads the
+    /// whole input and no candidate is copied, so it needs no workspace (the input is not
+    /// changed: keys outside the prefix are skipped, not overwritten). CUDA only.
+    RadixInPlace => radix::RadixInPlace, "radix-inplace", ["inplace-radixselect", "radix-in-place", "inplace-radix"];
+    /// Bucket select: linear projection of values onto buckets (Alabi et al.), once for each
+    /// rank.
+    Bucket => bucket::Bucket, "bucket", ["bucketselect", "bucket-select"];
+    /// SampleSelect: sorted splitters from a sample, a search tree, bucket counts (Ribizel & Anzt).
+    Sample => sample::Sample, "sample", ["sampleselect", "sample-select"];
+    /// Kelley's cutting-plane method on the convex objective of the order statistic (Beliakov).
+    CuttingPlane => cutting_plane::CuttingPlane, "cutting-plane", ["cuttingplane"];
+    /// quickMultiSelect: one partitioning recursion shared by many ranks (Blanchard et al.).
+    QuickMultiselect => quick_multiselect::QuickMultiselect, "quick-multiselect", ["quickmultiselect", "multiselect"];
+    /// randomizedSelect: two sampled splitters bracket the rank, one pass counts and copies
+    /// the values between them (Monroe et al.).
+    Randomized => randomized::Randomized, "randomized", ["randomizedselect", "randomized-select"];
+    /// QuickSelect (Hoare): one sampled pivot per level, the side holding the rank is kept
+    /// (on CUDA, Ribizel & Anzt's bipartitioning reference).
+    Quick => quick::Quick, "quick", ["quickselect", "quick-select"];
+    /// bucketMultiSelect (Blanchard, Chen & Kim): kernel density intervals from a sample, a
+    /// linear projection onto thousands of buckets, one count, the buckets holding a rank
+    /// written out and sorted. For many ranks at once (on the CPU: two passes whatever their
+    /// number, or one fused pass for a few ranks).
+    BucketMultiselect => bucket_multi::BucketMultiselect, "bucket-multiselect", ["bucketmultiselect", "bucket-multi-select", "bms"];
+    /// Iterative bucket multiselection (the second phase of Blanchard et al.'s DIBMS): as
+    /// bucketMultiSelect, but the written buckets are split again, level after level, instead
+    /// of sorted. CUDA only.
+    IterativeBucketMultiselect => bucket_multi::IterativeBucketMultiselect, "iterative-bucket-multiselect", ["iterativebucketmultiselect", "iterative-bucket-multi-select", "ibms", "dibms"];
+    /// Fused bucket multiselection: bucketMultiSelect's count and write in one pass over the
+    /// input, the buckets to write predicted by a count over a subset of it (a quarter to a
+    /// sixteenth); then the ranks' buckets gathered from the written keys and selected on chip,
+    /// one block a rank. For up to 256 ranks on large inputs (others run iterative bucket
+    /// multiselection). CUDA only; the CPU's bucketMultiSelect fuses its passes the same way for
+    /// a few ranks.
+    FusedMultiselect => bucket_multi::FusedMultiselect, "fused-multiselect", ["fusedmultiselect", "fused-multi-select", "fused"];
+}
 
 /// A choice of the registry's lines by backend.
 #[derive(Clone, Copy)]

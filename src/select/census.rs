@@ -2,7 +2,7 @@
 //! ones' keys (the CPU's `finite_census`, the GPU's census kernels, the cutting-plane search).
 
 use crate::element::{Element, RadixKey};
-use crate::select::cpu::util::{max_number_key, min_number_key};
+use crate::select::host::{max_number_key, min_number_key};
 
 /// What a first pass learns: the non-finite values and the range of the finite values' keys.
 ///

@@ -2,13 +2,8 @@
 
 use crate::element::Element;
 use crate::error::Result;
-use crate::select::{
-    bucket, cutting_plane, floyd_rivest, introselect, quick, quick_multiselect, radix, randomized,
-    sample, sort_choose, Algorithm,
-};
-
-/// Helpers shared by the CPU algorithms.
-pub(crate) mod util;
+use crate::select::algorithm::{each_rank, run_cpu};
+use crate::select::{bucket_multi, floyd_rivest, introselect, quick_multiselect, Algorithm};
 
 /// At most this many ranks are answered by Floyd–Rivest passes under `Auto` (one pass per group
 /// of nearby ranks); more go to bucketMultiSelect (two passes whatever their number).
@@ -36,7 +31,7 @@ impl AutoChoice {
             } else {
                 AutoChoice::Introselect
             }
-        } else if ranks <= AUTO_FLOYD_RIVEST_RANKS || n < bucket::multi::MIN_LEN {
+        } else if ranks <= AUTO_FLOYD_RIVEST_RANKS || n < bucket_multi::cpu::MIN_LEN {
             AutoChoice::FloydRivest
         } else {
             AutoChoice::BucketMultiselect
@@ -52,8 +47,8 @@ impl AutoChoice {
         }
     }
 
-    /// The elements of `ranks` (all `< data.len()`, NaNs ordered last) by this algorithm, and
-    /// the number of NaNs in `data` when it counted them in its own pass.
+    /// The elements of `ranks` by this algorithm, and the NaN count when it counted them (the
+    /// infallible calls the batched selections make on each span).
     fn run<T: Element>(
         self,
         data: &[T],
@@ -61,19 +56,18 @@ impl AutoChoice {
         parallel: bool,
     ) -> (Vec<T>, Option<usize>) {
         match self {
-            AutoChoice::Introselect => {
-                (one_by_one(introselect::select, data, ranks, parallel), None)
-            }
-            AutoChoice::QuickMultiselect => {
-                (quick_multiselect::multiselect(data, ranks, parallel), None)
-            }
+            AutoChoice::Introselect => each_rank(introselect::cpu::select, data, ranks, parallel),
+            AutoChoice::QuickMultiselect => (
+                quick_multiselect::cpu::multiselect(data, ranks, parallel),
+                None,
+            ),
             AutoChoice::FloydRivest => {
                 let (values, nans) = floyd_rivest::multiselect_counting_nans(data, ranks, parallel);
                 (values, Some(nans))
             }
             AutoChoice::BucketMultiselect => {
                 let (values, nans) =
-                    bucket::multi::multiselect_counting_nans(data, ranks, parallel);
+                    bucket_multi::cpu::multiselect_counting_nans(data, ranks, parallel);
                 (values, Some(nans))
             }
         }
@@ -103,16 +97,6 @@ pub(crate) fn auto_multiselect<T: Element>(data: &[T], ranks: &[usize], parallel
     auto_multiselect_counting_nans(data, ranks, parallel).0
 }
 
-/// The elements of `ranks` by a single-rank algorithm, one call a rank.
-fn one_by_one<T: Element>(
-    select: fn(&[T], usize, bool) -> T,
-    data: &[T],
-    ranks: &[usize],
-    parallel: bool,
-) -> Vec<T> {
-    ranks.iter().map(|&k| select(data, k, parallel)).collect()
-}
-
 /// The elements of `ranks` (all `< data.len()`, NaNs ordered last) by `algorithm`, and the
 /// number of NaNs in `data` when the algorithm counted them in its own pass over the data
 /// (Floyd–Rivest and bucketMultiSelect do; `None` when the caller must scan for them); an
@@ -123,26 +107,7 @@ pub(crate) fn multiselect_counting_nans<T: Element>(
     ranks: &[usize],
     parallel: bool,
 ) -> Result<(Vec<T>, Option<usize>)> {
-    let one =
-        |select: fn(&[T], usize, bool) -> T| (one_by_one(select, data, ranks, parallel), None);
-    Ok(match algorithm {
-        Algorithm::Auto => auto_multiselect_counting_nans(data, ranks, parallel),
-        Algorithm::Introselect => AutoChoice::Introselect.run(data, ranks, parallel),
-        Algorithm::QuickMultiselect => AutoChoice::QuickMultiselect.run(data, ranks, parallel),
-        Algorithm::FloydRivest => AutoChoice::FloydRivest.run(data, ranks, parallel),
-        Algorithm::BucketMultiselect => AutoChoice::BucketMultiselect.run(data, ranks, parallel),
-        Algorithm::SortChoose if ranks.len() == 1 => one(sort_choose::cpu::select),
-        Algorithm::SortChoose => (sort_choose::cpu::multiselect(data, ranks, parallel), None),
-        Algorithm::Quick => one(quick::cpu::select),
-        Algorithm::Randomized => one(randomized::cpu::select),
-        Algorithm::Radix => one(radix::cpu::select),
-        Algorithm::Bucket => one(bucket::cpu::select),
-        Algorithm::Sample => one(sample::cpu::select),
-        Algorithm::CuttingPlane => one(cutting_plane::select),
-        Algorithm::RadixInPlace
-        | Algorithm::IterativeBucketMultiselect
-        | Algorithm::FusedMultiselect => return Err(algorithm.unsupported_on("cpu")),
-    })
+    run_cpu(algorithm, data, ranks, parallel)
 }
 
 /// Unit tests against the sort reference.
@@ -151,6 +116,7 @@ mod tests {
     use super::*;
     use crate::error::Error;
     use crate::random::SplitMix64;
+    use crate::select::sort_choose;
 
     /// Every CPU algorithm, with and without threads, gives the reference bits.
     #[test]

@@ -1,17 +1,14 @@
 //! The CUDA backend: NaN scans and dispatch to the algorithms' CUDA parts.
 
-use cudarc::driver::PushKernelArg;
-
 use crate::device::cuda::driver_error;
-use crate::device::cuda::kernels::{kernel_name, REDUCE};
+use crate::device::cuda::kernels::reduce::{count_nan, NanCount};
 use crate::device::cuda::launch::{config, stride_blocks};
 use crate::device::DeviceBuffer;
 use crate::element::Element;
 use crate::error::Result;
+use crate::select::algorithm::run_cuda;
 use crate::select::nan::NanScan;
-use crate::select::{
-    bucket, bucket_multi, cutting_plane, quick, radix, randomized, sample, sort_choose, Algorithm,
-};
+use crate::select::{bucket_multi, Algorithm};
 
 /// From this size on, `Auto` runs randomizedSelect for one rank on CUDA; below it, radix select.
 /// Measured on an H200 (`BENCHMARKS.md`): randomizedSelect's fixed cost (the sample, its
@@ -110,26 +107,19 @@ pub(crate) fn nan_scan<T: Element>(buf: &DeviceBuffer<T>) -> Result<NanScan> {
         return Ok(NanScan::NONE);
     }
     let dev = buf.device();
-    let stream = dev.stream();
-    let mut out = stream
-        .clone_htod(&[0u64, u64::MAX])
+    let mut out = dev
+        .stream()
+        .clone_htod(&[NanCount::default()])
         .map_err(|e| driver_error("initialising the NaN count", e))?;
-    let f = dev.function(&REDUCE, &kernel_name("count_nan", T::DTYPE))?;
-    let n64 = n as u64;
-    let mut launch = stream.launch_builder(&f);
-    launch.arg(buf.as_slice()).arg(&n64).arg(&mut out);
-    // SAFETY: count_nan_T(const T*, u64 n, u64* out): the buffer holds n elements, out 2 words.
-    unsafe { launch.launch(config(stride_blocks(n, 256, dev.multiprocessors(), 8), 256)) }
-        .map_err(|e| driver_error("launching count_nan", e))?;
-    let host = stream
-        .clone_dtoh(&out)
-        .map_err(|e| driver_error("reading the NaN count", e))?;
+    let shape = config(stride_blocks(n, 256, dev.multiprocessors(), 8), 256);
+    count_nan(dev, shape, buf.as_slice(), n as u64, &mut out)?;
+    let found = dev.read(&out, "the NaN count")?[0];
     Ok(NanScan {
-        count: host[0] as usize,
-        first_index: if host[0] == 0 {
+        count: found.count as usize,
+        first_index: if found.count == 0 {
             usize::MAX
         } else {
-            host[1] as usize
+            found.first as usize
         },
     })
 }
@@ -142,46 +132,7 @@ pub(crate) fn multiselect<T: Element>(
     buf: &DeviceBuffer<T>,
     ranks: &[usize],
 ) -> Result<(Vec<T>, Option<usize>)> {
-    match algorithm {
-        Algorithm::Auto => multiselect(
-            auto_algorithm(buf.len(), RankSpread::of(buf.len(), ranks)),
-            buf,
-            ranks,
-        ),
-        Algorithm::SortChoose => Ok((sort_choose::cuda::multiselect(buf, ranks)?, None)),
-        Algorithm::Radix => {
-            let (values, nans) = radix::cuda::multiselect(buf, ranks)?;
-            Ok((values, Some(nans)))
-        }
-        Algorithm::RadixInPlace => {
-            let (values, nans) = radix::cuda::multiselect_in_place(buf, ranks)?;
-            Ok((values, Some(nans)))
-        }
-        Algorithm::Randomized => {
-            let (values, nans) = randomized::cuda::multiselect(buf, ranks)?;
-            Ok((values, Some(nans)))
-        }
-        Algorithm::Bucket => {
-            let (values, nans) = bucket::cuda::multiselect(buf, ranks)?;
-            Ok((values, Some(nans)))
-        }
-        Algorithm::Sample => {
-            let (values, nans) = sample::cuda::multiselect(buf, ranks)?;
-            Ok((values, Some(nans)))
-        }
-        Algorithm::Quick => {
-            let (values, nans) = quick::cuda::multiselect(buf, ranks)?;
-            Ok((values, Some(nans)))
-        }
-        Algorithm::CuttingPlane => {
-            let (values, nans) = cutting_plane::multiselect(buf, ranks)?;
-            Ok((values, Some(nans)))
-        }
-        Algorithm::BucketMultiselect => bucket_multi::bms::multiselect(buf, ranks),
-        Algorithm::IterativeBucketMultiselect => bucket_multi::iterative::multiselect(buf, ranks),
-        Algorithm::FusedMultiselect => bucket_multi::fused::multiselect(buf, ranks),
-        other => Err(other.unsupported_on("cuda")),
-    }
+    run_cuda(algorithm, buf, ranks)
 }
 
 /// Unit tests of `Auto`'s choice.

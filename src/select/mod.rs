@@ -20,11 +20,13 @@ pub(crate) mod selector;
 pub(crate) mod cpu;
 pub(crate) mod cuda;
 
+pub(crate) mod auto;
 pub(crate) mod bucket;
 pub(crate) mod bucket_multi;
 pub(crate) mod census;
 pub mod cutting_plane;
 pub(crate) mod floyd_rivest;
+pub(crate) mod host;
 pub(crate) mod input;
 pub(crate) mod introselect;
 pub(crate) mod prediction;

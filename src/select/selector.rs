@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::select::input::{Input, Values};
 use crate::select::nan::{self, NanScan, RankSpace};
 use crate::select::{
-    bucket, cpu, cuda, median, quantile, sample, Algorithm, Approximate, ApproximateQuantile,
+    bucket_multi, cpu, cuda, median, quantile, sample, Algorithm, Approximate, ApproximateQuantile,
     NanPolicy, QuantileMethod,
 };
 
@@ -377,7 +377,7 @@ impl Selector {
         };
         let terms = quantile::plan(len, qs, method)?;
         let ranks: Vec<usize> = terms.iter().flat_map(|t| [t.lower, t.upper]).collect();
-        let (brackets, nans) = bucket::estimate::brackets(data, &ranks, self.parallel);
+        let (brackets, nans) = bucket_multi::cpu::estimate::brackets(data, &ranks, self.parallel);
         if floats && self.nan_policy == NanPolicy::Error && nans > 0 {
             RankSpace::new(n, self.scan(&source)?, NanPolicy::Error)?;
         }

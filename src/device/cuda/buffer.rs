@@ -108,28 +108,16 @@ impl<T: Element> DeviceBuffer<T> {
     /// # Ok::<(), kselect::Error>(())
     /// ```
     pub fn sum(&self) -> Result<f64> {
-        use crate::device::cuda::kernels::{kernel_name, REDUCE};
+        use crate::device::cuda::kernels::reduce::sum;
         use crate::device::cuda::launch::{config, stride_blocks};
-        use cudarc::driver::PushKernelArg;
         let dev = &self.device;
         let mut out = dev.alloc_zeros::<f64>(1, "the sum")?;
         let n = self.len();
         if n > 0 {
-            let f = dev.function(&REDUCE, &kernel_name("sum", T::DTYPE))?;
-            let n64 = n as u64;
             let vec = 16 / std::mem::size_of::<T>();
             let blocks = stride_blocks(n.div_ceil(vec), 256, dev.multiprocessors(), 8);
-            let mut launch = dev.stream().launch_builder(&f);
-            launch.arg(&self.slice).arg(&n64).arg(&mut out);
-            // SAFETY: sum_T(const T*, u64 n, double* out): the buffer holds n elements (16-byte
-            // aligned allocation), out one double.
-            unsafe { launch.launch(config(blocks, 256)) }
-                .map_err(|e| driver_error("launching sum", e))?;
+            sum(dev, config(blocks, 256), &self.slice, n as u64, &mut out)?;
         }
-        let host = dev
-            .stream()
-            .clone_dtoh(&out)
-            .map_err(|e| driver_error("reading the sum", e))?;
-        Ok(host[0])
+        Ok(dev.read(&out, "the sum")?[0])
     }
 }

@@ -1,12 +1,19 @@
 //! Launches of `kernels/knn.cu`: tiles of canonical distances, the merge rows of running
 //! lists, the gather of chosen entries.
 
-use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig};
 
 use crate::device::cuda::blas::blas_handle;
-use crate::device::cuda::kernels::{kernel_name, KNN};
+use crate::device::cuda::kernels::knn::{
+    knn_cosine_parts, knn_direct_cosine, knn_direct_euclidean, knn_direct_inner_product,
+    knn_direct_manhattan, knn_direct_sqeuclidean, knn_finish, knn_finish_values, knn_gather,
+    knn_gather_positions, knn_measure_cosine, knn_measure_euclidean, knn_measure_inner_product,
+    knn_measure_manhattan, knn_measure_sqeuclidean, knn_merge_rows, knn_scatter_rows,
+    knn_screen_rows, MEASURE_QUERIES,
+};
+use crate::device::cuda::kernels::NULL;
 use crate::device::cuda::launch::{config, stride_blocks};
-use crate::device::cuda::{driver_error, CudaDevice};
+use crate::device::cuda::CudaDevice;
 use crate::device::DeviceBuffer;
 use crate::error::{Error, Result};
 use crate::knn::{KnnFloat, Metric};
@@ -19,8 +26,6 @@ const DIRECT_THREADS: u32 = 256;
 const THREADS: u32 = 256;
 /// Threads of a measure block (`KNN_MEASURE_WARPS` warps).
 const MEASURE_THREADS: u32 = 128;
-/// Queries of a measure block (`KNN_MEASURE_QUERIES`).
-const MEASURE_QUERIES: usize = 16;
 /// Bytes of the reference points of a measure block's chunk: small enough that the chunks of
 /// the blocks running together stay in L2.
 const MEASURE_CHUNK_BYTES: usize = 2 << 20;
@@ -29,14 +34,64 @@ const MEASURE_PAIRS: usize = 256;
 /// The most blocks of a grid.
 const MOST_BLOCKS: usize = i32::MAX as usize;
 
-/// The kernel name stem of a metric (`knn_direct_{stem}_{dtype}`).
-fn stem(metric: Metric) -> &'static str {
+/// The launcher of a metric's distance tiles (`knn_direct_{metric}_{dtype}`): queries,
+/// points, their counts and dimension, the cosine parts, the output and its row stride.
+type Direct<T> = fn(
+    &CudaDevice,
+    LaunchConfig,
+    &CudaSlice<T>,
+    &CudaSlice<T>,
+    u64,
+    u64,
+    u32,
+    &CudaSlice<f64>,
+    &CudaSlice<f64>,
+    &CudaSlice<f64>,
+    &CudaSlice<f64>,
+    &mut CudaSlice<f64>,
+    u64,
+) -> Result<()>;
+
+/// The launcher of a metric's distance tiles.
+fn direct_launcher<T: KnnFloat>(metric: Metric) -> Direct<T> {
     match metric {
-        Metric::SquaredEuclidean => "sqeuclidean",
-        Metric::Euclidean => "euclidean",
-        Metric::Manhattan => "manhattan",
-        Metric::Cosine => "cosine",
-        Metric::InnerProduct => "inner_product",
+        Metric::SquaredEuclidean => knn_direct_sqeuclidean::<T>,
+        Metric::Euclidean => knn_direct_euclidean::<T>,
+        Metric::Manhattan => knn_direct_manhattan::<T>,
+        Metric::Cosine => knn_direct_cosine::<T>,
+        Metric::InnerProduct => knn_direct_inner_product::<T>,
+    }
+}
+
+/// The launcher of a metric's exact keys of candidates (`knn_measure_{metric}_{dtype}`):
+/// queries, points, candidates, the queries and candidates a query, the dimension, the chunk
+/// and the query groups, the cosine parts, the output.
+type Measure<T> = fn(
+    &CudaDevice,
+    LaunchConfig,
+    &CudaSlice<T>,
+    &CudaSlice<T>,
+    &CudaSlice<u64>,
+    u64,
+    u32,
+    u32,
+    u64,
+    u64,
+    &CudaSlice<f64>,
+    &CudaSlice<f64>,
+    &CudaSlice<f64>,
+    &CudaSlice<f64>,
+    &mut CudaSlice<f64>,
+) -> Result<()>;
+
+/// The launcher of a metric's exact keys of candidates.
+fn measure_launcher<T: KnnFloat>(metric: Metric) -> Measure<T> {
+    match metric {
+        Metric::SquaredEuclidean => knn_measure_sqeuclidean::<T>,
+        Metric::Euclidean => knn_measure_euclidean::<T>,
+        Metric::Manhattan => knn_measure_manhattan::<T>,
+        Metric::Cosine => knn_measure_cosine::<T>,
+        Metric::InnerProduct => knn_measure_inner_product::<T>,
     }
 }
 
@@ -64,8 +119,6 @@ pub(super) fn distances<T: KnnFloat>(
     out: &mut CudaSlice<f64>,
     ld: usize,
 ) -> Result<()> {
-    let name = kernel_name(&format!("knn_direct_{}", stem(metric)), T::DTYPE);
-    let f = dev.function(&KNN, &name)?;
     let (nq, nx, d, ld) = (
         queries.rows as u64,
         reference.rows as u64,
@@ -81,26 +134,23 @@ pub(super) fn distances<T: KnnFloat>(
         block_dim: (DIRECT_THREADS, 1, 1),
         shared_mem_bytes: 0,
     };
-    let mut launch = dev.stream().launch_builder(&f);
-    launch
-        .arg(queries.data)
-        .arg(reference.data)
-        .arg(&nq)
-        .arg(&nx)
-        .arg(&d)
-        .arg(&queries.cosine.scale)
-        .arg(&queries.cosine.norm)
-        .arg(&reference.cosine.scale)
-        .arg(&reference.cosine.norm)
-        .arg(out)
-        .arg(&ld);
-    // SAFETY: knn_direct_*(const T* q, const T* x, u64 nq, u64 nx, u32 d, const double*
-    // q_scale, q_norm, x_scale, x_norm, double* out, u64 ld): q holds nq * d values, x nx * d,
-    // the cosine parts one value a point (read by the cosine kernel only), out at least
-    // (nq - 1) * ld + nx values with ld >= nx; out aliases no input. The grid covers
-    // ceil(nx / 64) x ceil(nq / 64) tiles, under the 2^16 limit of grid.y for the tiles chosen.
-    unsafe { launch.launch(cfg) }.map_err(|e| driver_error(&format!("launching {name}"), e))?;
-    Ok(())
+    // The grid covers ceil(nx / 64) x ceil(nq / 64) tiles, under the 2^16 limit of grid.y for
+    // the tiles chosen.
+    direct_launcher::<T>(metric)(
+        dev,
+        cfg,
+        queries.data,
+        reference.data,
+        nq,
+        nx,
+        d,
+        &queries.cosine.scale,
+        &queries.cosine.norm,
+        &reference.cosine.scale,
+        &reference.cosine.norm,
+        out,
+        ld,
+    )
 }
 
 /// The running lists and a tile's best of `rows` queries, side by side: row `i` of `keys` and
@@ -118,28 +168,21 @@ pub(super) fn merge_rows(
     keys: &mut CudaSlice<f64>,
     index: &mut CudaSlice<u64>,
 ) -> Result<()> {
-    let f = dev.function(&KNN, "knn_merge_rows")?;
-    let (rows64, k32, t32, first64) = (rows as u64, k as u32, t as u32, first as u64);
     let blocks = stride_blocks(rows * (k + t), THREADS, dev.multiprocessors(), 8);
-    let mut launch = dev.stream().launch_builder(&f);
-    launch
-        .arg(running.0)
-        .arg(running.1)
-        .arg(tile.0)
-        .arg(tile.1)
-        .arg(&rows64)
-        .arg(&k32)
-        .arg(&t32)
-        .arg(&first64)
-        .arg(keys)
-        .arg(index);
-    // SAFETY: knn_merge_rows(const double* run_keys, const u64* run_index, const double*
-    // tile_keys, const u64* tile_index, u64 rows, u32 k, u32 t, u64 first, double* keys, u64*
-    // index): the running buffers hold rows * k entries, the tile's rows * t, the outputs rows
-    // * (k + t); outputs alias no input.
-    unsafe { launch.launch(config(blocks, THREADS)) }
-        .map_err(|e| driver_error("launching knn_merge_rows", e))?;
-    Ok(())
+    knn_merge_rows(
+        dev,
+        config(blocks, THREADS),
+        running.0,
+        running.1,
+        tile.0,
+        tile.1,
+        rows as u64,
+        k as u32,
+        t as u32,
+        first as u64,
+        keys,
+        index,
+    )
 }
 
 /// `out[i k + c]` = entry `pos[i k + c]` of row `i` (of `width` entries) of `keys` and of
@@ -157,31 +200,17 @@ fn gather(
     out_keys: &mut CudaSlice<f64>,
     out_index: &mut CudaSlice<u64>,
 ) -> Result<()> {
-    let f = dev.function(&KNN, "knn_gather")?;
     let (rows64, k32, width64, offset64) = (rows as u64, k as u32, width as u64, offset as u64);
     let blocks = stride_blocks(rows * k, THREADS, dev.multiprocessors(), 8);
-    let null = 0u64;
-    let mut launch = dev.stream().launch_builder(&f);
-    launch.arg(pos).arg(keys);
+    let cfg = config(blocks, THREADS);
     match index {
-        Some(index) => launch.arg(index),
-        None => launch.arg(&null),
-    };
-    launch
-        .arg(&rows64)
-        .arg(&k32)
-        .arg(&width64)
-        .arg(&offset64)
-        .arg(out_keys)
-        .arg(out_index);
-    // SAFETY: knn_gather(const u64* pos, const double* keys, const u64* index (or null), u64
-    // rows, u32 k, u64 width, u64 offset, double* out_keys, u64* out_index): pos and the
-    // outputs hold rows * k entries, keys and index (when given) rows rows of `width` (the
-    // last row at least as long as its largest position + 1), every position below width;
-    // outputs alias no input.
-    unsafe { launch.launch(config(blocks, THREADS)) }
-        .map_err(|e| driver_error("launching knn_gather", e))?;
-    Ok(())
+        Some(index) => knn_gather(
+            dev, cfg, pos, keys, index, rows64, k32, width64, offset64, out_keys, out_index,
+        ),
+        None => knn_gather_positions(
+            dev, cfg, pos, keys, NULL, rows64, k32, width64, offset64, out_keys, out_index,
+        ),
+    }
 }
 
 /// The screening rows `knn_screen_rows_*` builds (`KNN_ROWS_*`).
@@ -216,39 +245,28 @@ pub(super) fn screen_rows<T: KnnFloat>(
     norms: &mut CudaSlice<f32>,
 ) -> Result<(f32, bool)> {
     let (data, rows, dim) = points;
-    let name = kernel_name("knn_screen_rows", T::DTYPE);
-    let f = dev.function(&KNN, &name)?;
     let mut largest = dev.alloc_zeros::<u32>(1, "the largest screening norm")?;
     let mut overflow = dev.alloc_zeros::<u32>(1, "the screening overflow flag")?;
     let (n, d, w, m) = (rows as u64, dim as u32, width as u32, mode as u32);
     // A warp a point.
     let blocks = stride_blocks(rows * 32, THREADS, dev.multiprocessors(), 8);
-    let mut launch = dev.stream().launch_builder(&f);
-    launch
-        .arg(data)
-        .arg(&n)
-        .arg(&d)
-        .arg(&w)
-        .arg(&m)
-        .arg(center)
-        .arg(&scale.0)
-        .arg(&scale.1)
-        .arg(out)
-        .arg(norms)
-        .arg(&mut largest)
-        .arg(&mut overflow);
-    // SAFETY: knn_screen_rows_*(const T* x, u64 n, u32 d, u32 width, u32 mode, const double*
-    // center, double scale_a, double scale_b, float* out, float* norms, u32* largest, u32*
-    // overflow): x holds n * d values, center d (read by the Euclidean modes only), out n * 3 *
-    // width with width >= d + 1, norms n, largest and overflow one word each (zeroed); the
-    // outputs alias no input nor each other.
-    unsafe { launch.launch(config(blocks, THREADS)) }
-        .map_err(|e| driver_error(&format!("launching {name}"), e))?;
-    let read = |flag: &CudaSlice<u32>| {
-        dev.stream()
-            .clone_dtoh(flag)
-            .map_err(|e| driver_error("reading the screening flags", e))
-    };
+    knn_screen_rows(
+        dev,
+        config(blocks, THREADS),
+        data,
+        n,
+        d,
+        w,
+        m,
+        center,
+        scale.0,
+        scale.1,
+        out,
+        norms,
+        &mut largest,
+        &mut overflow,
+    )?;
+    let read = |flag: &CudaSlice<u32>| dev.read(flag, "the screening flags");
     Ok((f32::from_bits(read(&largest)?[0]), read(&overflow)?[0] != 0))
 }
 
@@ -261,22 +279,16 @@ pub(super) fn cosine_parts<T: KnnFloat>(
     dim: usize,
     parts: &mut CosineParts,
 ) -> Result<()> {
-    let name = kernel_name("knn_cosine_parts", T::DTYPE);
-    let f = dev.function(&KNN, &name)?;
-    let (n, d) = (rows as u64, dim as u32);
     let blocks = stride_blocks(rows, THREADS, dev.multiprocessors(), 8);
-    let mut launch = dev.stream().launch_builder(&f);
-    launch
-        .arg(data)
-        .arg(&n)
-        .arg(&d)
-        .arg(&mut parts.scale)
-        .arg(&mut parts.norm);
-    // SAFETY: knn_cosine_parts_*(const T* x, u64 n, u32 d, double* scale, double* norm): x
-    // holds n * d values, scale and norm n each, distinct from x and each other.
-    unsafe { launch.launch(config(blocks, THREADS)) }
-        .map_err(|e| driver_error(&format!("launching {name}"), e))?;
-    Ok(())
+    knn_cosine_parts(
+        dev,
+        config(blocks, THREADS),
+        data,
+        rows as u64,
+        dim as u32,
+        &mut parts.scale,
+        &mut parts.norm,
+    )
 }
 
 /// The exact rank keys of each query of `queries` with its `candidates` candidates (reference
@@ -290,8 +302,6 @@ pub(super) fn measure<T: KnnFloat>(
     candidates: usize,
     dim: usize,
 ) -> Result<DeviceBuffer<f64>> {
-    let name = kernel_name(&format!("knn_measure_{}", stem(metric)), T::DTYPE);
-    let f = dev.function(&KNN, &name)?;
     let rows = queries.rows;
     let mut out = dev.alloc::<f64>(rows * candidates, "the candidates' exact keys")?;
     let (rows64, kc, d) = (rows as u64, candidates as u32, dim as u32);
@@ -306,30 +316,25 @@ pub(super) fn measure<T: KnnFloat>(
         .clamp(1, n);
     let blocks = n.div_ceil(chunk) * groups;
     let (chunk64, groups64) = (chunk as u64, groups as u64);
-    let mut launch = dev.stream().launch_builder(&f);
-    launch
-        .arg(queries.data)
-        .arg(reference.data)
-        .arg(cand.as_slice())
-        .arg(&rows64)
-        .arg(&kc)
-        .arg(&d)
-        .arg(&chunk64)
-        .arg(&groups64)
-        .arg(&queries.cosine.scale)
-        .arg(&queries.cosine.norm)
-        .arg(&reference.cosine.scale)
-        .arg(&reference.cosine.norm)
-        .arg(&mut out);
-    // SAFETY: knn_measure_*(const T* q, const T* x, const u64* cand, u64 rows, u32 kc, u32 d,
-    // u64 chunk, u64 groups, cosine parts, double* out): q holds rows * d values, cand rows *
-    // kc indices each below the reference rows x holds (d values each), every row ascending
-    // (top-k's unsorted results are in index order), so that the blocks of the chunks cover
-    // every pair; groups = ceil(rows / 16), the grid chunks * groups blocks of 128 threads;
-    // the cosine parts one value a point (read by the cosine kernel only), out rows * kc,
-    // aliasing no input.
-    unsafe { launch.launch(config(blocks, MEASURE_THREADS)) }
-        .map_err(|e| driver_error(&format!("launching {name}"), e))?;
+    // Every candidate row ascending (top-k's unsorted results are in index order), so that
+    // the blocks of the chunks cover every pair.
+    measure_launcher::<T>(metric)(
+        dev,
+        config(blocks, MEASURE_THREADS),
+        queries.data,
+        reference.data,
+        cand.as_slice(),
+        rows64,
+        kc,
+        d,
+        chunk64,
+        groups64,
+        &queries.cosine.scale,
+        &queries.cosine.norm,
+        &reference.cosine.scale,
+        &reference.cosine.norm,
+        &mut out,
+    )?;
     Ok(DeviceBuffer::from_slice(dev, out))
 }
 
@@ -430,28 +435,14 @@ pub(super) fn finish<T: KnnFloat>(
     values: &mut CudaSlice<T>,
     index32: Option<&mut CudaSlice<u32>>,
 ) -> Result<()> {
-    let name = kernel_name("knn_finish", T::DTYPE);
-    let f = dev.function(&KNN, &name)?;
     let (count64, similarity) = (count as u64, metric.is_similarity() as u32);
     let blocks = stride_blocks(count, THREADS, dev.multiprocessors(), 8);
-    let null = 0u64;
-    let mut launch = dev.stream().launch_builder(&f);
-    launch
-        .arg(keys.as_slice())
-        .arg(index.as_slice())
-        .arg(&count64)
-        .arg(&similarity)
-        .arg(values);
+    let cfg = config(blocks, THREADS);
+    let (keys, index) = (keys.as_slice(), index.as_slice());
     match index32 {
-        Some(index32) => launch.arg(index32),
-        None => launch.arg(&null),
-    };
-    // SAFETY: knn_finish_*(const double* keys, const u64* index, u64 count, u32 similarity, T*
-    // values, u32* index32 (or null)): keys, index, values and index32 (when given) hold at
-    // least count entries; the outputs alias no input.
-    unsafe { launch.launch(config(blocks, THREADS)) }
-        .map_err(|e| driver_error(&format!("launching {name}"), e))?;
-    Ok(())
+        Some(index32) => knn_finish(dev, cfg, keys, index, count64, similarity, values, index32),
+        None => knn_finish_values(dev, cfg, keys, index, count64, similarity, values, NULL),
+    }
 }
 
 /// Row `r` of `src` (`width` values) into row `rows[r]` of `dst`, for every row of `src`.
@@ -479,20 +470,16 @@ pub(super) fn scatter_rows<E: DeviceRepr>(
     let dst_len = dst.len() * words;
     // SAFETY: as above.
     let mut dst_words = unsafe { dst.transmute_mut::<u32>(dst_len) }.expect("the same bytes");
-    let f = dev.function(&KNN, "knn_scatter_rows")?;
     let (count, width_words) = (rows.len() as u64, (width * words) as u64);
     let blocks = stride_blocks(src.len() * words, THREADS, dev.multiprocessors(), 8);
-    let mut launch = dev.stream().launch_builder(&f);
-    launch
-        .arg(&src_words)
-        .arg(&mut dst_words)
-        .arg(rows_dev.as_slice())
-        .arg(&count)
-        .arg(&width_words);
-    // SAFETY: knn_scatter_rows(const u32* src, u32* dst, const u64* rows, u64 count, u64
-    // width): src holds count * width words, every rows[r] * width + width words fit dst (the
-    // callers' rows are rows of dst), dst aliases neither input.
-    unsafe { launch.launch(config(blocks, THREADS)) }
-        .map_err(|e| driver_error("launching knn_scatter_rows", e))?;
-    Ok(())
+    // Every rows[r] * width + width words fit dst: the callers' rows are rows of dst.
+    knn_scatter_rows(
+        dev,
+        config(blocks, THREADS),
+        &src_words,
+        &mut dst_words,
+        rows_dev.as_slice(),
+        count,
+        width_words,
+    )
 }

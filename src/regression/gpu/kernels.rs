@@ -1,17 +1,17 @@
 //! Launches of `kernels/regression.cu`: residuals from the products, the C-step sums of each
 //! candidate and their reduction, the shortest windows of sorted residuals.
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchConfig};
 
-use crate::device::cuda::kernels::REGRESSION;
+pub(super) use crate::device::cuda::kernels::regression::MAX_P;
+use crate::device::cuda::kernels::regression::{
+    rg_gram_mask, rg_gram_trim, rg_reduce, rg_residuals, rg_shortest_window, GRAM_THREADS,
+};
+use crate::device::cuda::kernels::NULL;
 use crate::device::cuda::launch::config;
 use crate::device::cuda::{driver_error, CudaDevice};
 use crate::error::Result;
 
-/// The most coefficients the Gram kernel handles (`RG_MAX_P`).
-pub(super) const MAX_P: usize = 40;
-/// Threads of a Gram block (`RG_THREADS`).
-const GRAM_THREADS: u32 = 256;
 /// Rows a Gram block stages at a time (`RG_TILE`).
 const TILE: usize = 64;
 /// Gram blocks a multiprocessor, for the grid size.
@@ -47,22 +47,16 @@ pub(super) fn residuals(
     count: usize,
     op: Residual,
 ) -> Result<()> {
-    let f = dev.function(&REGRESSION, "rg_residuals_f64")?;
-    let (n64, op32) = (n as u64, op as u32);
     let blocks = n
         .div_ceil(THREADS as usize)
         .clamp(1, dev.multiprocessors() * 8);
+    // Rows along y: count rows of n values.
     let cfg = LaunchConfig {
         grid_dim: (blocks as u32, count as u32, 1),
         block_dim: (THREADS, 1, 1),
         shared_mem_bytes: 0,
     };
-    let mut launch = dev.stream().launch_builder(&f);
-    launch.arg(v).arg(y).arg(&n64).arg(&op32);
-    // SAFETY: rg_residuals_f64(double* v, const double* y, u64 n, u32 op) over grid.y = count
-    // rows: v holds at least count * n values, y n values.
-    unsafe { launch.launch(cfg) }.map_err(|e| driver_error("launching rg_residuals_f64", e))?;
-    Ok(())
+    rg_residuals(dev, cfg, v, y, n as u64, op as u32)
 }
 
 /// Which rows a candidate's sums run over.
@@ -153,59 +147,68 @@ pub(super) fn sums(
     let mut partial = dev.alloc::<f64>(count * blocks * e, "the C-step partial sums")?;
     let mut out = dev.alloc::<f64>(count * e, "the C-step sums")?;
 
-    let null = 0u64;
     let (n64, p32, row0, chunk64) = (n as u64, p as u32, first as u64, chunk as u64);
     // With a mask the thresholds and cuts are not read: one placeholder each.
-    let (squares, mask, thresholds, cuts) = match keep {
+    let (thresholds, cuts) = match keep {
         Keep::Trim {
-            squares,
-            thresholds,
-            cuts,
-        } => (Some(*squares), None, *thresholds, *cuts),
-        Keep::Mask(mask) => (None, Some(*mask), &[0.0][..], &[0u64][..]),
+            thresholds, cuts, ..
+        } => (*thresholds, *cuts),
+        Keep::Mask(_) => (&[0.0][..], &[0u64][..]),
     };
     let thresholds = upload(dev, thresholds, "the thresholds")?;
     let cuts = upload(dev, cuts, "the tie cuts")?;
-    let f = dev.function(&REGRESSION, "rg_gram_f64")?;
-    let mut launch = dev.stream().launch_builder(&f);
-    launch.arg(design.x).arg(design.y).arg(&n64).arg(&p32);
-    match squares {
-        Some(squares) => launch.arg(squares),
-        None => launch.arg(&null),
-    };
-    match mask {
-        Some(mask) => launch.arg(mask),
-        None => launch.arg(&null),
-    };
-    launch.arg(coef).arg(&thresholds).arg(&cuts);
-    launch.arg(&row0).arg(&chunk64).arg(&mut partial);
+    // Candidates along y.
     let cfg = LaunchConfig {
         grid_dim: (blocks as u32, count as u32, 1),
         block_dim: (GRAM_THREADS, 1, 1),
         shared_mem_bytes: 0,
     };
-    // SAFETY: rg_gram_f64(const double* x, const double* y, u64 n, u32 p, const double* s,
-    // const u8* mask, const double* coef, const double* thresholds, const u64* cuts, u64 row0,
-    // u64 chunk, double* partial): x holds n p values, y n; with a trim s holds the squared
-    // residuals of every candidate up to first + count (n each) and thresholds, cuts one value
-    // a candidate up to there; with a mask, mask holds n flags and s is null (unread, as are
-    // thresholds and cuts);
-    // coef holds p values a candidate up to first + count; p <= MAX_P; blocks * chunk >= n;
-    // partial holds count * blocks * entries(p) values.
-    unsafe { launch.launch(cfg) }.map_err(|e| driver_error("launching rg_gram_f64", e))?;
+    let (x, y) = (design.x, design.y);
+    match keep {
+        Keep::Trim { squares, .. } => rg_gram_trim(
+            dev,
+            cfg,
+            x,
+            y,
+            n64,
+            p32,
+            squares,
+            NULL,
+            coef,
+            &thresholds,
+            &cuts,
+            row0,
+            chunk64,
+            &mut partial,
+        )?,
+        Keep::Mask(mask) => rg_gram_mask(
+            dev,
+            cfg,
+            x,
+            y,
+            n64,
+            p32,
+            NULL,
+            mask,
+            coef,
+            &thresholds,
+            &cuts,
+            row0,
+            chunk64,
+            &mut partial,
+        )?,
+    }
 
-    let f = dev.function(&REGRESSION, "rg_reduce_f64")?;
-    let (blocks64, e32) = (blocks as u64, e as u32);
-    let mut launch = dev.stream().launch_builder(&f);
-    launch.arg(&partial).arg(&blocks64).arg(&e32).arg(&mut out);
-    // SAFETY: rg_reduce_f64(const double* partial, u64 blocks, u32 entries, double* out) with
-    // one block a candidate: partial holds count * blocks * entries values, out count * entries.
-    unsafe { launch.launch(config(count, 128)) }
-        .map_err(|e| driver_error("launching rg_reduce_f64", e))?;
-    let values = dev
-        .stream()
-        .clone_dtoh(&out)
-        .map_err(|e| driver_error("reading the C-step sums", e))?;
+    // One block a candidate.
+    rg_reduce(
+        dev,
+        config(count, 128),
+        &partial,
+        blocks as u64,
+        e as u32,
+        &mut out,
+    )?;
+    let values = dev.read(&out, "the C-step sums")?;
     Ok(Sums {
         values,
         partial,
@@ -225,17 +228,16 @@ pub(super) fn shortest_windows(
     count: usize,
 ) -> Result<Vec<f64>> {
     let mut out = dev.alloc::<f64>(2 * count, "the shortest windows")?;
-    let f = dev.function(&REGRESSION, "rg_shortest_window_f64")?;
-    let (n64, h64) = (n as u64, h as u64);
-    let mut launch = dev.stream().launch_builder(&f);
-    launch.arg(sorted).arg(&n64).arg(&h64).arg(&mut out);
-    // SAFETY: rg_shortest_window_f64(const double* sorted, u64 n, u64 h, double* out) with one
-    // block a row: sorted holds count * n values, out 2 * count; 1 <= h <= n.
-    unsafe { launch.launch(config(count, THREADS)) }
-        .map_err(|e| driver_error("launching rg_shortest_window_f64", e))?;
-    dev.stream()
-        .clone_dtoh(&out)
-        .map_err(|e| driver_error("reading the shortest windows", e))
+    // One block a row.
+    rg_shortest_window(
+        dev,
+        config(count, THREADS),
+        sorted,
+        n as u64,
+        h as u64,
+        &mut out,
+    )?;
+    dev.read(&out, "the shortest windows")
 }
 
 /// A copy of `values` on the device.

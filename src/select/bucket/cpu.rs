@@ -23,7 +23,7 @@
 
 use crate::element::{Element, RadixKey};
 use crate::select::bucket::Projection;
-use crate::select::cpu::util::{finite, finite_census, map_chunks};
+use crate::select::host::{finite, finite_census, map_chunks};
 use crate::select::radix;
 
 /// Buckets per level (the paper's `B = 2^10`).
@@ -176,7 +176,7 @@ fn finish_radix<T: Element>(cands: &[T], first: bool, k: usize, parallel: bool) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::select::cpu::util::testing::matches_sort_on_adversarial_inputs;
+    use crate::select::host::testing::matches_sort_on_adversarial_inputs;
 
     matches_sort_on_adversarial_inputs!(super::select);
 

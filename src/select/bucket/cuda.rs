@@ -33,11 +33,14 @@
 //! `max(n / 64, 2^17)` keys on the copy, `n / 8` keys on the input, the latter after the copy
 //! buffers are freed). In all, at most `n / 4` elements' worth beyond small constants.
 
-use cudarc::driver::sys::{CUdevice_attribute, CUfunction_attribute};
-use cudarc::driver::{CudaFunction, CudaSlice, CudaView, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaView, LaunchConfig};
 
+use crate::device::cuda::kernels::bucket_select::{
+    bkt_choose, bkt_copy, bkt_count, bkt_init, bkt_minmax, BktState, ACTIVE, BLOCK, CHOOSE_BLOCK,
+    DONE,
+};
 use crate::device::cuda::kernels::{kernel_name, BUCKET_SELECT};
-use crate::device::cuda::launch::{config, stride_blocks};
+use crate::device::cuda::launch::{allow_shared, config, shaped, shared_memory, stride_blocks};
 use crate::device::cuda::{driver_error, CudaDevice};
 use crate::device::DeviceBuffer;
 use crate::element::{Element, RadixKey};
@@ -46,43 +49,12 @@ use crate::select::bucket::Projection;
 use crate::select::census::Census;
 use crate::select::radix;
 
-/// Threads per block of the passes over the data (`BKT_BLOCK`).
-const BLOCK: u32 = 512;
-/// Threads of the one-block choice (`BKT_CHOOSE`); the bucket count is a multiple of it.
-const CHOOSE_BLOCK: u32 = 1024;
 /// The fewest buckets (one per thread of the choice).
 const MIN_BUCKETS: u32 = CHOOSE_BLOCK;
 /// The most buckets (the choice scans them in one block; more gain little).
 const MAX_BUCKETS: u32 = 1 << 14;
 /// Shared memory a block needs besides its counters (the driver's reserve, static arrays).
 const SHARED_RESERVE: usize = 2048;
-
-/// `BktState` of the kernel: its words.
-const STATE_WORDS: usize = 11;
-/// Word of the smallest candidate key.
-#[cfg(test)]
-const LO: usize = 0;
-/// Word of the largest candidate key.
-#[cfg(test)]
-const HI: usize = 1;
-/// Word of the rank among the candidates.
-const RANK: usize = 2;
-/// Word of the candidate count.
-const COUNT: usize = 3;
-/// Word of the status.
-const STATUS: usize = 4;
-/// Word of the copy's element count.
-const OUT_COUNT: usize = 7;
-/// Word of the smallest copied key.
-const OUT_MIN: usize = 8;
-/// Word of the largest copied key.
-const OUT_MAX: usize = 9;
-/// Word of the selected key (status `DONE`).
-const RESULT: usize = 10;
-/// Status: the levels go on.
-const ACTIVE: u64 = 0;
-/// Status: the answer is the state's result.
-const DONE: u64 = 2;
 
 /// The thresholds of the method.
 #[derive(Clone, Copy, Debug)]
@@ -239,23 +211,23 @@ enum AfterCopy<K> {
     Refine { len: usize, k: usize, lo: K, hi: K },
 }
 
-/// What follows Phase I, given the state words, the copy's capacity and the bucket count.
+/// What follows Phase I, given the state, the copy's capacity and the bucket count.
 fn after_copy<T: Element>(
-    state: &[u64],
+    state: &BktState,
     cap: usize,
     tuning: &Tuning,
     buckets: u32,
 ) -> AfterCopy<T::Key> {
     let (count, k, copied) = (
-        state[COUNT] as usize,
-        state[RANK] as usize,
-        state[OUT_COUNT] as usize,
+        state.count as usize,
+        state.k as usize,
+        state.out_count as usize,
     );
-    if state[STATUS] != ACTIVE || count > cap || copied != count || k >= count {
+    if state.status != ACTIVE || count > cap || copied != count || k >= count {
         return AfterCopy::Input;
     }
-    let lo = T::Key::from_u64(state[OUT_MIN]);
-    let hi = T::Key::from_u64(state[OUT_MAX]);
+    let lo = T::Key::from_u64(state.out_min);
+    let hi = T::Key::from_u64(state.out_max);
     if lo == hi {
         AfterCopy::Answer(lo)
     } else if count <= tuning.finish
@@ -284,15 +256,15 @@ enum AfterRefine<K> {
     Copies,
 }
 
-/// What follows Phase II, given the state words and the compaction buffer's capacity.
-fn after_refine<T: Element>(state: &[u64], cap: usize) -> AfterRefine<T::Key> {
-    if state[STATUS] == DONE {
-        return AfterRefine::Answer(T::Key::from_u64(state[RESULT]));
+/// What follows Phase II, given the state and the compaction buffer's capacity.
+fn after_refine<T: Element>(state: &BktState, cap: usize) -> AfterRefine<T::Key> {
+    if state.status == DONE {
+        return AfterRefine::Answer(T::Key::from_u64(state.result));
     }
     let (count, k, copied) = (
-        state[COUNT] as usize,
-        state[RANK] as usize,
-        state[OUT_COUNT] as usize,
+        state.count as usize,
+        state.k as usize,
+        state.out_count as usize,
     );
     if count <= cap && copied == count && k < count {
         AfterRefine::Compacted { len: count, k }
@@ -301,18 +273,8 @@ fn after_refine<T: Element>(state: &[u64], cap: usize) -> AfterRefine<T::Key> {
     }
 }
 
-/// The kernels of one element type, and the launch shape of the counting pass.
+/// The launch shape of the counting pass for one element type.
 struct Kernels {
-    /// `bkt_minmax_T`.
-    minmax: CudaFunction,
-    /// `bkt_init`.
-    init: CudaFunction,
-    /// `bkt_count_T`.
-    count: CudaFunction,
-    /// `bkt_choose_T`.
-    choose: CudaFunction,
-    /// `bkt_copy_T`.
-    copy: CudaFunction,
     /// Buckets per level.
     buckets: u32,
     /// Resident counting blocks per multiprocessor.
@@ -320,37 +282,23 @@ struct Kernels {
 }
 
 impl Kernels {
-    /// Loads the kernels for `T` and sizes the histogram from the device's shared memory.
+    /// Sizes the histogram from the device's shared memory and allows `bkt_count_T` its
+    /// counters.
     fn load<T: Element>(dev: &CudaDevice) -> Result<Kernels> {
-        let name = |op: &str| kernel_name(op, T::DTYPE);
-        let count = dev.function(&BUCKET_SELECT, &name("bkt_count"))?;
-        let ctx = dev.stream().context();
-        ctx.bind_to_thread()
+        let count = dev.function(&BUCKET_SELECT, &kernel_name("bkt_count", T::DTYPE))?;
+        dev.stream()
+            .context()
+            .bind_to_thread()
             .map_err(|e| driver_error("binding the context", e))?;
-        let per_block = ctx
-            .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
-            .map_err(|e| driver_error("reading the shared memory per block", e))?;
-        let per_sm = ctx
-            .attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)
-            .map_err(|e| driver_error("reading the shared memory per multiprocessor", e))?;
-        let buckets = bucket_count(per_block.max(0) as usize, per_sm.max(0) as usize);
+        let (per_block, per_sm) = shared_memory(dev)?;
+        let buckets = bucket_count(per_block, per_sm);
         let bytes = buckets as usize * 4;
-        count
-            .set_attribute(
-                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                bytes as i32,
-            )
-            .map_err(|e| driver_error("allowing the bucket counters' shared memory", e))?;
+        allow_shared(&count, bytes)?;
         let count_per_sm = count
             .occupancy_max_active_blocks_per_multiprocessor(BLOCK, bytes, None)
             .map_err(|e| driver_error("reading the counting pass's occupancy", e))?
             .max(1) as usize;
         Ok(Kernels {
-            minmax: dev.function(&BUCKET_SELECT, &name("bkt_minmax"))?,
-            init: dev.function(&BUCKET_SELECT, "bkt_init")?,
-            count,
-            choose: dev.function(&BUCKET_SELECT, &name("bkt_choose"))?,
-            copy: dev.function(&BUCKET_SELECT, &name("bkt_copy"))?,
             buckets,
             count_per_sm,
         })
@@ -358,26 +306,18 @@ impl Kernels {
 
     /// The statistics of the input's values: extreme finite keys, NaN and infinity counts.
     fn minmax<T: Element>(&self, dev: &CudaDevice, x: &CudaView<'_, T>) -> Result<Census<T::Key>> {
-        let stream = dev.stream();
-        let mut stats = stream
+        let mut stats = dev
+            .stream()
             .clone_htod(&[u64::MAX, 0, 0, 0, 0])
             .map_err(|e| driver_error("initialising the bucket select statistics", e))?;
-        let n64 = x.len() as u64;
-        let blocks = stride_blocks(
-            x.len().div_ceil(vec::<T>()),
-            BLOCK,
-            dev.multiprocessors(),
-            4,
-        );
-        let mut launch = stream.launch_builder(&self.minmax);
-        launch.arg(x).arg(&n64).arg(&mut stats);
-        // SAFETY: bkt_minmax_T(const T* x, u64 n, u64* stats): x holds n elements (16-byte
-        // aligned), stats 5 words.
-        unsafe { launch.launch(config(blocks, BLOCK)) }
-            .map_err(|e| driver_error("launching bkt_minmax", e))?;
-        let s = stream
-            .clone_dtoh(&stats)
-            .map_err(|e| driver_error("reading the bucket select statistics", e))?;
+        bkt_minmax(
+            dev,
+            pass_shape::<T>(dev, x.len()),
+            x,
+            x.len() as u64,
+            &mut stats,
+        )?;
+        let s = dev.read(&stats, "the bucket select statistics")?;
         Ok(Census {
             min: T::Key::from_u64(s[0]),
             max: T::Key::from_u64(s[1]),
@@ -393,12 +333,18 @@ fn vec<T: Element>() -> usize {
     16 / std::mem::size_of::<T>()
 }
 
+/// The shape of a min/max or copy pass over `len` elements of `T`.
+fn pass_shape<T: Element>(dev: &CudaDevice, len: usize) -> LaunchConfig {
+    let blocks = stride_blocks(len.div_ceil(vec::<T>()), BLOCK, dev.multiprocessors(), 4);
+    config(blocks, BLOCK)
+}
+
 /// The device memory of the selections of one call.
 struct Workspace<'a, T: Element> {
     /// The device.
     dev: &'a CudaDevice,
-    /// The selection state (`BktState`).
-    state: CudaSlice<u64>,
+    /// The selection state.
+    state: CudaSlice<BktState>,
     /// The global histogram (zero between levels).
     hist: CudaSlice<u64>,
     /// The Phase I copy.
@@ -412,7 +358,7 @@ impl<'a, T: Element> Workspace<'a, T> {
     fn new(dev: &'a CudaDevice, n: usize, buckets: u32, tuning: &Tuning) -> Result<Self> {
         Ok(Workspace {
             dev,
-            state: dev.alloc_zeros::<u64>(STATE_WORDS, "bucket select state")?,
+            state: dev.alloc_zeros::<BktState>(1, "bucket select state")?,
             hist: dev.alloc_zeros::<u64>(buckets as usize, "bucket select histogram")?,
             copy: dev.alloc::<T>(tuning.copy_capacity(n), "bucket select copy")?,
             compact: dev.alloc::<T>(tuning.compact_capacity(n), "bucket select compaction")?,
@@ -430,7 +376,7 @@ impl<'a, T: Element> Workspace<'a, T> {
         count: usize,
         tuning: &Tuning,
     ) -> Result<Option<T>> {
-        self.init(kernels, stats.min.to_u64(), stats.max.to_u64(), k, count)?;
+        self.init(stats.min.to_u64(), stats.max.to_u64(), k, count)?;
         self.count(kernels, x)?;
         self.choose(kernels, false, tuning.finish)?;
         let cap = self.copy.len();
@@ -461,11 +407,11 @@ impl<'a, T: Element> Workspace<'a, T> {
         hi: T::Key,
         tuning: &Tuning,
     ) -> Result<T> {
-        self.init(kernels, lo.to_u64(), hi.to_u64(), k, len)?;
+        self.init(lo.to_u64(), hi.to_u64(), k, len)?;
         let copies = self.copy.slice(0..len);
         for _ in 0..tuning.levels {
             count_launch(kernels, self.dev, &copies, &self.state, &mut self.hist)?;
-            choose_launch(
+            choose_launch::<T>(
                 kernels,
                 self.dev,
                 &mut self.state,
@@ -494,20 +440,16 @@ impl<'a, T: Element> Workspace<'a, T> {
     }
 
     /// Starts a selection of rank `k` among `count` candidates with keys `lo..=hi`.
-    fn init(&mut self, kernels: &Kernels, lo: u64, hi: u64, k: usize, count: usize) -> Result<()> {
-        let (k64, count64) = (k as u64, count as u64);
-        let mut launch = self.dev.stream().launch_builder(&kernels.init);
-        launch
-            .arg(&mut self.state)
-            .arg(&lo)
-            .arg(&hi)
-            .arg(&k64)
-            .arg(&count64);
-        // SAFETY: bkt_init(BktState*, u64, u64, u64, u64): state holds the 11 words of
-        // BktState; one thread writes them.
-        unsafe { launch.launch(config(1, 32)) }
-            .map_err(|e| driver_error("launching bkt_init", e))?;
-        Ok(())
+    fn init(&mut self, lo: u64, hi: u64, k: usize, count: usize) -> Result<()> {
+        bkt_init(
+            self.dev,
+            config(1, 32),
+            &mut self.state,
+            lo,
+            hi,
+            k as u64,
+            count as u64,
+        )
     }
 
     /// One counting pass over `x`.
@@ -517,7 +459,7 @@ impl<'a, T: Element> Workspace<'a, T> {
 
     /// One choice of the bucket holding the rank.
     fn choose(&mut self, kernels: &Kernels, refine: bool, finish: usize) -> Result<()> {
-        choose_launch(
+        choose_launch::<T>(
             kernels,
             self.dev,
             &mut self.state,
@@ -527,12 +469,9 @@ impl<'a, T: Element> Workspace<'a, T> {
         )
     }
 
-    /// The state words.
-    fn read_state(&self) -> Result<Vec<u64>> {
-        self.dev
-            .stream()
-            .clone_dtoh(&self.state)
-            .map_err(|e| driver_error("reading the bucket select state", e))
+    /// The state.
+    fn read_state(&self) -> Result<BktState> {
+        Ok(self.dev.read(&self.state, "the bucket select state")?[0])
     }
 }
 
@@ -541,10 +480,9 @@ fn count_launch<T: Element>(
     kernels: &Kernels,
     dev: &CudaDevice,
     x: &CudaView<'_, T>,
-    state: &CudaSlice<u64>,
+    state: &CudaSlice<BktState>,
     hist: &mut CudaSlice<u64>,
 ) -> Result<()> {
-    let n64 = x.len() as u64;
     let buckets = kernels.buckets;
     let blocks = count_blocks(
         x.len(),
@@ -552,42 +490,28 @@ fn count_launch<T: Element>(
         dev.multiprocessors(),
         kernels.count_per_sm,
     );
-    let cfg = LaunchConfig {
-        shared_mem_bytes: buckets * 4,
-        ..config(blocks, BLOCK)
-    };
-    let mut launch = dev.stream().launch_builder(&kernels.count);
-    launch.arg(x).arg(&n64).arg(state).arg(hist).arg(&buckets);
-    // SAFETY: bkt_count_T(const T* x, u64 n, const BktState*, u64* hist, u32 buckets): x holds
-    // n elements, state 11 words, hist `buckets` words; the dynamic shared memory holds
-    // `buckets` u32 counters, allowed by the function attribute set in Kernels::load.
-    unsafe { launch.launch(cfg) }.map_err(|e| driver_error("launching bkt_count", e))?;
-    Ok(())
+    let shape = shaped(blocks, 1, BLOCK, buckets as usize * 4);
+    bkt_count(dev, shape, x, x.len() as u64, state, hist, buckets)
 }
 
 /// Launches `bkt_choose_T` (one block).
-fn choose_launch(
+fn choose_launch<T: Element>(
     kernels: &Kernels,
     dev: &CudaDevice,
-    state: &mut CudaSlice<u64>,
+    state: &mut CudaSlice<BktState>,
     hist: &mut CudaSlice<u64>,
     refine: bool,
     finish: usize,
 ) -> Result<()> {
-    let (refine32, finish64) = (refine as u32, finish as u64);
-    let buckets = kernels.buckets;
-    let mut launch = dev.stream().launch_builder(&kernels.choose);
-    launch
-        .arg(state)
-        .arg(hist)
-        .arg(&buckets)
-        .arg(&refine32)
-        .arg(&finish64);
-    // SAFETY: bkt_choose_T(BktState*, u64* hist, u32 buckets, u32, u64): one block of
-    // CHOOSE_BLOCK threads; hist holds `buckets` words, a multiple of CHOOSE_BLOCK.
-    unsafe { launch.launch(config(1, CHOOSE_BLOCK)) }
-        .map_err(|e| driver_error("launching bkt_choose", e))?;
-    Ok(())
+    bkt_choose::<T>(
+        dev,
+        config(1, CHOOSE_BLOCK),
+        state,
+        hist,
+        kernels.buckets,
+        refine as u32,
+        finish as u64,
+    )
 }
 
 /// Launches `bkt_copy_T`: the candidates of `x` (in the chosen bucket when `by_bucket`) to
@@ -596,33 +520,22 @@ fn copy_launch<T: Element>(
     kernels: &Kernels,
     dev: &CudaDevice,
     x: &CudaView<'_, T>,
-    state: &mut CudaSlice<u64>,
+    state: &mut CudaSlice<BktState>,
     out: &mut CudaSlice<T>,
     by_bucket: bool,
 ) -> Result<()> {
-    let (n64, cap64, by32) = (x.len() as u64, out.len() as u64, by_bucket as u32);
-    let buckets = kernels.buckets;
-    let blocks = stride_blocks(
-        x.len().div_ceil(vec::<T>()),
-        BLOCK,
-        dev.multiprocessors(),
-        4,
-    );
-    let mut launch = dev.stream().launch_builder(&kernels.copy);
-    launch
-        .arg(x)
-        .arg(&n64)
-        .arg(state)
-        .arg(out)
-        .arg(&cap64)
-        .arg(&buckets)
-        .arg(&by32);
-    // SAFETY: bkt_copy_T(const T* x, u64 n, BktState*, T* out, u64 cap, u32, u32): x holds n
-    // elements, out `cap` (the kernel runs only when the candidates fit, and never writes at
-    // or past cap); x and out are different buffers.
-    unsafe { launch.launch(config(blocks, BLOCK)) }
-        .map_err(|e| driver_error("launching bkt_copy", e))?;
-    Ok(())
+    let cap = out.len() as u64;
+    bkt_copy(
+        dev,
+        pass_shape::<T>(dev, x.len()),
+        x,
+        x.len() as u64,
+        state,
+        out,
+        cap,
+        kernels.buckets,
+        by_bucket as u32,
+    )
 }
 
 /// Unit tests: the host's arithmetic and decisions on the CPU; the whole method against the
@@ -630,7 +543,7 @@ fn copy_launch<T: Element>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::select::cpu::util::testing::{inputs, Gen};
+    use crate::select::host::testing::{inputs, Gen};
     use crate::select::sort_choose;
 
     /// The bucket counts of a few devices' shared memory.
@@ -714,17 +627,18 @@ mod tests {
 
     /// A state after Phase I: `count` candidates, rank `k`, `copied` values with keys
     /// `lo..=hi`.
-    fn copied_state(count: u64, k: u64, copied: u64, lo: u64, hi: u64) -> Vec<u64> {
-        let mut s = vec![0; STATE_WORDS];
-        s[LO] = 10;
-        s[HI] = 1 << 20;
-        s[COUNT] = count;
-        s[RANK] = k;
-        s[STATUS] = ACTIVE;
-        s[OUT_COUNT] = copied;
-        s[OUT_MIN] = lo;
-        s[OUT_MAX] = hi;
-        s
+    fn copied_state(count: u64, k: u64, copied: u64, lo: u64, hi: u64) -> BktState {
+        BktState {
+            lo: 10,
+            hi: 1 << 20,
+            count,
+            k,
+            status: ACTIVE,
+            out_count: copied,
+            out_min: lo,
+            out_max: hi,
+            ..BktState::default()
+        }
     }
 
     /// Phase I's outcomes: a one-key copy, a small copy, Phase II, an overflow, an
@@ -783,7 +697,7 @@ mod tests {
             AfterCopy::Input
         );
         let mut stopped = copied_state(500, 7, 500, key(one), key(two));
-        stopped[STATUS] = 1;
+        stopped.status = 1;
         assert_eq!(after_copy::<u32>(&stopped, 1000, &t, b), AfterCopy::Input);
         let (neg, pos) = ((-0.0f64).to_key(), 0.0f64.to_key());
         assert_eq!(
@@ -801,10 +715,10 @@ mod tests {
             AfterRefine::Compacted { len: 40, k: 3 }
         );
         assert_eq!(after_refine::<u32>(&s, 39), AfterRefine::Copies);
-        s[OUT_COUNT] = 0;
+        s.out_count = 0;
         assert_eq!(after_refine::<u32>(&s, 64), AfterRefine::Copies);
-        s[STATUS] = DONE;
-        s[RESULT] = 77;
+        s.status = DONE;
+        s.result = 77;
         assert_eq!(after_refine::<u32>(&s, 64), AfterRefine::Answer(77));
     }
 

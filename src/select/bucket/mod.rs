@@ -2,10 +2,7 @@
 //! onto equal-width buckets between the smallest and the largest candidate, the buckets are
 //! counted, and the bucket holding the rank becomes the next candidate set.
 //!
-//! With several ranks the CPU runs bucketMultiSelect (Blanchard et al. 2016, `multi.rs`): a
-//! projection fitted to a sample (`piecewise.rs`), one pass counting every bucket and one
-//! copying the buckets that hold the ranks (`multi_pass.rs`). The counting pass alone brackets
-//! the elements of any ranks (`estimate.rs`: approximate quantiles with guaranteed bounds).
+//! One selection a rank; bucketMultiSelect, for many ranks at once, is `select/bucket_multi/`.
 //!
 //! [`Projection`] is the arithmetic both backends share: `kernels/bucket_select.cu` computes
 //! the same operations in the same order (without contraction into fused multiply-adds), so
@@ -13,11 +10,11 @@
 
 pub(crate) mod cpu;
 pub(crate) mod cuda;
-pub(crate) mod estimate;
-pub(crate) mod multi;
-mod multi_pass;
-mod piecewise;
-mod predicted;
+
+use crate::device::DeviceBuffer;
+use crate::element::Element;
+use crate::error::Result;
+use crate::select::algorithm::{each_rank, Algorithm, Backends, Selection};
 
 /// The linear projection of values onto `buckets` equal-width buckets.
 ///
@@ -58,6 +55,31 @@ impl Projection {
     #[inline(always)]
     pub(crate) fn bucket(self, x: f64) -> usize {
         (((x * self.half - self.min) * self.scale) as usize).min(self.last)
+    }
+}
+
+/// bucketSelect, once for each rank.
+pub(crate) struct Bucket;
+
+impl Selection for Bucket {
+    const BACKENDS: Backends = Backends::CpuAndCuda;
+
+    fn cpu<T: Element>(
+        _: Algorithm,
+        data: &[T],
+        ranks: &[usize],
+        parallel: bool,
+    ) -> Result<(Vec<T>, Option<usize>)> {
+        Ok(each_rank(cpu::select, data, ranks, parallel))
+    }
+
+    fn cuda<T: Element>(
+        _: Algorithm,
+        buf: &DeviceBuffer<T>,
+        ranks: &[usize],
+    ) -> Result<(Vec<T>, Option<usize>)> {
+        let (values, nans) = cuda::multiselect(buf, ranks)?;
+        Ok((values, Some(nans)))
     }
 }
 

@@ -17,7 +17,7 @@
 //! per count block, two or three blocks per multiprocessor), the bucket totals and starts
 //! (`16 B` bytes), the radix sort's second buffer when it sorts, and `O(ranks)` words.
 
-use super::engine::{key_dtype, SORT_CAP};
+use super::engine::SORT_CAP;
 use super::plan::Bounds;
 use super::run::{sort_jobs, Candidate, Run};
 use crate::device::DeviceBuffer;
@@ -103,31 +103,23 @@ pub(crate) fn multiselect_with<T: Element>(
     let dev = buf.device();
     let starts: Vec<u64> = kept.iter().map(|c| dest[c.active]).collect();
     if segmented {
-        let reduced = run.eng.write_segmented::<T, T::Key>(
-            T::DTYPE.name(),
-            &x,
-            &level,
-            &dest,
-            total as usize,
-        )?;
+        let reduced = run
+            .eng
+            .write_segmented::<T, T::Key>(&x, &level, &dest, total as usize)?;
         drop(level);
         if kept.iter().all(|c| c.count as usize <= SORT_CAP) {
             let jobs = sort_jobs(&kept, &starts);
-            run.eng.sort_select(
-                key_dtype::<T::Key>(),
-                &reduced.as_view(),
-                &jobs,
-                &mut run.results,
-            )?;
+            run.eng
+                .sort_select(&reduced.as_view(), &jobs, &mut run.results)?;
             run.mark_sorted(&jobs);
         } else {
             sort_and_choose(&mut run, dev, reduced, &kept, &starts)?;
         }
     } else {
         let keep: Vec<u64> = kept.iter().map(|c| level.actives[c.active].0).collect();
-        let reduced =
-            run.eng
-                .write_flags::<T, T::Key>(T::DTYPE.name(), &x, &level, &keep, total as usize)?;
+        let reduced = run
+            .eng
+            .write_flags::<T, T::Key>(&x, &level, &keep, total as usize)?;
         drop(level);
         sort_and_choose(&mut run, dev, reduced, &kept, &starts)?;
     }

@@ -20,8 +20,8 @@
 //!   narrows its segment by 8-bit digits while more than 4096 keys remain, then sorts them on
 //!   chip.
 //!
-//! Everything runs on the stream without a round trip; the host reads the results and a status
-//! word once. When the prediction missed a rank's bucket, a workspace would overflow, or an
+//! Everything runs on the stream without a round trip; the host reads the status word, then
+//! (when it is clear) the results. When the prediction missed a rank's bucket, a workspace would overflow, or an
 //! active bucket holds more than 2^20 keys (heavily repeated values), the status says so and
 //! the ranks are selected by iterative bucket multiselection instead: the result is exact, and
 //! the extra cost is bounded by the work done before (about two reads of the input).
@@ -34,10 +34,12 @@
 //! buckets' segments, per-block bucket counts (`64 KiB` a block of the fused pass), and about
 //! `300 KiB` of words.
 
-use cudarc::driver::{DevicePtr, PushKernelArg};
-
 use super::iterative;
 use crate::device::cuda::driver_error;
+use crate::device::cuda::kernels::fused_multiselect::{
+    fms_choose, fms_final, fms_fused, fms_gather, fms_plan, fms_predict, fms_subset, fms_totals,
+    BLOCK, BUCKETS, CHOICE, MARK_WORDS, ONE_BLOCK, PARAMS, TABLE, TOTAL_GROUP,
+};
 use crate::device::cuda::kernels::{kernel_name, key_suffix, FUSED_MULTISELECT};
 use crate::device::cuda::launch::{allow_shared, config, shaped, shared_memory};
 use crate::device::cuda::CudaDevice;
@@ -46,22 +48,12 @@ use crate::element::{Element, RadixKey};
 use crate::error::Result;
 use crate::select::prediction;
 
-/// Distinct ranks a fused run takes (`FMS_MAX_RANKS`).
-pub(crate) const MAX_RANKS: usize = 256;
+pub(crate) use crate::device::cuda::kernels::fused_multiselect::MAX_RANKS;
+
 /// Inputs shorter than this are iterative bucket multiselections.
 pub(crate) const MIN_LEN: usize = 1 << 20;
-/// Threads of the passes (`FMS_BLOCK`).
-const BLOCK: u32 = 512;
-/// Threads of the one-block kernels (`FMS_PLAN_THREADS`) and of the final blocks.
-const ONE_BLOCK: u32 = 1024;
-/// Buckets at most (`FMS_BUCKETS`).
-const BUCKETS: usize = 16384;
-/// Entries of the plan's table (`FMS_TABLE`), one word each.
-const TABLE: usize = 1026;
 /// Shared memory the fused pass needs besides its counters (its table and warp stages).
 const PASS_STATIC_SHARED: usize = 42 * 1024;
-/// Blocks of partial counts one thread of `fms_totals` adds (`FMS_TOTAL_GROUP`).
-const TOTAL_GROUP: usize = 16;
 /// The kept share the subset's group is chosen for.
 const KEPT_TARGET: f64 = 0.07;
 /// The kept share above which a run is not fused (the workspace holds `n / 6` keys, and the
@@ -73,13 +65,11 @@ const SEGMENT_SLACK: usize = 8;
 /// Seed of the sample and the subset.
 const SEED: u64 = 0x000F_05ED_B0C4_E75E;
 
-/// Offsets (in u64 words) of the run's zeroed words.
+/// Offsets (in u64 words) of the run's zeroed words (the status and the marks, `u32` words,
+/// are a buffer of their own).
 struct Layout {
-    sub_totals: usize,
     totals: usize,
     count: usize,
-    marks: usize,
-    status: usize,
     params: usize,
     choice: usize,
     results: usize,
@@ -91,27 +81,21 @@ struct Layout {
 }
 
 impl Layout {
-    /// The layout for `r` ranks. The status, parameters, choice and results are adjacent: the
-    /// host reads them with one copy.
+    /// The layout for `r` ranks, from the subset's totals at 0. The choice and the results are
+    /// adjacent: the host reads them with one copy.
     fn new(r: usize) -> Layout {
-        let sub_totals = 0;
-        let totals = sub_totals + BUCKETS;
+        let totals = BUCKETS;
         let count = totals + BUCKETS;
-        let marks = count + 1;
-        let status = marks + BUCKETS / 64;
-        let params = status + 1;
-        let choice = params + 4;
-        let results = choice + 3;
+        let params = count + 1;
+        let choice = params + PARAMS;
+        let results = choice + CHOICE;
         let starts = results + r;
         let ranks = starts + BUCKETS + 1;
         let act = ranks + r;
         let info = act + 4 * r;
         Layout {
-            sub_totals,
             totals,
             count,
-            marks,
-            status,
             params,
             choice,
             results,
@@ -197,14 +181,9 @@ pub(crate) fn fused_run<T: Element>(buf: &DeviceBuffer<T>, ranks: &[usize]) -> R
     }
     let suffix = key_suffix::<T::Key>();
     let f = |name: &str| dev.function(&FUSED_MULTISELECT, name);
-    let plan_fn = f(&kernel_name("fms_plan", T::DTYPE))?;
     let subset_fn = f(&kernel_name("fms_subset", T::DTYPE))?;
     let fused_fn = f(&kernel_name("fms_fused", T::DTYPE))?;
-    let totals_fn = f("fms_totals")?;
-    let predict_fn = f("fms_predict")?;
-    let choose_fn = f(&format!("fms_choose_{suffix}"))?;
     let gather_fn = f(&format!("fms_gather_{suffix}"))?;
-    let final_fn = f(&format!("fms_final_{suffix}"))?;
 
     let pass_shared = max_buckets * 4;
     allow_shared(&subset_fn, pass_shared)?;
@@ -224,150 +203,161 @@ pub(crate) fn fused_run<T: Element>(buf: &DeviceBuffer<T>, ranks: &[usize]) -> R
 
     let lay = Layout::new(r);
     let mut words = dev.alloc_zeros::<u64>(lay.len, "the fused multiselection words")?;
+    let mut flags = dev.alloc_zeros::<u32>(1 + MARK_WORDS, "the fused multiselection flags")?;
     let host_ranks: Vec<u64> = ranks.iter().map(|&k| k as u64).collect();
     stream
         .memcpy_htod(&host_ranks, &mut words.slice_mut(lay.ranks..lay.ranks + r))
         .map_err(|e| driver_error("copying the ranks", e))?;
-    let table = dev.alloc::<u32>(TABLE, "the bucket table")?;
-    let slots = dev.alloc::<u16>(BUCKETS, "the active bucket slots")?;
-    let partial = dev.alloc::<u32>(blocks * max_buckets, "the per-block bucket counts")?;
+    let mut table = dev.alloc::<u32>(TABLE, "the bucket table")?;
+    let mut slots = dev.alloc::<u16>(BUCKETS, "the active bucket slots")?;
+    let mut partial = dev.alloc::<u32>(blocks * max_buckets, "the per-block bucket counts")?;
     let cap = n / 6;
-    let copies = dev.alloc::<T::Key>(cap, "the kept keys")?;
+    let mut copies = dev.alloc::<T::Key>(cap, "the kept keys")?;
     let cap2 = (r * SEGMENT_SLACK * (n / max_buckets)).clamp(1, cap.max(1));
-    let segments = dev.alloc::<T::Key>(cap2, "the active buckets' keys")?;
+    let mut segments = dev.alloc::<T::Key>(cap2, "the active buckets' keys")?;
 
-    let (base, _w) = words.device_ptr(stream);
-    let at = |off: usize| base + 8 * off as u64;
-    let (n64, r64, cap64, cap2_64, seed) = (n as u64, r as u64, cap as u64, cap2 as u64, SEED);
-    let (sigmas, mb32, blocks64) = (prediction::SIGMAS, max_buckets as u32, blocks as u64);
-    let (p_table, _t) = table.device_ptr(stream);
-    let (p_slots, _s) = slots.device_ptr(stream);
-    let (p_partial, _p) = partial.device_ptr(stream);
-    let (p_copies, _c) = copies.device_ptr(stream);
-    let (p_segments, _c2) = segments.device_ptr(stream);
-    let (params, status, count) = (at(lay.params), at(lay.status), at(lay.count));
-    let (ranks_p, starts, marks) = (at(lay.ranks), at(lay.starts), at(lay.marks));
-    let (act, info, choice, results) = (at(lay.act), at(lay.info), at(lay.choice), at(lay.results));
-    let (sub_totals, totals) = (at(lay.sub_totals), at(lay.totals));
-    let launch_err = |what: &'static str| move |e| driver_error(what, e);
-    let one_block = config(1, ONE_BLOCK);
-    let pass = shaped(blocks, 1, BLOCK, pass_shared);
-    // One thread a bucket, one row of threads a group of TOTAL_GROUP blocks' counts.
-    let totals_shape = shaped(BUCKETS / 256, blocks.div_ceil(TOTAL_GROUP), 256, 0);
+    {
+        // The regions of the words, in the order `Layout` gives them, and the flags: the
+        // status word, then the marks.
+        let (mut sub_totals, mut rest) = words.split_at_mut(lay.totals);
+        let (mut totals, mut rest) = rest.split_at_mut(lay.count - lay.totals);
+        let (mut count, mut rest) = rest.split_at_mut(lay.params - lay.count);
+        let (mut params, mut rest) = rest.split_at_mut(lay.choice - lay.params);
+        let (mut choice, mut rest) = rest.split_at_mut(lay.results - lay.choice);
+        let (mut results, mut rest) = rest.split_at_mut(lay.starts - lay.results);
+        let (mut starts, mut rest) = rest.split_at_mut(lay.ranks - lay.starts);
+        let (ranks_v, mut rest) = rest.split_at_mut(lay.act - lay.ranks);
+        let (mut act, mut info) = rest.split_at_mut(lay.info - lay.act);
+        let (mut status, mut marks) = flags.split_at_mut(1);
+        let ranks_v = ranks_v.as_view();
 
-    // SAFETY (every launch below): the arguments are device pointers into the allocations above
-    // with the sizes the kernels' comments state (words laid out by `Layout`: BUCKETS totals
-    // twice, BUCKETS / 32 marks, r ranks and results, BUCKETS + 1 starts, 4 r active words, 2 r
-    // info words; table TABLE words; slots BUCKETS; partial blocks x max_buckets;
-    // copies cap keys, segments cap2 keys); x holds n >= MIN_LEN elements, 16-byte aligned;
-    // dynamic shared memory as allowed above.
-    unsafe {
-        let mut l = stream.launch_builder(&plan_fn);
-        l.arg(&x)
-            .arg(&n64)
-            .arg(&seed)
-            .arg(&mb32)
-            .arg(&p_table)
-            .arg(&params);
-        l.launch(one_block)
-            .map_err(launch_err("launching fms_plan"))?;
+        let (n64, r64, cap64) = (n as u64, r as u64, cap as u64);
+        let one_block = config(1, ONE_BLOCK);
+        let pass = shaped(blocks, 1, BLOCK, pass_shared);
+        // One thread a bucket, one row of threads a group of TOTAL_GROUP blocks' counts.
+        let totals_shape = shaped(BUCKETS / 256, blocks.div_ceil(TOTAL_GROUP), 256, 0);
 
-        let mut l = stream.launch_builder(&subset_fn);
-        l.arg(&x)
-            .arg(&n64)
-            .arg(&p_table)
-            .arg(&params)
-            .arg(&group)
-            .arg(&seed);
-        l.arg(&p_partial);
-        l.launch(pass).map_err(launch_err("launching fms_subset"))?;
-
-        let mut l = stream.launch_builder(&totals_fn);
-        l.arg(&p_partial)
-            .arg(&blocks64)
-            .arg(&params)
-            .arg(&sub_totals)
-            .arg(&status);
-        l.launch(totals_shape)
-            .map_err(launch_err("launching fms_totals"))?;
-
-        let mut l = stream.launch_builder(&predict_fn);
-        l.arg(&sub_totals)
-            .arg(&params)
-            .arg(&ranks_p)
-            .arg(&r64)
-            .arg(&n64);
-        l.arg(&cap64)
-            .arg(&sigmas)
-            .arg(&starts)
-            .arg(&marks)
-            .arg(&status);
-        l.launch(one_block)
-            .map_err(launch_err("launching fms_predict"))?;
-
-        let mut l = stream.launch_builder(&fused_fn);
-        l.arg(&x)
-            .arg(&n64)
-            .arg(&p_table)
-            .arg(&params)
-            .arg(&marks)
-            .arg(&p_partial);
-        l.arg(&p_copies).arg(&cap64).arg(&count).arg(&status);
-        l.launch(pass).map_err(launch_err("launching fms_fused"))?;
-
-        let mut l = stream.launch_builder(&totals_fn);
-        l.arg(&p_partial)
-            .arg(&blocks64)
-            .arg(&params)
-            .arg(&totals)
-            .arg(&status);
-        l.launch(totals_shape)
-            .map_err(launch_err("launching fms_totals"))?;
-
-        let mut l = stream.launch_builder(&choose_fn);
-        l.arg(&totals)
-            .arg(&p_table)
-            .arg(&params)
-            .arg(&marks)
-            .arg(&ranks_p)
-            .arg(&r64);
-        l.arg(&count)
-            .arg(&cap64)
-            .arg(&cap2_64)
-            .arg(&starts)
-            .arg(&p_slots)
-            .arg(&act);
-        l.arg(&info).arg(&choice).arg(&results).arg(&status);
-        l.launch(one_block)
-            .map_err(launch_err("launching fms_choose"))?;
-
-        let mut l = stream.launch_builder(&gather_fn);
-        l.arg(&p_copies)
-            .arg(&count)
-            .arg(&cap64)
-            .arg(&p_table)
-            .arg(&params)
-            .arg(&p_slots);
-        l.arg(&act).arg(&choice).arg(&p_segments).arg(&status);
-        l.launch(shaped(sms * gather_per_sm, 1, BLOCK, gather_shared))
-            .map_err(launch_err("launching fms_gather"))?;
-
-        let mut l = stream.launch_builder(&final_fn);
-        l.arg(&p_segments)
-            .arg(&act)
-            .arg(&info)
-            .arg(&results)
-            .arg(&status);
-        l.launch(config(r, ONE_BLOCK))
-            .map_err(launch_err("launching fms_final"))?;
+        fms_plan(
+            dev,
+            one_block,
+            &x,
+            n64,
+            SEED,
+            max_buckets as u32,
+            &mut table,
+            &mut params,
+        )?;
+        let params = params.as_view();
+        fms_subset(
+            dev,
+            pass,
+            &x,
+            n64,
+            &table,
+            &params,
+            group,
+            SEED,
+            &mut partial,
+        )?;
+        fms_totals(
+            dev,
+            totals_shape,
+            &partial,
+            blocks as u64,
+            &params,
+            &mut sub_totals,
+            &status.as_view(),
+        )?;
+        fms_predict(
+            dev,
+            one_block,
+            &sub_totals.as_view(),
+            &params,
+            &ranks_v,
+            r64,
+            n64,
+            cap64,
+            prediction::SIGMAS,
+            &mut starts,
+            &mut marks,
+            &mut status,
+        )?;
+        fms_fused(
+            dev,
+            pass,
+            &x,
+            n64,
+            &table,
+            &params,
+            &marks.as_view(),
+            &mut partial,
+            &mut copies,
+            cap64,
+            &mut count,
+            &status.as_view(),
+        )?;
+        fms_totals(
+            dev,
+            totals_shape,
+            &partial,
+            blocks as u64,
+            &params,
+            &mut totals,
+            &status.as_view(),
+        )?;
+        fms_choose::<T::Key>(
+            dev,
+            one_block,
+            &totals.as_view(),
+            &table,
+            &params,
+            &marks.as_view(),
+            &ranks_v,
+            r64,
+            &count.as_view(),
+            cap64,
+            cap2 as u64,
+            &mut starts,
+            &mut slots,
+            &mut act,
+            &mut info,
+            &mut choice,
+            &mut results,
+            &mut status,
+        )?;
+        fms_gather(
+            dev,
+            shaped(sms * gather_per_sm, 1, BLOCK, gather_shared),
+            &copies,
+            &count.as_view(),
+            cap64,
+            &table,
+            &params,
+            &slots,
+            &mut act,
+            &choice.as_view(),
+            &mut segments,
+            &status.as_view(),
+        )?;
+        fms_final(
+            dev,
+            config(r, ONE_BLOCK),
+            &segments,
+            &act.as_view(),
+            &info.as_view(),
+            &mut results,
+            &mut status,
+        )?;
     }
-    drop(_w);
+    let status = stream
+        .clone_dtoh(&flags.slice(..1))
+        .map_err(|e| driver_error("reading the fused multiselection status", e))?[0];
+    if status != 0 {
+        return Ok(Err(status));
+    }
     let head = stream
-        .clone_dtoh(&words.slice(lay.status..lay.results + r))
+        .clone_dtoh(&words.slice(lay.choice..lay.results + r))
         .map_err(|e| driver_error("reading the fused multiselection results", e))?;
-    if head[0] != 0 {
-        return Ok(Err(head[0] as u32));
-    }
-    let top = head[lay.choice + 2 - lay.status] as usize;
-    Ok(Ok((head[lay.results - lay.status..].to_vec(), top)))
+    let top = head[2] as usize;
+    Ok(Ok((head[lay.results - lay.choice..].to_vec(), top)))
 }

@@ -29,7 +29,7 @@
 
 use cudarc::driver::{CudaSlice, CudaView, DeviceRepr};
 
-use super::engine::{key_dtype, Level, NONE, SORT_CAP};
+use super::engine::{Level, NONE, SORT_CAP};
 use super::plan::{self, Bounds, Interval, SegmentPlan};
 use super::run::{candidates, sort_jobs, Candidate, Run};
 use crate::device::DeviceBuffer;
@@ -73,7 +73,7 @@ pub(crate) fn multiselect<T: Element>(
         0
     };
     let mut stack = Vec::new();
-    if let Some(work) = write_out(&mut run, T::DTYPE.name(), &x, &level, first, 1)? {
+    if let Some(work) = write_out(&mut run, &x, &level, first, 1)? {
         stack.push(work);
     }
     drop(level);
@@ -85,9 +85,8 @@ pub(crate) fn multiselect<T: Element>(
 
 /// After a level over `x`: the candidates of one key answer their ranks; the others are written
 /// out (segmented) into a new buffer, the work of the next step.
-fn write_out<T: Element, E: DeviceRepr>(
+fn write_out<T: Element, E: DeviceRepr + 'static>(
     run: &mut Run<'_, T>,
-    dtype: &str,
     x: &CudaView<'_, E>,
     level: &Level,
     candidates: Vec<Candidate>,
@@ -110,7 +109,7 @@ fn write_out<T: Element, E: DeviceRepr>(
     }
     let keys = run
         .eng
-        .write_segmented::<E, T::Key>(dtype, x, level, &dest, total as usize)?;
+        .write_segmented::<E, T::Key>(x, level, &dest, total as usize)?;
     Ok(Some(Work {
         keys,
         segments,
@@ -163,8 +162,7 @@ fn step<T: Element>(
         let starts: Vec<u64> = small.iter().map(|(s, _)| *s).collect();
         let cands: Vec<Candidate> = small.into_iter().map(|(_, c)| c).collect();
         let jobs = sort_jobs(&cands, &starts);
-        run.eng
-            .sort_select(key_dtype::<T::Key>(), &keys, &jobs, &mut run.results)?;
+        run.eng.sort_select(&keys, &jobs, &mut run.results)?;
         run.mark_sorted(&jobs);
     }
     let per_batch = (run.eng.buckets / 2).max(1) as usize;
@@ -205,10 +203,9 @@ fn split_level<T: Element>(
         }
         offset += c.count;
     }
-    let dtype = key_dtype::<T::Key>();
-    let level = run.eng.level(dtype, keys, layout, &ranks)?;
+    let level = run.eng.level(keys, layout, &ranks)?;
     let cands = candidates(&level, &slots, |s, _, count| {
         count < level.layout.plans[s].len
     })?;
-    write_out(run, dtype, keys, &level, cands, depth)
+    write_out(run, keys, &level, cands, depth)
 }

@@ -9,6 +9,7 @@
 //! elements out and sorts them; the iterative form splits them again until every rank is known.
 
 pub(crate) mod bms;
+pub(crate) mod cpu;
 pub(crate) mod engine;
 pub(crate) mod fused;
 pub(crate) mod iterative;
@@ -17,3 +18,63 @@ mod run;
 
 #[cfg(test)]
 mod tests;
+
+use crate::device::DeviceBuffer;
+use crate::element::Element;
+use crate::error::Result;
+use crate::select::algorithm::{Algorithm, Backends, Selection};
+
+/// bucketMultiSelect.
+pub(crate) struct BucketMultiselect;
+
+impl Selection for BucketMultiselect {
+    const BACKENDS: Backends = Backends::CpuAndCuda;
+
+    fn cpu<T: Element>(
+        _: Algorithm,
+        data: &[T],
+        ranks: &[usize],
+        parallel: bool,
+    ) -> Result<(Vec<T>, Option<usize>)> {
+        let (values, nans) = cpu::multiselect_counting_nans(data, ranks, parallel);
+        Ok((values, Some(nans)))
+    }
+
+    fn cuda<T: Element>(
+        _: Algorithm,
+        buf: &DeviceBuffer<T>,
+        ranks: &[usize],
+    ) -> Result<(Vec<T>, Option<usize>)> {
+        bms::multiselect(buf, ranks)
+    }
+}
+
+/// Iterative bucket multiselection.
+pub(crate) struct IterativeBucketMultiselect;
+
+impl Selection for IterativeBucketMultiselect {
+    const BACKENDS: Backends = Backends::CudaOnly;
+
+    fn cuda<T: Element>(
+        _: Algorithm,
+        buf: &DeviceBuffer<T>,
+        ranks: &[usize],
+    ) -> Result<(Vec<T>, Option<usize>)> {
+        iterative::multiselect(buf, ranks)
+    }
+}
+
+/// Fused bucket multiselection.
+pub(crate) struct FusedMultiselect;
+
+impl Selection for FusedMultiselect {
+    const BACKENDS: Backends = Backends::CudaOnly;
+
+    fn cuda<T: Element>(
+        _: Algorithm,
+        buf: &DeviceBuffer<T>,
+        ranks: &[usize],
+    ) -> Result<(Vec<T>, Option<usize>)> {
+        fused::multiselect(buf, ranks)
+    }
+}

@@ -1,7 +1,7 @@
 //! The host's arithmetic of bucket multiselection: how a key interval is projected onto buckets
 //! (and which keys each bucket holds), the first level's intervals from a sample, the buckets
-//! allotted to the segments of later levels, and the descriptor words that tell the kernels of
-//! `kernels/bucket_multiselect.cu` where each block works.
+//! allotted to the segments of later levels, and the descriptors (chunks, segments, intervals)
+//! that tell the kernels of `kernels/bucket_multiselect.cu` where each block works.
 //!
 //! Projections work on the order-preserving keys, in integers: the keys `lo..=hi` of an interval
 //! with `b` buckets go to bucket `floor((key − lo) · m / 2^w)` for the key width `w` and the
@@ -12,6 +12,11 @@
 //! inside a sample interval this is the paper's linear projection; across binades it spreads
 //! buckets over orders of magnitude, which keeps heavy tails (Cauchy, outliers) from crowding
 //! one bucket.
+
+pub(crate) use crate::device::cuda::kernels::bucket_multiselect::SAMPLE;
+use crate::device::cuda::kernels::bucket_multiselect::{
+    Chunk, IntervalWords, Segment, MAX_INTERVALS, TABLE_BINS, TOTAL_GROUP,
+};
 
 /// The keys `lo..=hi` projected onto `buckets` buckets (see the module documentation).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,14 +107,16 @@ impl Interval {
         Some((self.lo + start as u64, self.lo + end as u64))
     }
 
-    /// The descriptor words of the interval, its buckets starting at `first` in its segment.
-    fn words(&self, first: u64) -> [u64; INTERVAL_WORDS] {
-        [
+    /// The descriptor of the interval, its buckets starting at `first` in its segment.
+    fn descriptor(&self, first: u64) -> IntervalWords {
+        IntervalWords::new(
             self.lo,
-            self.mult as u64,
+            self.mult,
             first,
-            self.buckets as u64 | (self.shift as u64) << 32 | (self.identity as u64) << 40,
-        ]
+            self.buckets,
+            self.shift,
+            self.identity,
+        )
     }
 }
 
@@ -127,9 +134,6 @@ pub(crate) enum Bounds {
     /// above them (no pass over the input needed).
     Open,
 }
-
-/// The sample size the first level's intervals are planned for (`BMS_SAMPLE`).
-pub(crate) const SAMPLE: usize = 1024;
 
 /// The sample positions of the kernel density intervals' inner pivots: Blanchard et al.'s
 /// `{22 + 70 j}` for `j = 0..15`, 16 intervals of about 1/16 of the values each.
@@ -258,18 +262,6 @@ pub(crate) fn allot(counts: &[u64], budget: u32) -> Vec<u32> {
         .collect()
 }
 
-/// Words of a chunk descriptor (`CH_WORDS`).
-pub(crate) const CHUNK_WORDS: usize = 4;
-/// Words of a segment descriptor (`SEG_WORDS`).
-pub(crate) const SEGMENT_WORDS: usize = 8;
-/// Bins of the kernels' interval lookup table (`BMS_TABLE`).
-const TABLE_BINS: u64 = 4096;
-/// Words of an interval descriptor (`IV_WORDS`).
-pub(crate) const INTERVAL_WORDS: usize = 4;
-/// The most intervals of one segment (`BMS_MAX_IV`).
-pub(crate) const MAX_INTERVALS: usize = 48;
-/// Chunks of a total-counting thread (`BMS_TOTAL_GROUP`).
-pub(crate) const TOTAL_GROUP: usize = 32;
 /// The longest chunk: its per-bucket counts are `u32`.
 const MAX_CHUNK: u64 = 1 << 31;
 
@@ -288,13 +280,12 @@ pub(crate) struct SegmentPlan {
 /// The descriptors of a level's launches.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Layout {
-    /// Chunk words: first element, one past the last, segment, offset of its counts.
-    pub chunks: Vec<u64>,
-    /// Segment words: first interval, intervals, first bucket, buckets, first chunk, chunk end,
-    /// lookup base key, lookup shift.
-    pub segments: Vec<u64>,
-    /// Interval words: lowest key, multiplier, first bucket in the segment, buckets | identity.
-    pub intervals: Vec<u64>,
+    /// The chunks, one a block of the count and write kernels.
+    pub chunks: Vec<Chunk>,
+    /// The segments.
+    pub segments: Vec<Segment>,
+    /// The intervals of all segments, each segment's in a run.
+    pub intervals: Vec<IntervalWords>,
     /// The `u32` counts all chunks write.
     pub partial_len: usize,
     /// Buckets of the level (all segments).
@@ -314,7 +305,7 @@ pub(crate) struct Layout {
 impl Layout {
     /// The chunks of the level.
     pub(crate) fn chunk_count(&self) -> usize {
-        self.chunks.len() / CHUNK_WORDS
+        self.chunks.len()
     }
 
     /// The segments of the level.
@@ -378,32 +369,33 @@ pub(crate) fn layout(plans: Vec<SegmentPlan>, target_chunks: usize, min_chunk: u
         let count = share.clamp(1, most).max(least);
         let size = plan.len.div_ceil(count).div_ceil(16).max(1) * 16;
         let count = plan.len.div_ceil(size).max(1);
-        let first_chunk = (chunks.len() / CHUNK_WORDS) as u64;
+        let first_chunk = chunks.len() as u64;
         for c in 0..count {
-            let begin = plan.start + (c * size).min(plan.len);
-            let end = plan.start + ((c + 1) * size).min(plan.len);
-            let words: [u64; CHUNK_WORDS] = [begin, end, s as u64, partial];
-            chunks.extend_from_slice(&words);
+            chunks.push(Chunk {
+                begin: plan.start + (c * size).min(plan.len),
+                end: plan.start + ((c + 1) * size).min(plan.len),
+                segment: s as u64,
+                counts: partial,
+            });
             partial += nb;
         }
         let mut local = 0u64;
         debug_assert!(!plan.intervals.is_empty() && plan.intervals.len() <= MAX_INTERVALS);
         for iv in &plan.intervals {
-            intervals.extend_from_slice(&iv.words(local));
+            intervals.push(iv.descriptor(local));
             local += iv.buckets as u64;
         }
         let (table_base, table_shift) = lookup(&plan.intervals);
-        let words: [u64; SEGMENT_WORDS] = [
-            iv_base,
-            plan.intervals.len() as u64,
-            bucket_base,
-            nb,
+        segments.push(Segment {
+            first_interval: iv_base,
+            intervals: plan.intervals.len() as u64,
+            first_bucket: bucket_base,
+            buckets: nb,
             first_chunk,
-            first_chunk + count,
-            table_base,
-            table_shift as u64,
-        ];
-        segments.extend_from_slice(&words);
+            chunk_end: first_chunk + count,
+            lookup_base: table_base,
+            lookup_shift: table_shift as u64,
+        });
         first_bucket.push(bucket_base);
         let words = ((bucket_base + nb.max(1) - 1) >> 5) - (bucket_base >> 5) + 1;
         max_words = max_words.max(words as usize);
@@ -624,14 +616,14 @@ mod tests {
         assert_eq!(l.max_segment_buckets, 1000);
         let mut covered = vec![0u64; 3];
         let mut partial = 0;
-        for c in l.chunks.chunks_exact(CHUNK_WORDS) {
-            let s = c[2] as usize;
+        for c in &l.chunks {
+            let s = c.segment as usize;
             let plan = &l.plans[s];
-            assert!(c[0] <= c[1] && c[0] >= plan.start && c[1] <= plan.start + plan.len);
-            assert_eq!((c[0] - plan.start) % 16, 0);
-            assert_eq!(c[3], partial);
-            partial += l.segments[SEGMENT_WORDS * s + 3];
-            covered[s] += c[1] - c[0];
+            assert!(c.begin <= c.end && c.begin >= plan.start && c.end <= plan.start + plan.len);
+            assert_eq!((c.begin - plan.start) % 16, 0);
+            assert_eq!(c.counts, partial);
+            partial += l.segments[s].buckets;
+            covered[s] += c.end - c.begin;
         }
         assert_eq!(covered, vec![100_000, 17, 50_000]);
         assert_eq!(l.partial_len as u64, partial);

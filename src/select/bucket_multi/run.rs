@@ -6,7 +6,6 @@ use cudarc::driver::CudaSlice;
 
 use super::engine::{inconsistent, Engine, Level, SortJob, SORT_CAP};
 use super::plan::{self, Bounds, Origin, SegmentPlan};
-use crate::device::cuda::driver_error;
 use crate::device::DeviceBuffer;
 use crate::element::{Element, RadixKey};
 use crate::error::Result;
@@ -88,8 +87,7 @@ impl<'a, T: Element> Run<'a, T> {
         for slot in 0..self.ranks.len() {
             self.on_device[slot] = true;
         }
-        self.eng
-            .sort_select(T::DTYPE.name(), &x, &[job], &mut self.results)
+        self.eng.sort_select(&x, &[job], &mut self.results)
     }
 
     /// The first level over the input: its intervals from `sample` within `bounds`, one
@@ -116,7 +114,7 @@ impl<'a, T: Element> Run<'a, T> {
         );
         let ranks: Vec<u64> = self.ranks.iter().map(|&k| k as u64).collect();
         let slots: Vec<usize> = (0..self.ranks.len()).collect();
-        let level = self.eng.level(T::DTYPE.name(), &x, layout, &ranks)?;
+        let level = self.eng.level(&x, layout, &ranks)?;
         let candidates = candidates(&level, &slots, |_, interval, _| {
             origins[interval] == Origin::Sample
         })?;
@@ -151,9 +149,7 @@ impl<'a, T: Element> Run<'a, T> {
             let keys = self
                 .eng
                 .dev
-                .stream()
-                .clone_dtoh(&self.results)
-                .map_err(|e| driver_error("reading the multiselection results", e))?;
+                .read(&self.results, "the multiselection results")?;
             for (slot, key) in keys.into_iter().enumerate() {
                 if self.on_device[slot] && self.found[slot].is_none() {
                     self.found[slot] = Some(key);

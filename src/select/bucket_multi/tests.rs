@@ -8,7 +8,7 @@ use crate::device::DeviceBuffer;
 use crate::element::Element;
 use crate::error::Result;
 use crate::random::SplitMix64;
-use crate::select::cpu::util::testing::{inputs, Gen};
+use crate::select::host::testing::{inputs, Gen};
 use crate::select::sort_choose;
 
 /// CUDA device 0, or `None` (a skip) when there is none and no GPU is required.
@@ -242,7 +242,7 @@ fn profile_iterative_phases() {
             let timer = GpuTimer::start(dev).unwrap();
             let out = run
                 .eng
-                .write_segmented::<T, T::Key>(T::DTYPE.name(), &x, &level, &dest, total as usize)
+                .write_segmented::<T, T::Key>(&x, &level, &dest, total as usize)
                 .unwrap();
             dev.synchronize().unwrap();
             rows[3].1.push(timer.stop().unwrap());

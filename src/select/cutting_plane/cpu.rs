@@ -10,7 +10,7 @@ use super::problem::{Census, Data, Exact, Reduction};
 use super::transform::{Frame, Transform};
 use crate::element::Element;
 use crate::error::Result;
-use crate::select::cpu::util::{collect_where, finite, finite_census, map_chunks};
+use crate::select::host::{collect_where, finite, finite_census, map_chunks};
 
 /// Hand over to exact selection once at most this many (or `n / 64`) values remain.
 const FINISH: usize = 4096;
@@ -247,7 +247,7 @@ impl<T: Element> Exact for HostData<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::select::cpu::util::testing::matches_sort_on_adversarial_inputs;
+    use crate::select::host::testing::matches_sort_on_adversarial_inputs;
 
     matches_sort_on_adversarial_inputs!(super::select);
 

@@ -16,12 +16,14 @@
 
 use std::cell::{Cell, RefCell};
 
-use cudarc::driver::{CudaSlice, PushKernelArg};
+use cudarc::driver::CudaSlice;
 
 use super::hybrid::{self, Plan, Trace};
 use super::problem::{Census, Data, Exact, Reduction};
 use super::transform::{Frame, Transform};
-use crate::device::cuda::kernels::{kernel_name, CUTTING_PLANE};
+use crate::device::cuda::kernels::cutting_plane::{
+    cp_combine, cp_copy, cp_reduce, cp_stats, PlaneCensus, PlaneSums,
+};
 use crate::device::cuda::launch::{config, stride_blocks};
 use crate::device::cuda::{driver_error, CudaDevice};
 use crate::device::DeviceBuffer;
@@ -31,8 +33,6 @@ use crate::select::radix;
 
 /// Threads a block (`CP_BLOCK` in the kernel).
 const BLOCK: u32 = 256;
-/// Words of one block's partial result (`CP_WORDS`).
-const WORDS: usize = 4;
 /// Hand over to exact selection once at most this many (or `n / 128`) values remain.
 const FINISH: usize = 1 << 16;
 /// Candidate sets above `max(FINISH, n / MAX_COPY_FRACTION)` go to radix select on the input.
@@ -57,10 +57,10 @@ pub struct DeviceData<'a, T: Element> {
     buf: &'a DeviceBuffer<T>,
     /// Blocks of the passes over the values.
     blocks: usize,
-    /// One row of `WORDS` per block.
-    partial: RefCell<CudaSlice<u64>>,
+    /// One row of sums per block.
+    partial: RefCell<CudaSlice<PlaneSums>>,
     /// The combined row.
-    out: RefCell<CudaSlice<u64>>,
+    out: RefCell<CudaSlice<PlaneSums>>,
     /// The first pass's result, once made.
     census: Cell<Option<Census<T::Key>>>,
 }
@@ -83,8 +83,8 @@ impl<'a, T: Element> DeviceData<'a, T> {
         Ok(DeviceData {
             buf,
             blocks,
-            partial: RefCell::new(dev.alloc::<u64>(blocks * WORDS, "cutting-plane partials")?),
-            out: RefCell::new(dev.alloc::<u64>(WORDS, "cutting-plane sums")?),
+            partial: RefCell::new(dev.alloc::<PlaneSums>(blocks, "cutting-plane partials")?),
+            out: RefCell::new(dev.alloc::<PlaneSums>(1, "cutting-plane sums")?),
             census: Cell::new(None),
         })
     }
@@ -158,27 +158,20 @@ impl<T: Element> Data for DeviceData<'_, T> {
             return Ok(c);
         }
         let dev = self.dev();
-        let stream = dev.stream();
-        let mut out = stream
-            .clone_htod(&[0u64, 0, 0, u64::MAX, 0])
+        let mut out = dev
+            .stream()
+            .clone_htod(&[PlaneCensus::default()])
             .map_err(|e| driver_error("initialising the cutting-plane census", e))?;
-        let f = dev.function(&CUTTING_PLANE, &kernel_name("cp_stats", T::DTYPE))?;
-        let n64 = self.buf.len() as u64;
-        let mut launch = stream.launch_builder(&f);
-        launch.arg(self.buf.as_slice()).arg(&n64).arg(&mut out);
-        // SAFETY: cp_stats_T(const T* x, u64 n, u64* out): x holds n elements (16-byte aligned
-        // allocation), out 5 words.
-        unsafe { launch.launch(config(self.blocks, BLOCK)) }
-            .map_err(|e| driver_error("launching cp_stats", e))?;
-        let host = stream
-            .clone_dtoh(&out)
-            .map_err(|e| driver_error("reading the cutting-plane census", e))?;
+        let n = self.buf.len() as u64;
+        let shape = config(self.blocks, BLOCK);
+        cp_stats(dev, shape, self.buf.as_slice(), n, &mut out)?;
+        let host = dev.read(&out, "the cutting-plane census")?[0];
         let c = Census {
-            neg_inf: host[0] as usize,
-            pos_inf: host[1] as usize,
-            nan: host[2] as usize,
-            min: T::Key::from_u64(host[3]),
-            max: T::Key::from_u64(host[4]),
+            neg_inf: host.neg_inf as usize,
+            pos_inf: host.pos_inf as usize,
+            nan: host.nans as usize,
+            min: T::Key::from_u64(host.min_key),
+            max: T::Key::from_u64(host.max_key),
         };
         self.census.set(Some(c));
         Ok(c)
@@ -186,42 +179,26 @@ impl<T: Element> Data for DeviceData<'_, T> {
 
     fn reduce(&self, y: f64, frame: &Frame) -> Result<Reduction> {
         let dev = self.dev();
-        let stream = dev.stream();
-        let reduce = dev.function(&CUTTING_PLANE, &kernel_name("cp_reduce", T::DTYPE))?;
-        let combine = dev.function(&CUTTING_PLANE, "cp_combine")?;
-        let n64 = self.buf.len() as u64;
+        let n = self.buf.len() as u64;
         let (mode, center, scale) = (frame.transform.code(), frame.center, frame.scale);
-        let blocks64 = self.blocks as u64;
         let mut partial = self.partial.borrow_mut();
         let mut out = self.out.borrow_mut();
-        let mut launch = stream.launch_builder(&reduce);
-        launch
-            .arg(self.buf.as_slice())
-            .arg(&n64)
-            .arg(&y)
-            .arg(&mode)
-            .arg(&center)
-            .arg(&scale)
-            .arg(&mut *partial);
-        // SAFETY: cp_reduce_T(const T* x, u64 n, double y, u32 mode, double center, double
-        // scale, u64* partial): x holds n elements, partial WORDS words for each of the
-        // `blocks` blocks launched (block b writes row b only).
-        unsafe { launch.launch(config(self.blocks, BLOCK)) }
-            .map_err(|e| driver_error("launching cp_reduce", e))?;
-        let mut launch = stream.launch_builder(&combine);
-        launch.arg(&*partial).arg(&blocks64).arg(&mut *out);
-        // SAFETY: cp_combine(const u64* partial, u64 blocks, u64* out): partial holds `blocks`
-        // rows of WORDS words, all written by the launch before on the same stream; out WORDS.
-        unsafe { launch.launch(config(1, BLOCK)) }
-            .map_err(|e| driver_error("launching cp_combine", e))?;
-        let host = stream
-            .clone_dtoh(&*out)
-            .map_err(|e| driver_error("reading the cutting-plane sums", e))?;
+        let x = self.buf.as_slice();
+        let shape = config(self.blocks, BLOCK);
+        cp_reduce(dev, shape, x, n, y, mode, center, scale, &mut partial)?;
+        cp_combine(
+            dev,
+            config(1, BLOCK),
+            &partial,
+            self.blocks as u64,
+            &mut out,
+        )?;
+        let sums = dev.read(&out, "the cutting-plane sums")?[0];
         Ok(Reduction {
-            lt: host[0],
-            le: host[1],
-            below: f64::from_bits(host[2]),
-            above: f64::from_bits(host[3]),
+            lt: sums.lt,
+            le: sums.le,
+            below: sums.below,
+            above: sums.above,
         })
     }
 }
@@ -238,28 +215,13 @@ impl<T: Element> Exact for DeviceData<'_, T> {
             return self.radix_rank(self.neg_inf() + below + r);
         }
         let dev = self.dev();
-        let stream = dev.stream();
         let mut cand = dev.alloc::<T>(count, "cutting-plane candidates")?;
         let mut counter = dev.alloc_zeros::<u64>(1, "cutting-plane candidate count")?;
-        let f = dev.function(&CUTTING_PLANE, &kernel_name("cp_copy", T::DTYPE))?;
-        let (n64, cap64) = (n as u64, count as u64);
-        let mut launch = stream.launch_builder(&f);
-        launch
-            .arg(self.buf.as_slice())
-            .arg(&n64)
-            .arg(&lo)
-            .arg(&hi)
-            .arg(&mut cand)
-            .arg(&cap64)
-            .arg(&mut counter);
-        // SAFETY: cp_copy_T(const T* x, u64 n, double lo, double hi, T* out, u64 cap,
-        // u64* count): x holds n elements, out `cap` (positions >= cap are not written),
-        // count one word.
-        unsafe { launch.launch(config(self.blocks, BLOCK)) }
-            .map_err(|e| driver_error("launching cp_copy", e))?;
-        let copied = stream
-            .clone_dtoh(&counter)
-            .map_err(|e| driver_error("reading the cutting-plane candidate count", e))?[0];
+        let x = self.buf.as_slice();
+        let (n, cap) = (n as u64, count as u64);
+        let shape = config(self.blocks, BLOCK);
+        cp_copy(dev, shape, x, n, lo, hi, &mut cand, cap, &mut counter)?;
+        let copied = dev.read(&counter, "the cutting-plane candidate count")?[0];
         if copied as usize != count {
             // The counts of the reductions and the copy disagree: never guess.
             return self.radix_rank(self.neg_inf() + below + r);

@@ -15,7 +15,7 @@ use argmin::core::{CostFunction, Gradient};
 use super::transform::{Frame, Transform};
 use crate::element::{Element, RadixKey};
 use crate::error::{Error, Result};
-use crate::select::cpu::util::{max_number_key, min_number_key};
+use crate::select::host::{max_number_key, min_number_key};
 
 /// One fused pass over the finite values at a point `y`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

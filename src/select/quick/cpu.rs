@@ -76,7 +76,7 @@ fn partition_three_way<K: Ord + Copy>(keys: &mut [K], pivot: K) -> (usize, usize
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::select::cpu::util::testing::matches_sort_on_adversarial_inputs;
+    use crate::select::host::testing::matches_sort_on_adversarial_inputs;
 
     matches_sort_on_adversarial_inputs!(super::select);
 

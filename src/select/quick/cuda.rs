@@ -16,9 +16,9 @@
 //! `n / 2`) elements, five words of state, and radix select's workspace for the last
 //! candidates (copied to an aligned buffer first when they start inside a vector).
 
-use cudarc::driver::{CudaFunction, CudaSlice, CudaView, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaView};
 
-use crate::device::cuda::kernels::{kernel_name, QUICK_SELECT};
+use crate::device::cuda::kernels::quick_select::{qs_pass, qs_pivot, QuickState};
 use crate::device::cuda::launch::{config, stride_blocks};
 use crate::device::cuda::{driver_error, CudaDevice};
 use crate::device::DeviceBuffer;
@@ -36,8 +36,6 @@ pub(crate) const FINISH: usize = 1 << 14;
 const MAX_LEVELS: usize = 64;
 /// Levels keeping more than 15/16 of their candidates after which radix select finishes.
 const MAX_POOR_LEVELS: usize = 4;
-/// Words of a level's state: pivot key, counts below, equal, above, NaNs.
-const STATE_WORDS: usize = 5;
 /// Seed of the sample positions (each level adds its number).
 const SEED: u64 = 0x0051_C4A5_E1EC_7000;
 
@@ -149,16 +147,12 @@ fn next_step(
 struct Quick<'a, T: Element> {
     /// The device.
     dev: &'a CudaDevice,
-    /// `qs_pivot_T`.
-    pivot_fn: CudaFunction,
-    /// `qs_pass_T`.
-    pass_fn: CudaFunction,
     /// The first workspace buffer (`n` elements).
     first: CudaSlice<T>,
     /// The second, allocated when a level first reads the first (as long as that level).
     second: Option<CudaSlice<T>>,
     /// The level's state.
-    state: CudaSlice<u64>,
+    state: CudaSlice<QuickState>,
     /// The input's NaN count (once the first selection's first pass ran).
     nans: usize,
 }
@@ -168,11 +162,9 @@ impl<'a, T: Element> Quick<'a, T> {
     fn new(dev: &'a CudaDevice, n: usize) -> Result<Self> {
         Ok(Quick {
             dev,
-            pivot_fn: dev.function(&QUICK_SELECT, &kernel_name("qs_pivot", T::DTYPE))?,
-            pass_fn: dev.function(&QUICK_SELECT, &kernel_name("qs_pass", T::DTYPE))?,
             first: dev.alloc::<T>(n, "QuickSelect candidates")?,
             second: None,
-            state: dev.alloc_zeros::<u64>(STATE_WORDS, "QuickSelect state")?,
+            state: dev.alloc_zeros::<QuickState>(1, "QuickSelect state")?,
             nans: 0,
         })
     }
@@ -229,8 +221,6 @@ impl<'a, T: Element> Quick<'a, T> {
     ) -> Result<(u64, [usize; 3], usize)> {
         let Quick {
             dev,
-            pivot_fn,
-            pass_fn,
             first,
             second,
             state,
@@ -248,52 +238,34 @@ impl<'a, T: Element> Quick<'a, T> {
                 })
             }
         };
-        let stream = dev.stream();
-        let (len, skip, seed) = (
-            x.len() as u64,
-            cands.skip as u64,
-            SEED.wrapping_add(level as u64),
-        );
-        let mut launch = stream.launch_builder(pivot_fn);
-        launch
-            .arg(&x)
-            .arg(&len)
-            .arg(&skip)
-            .arg(&seed)
-            .arg(&mut *state);
-        // SAFETY: qs_pivot_T(const T* x, u64 n, u64 skip, u64 seed, u64* state): x holds n
-        // elements, skip < n, every sampled position lies in skip..n; state holds STATE_WORDS
-        // words; one block of PIVOT_THREADS threads.
-        unsafe { launch.launch(config(1, PIVOT_THREADS)) }
-            .map_err(|e| driver_error("launching qs_pivot", e))?;
+        let (len, skip) = (x.len() as u64, cands.skip as u64);
+        let seed = SEED.wrapping_add(level as u64);
+        qs_pivot(dev, config(1, PIVOT_THREADS), &x, len, skip, seed, state)?;
         let cap = dst.len();
-        let (cap64, flag) = (cap as u64, count_nans as u32);
         let vec = 16 / std::mem::size_of::<T>();
         let blocks = stride_blocks(x.len().div_ceil(vec), BLOCK, dev.multiprocessors(), 8);
-        let mut launch = stream.launch_builder(pass_fn);
-        launch
-            .arg(&x)
-            .arg(&len)
-            .arg(&skip)
-            .arg(&mut *dst)
-            .arg(&cap64)
-            .arg(&mut *state)
-            .arg(&flag);
-        // SAFETY: qs_pass_T(const T* x, u64 n, u64 skip, T* out, u64 cap, u64* state, u32):
-        // x holds n elements and starts on a 16-byte boundary of its buffer; out holds cap >=
-        // n - skip elements and is another buffer than x; the pass writes below and above
-        // counts' places, lt + gt <= n - skip <= cap of them; state holds STATE_WORDS words.
-        unsafe { launch.launch(config(blocks, BLOCK)) }
-            .map_err(|e| driver_error("launching qs_pass", e))?;
-        let words = stream
-            .clone_dtoh(&*state)
-            .map_err(|e| driver_error("reading the QuickSelect counts", e))?;
+        qs_pass(
+            dev,
+            config(blocks, BLOCK),
+            &x,
+            len,
+            skip,
+            dst,
+            cap as u64,
+            state,
+            count_nans as u32,
+        )?;
+        let counts = dev.read(state, "the QuickSelect counts")?[0];
         if count_nans {
-            *nans = words[4] as usize;
+            *nans = counts.nans as usize;
         }
         Ok((
-            words[0],
-            [words[1] as usize, words[2] as usize, words[3] as usize],
+            counts.pivot,
+            [
+                counts.below as usize,
+                counts.equal as usize,
+                counts.above as usize,
+            ],
             cap,
         ))
     }

@@ -19,7 +19,7 @@
 use rayon::prelude::*;
 
 use crate::element::{Element, RadixKey};
-use crate::select::cpu::util::{map_chunks, use_parallel};
+use crate::select::host::{map_chunks, use_parallel};
 
 /// The width of digits after the first.
 const DIGIT: u32 = 11;
@@ -249,7 +249,7 @@ fn narrow<K: RadixKey>(copy: &mut Vec<K>, p: Prefix, shift: u32, width: u32) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::select::cpu::util::testing::matches_sort_on_adversarial_inputs;
+    use crate::select::host::testing::matches_sort_on_adversarial_inputs;
 
     matches_sort_on_adversarial_inputs!(super::select);
 

@@ -15,7 +15,7 @@
 
 use crate::element::{Element, RadixKey};
 use crate::random::SplitMix64;
-use crate::select::cpu::util::{collect_where, map_chunks};
+use crate::select::host::{collect_where, map_chunks};
 use crate::select::quick;
 
 /// Seed of the sample positions (mixed with the input's length).
@@ -158,7 +158,7 @@ fn locate<K>(bracket: &Bracket<K>, k: usize) -> Located {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::select::cpu::util::testing::matches_sort_on_adversarial_inputs;
+    use crate::select::host::testing::matches_sort_on_adversarial_inputs;
 
     matches_sort_on_adversarial_inputs!(super::select);
 

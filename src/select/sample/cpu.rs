@@ -20,7 +20,7 @@ use rayon::prelude::*;
 use crate::element::{Element, RadixKey};
 use crate::random::SplitMix64;
 use crate::select::approximate::{closest_splitter, exact, Approximate};
-use crate::select::cpu::util::{chunk_len, map_chunks, use_parallel};
+use crate::select::host::{chunk_len, map_chunks, use_parallel};
 
 /// The most splitters per level (`2 · 127 + 1` buckets fit a byte).
 const SPLITTERS: usize = 127;
@@ -283,7 +283,7 @@ fn locate(hist: &[usize], k: usize) -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::select::cpu::util::testing::matches_sort_on_adversarial_inputs;
+    use crate::select::host::testing::matches_sort_on_adversarial_inputs;
 
     matches_sort_on_adversarial_inputs!(super::select);
 

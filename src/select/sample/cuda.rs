@@ -35,9 +35,12 @@
 //! part of `m`; at most `m`, rounded up to 16 bytes per bucket), kept until the next level's
 //! copies are written; `O(parts + ranks)` small words.
 
-use cudarc::driver::{CudaFunction, CudaSlice, CudaView, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaView};
 
-use crate::device::cuda::kernels::{kernel_name, key_suffix, SAMPLE_SELECT};
+use crate::device::cuda::kernels::sample_select::{
+    ss_choose, ss_count, ss_filter, ss_sample, ss_scan, ss_sort_select, BLOCK, BUCKETS, COUNT_NANS,
+    SAMPLE, SLOTS, SORT_THREADS, SPLIT_WORDS, WORD_M, WRITE_ORACLES,
+};
 use crate::device::cuda::launch::{config, stride_blocks};
 use crate::device::cuda::{driver_error, CudaDevice};
 use crate::device::DeviceBuffer;
@@ -47,28 +50,10 @@ use crate::select::approximate::{closest_splitter, exact, Approximate};
 use crate::select::bucket_multi::engine::{sort_select, SortJob, SORT_CAP};
 use crate::select::radix;
 
-/// Threads of the count, filter, scan and choose kernels.
-const BLOCK: u32 = 256;
-/// Threads of the one-block sorting kernels.
-const SORT_THREADS: u32 = 1024;
-/// Sample size, and the most candidates sorted on chip.
-pub(crate) const SAMPLE: usize = 2048;
-/// Oracle values (bucket counters per block).
-const BUCKETS: usize = 256;
-/// Splitter slots of the search tree.
-const SLOTS: usize = 128;
-/// Keys of a level's split array: the tree, the sorted splitters, their number, a flag.
-const SPLIT_WORDS: usize = 2 * SLOTS + 2;
-/// The split array's word holding the number of splitters.
-const WORD_M: usize = 2 * SLOTS;
 /// Levels deeper than this are finished by radix select.
 const MAX_LEVELS: usize = 8;
 /// Seed of the sample positions (each level adds its depth).
 const SEED: u64 = 0x5A3F_1E5E_C0DE;
-/// `ss_count` flag: store the oracles.
-const WRITE_ORACLES: u32 = 1;
-/// `ss_count` flag: count the NaNs.
-const COUNT_NANS: u32 = 2;
 
 /// A rank sought among a level's candidates, and the slot of its result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -135,13 +120,10 @@ pub(crate) fn approximate<T: Element>(
         return Ok((exact(T::from_key(key), k, lo, hi), nans));
     }
     run.count_level(&x, 0, COUNT_NANS)?;
-    let stream = run.dev.stream();
-    let totals = stream
-        .clone_dtoh(&run.totals)
-        .map_err(|e| driver_error("reading the SampleSelect bucket counts", e))?;
-    let split = stream
-        .clone_dtoh(&run.split)
-        .map_err(|e| driver_error("reading the SampleSelect splitters", e))?;
+    let totals = run
+        .dev
+        .read(&run.totals, "the SampleSelect bucket counts")?;
+    let split = run.dev.read(&run.split, "the SampleSelect splitters")?;
     let nans = run.nan_count()?;
     let m = split[WORD_M].to_u64() as usize;
     if m == 0 || m >= SLOTS {
@@ -166,22 +148,10 @@ fn inconsistent(what: &str) -> Error {
     }
 }
 
-/// The kernels and the workspace of one selection.
+/// The workspace of one selection.
 struct Run<'a, T: Element> {
     /// The device.
     dev: &'a CudaDevice,
-    /// `ss_sample_T`.
-    sample_fn: CudaFunction,
-    /// `ss_sort_select_T`.
-    sort_fn: CudaFunction,
-    /// `ss_count_T`.
-    count_fn: CudaFunction,
-    /// `ss_scan`.
-    scan_fn: CudaFunction,
-    /// `ss_choose_K`.
-    choose_fn: CudaFunction,
-    /// `ss_filter_T`.
-    filter_fn: CudaFunction,
     /// The single level of approximate selection stores no oracles: one byte.
     oracles: CudaSlice<u8>,
     /// Per-block bucket counts of a single level over the input, `BUCKETS` rows of `grid(n)`.
@@ -197,20 +167,12 @@ struct Run<'a, T: Element> {
 }
 
 impl<'a, T: Element> Run<'a, T> {
-    /// Loads the kernels and allocates a single level's workspace for `n` values (the levels of
-    /// a multiselection allocate their own).
+    /// Allocates a single level's workspace for `n` values (the levels of a multiselection
+    /// allocate their own).
     fn new(dev: &'a CudaDevice, n: usize) -> Result<Self> {
-        let function = |op: &str| dev.function(&SAMPLE_SELECT, &kernel_name(op, T::DTYPE));
-        let choose = format!("ss_choose_{}", key_suffix::<T::Key>());
         let blocks = grid::<T>(dev, n);
         Ok(Run {
             dev,
-            sample_fn: function("ss_sample")?,
-            sort_fn: function("ss_sort_select")?,
-            count_fn: function("ss_count")?,
-            scan_fn: dev.function(&SAMPLE_SELECT, "ss_scan")?,
-            choose_fn: dev.function(&SAMPLE_SELECT, &choose)?,
-            filter_fn: function("ss_filter")?,
             oracles: dev.alloc::<u8>(1, "SampleSelect oracles")?,
             partial: dev.alloc::<u64>(BUCKETS * blocks, "SampleSelect block counts")?,
             split: dev.alloc::<T::Key>(SPLIT_WORDS, "SampleSelect splitters")?,
@@ -222,12 +184,7 @@ impl<'a, T: Element> Run<'a, T> {
 
     /// The NaN count of the input (after the first level or on-chip sort).
     fn nan_count(&self) -> Result<usize> {
-        let host = self
-            .dev
-            .stream()
-            .clone_dtoh(&self.nans)
-            .map_err(|e| driver_error("reading the NaN count", e))?;
-        Ok(host[0] as usize)
+        Ok(self.dev.read(&self.nans, "the NaN count")?[0] as usize)
     }
 
     /// Selects the `wanted` ranks of the input `x` level by level. Every part of a level (a
@@ -292,11 +249,7 @@ impl<'a, T: Element> Run<'a, T> {
             depth += 1;
         }
         if !sorted_slots.is_empty() {
-            let keys = self
-                .dev
-                .stream()
-                .clone_dtoh(&sorted)
-                .map_err(|e| driver_error("reading the sorted results", e))?;
+            let keys = self.dev.read(&sorted, "the sorted results")?;
             for slot in sorted_slots {
                 self.results[slot] = Some(T::from_key(keys[slot]));
             }
@@ -357,65 +310,48 @@ impl<'a, T: Element> Run<'a, T> {
         for (i, p) in parts.iter().enumerate() {
             let view = src.slice(p.start..p.start + p.len);
             let (m64, seed) = (p.len as u64, SEED.wrapping_add(depth as u64));
-            let mut split_i = split.slice_mut(SPLIT_WORDS * i..SPLIT_WORDS * (i + 1));
-            let mut launch = stream.launch_builder(&self.sample_fn);
-            launch.arg(&view).arg(&m64).arg(&seed).arg(&mut split_i);
-            // SAFETY: ss_sample_T(const T* x, u64 n, u64 seed, K* split): the part holds n
-            // elements and every sampled position is below n; split_i holds SPLIT_WORDS keys;
-            // one block of SORT_THREADS threads.
-            unsafe { launch.launch(config(1, SORT_THREADS)) }
-                .map_err(|e| driver_error("launching ss_sample", e))?;
+            ss_sample(
+                self.dev,
+                config(1, SORT_THREADS),
+                &view,
+                m64,
+                seed,
+                &mut split.slice_mut(SPLIT_WORDS * i..SPLIT_WORDS * (i + 1)),
+            )?;
             let split_i = split.slice(SPLIT_WORDS * i..SPLIT_WORDS * (i + 1));
-            let mut oracles_i = oracles.slice_mut(p.start..p.start + p.len);
             let mut partial_i = partial.slice_mut(partial_at[i]..partial_at[i + 1]);
-            let mut launch = stream.launch_builder(&self.count_fn);
-            launch
-                .arg(&view)
-                .arg(&m64)
-                .arg(&split_i)
-                .arg(&mut oracles_i)
-                .arg(&mut partial_i)
-                .arg(&mut self.nans)
-                .arg(&flags);
-            // SAFETY: ss_count_T(const T* x, u64 n, const K* split, u8* oracles, u64* partial,
-            // u64* nans, u32 flags): the part holds n elements (16-byte aligned: parts start on
-            // 16-byte bounds), oracles_i n bytes at the same offset (so its word stores stay
-            // aligned), partial_i BUCKETS rows of blocks[i] words; nans one word.
-            unsafe { launch.launch(config(blocks[i], BLOCK)) }
-                .map_err(|e| driver_error("launching ss_count", e))?;
-            let blocks64 = blocks[i] as u64;
-            {
-                let mut totals_i = totals.slice_mut(BUCKETS * i..BUCKETS * (i + 1));
-                let mut launch = stream.launch_builder(&self.scan_fn);
-                launch.arg(&mut partial_i).arg(&blocks64).arg(&mut totals_i);
-                // SAFETY: ss_scan(u64* partial, u64 blocks, u64* totals): BUCKETS blocks, one
-                // per row of blocks[i] words of partial_i; totals_i holds BUCKETS words.
-                unsafe { launch.launch(config(BUCKETS, BLOCK)) }
-                    .map_err(|e| driver_error("launching ss_scan", e))?;
-            }
-            let ranks_i = ranks_dev.slice(ranks_at[i]..ranks_at[i + 1]);
-            let mut info_i = info.slice_mut(info_at[i]..info_at[i + 1]);
-            let mut dest_i = dest.slice_mut(BUCKETS * i..BUCKETS * (i + 1));
-            let r64 = p.wanted.len() as u64;
-            let totals_i = totals.slice(BUCKETS * i..BUCKETS * (i + 1));
-            let mut launch = stream.launch_builder(&self.choose_fn);
-            launch
-                .arg(&totals_i)
-                .arg(&split_i)
-                .arg(&ranks_i)
-                .arg(&r64)
-                .arg(&mut info_i)
-                .arg(&mut dest_i);
-            // SAFETY: ss_choose_K(const u64* totals, const K* split, const u64* ranks, u64 r,
-            // u64* info, u64* dest): totals_i and dest_i hold BUCKETS words, split_i
-            // SPLIT_WORDS keys, ranks_i r words, info_i BUCKETS + 3r; one block of BUCKETS
-            // threads.
-            unsafe { launch.launch(config(1, BUCKETS as u32)) }
-                .map_err(|e| driver_error("launching ss_choose", e))?;
+            // Parts start on 16-byte bounds, and their oracles at the same offsets, so the
+            // oracles' word stores stay aligned.
+            ss_count(
+                self.dev,
+                config(blocks[i], BLOCK),
+                &view,
+                m64,
+                &split_i,
+                &mut oracles.slice_mut(p.start..p.start + p.len),
+                &mut partial_i,
+                &mut self.nans,
+                flags,
+            )?;
+            ss_scan(
+                self.dev,
+                config(BUCKETS, BLOCK),
+                &mut partial_i,
+                blocks[i] as u64,
+                &mut totals.slice_mut(BUCKETS * i..BUCKETS * (i + 1)),
+            )?;
+            ss_choose(
+                self.dev,
+                config(1, BUCKETS as u32),
+                &totals.slice(BUCKETS * i..BUCKETS * (i + 1)),
+                &split_i,
+                &ranks_dev.slice(ranks_at[i]..ranks_at[i + 1]),
+                p.wanted.len() as u64,
+                &mut info.slice_mut(info_at[i]..info_at[i + 1]),
+                &mut dest.slice_mut(BUCKETS * i..BUCKETS * (i + 1)),
+            )?;
         }
-        let host = stream
-            .clone_dtoh(&info)
-            .map_err(|e| driver_error("reading the SampleSelect buckets", e))?;
+        let host = self.dev.read(&info, "the SampleSelect buckets")?;
         let mut plans = Vec::with_capacity(count);
         for (i, p) in parts.iter().enumerate() {
             let words = &host[info_at[i]..info_at[i + 1]];
@@ -469,25 +405,19 @@ impl<'a, T: Element> Run<'a, T> {
         for (i, (p, plan)) in parts.iter().zip(&plans).enumerate() {
             let Some(base) = bases[i] else { continue };
             let view = src.slice(p.start..p.start + p.len);
-            let m64 = p.len as u64;
-            let oracles_i = oracles.slice(p.start..p.start + p.len);
-            let partial_i = partial.slice(partial_at[i]..partial_at[i + 1]);
-            let dest_i = dest.slice(BUCKETS * i..BUCKETS * (i + 1));
-            let mut out_i = out.slice_mut(base..base + plan.total);
-            let mut launch = stream.launch_builder(&self.filter_fn);
-            launch
-                .arg(&view)
-                .arg(&m64)
-                .arg(&oracles_i)
-                .arg(&partial_i)
-                .arg(&dest_i)
-                .arg(&mut out_i);
-            // SAFETY: ss_filter_T(const T* x, u64 n, const u8* oracles, const u64* partial,
-            // const u64* dest, T* out): the same grid as the part's ss_count over the same
-            // elements, so its per-block prefix sums match; out_i holds the sum of the part's
-            // selected buckets' rounded sizes (plan_filter), which bounds every place written.
-            unsafe { launch.launch(config(blocks[i], BLOCK)) }
-                .map_err(|e| driver_error("launching ss_filter", e))?;
+            // The same grid as the part's ss_count over the same elements, so its per-block
+            // prefix sums match; out holds the sum of the part's selected buckets' rounded
+            // sizes (plan_filter), which bounds every place written.
+            ss_filter(
+                self.dev,
+                config(blocks[i], BLOCK),
+                &view,
+                p.len as u64,
+                &oracles.slice(p.start..p.start + p.len),
+                &partial.slice(partial_at[i]..partial_at[i + 1]),
+                &dest.slice(BUCKETS * i..BUCKETS * (i + 1)),
+                &mut out.slice_mut(base..base + plan.total),
+            )?;
         }
         Ok((Some(out), next_parts))
     }
@@ -518,24 +448,18 @@ impl<'a, T: Element> Run<'a, T> {
         let mut out = self
             .dev
             .alloc::<u64>(3 * ranks.len(), "SampleSelect sorted results")?;
-        let (m64, r64, flag) = (x.len() as u64, ranks.len() as u64, count_nans as u32);
-        let mut launch = stream.launch_builder(&self.sort_fn);
-        launch
-            .arg(x)
-            .arg(&m64)
-            .arg(&ranks_dev)
-            .arg(&r64)
-            .arg(&mut out)
-            .arg(&mut self.nans)
-            .arg(&flag);
-        // SAFETY: ss_sort_select_T(const T* x, u64 n, const u64* ranks, u64 r, u64* out,
-        // u64* nans, u32): x holds n <= SAMPLE elements, every rank is below n, out holds 3r
-        // words, nans one; one block of SORT_THREADS threads.
-        unsafe { launch.launch(config(1, SORT_THREADS)) }
-            .map_err(|e| driver_error("launching ss_sort_select", e))?;
-        let host = stream
-            .clone_dtoh(&out)
-            .map_err(|e| driver_error("reading the sorted results", e))?;
+        ss_sort_select(
+            self.dev,
+            config(1, SORT_THREADS),
+            x,
+            x.len() as u64,
+            &ranks_dev,
+            ranks.len() as u64,
+            &mut out,
+            &mut self.nans,
+            count_nans as u32,
+        )?;
+        let host = self.dev.read(&out, "the sorted results")?;
         Ok(host
             .chunks_exact(3)
             .map(|c| (T::Key::from_u64(c[0]), c[1] as usize, c[2] as usize))
@@ -546,43 +470,40 @@ impl<'a, T: Element> Run<'a, T> {
     /// [`SAMPLE`]): the split array, oracles (with `WRITE_ORACLES`), per-block prefix sums and
     /// bucket totals are left on the device.
     fn count_level(&mut self, x: &CudaView<'_, T>, depth: usize, flags: u32) -> Result<()> {
-        let stream = self.dev.stream();
-        let m = x.len();
-        let (m64, seed) = (m as u64, SEED.wrapping_add(depth as u64));
-        let mut launch = stream.launch_builder(&self.sample_fn);
-        launch.arg(x).arg(&m64).arg(&seed).arg(&mut self.split);
-        // SAFETY: ss_sample_T(const T* x, u64 n, u64 seed, K* split): x holds n elements and
-        // every sampled position is below n; split holds SPLIT_WORDS keys; one block of
-        // SORT_THREADS threads.
-        unsafe { launch.launch(config(1, SORT_THREADS)) }
-            .map_err(|e| driver_error("launching ss_sample", e))?;
-        let blocks = grid::<T>(self.dev, m);
-        let mut launch = stream.launch_builder(&self.count_fn);
-        launch
-            .arg(x)
-            .arg(&m64)
-            .arg(&self.split)
-            .arg(&mut self.oracles)
-            .arg(&mut self.partial)
-            .arg(&mut self.nans)
-            .arg(&flags);
-        // SAFETY: ss_count_T(const T* x, u64 n, const K* split, u8* oracles, u64* partial,
-        // u64* nans, u32 flags): x holds n elements (16-byte aligned); oracles n bytes when
-        // WRITE_ORACLES is set (the workspace holds the largest level's); partial holds
-        // BUCKETS rows of `blocks` <= grid(n) words; nans one word.
-        unsafe { launch.launch(config(blocks, BLOCK)) }
-            .map_err(|e| driver_error("launching ss_count", e))?;
-        let blocks64 = blocks as u64;
-        let mut launch = stream.launch_builder(&self.scan_fn);
-        launch
-            .arg(&mut self.partial)
-            .arg(&blocks64)
-            .arg(&mut self.totals);
-        // SAFETY: ss_scan(u64* partial, u64 blocks, u64* totals): BUCKETS blocks, one per row
-        // of `blocks` words of partial; totals holds BUCKETS words.
-        unsafe { launch.launch(config(BUCKETS, BLOCK)) }
-            .map_err(|e| driver_error("launching ss_scan", e))?;
-        Ok(())
+        ss_sample(
+            self.dev,
+            config(1, SORT_THREADS),
+            x,
+            x.len() as u64,
+            SEED.wrapping_add(depth as u64),
+            &mut self.split.as_view_mut(),
+        )?;
+        self.count_scan(x, flags)
+    }
+
+    /// Launches the count over the split array and the scan of its per-block counts, over the
+    /// candidates `x` (at most the `n` values the workspace was sized for); `flags` asks for no
+    /// oracles, which this workspace has no room for.
+    fn count_scan(&mut self, x: &CudaView<'_, T>, flags: u32) -> Result<()> {
+        let blocks = grid::<T>(self.dev, x.len());
+        ss_count(
+            self.dev,
+            config(blocks, BLOCK),
+            x,
+            x.len() as u64,
+            &self.split.as_view(),
+            &mut self.oracles.as_view_mut(),
+            &mut self.partial.as_view_mut(),
+            &mut self.nans,
+            flags,
+        )?;
+        ss_scan(
+            self.dev,
+            config(BUCKETS, BLOCK),
+            &mut self.partial.as_view_mut(),
+            blocks as u64,
+            &mut self.totals.as_view_mut(),
+        )
     }
 
     /// The ranks `lo..hi` the key `key` occupies in `x` (more than [`SAMPLE`] values): one
@@ -593,34 +514,10 @@ impl<'a, T: Element> Run<'a, T> {
             .stream()
             .memcpy_htod(&layout, &mut self.split)
             .map_err(|e| driver_error("copying a splitter to the device", e))?;
-        let stream = self.dev.stream();
-        let m64 = x.len() as u64;
-        let blocks = grid::<T>(self.dev, x.len());
-        let flags = 0u32;
-        let mut launch = stream.launch_builder(&self.count_fn);
-        launch
-            .arg(x)
-            .arg(&m64)
-            .arg(&self.split)
-            .arg(&mut self.oracles)
-            .arg(&mut self.partial)
-            .arg(&mut self.nans)
-            .arg(&flags);
-        // SAFETY: as in count_level; no oracles are written (flags 0).
-        unsafe { launch.launch(config(blocks, BLOCK)) }
-            .map_err(|e| driver_error("launching ss_count", e))?;
-        let blocks64 = blocks as u64;
-        let mut launch = stream.launch_builder(&self.scan_fn);
-        launch
-            .arg(&mut self.partial)
-            .arg(&blocks64)
-            .arg(&mut self.totals);
-        // SAFETY: as in count_level.
-        unsafe { launch.launch(config(BUCKETS, BLOCK)) }
-            .map_err(|e| driver_error("launching ss_scan", e))?;
-        let totals = stream
-            .clone_dtoh(&self.totals)
-            .map_err(|e| driver_error("reading the SampleSelect bucket counts", e))?;
+        self.count_scan(x, 0)?;
+        let totals = self
+            .dev
+            .read(&self.totals, "the SampleSelect bucket counts")?;
         let lo = totals[0] as usize;
         Ok((lo, lo + totals[1] as usize))
     }

@@ -4,9 +4,14 @@
 //! Workspace: a second key buffer (and value buffer) of `n` elements, and a `256 × G` table of
 //! counts for `G ≤ 1024` blocks.
 
-use cudarc::driver::{CudaSlice, PushKernelArg};
+use cudarc::driver::CudaSlice;
 
-use crate::device::cuda::kernels::{kernel_name, key_suffix, RADIX_SORT, REDUCE};
+use crate::device::cuda::kernels::radix_sort::{
+    rs_histogram, rs_scan, rs_scatter, rs_scatter_pairs, RADIX,
+};
+use crate::device::cuda::kernels::reduce::{
+    from_keys as keys_to_values, gather as gather_keys, to_keys as values_to_keys,
+};
 use crate::device::cuda::launch::{config, stride_blocks};
 use crate::device::cuda::{driver_error, CudaDevice};
 use crate::device::DeviceBuffer;
@@ -17,7 +22,6 @@ const BLOCK: u32 = 256;
 /// Keys one scatter tile holds (`RS_TILE` in the kernel).
 const TILE: usize = 256 * 8;
 const MAX_BLOCKS: usize = 1024;
-const RADIX: usize = 256;
 
 /// Sorts a device buffer ascending (NaN last, `-0.0` before `+0.0`) into a new buffer.
 ///
@@ -91,17 +95,9 @@ pub(crate) fn gather<T: Element>(
         .clone_htod(&ranks64)
         .map_err(|e| driver_error("copying ranks", e))?;
     let mut out = dev.alloc::<T::Key>(ranks.len(), "gathered keys")?;
-    let f = dev.function(&REDUCE, &format!("gather_{}", key_suffix::<T::Key>()))?;
-    let m = ranks.len() as u64;
-    let mut launch = stream.launch_builder(&f);
-    launch.arg(keys).arg(&d_ranks).arg(&mut out).arg(&m);
-    // SAFETY: gather_kXX(const K*, const u64*, K*, u64): every rank is < keys.len() (checked by
-    // the selector), `out` holds m keys.
-    unsafe { launch.launch(config(ranks.len().div_ceil(BLOCK as usize), BLOCK)) }
-        .map_err(|e| driver_error("launching gather", e))?;
-    let keys = stream
-        .clone_dtoh(&out)
-        .map_err(|e| driver_error("copying results", e))?;
+    let shape = config(ranks.len().div_ceil(BLOCK as usize), BLOCK);
+    gather_keys(dev, shape, keys, &d_ranks, &mut out, ranks.len() as u64)?;
+    let keys = dev.read(&out, "the results")?;
     Ok(keys.into_iter().map(T::from_key).collect())
 }
 
@@ -113,18 +109,8 @@ pub(crate) fn to_keys<T: Element>(buf: &DeviceBuffer<T>) -> Result<CudaSlice<T::
     if n == 0 {
         return Ok(keys);
     }
-    let f = dev.function(&REDUCE, &kernel_name("to_keys", T::DTYPE))?;
-    let n64 = n as u64;
-    let mut launch = dev.stream().launch_builder(&f);
-    launch.arg(buf.as_slice()).arg(&mut keys).arg(&n64);
-    // SAFETY: to_keys_T(const T*, K*, u64): both buffers hold n elements.
-    unsafe {
-        launch.launch(config(
-            stride_blocks(n, BLOCK, dev.multiprocessors(), 8),
-            BLOCK,
-        ))
-    }
-    .map_err(|e| driver_error("launching to_keys", e))?;
+    let shape = config(stride_blocks(n, BLOCK, dev.multiprocessors(), 8), BLOCK);
+    values_to_keys(dev, shape, buf.as_slice(), &mut keys, n as u64)?;
     Ok(keys)
 }
 
@@ -135,18 +121,8 @@ fn from_keys<T: Element>(dev: &CudaDevice, keys: &CudaSlice<T::Key>) -> Result<C
     if n == 0 {
         return Ok(out);
     }
-    let f = dev.function(&REDUCE, &kernel_name("from_keys", T::DTYPE))?;
-    let n64 = n as u64;
-    let mut launch = dev.stream().launch_builder(&f);
-    launch.arg(keys).arg(&mut out).arg(&n64);
-    // SAFETY: from_keys_T(const K*, T*, u64): both buffers hold n elements.
-    unsafe {
-        launch.launch(config(
-            stride_blocks(n, BLOCK, dev.multiprocessors(), 8),
-            BLOCK,
-        ))
-    }
-    .map_err(|e| driver_error("launching from_keys", e))?;
+    let shape = config(stride_blocks(n, BLOCK, dev.multiprocessors(), 8), BLOCK);
+    keys_to_values(dev, shape, keys, &mut out, n as u64)?;
     Ok(out)
 }
 
@@ -160,7 +136,6 @@ pub(crate) fn sort_keys<K: RadixKey>(
     if n <= 1 {
         return Ok(());
     }
-    let stream = dev.stream();
     let blocks_wanted = n.div_ceil(TILE).min(MAX_BLOCKS);
     let chunk = n.div_ceil(blocks_wanted).div_ceil(TILE) * TILE;
     let blocks = n.div_ceil(chunk);
@@ -170,38 +145,18 @@ pub(crate) fn sort_keys<K: RadixKey>(
         None => None,
     };
     let mut counts = dev.alloc::<u64>(RADIX * blocks, "the sort's count table")?;
-    let suffix = key_suffix::<K>();
-    let hist = dev.function(&RADIX_SORT, &format!("rs_histogram_{suffix}"))?;
-    let scan = dev.function(&RADIX_SORT, "rs_scan")?;
-    let scatter = dev.function(&RADIX_SORT, &format!("rs_scatter_{suffix}"))?;
-    let scatter_pairs = dev.function(&RADIX_SORT, &format!("rs_scatter_pairs_{suffix}"))?;
     let (n64, chunk64, table) = (n as u64, chunk as u64, (RADIX * blocks) as u64);
     let passes = K::BITS / 8;
     for pass in 0..passes {
         let shift = pass * 8;
-        // Even passes read `keys`, odd ones `other_keys`; with an even pass count the result
-        // lands back in `keys`.
         let (src, dst) = if pass % 2 == 0 {
             (&*keys, &mut other_keys)
         } else {
             (&other_keys, &mut *keys)
         };
-        let mut launch = stream.launch_builder(&hist);
-        launch
-            .arg(src)
-            .arg(&n64)
-            .arg(&chunk64)
-            .arg(&shift)
-            .arg(&mut counts);
-        // SAFETY: rs_histogram_K(const K*, u64 n, u64 chunk, u32, u64* counts): `src` holds n
-        // keys, counts holds 256 * blocks entries and the grid has `blocks` blocks.
-        unsafe { launch.launch(config(blocks, BLOCK)) }
-            .map_err(|e| driver_error("launching rs_histogram", e))?;
-        let mut launch = stream.launch_builder(&scan);
-        launch.arg(&mut counts).arg(&table);
-        // SAFETY: rs_scan(u64*, u64 len): counts holds `table` entries; one block of 1024.
-        unsafe { launch.launch(config(1, 1024)) }
-            .map_err(|e| driver_error("launching rs_scan", e))?;
+        let tiles = config(blocks, BLOCK);
+        rs_histogram(dev, tiles, src, n64, chunk64, shift, &mut counts)?;
+        rs_scan(dev, config(1, 1024), &mut counts, table)?;
         match (values.as_deref_mut(), other_values.as_mut()) {
             (Some(vals), Some(other)) => {
                 let (vsrc, vdst) = if pass % 2 == 0 {
@@ -209,36 +164,11 @@ pub(crate) fn sort_keys<K: RadixKey>(
                 } else {
                     (&*other, vals)
                 };
-                let mut launch = stream.launch_builder(&scatter_pairs);
-                launch
-                    .arg(src)
-                    .arg(dst)
-                    .arg(vsrc)
-                    .arg(vdst)
-                    .arg(&n64)
-                    .arg(&chunk64)
-                    .arg(&shift)
-                    .arg(&counts);
-                // SAFETY: rs_scatter_pairs_K(const K*, K*, const u32*, u32*, u64, u64, u32,
-                // const u64*): all four buffers hold n elements, distinct; offsets from rs_scan
-                // address each key exactly once.
-                unsafe { launch.launch(config(blocks, BLOCK)) }
-                    .map_err(|e| driver_error("launching rs_scatter_pairs", e))?;
+                rs_scatter_pairs(
+                    dev, tiles, src, dst, vsrc, vdst, n64, chunk64, shift, &counts,
+                )?;
             }
-            _ => {
-                let mut launch = stream.launch_builder(&scatter);
-                launch
-                    .arg(src)
-                    .arg(dst)
-                    .arg(&n64)
-                    .arg(&chunk64)
-                    .arg(&shift)
-                    .arg(&counts);
-                // SAFETY: rs_scatter_K(const K*, K*, u64, u64, u32, const u64*): both buffers
-                // hold n keys, distinct; offsets address each key exactly once.
-                unsafe { launch.launch(config(blocks, BLOCK)) }
-                    .map_err(|e| driver_error("launching rs_scatter", e))?;
-            }
+            _ => rs_scatter(dev, tiles, src, dst, n64, chunk64, shift, &counts)?,
         }
     }
     Ok(())

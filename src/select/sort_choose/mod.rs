@@ -3,3 +3,35 @@
 
 pub(crate) mod cpu;
 pub(crate) mod cuda;
+
+use crate::device::DeviceBuffer;
+use crate::element::Element;
+use crate::error::Result;
+use crate::select::algorithm::{each_rank, Algorithm, Backends, Selection};
+
+/// sort&choose.
+pub(crate) struct SortChoose;
+
+impl Selection for SortChoose {
+    const BACKENDS: Backends = Backends::CpuAndCuda;
+
+    fn cpu<T: Element>(
+        _: Algorithm,
+        data: &[T],
+        ranks: &[usize],
+        parallel: bool,
+    ) -> Result<(Vec<T>, Option<usize>)> {
+        if ranks.len() == 1 {
+            return Ok(each_rank(cpu::select, data, ranks, parallel));
+        }
+        Ok((cpu::multiselect(data, ranks, parallel), None))
+    }
+
+    fn cuda<T: Element>(
+        _: Algorithm,
+        buf: &DeviceBuffer<T>,
+        ranks: &[usize],
+    ) -> Result<(Vec<T>, Option<usize>)> {
+        Ok((cuda::multiselect(buf, ranks)?, None))
+    }
+}

@@ -1,4 +1,8 @@
-//! [`launchers!`]: a typed, checked Rust function for each kernel.
+//! [`launchers!`]: a typed, checked Rust function for each kernel; [`OrNull`], device memory or
+//! the null pointer for kernel parameters that may be null, and [`NullPtr`], the null pointer
+//! alone for launchers that always leave such a parameter out.
+
+use cudarc::driver::{CudaSlice, DeviceRepr, LaunchArgs, PushKernelArg};
 
 /// Declares one launcher per kernel:
 ///
@@ -68,3 +72,50 @@ macro_rules! launchers {
         $launch.arg(&$param);
     };
 }
+
+/// Device memory (`Some`) or a null pointer (`None`), for kernel parameters that may be null.
+pub(crate) struct OrNull<P>(pub Option<P>);
+
+impl<V> OrNull<&CudaSlice<V>> {
+    /// The elements of the memory given; `None` for a null pointer.
+    pub(crate) fn given_len(&self) -> Option<usize> {
+        self.0.map(|s| s.len())
+    }
+}
+
+impl<V> OrNull<&mut CudaSlice<V>> {
+    /// The elements of the memory given; `None` for a null pointer.
+    pub(crate) fn given_len(&self) -> Option<usize> {
+        self.0.as_ref().map(|s| s.len())
+    }
+}
+
+// SAFETY: `Some` pushes what the wrapped argument's own implementation pushes (its pointer,
+// with the synchronisation of its reads and writes); `None` pushes a zero word of a pointer's
+// size ([`NULL`]), the null pointer, which every kernel taking such a parameter tests before
+// use.
+unsafe impl<'a, P> PushKernelArg<OrNull<P>> for LaunchArgs<'a>
+where
+    LaunchArgs<'a>: PushKernelArg<P>,
+{
+    fn arg(&mut self, arg: OrNull<P>) -> &mut Self {
+        match arg.0 {
+            Some(memory) => <Self as PushKernelArg<P>>::arg(self, memory),
+            None => <Self as PushKernelArg<&'a NullPtr>>::arg(self, &NULL),
+        }
+    }
+}
+
+/// A null device pointer, passed where a kernel takes an optional buffer and tests the pointer
+/// (the buffer is left out). Its only value is [`NULL`]. (Launchers whose kernel may get the
+/// buffer or not take an [`OrNull`] instead.)
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct NullPtr(u64);
+
+/// The null device pointer.
+pub(crate) const NULL: NullPtr = NullPtr(0);
+
+// SAFETY: `NullPtr` is a `u64` of zero bits (its field is private and [`NULL`] its only value):
+// passed by value, the kernel receives the null pointer.
+unsafe impl DeviceRepr for NullPtr {}

@@ -13,16 +13,22 @@
 #[macro_use]
 mod launcher;
 
+pub(crate) use launcher::{NullPtr, OrNull, NULL};
+
 pub(crate) mod batch_select;
 pub(crate) mod bucket_multiselect;
 pub(crate) mod bucket_select;
 pub(crate) mod cutting_plane;
+pub(crate) mod distributed;
 pub(crate) mod fused_multiselect;
+pub(crate) mod knn;
 pub(crate) mod quick_select;
 pub(crate) mod radix_select;
 pub(crate) mod radix_sort;
 pub(crate) mod randomized_select;
+pub(crate) mod recovery;
 pub(crate) mod reduce;
+pub(crate) mod regression;
 pub(crate) mod sample_select;
 
 /// One `.cu` file of `kernels/`.

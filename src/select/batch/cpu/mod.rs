@@ -11,7 +11,7 @@ mod top_k;
 use crate::element::Element;
 use crate::error::Result;
 use crate::select::batch::spans::{KeyOrder, SpanRanks, SpanSelection, Spans, TopKSpans};
-use crate::select::cpu::util::use_parallel;
+use crate::select::host::use_parallel;
 use crate::select::input::Input;
 use crate::select::PARALLEL_THRESHOLD;
 

@@ -10,7 +10,7 @@ use crate::element::{Element, RadixKey};
 use crate::select::batch::priority::priority;
 use crate::select::batch::spans::{KeyOrder, Spans, TopKSpans};
 use crate::select::cpu;
-use crate::select::cpu::util::chunk_len;
+use crate::select::host::chunk_len;
 
 /// The workspace of one thread, reused from span to span.
 struct Scratch<K> {

@@ -16,10 +16,17 @@
 //! histogram and 4 words a query and a word a tile; the sort of many results needs about six
 //! words a result.
 
-use cudarc::driver::{CudaSlice, CudaView, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaView, LaunchConfig};
 
-use crate::device::cuda::kernels::{kernel_name, key_suffix, BATCH_SELECT};
-use crate::device::cuda::launch::{config, stride_blocks, try_allow_shared};
+use crate::device::cuda::kernels::batch_select::{
+    bt_choose, bt_compact_long, bt_filter, bt_filter_counts, bt_hist, bt_iota, bt_map_results,
+    bt_nan_counts, bt_permute, bt_result_keys, bt_select_short, bt_sort_small, bt_span_ids,
+    bt_tile_counts, bt_tile_scan, bt_topk_resident, bt_topk_short, QueryState, RESIDENT_HISTOGRAMS,
+    RESIDENT_THREADS, THREADS, TILE, WINDOW_VECS,
+};
+use crate::device::cuda::kernels::OrNull;
+use crate::device::cuda::kernels::{kernel_name, BATCH_SELECT};
+use crate::device::cuda::launch::{config, shaped, stride_blocks, try_allow_shared};
 use crate::device::cuda::{driver_error, CudaDevice};
 use crate::device::DeviceBuffer;
 use crate::element::{Element, RadixKey};
@@ -29,13 +36,6 @@ use crate::select::input::Input;
 use crate::select::sort_choose::cuda::sort_pairs_device;
 use crate::select::Algorithm;
 
-const THREADS: u32 = 256;
-/// Values of a tile of a long span (`BT_TILE`).
-const TILE: usize = 16384;
-/// 16-byte loads a thread makes at once in the counting and copying passes (`BT_WINDOW_VECS`).
-const WINDOW_VECS: usize = 4;
-/// Words of a long-span query's state (`BT_STATE`).
-const STATE: usize = 4;
 /// Up to this many queries a long span, its values are matched against each query's prefix in
 /// the histogram passes; more ranks go to the single-array multiselection span by span.
 const LONG_QUERIES: usize = 8;
@@ -116,13 +116,9 @@ impl DeviceSpans {
         })
     }
 
-    /// Pushes `offsets, cols, stride, nspans`.
-    fn push<'a>(&'a self, launch: &mut cudarc::driver::LaunchArgs<'a>, null: &'a u64) {
-        match &self.offsets {
-            Some(offsets) => launch.arg(offsets),
-            None => launch.arg(null),
-        };
-        launch.arg(&self.cols).arg(&self.stride).arg(&self.count);
+    /// The offsets as the kernels take them: null for rows.
+    fn offsets(&self) -> OrNull<&CudaSlice<u64>> {
+        OrNull(self.offsets.as_ref())
     }
 }
 
@@ -214,18 +210,18 @@ fn nan_counts<T: Element>(
     let tiles = first[spans.count()] as usize;
     let tile_first = upload(dev, &first, "the tile starts")?;
     let mut nans = dev.alloc_zeros::<u64>(spans.count(), "the NaN counts")?;
-    let function = dev.function(&BATCH_SELECT, &kernel_name("bt_nan_counts", T::DTYPE))?;
-    let null = 0u64;
-    let mut launch = dev.stream().launch_builder(&function);
-    launch.arg(x);
-    ds.push(&mut launch, &null);
-    launch.arg(&tile_first).arg(&mut nans);
     let blocks = grid_blocks(dev, tiles * THREADS as usize);
-    // SAFETY: bt_nan_counts_T(const T* x, const u64* offsets, u64 cols, u64 stride, u64 nspans,
-    // const u64* tile_first, u64* nan_counts): the spans lie in x, tile_first has nspans + 1
-    // entries, nan_counts nspans words.
-    unsafe { launch.launch(config(blocks, THREADS)) }
-        .map_err(|e| driver_error("launching bt_nan_counts", e))?;
+    bt_nan_counts(
+        dev,
+        config(blocks, THREADS),
+        x,
+        ds.offsets(),
+        ds.cols,
+        ds.stride,
+        ds.count,
+        &tile_first,
+        &mut nans,
+    )?;
     Ok(to_counts(download(
         dev,
         &nans,
@@ -264,7 +260,6 @@ fn select_short<T: Element>(
 ) -> Result<SpanSelection<T>> {
     let count = spans.count();
     let per_span = ranks.per_span();
-    let function = dev.function(&BATCH_SELECT, &kernel_name("bt_select_short", T::DTYPE))?;
     let ds = DeviceSpans::new(dev, spans)?;
     let rank_buf = upload(dev, &rank_words(ranks), "the ranks")?;
     let mut out = dev.alloc::<T>(count * per_span, "the selected values")?;
@@ -273,23 +268,20 @@ fn select_short<T: Element>(
         per_span as u32,
         u32::from(matches!(ranks, SpanRanks::OnePerSpan(_))),
     );
-    let null = 0u64;
-    let mut launch = dev.stream().launch_builder(&function);
-    launch.arg(x);
-    ds.push(&mut launch, &null);
-    launch
-        .arg(&rank_buf)
-        .arg(&m)
-        .arg(&one)
-        .arg(&mut out)
-        .arg(&mut nans);
-    let cfg = short_config::<T>(count, spans.max_len());
-    // SAFETY: bt_select_short_T(const T* x, const u64* offsets, u64 cols, u64 stride,
-    // u64 nspans, const u64* ranks, u32 m, u32 one_per_span, T* out, u64* nan_counts): the
-    // spans were checked against x's length and are at most short_limit long; ranks holds one
-    // rank a span or m ranks; out holds nspans * m values, nan_counts nspans words; the
-    // dynamic shared memory holds the keys or the sort's keys and places.
-    unsafe { launch.launch(cfg) }.map_err(|e| driver_error("launching bt_select_short", e))?;
+    bt_select_short(
+        dev,
+        short_config::<T>(count, spans.max_len()),
+        x,
+        ds.offsets(),
+        ds.cols,
+        ds.stride,
+        ds.count,
+        &rank_buf,
+        m,
+        one,
+        &mut out,
+        &mut nans,
+    )?;
     Ok(SpanSelection {
         values: download(dev, &out, count * per_span, "the selected values")?,
         nan_counts: to_counts(download(dev, &nans, count, "the NaN counts")?),
@@ -313,20 +305,20 @@ fn to_counts(words: Vec<u64>) -> Vec<usize> {
 }
 
 /// The state of long-span queries: for each, the prefix (0), its rank and its span.
-fn long_states(spans: Spans<'_>, ranks: SpanRanks<'_>) -> (Vec<u64>, Option<Vec<u64>>) {
+fn long_states(spans: Spans<'_>, ranks: SpanRanks<'_>) -> (Vec<QueryState>, Option<Vec<u64>>) {
     let count = spans.count();
     let mut state = Vec::new();
     let mut q_first = None;
     match ranks {
         SpanRanks::OnePerSpan(r) => {
             for (s, &k) in r.iter().enumerate() {
-                state.extend_from_slice(&[0, k as u64, s as u64, 0]);
+                state.push(QueryState::new(k as u64, s as u64));
             }
         }
         SpanRanks::Same(r) => {
             for s in 0..count {
                 for &k in r {
-                    state.extend_from_slice(&[0, k as u64, s as u64, 0]);
+                    state.push(QueryState::new(k as u64, s as u64));
                 }
             }
             if r.len() != 1 {
@@ -354,7 +346,7 @@ struct LongPasses {
     tiles: usize,
     q_first: Option<CudaSlice<u64>>,
     queries: usize,
-    state: CudaSlice<u64>,
+    state: CudaSlice<QueryState>,
     hist: CudaSlice<u32>,
     /// The histogram pass's count of finished blocks (zero between passes), through which its
     /// last block makes the choice of few queries.
@@ -369,11 +361,11 @@ impl LongPasses {
     fn new(
         dev: &CudaDevice,
         spans: Spans<'_>,
-        state_words: &[u64],
+        states: &[QueryState],
         q_first: Option<&[u64]>,
         mode: u32,
     ) -> Result<LongPasses> {
-        let queries = state_words.len() / STATE;
+        let queries = states.len();
         let first = tile_starts(spans);
         Ok(LongPasses {
             ds: DeviceSpans::new(dev, spans)?,
@@ -384,7 +376,7 @@ impl LongPasses {
                 .map(|q| upload(dev, q, "the query starts"))
                 .transpose()?,
             queries,
-            state: upload(dev, state_words, "the selection states")?,
+            state: upload(dev, states, "the selection states")?,
             hist: dev.alloc_zeros::<u32>(queries * 256, "the digit histograms")?,
             done: dev.alloc_zeros::<u32>(1, "the finished blocks")?,
             nans: dev.alloc_zeros::<u64>(spans.count(), "the NaN counts")?,
@@ -421,7 +413,6 @@ impl LongPasses {
         digit: u32,
         tile_hist: Option<&mut CudaSlice<u32>>,
     ) -> Result<()> {
-        let hist_fn = dev.function(&BATCH_SELECT, &kernel_name("bt_hist", T::DTYPE))?;
         let shift = Self::shift::<T::Key>(digit);
         // Few tiles are cut into parts, a block each, unless each tile's histogram is kept.
         let parts = if tile_hist.is_some() {
@@ -430,63 +421,40 @@ impl LongPasses {
             self.parts(dev, HIST_PARTS)
         };
         let blocks = grid_blocks(dev, self.tiles * parts * THREADS as usize);
-        let parts = parts as u32;
-        let null = 0u64;
         let nq = self.queries as u64;
-        let mut launch = dev.stream().launch_builder(&hist_fn);
-        launch.arg(x);
-        self.ds.push(&mut launch, &null);
-        launch.arg(&self.tile_first);
-        match &self.q_first {
-            Some(q) => launch.arg(q),
-            None => launch.arg(&null),
-        };
-        launch
-            .arg(&self.mode)
-            .arg(&mut self.state)
-            .arg(&mut self.hist)
-            .arg(&shift)
-            .arg(&mut self.nans);
-        match tile_hist {
-            Some(h) => launch.arg(h),
-            None => launch.arg(&null),
-        };
         // Few queries are chosen by the pass's last block; many by a block each.
         let fused = self.queries <= FUSED_CHOICES;
-        launch.arg(&parts);
-        if fused {
-            launch.arg(&mut self.done);
-        } else {
-            launch.arg(&null);
-        }
-        launch.arg(&nq);
-        // SAFETY: bt_hist_T(const T* x, const u64* offsets, u64 cols, u64 stride, u64 nspans,
-        // const u64* tile_first, const u64* q_first, u32 mode, u64* state, u32* hist,
-        // u32 shift, u64* nan_counts, u32* tile_hist, u32 parts, u32* done, u64 nq): the spans
-        // lie in x; tile_first has nspans + 1 entries; q_first (or null: one query a span) has
-        // nspans + 1; state holds 4 words and hist 256 a query; nan_counts nspans words;
-        // tile_hist (or null) 256 a tile, null when parts > 1; parts a power of two dividing
-        // BT_TILE; done (or null) one zeroed counter; nq queries.
-        unsafe { launch.launch(config(blocks, THREADS)) }
-            .map_err(|e| driver_error("launching bt_hist", e))?;
+        bt_hist(
+            dev,
+            config(blocks, THREADS),
+            x,
+            self.ds.offsets(),
+            self.ds.cols,
+            self.ds.stride,
+            self.ds.count,
+            &self.tile_first,
+            OrNull(self.q_first.as_ref()),
+            self.mode,
+            &mut self.state,
+            &mut self.hist,
+            shift,
+            &mut self.nans,
+            OrNull(tile_hist),
+            parts as u32,
+            OrNull(fused.then_some(&mut self.done)),
+            nq,
+        )?;
         if fused {
             return Ok(());
         }
-        let choose_fn = dev.function(
-            &BATCH_SELECT,
-            &format!("bt_choose_{}", key_suffix::<T::Key>()),
-        )?;
-        let mut launch = dev.stream().launch_builder(&choose_fn);
-        launch
-            .arg(&mut self.state)
-            .arg(&mut self.hist)
-            .arg(&nq)
-            .arg(&shift);
-        // SAFETY: bt_choose_K(u64* state, u32* hist, u64 nq, u32 shift): nq queries of 4 state
-        // words and 256 bins each.
-        unsafe { launch.launch(config(self.queries.min(1 << 16), THREADS)) }
-            .map_err(|e| driver_error("launching bt_choose", e))?;
-        Ok(())
+        bt_choose::<T::Key>(
+            dev,
+            config(self.queries.min(1 << 16), THREADS),
+            &mut self.state,
+            &mut self.hist,
+            nq,
+            shift,
+        )
     }
 
     /// The digits from `from` on.
@@ -522,7 +490,7 @@ const CANDIDATE_SHARE: usize = 4;
 /// digits so far are at most (`equal_only` false: top-k) or equal to (selection) their query's
 /// chosen ones. `None` when they never were: every digit has then been run and the states
 /// hold the selected keys.
-fn filter_when_few<T: Element, K: cudarc::driver::DeviceRepr>(
+fn filter_when_few<T: Element, K: RadixKey>(
     dev: &CudaDevice,
     x: &CudaSlice<T>,
     passes: &mut LongPasses,
@@ -534,26 +502,22 @@ fn filter_when_few<T: Element, K: cudarc::driver::DeviceRepr>(
     let mut tile_hist = dev.alloc::<u32>(tiles * 256, "the tiles' histograms")?;
     let mut below = dev.alloc_zeros::<u64>(tiles, "the tiles' counts below")?;
     let mut tile_counts = dev.alloc::<u64>(tiles, "the tiles' candidate counts")?;
-    let counts_fn = dev.function(&BATCH_SELECT, "bt_filter_counts")?;
     let equal = u32::from(equal_only);
     for digit in 0..T::Key::BITS / 8 {
         passes.run_digit(dev, x, digit, Some(&mut tile_hist))?;
         let shift = LongPasses::shift::<T::Key>(digit);
-        let mut launch = dev.stream().launch_builder(&counts_fn);
-        launch
-            .arg(&passes.tile_first)
-            .arg(&passes.ds.count)
-            .arg(&tile_hist)
-            .arg(&passes.state)
-            .arg(&shift)
-            .arg(&equal)
-            .arg(&mut below)
-            .arg(&mut tile_counts);
-        // SAFETY: bt_filter_counts(const u64* tile_first, u64 nspans, const u32* tile_hist,
-        // const u64* state, u32 shift, u32 equal_only, u64* below, u64* tile_counts): 256
-        // bins, a running count and a count a tile; one state a span (one query a span).
-        unsafe { launch.launch(config(tiles.div_ceil(8), THREADS)) }
-            .map_err(|e| driver_error("launching bt_filter_counts", e))?;
+        bt_filter_counts(
+            dev,
+            config(tiles.div_ceil(8), THREADS),
+            &passes.tile_first,
+            passes.ds.count,
+            &tile_hist,
+            &passes.state,
+            shift,
+            equal,
+            &mut below,
+            &mut tile_counts,
+        )?;
         let counts = download(dev, &tile_counts, tiles, "the tiles' candidate counts")?;
         let total: u64 = counts.iter().sum();
         if total as usize * CANDIDATE_SHARE <= values {
@@ -564,7 +528,7 @@ fn filter_when_few<T: Element, K: cudarc::driver::DeviceRepr>(
 }
 
 /// The filter itself: each tile's candidates at the prefix of the tiles' counts.
-fn copy_candidates<T: Element, K: cudarc::driver::DeviceRepr>(
+fn copy_candidates<T: Element, K: RadixKey>(
     dev: &CudaDevice,
     x: &CudaSlice<T>,
     passes: &LongPasses,
@@ -587,26 +551,23 @@ fn copy_candidates<T: Element, K: cudarc::driver::DeviceRepr>(
     let tile_offsets = upload(dev, &prefix, "the tiles' candidate places")?;
     let mut keys = dev.alloc::<K>(total as usize, "the candidates' keys")?;
     let mut indices = dev.alloc::<u32>(total as usize, "the candidates' indices")?;
-    let filter_fn = dev.function(&BATCH_SELECT, &kernel_name("bt_filter", T::DTYPE))?;
-    let null = 0u64;
-    let mut launch = dev.stream().launch_builder(&filter_fn);
-    launch.arg(x);
-    passes.ds.push(&mut launch, &null);
-    launch
-        .arg(&passes.tile_first)
-        .arg(&passes.mode)
-        .arg(&passes.state)
-        .arg(&shift)
-        .arg(&equal)
-        .arg(&tile_offsets)
-        .arg(&mut keys)
-        .arg(&mut indices);
-    // SAFETY: bt_filter_T(const T* x, ..., const u64* tile_first, u32 mode, const u64* state,
-    // u32 shift, u32 equal_only, const u64* tile_counts, K* ckeys, u32* cidx): each tile writes
-    // exactly its counted candidates at its prefix, so total entries in all; K has the size of
-    // T's key.
-    unsafe { launch.launch(config(passes.tile_blocks(dev), THREADS)) }
-        .map_err(|e| driver_error("launching bt_filter", e))?;
+    bt_filter(
+        dev,
+        config(passes.tile_blocks(dev), THREADS),
+        x,
+        passes.ds.offsets(),
+        passes.ds.cols,
+        passes.ds.stride,
+        passes.ds.count,
+        &passes.tile_first,
+        passes.mode,
+        &passes.state,
+        shift,
+        equal,
+        &tile_offsets,
+        &mut keys,
+        &mut indices,
+    )?;
     Ok(Candidates {
         keys,
         indices,
@@ -630,8 +591,8 @@ fn select_long<T: Element>(
             return Ok(selection);
         }
     }
-    let (state_words, q_first) = long_states(spans, ranks);
-    let mut passes = LongPasses::new(dev, spans, &state_words, q_first.as_deref(), 0)?;
+    let (states, q_first) = long_states(spans, ranks);
+    let mut passes = LongPasses::new(dev, spans, &states, q_first.as_deref(), 0)?;
     let keys = if q_first.is_none() {
         let filtered = if std::mem::size_of::<T::Key>() == 4 {
             select_candidates::<T, u32>(dev, x, &mut passes)?
@@ -662,14 +623,14 @@ fn select_long<T: Element>(
 
 /// The selected keys of the queries whose digits have all been chosen.
 fn selected_keys(dev: &CudaDevice, passes: &LongPasses) -> Result<Vec<u64>> {
-    let state = download(dev, &passes.state, passes.queries * STATE, "the selections")?;
-    Ok(state.chunks(STATE).map(|q| q[0]).collect())
+    let states = download(dev, &passes.state, passes.queries, "the selections")?;
+    Ok(states.iter().map(|q| q.prefix).collect())
 }
 
 /// One rank a long span: once few values share the digits chosen so far, they are copied and
 /// the rank left among them is selected there. `None` when they never were few (every digit
 /// has then been run).
-fn select_candidates<T: Element, K: Element>(
+fn select_candidates<T: Element, K: Element + RadixKey>(
     dev: &CudaDevice,
     x: &CudaSlice<T>,
     passes: &mut LongPasses,
@@ -678,9 +639,9 @@ fn select_candidates<T: Element, K: Element>(
     let Some(cand) = filter_when_few::<T, K>(dev, x, passes, true, values)? else {
         return Ok(None);
     };
-    let left: Vec<usize> = download(dev, &passes.state, passes.queries * STATE, "the ranks left")?
-        .chunks(STATE)
-        .map(|q| q[1] as usize)
+    let left: Vec<usize> = download(dev, &passes.state, passes.queries, "the ranks left")?
+        .iter()
+        .map(|q| q.rank as usize)
         .collect();
     let spans = Spans::Offsets(&cand.starts);
     let inner = select_spans_on(dev, &cand.keys, spans, SpanRanks::OnePerSpan(&left))?;
@@ -822,8 +783,8 @@ fn top_k_on_device<T: Element>(
     if let Some(top) = sampled::top_k(dev, x, spans, k, mode, sorted)? {
         return Ok(top);
     }
-    let state_words = top_k_states(count, k);
-    let mut passes = LongPasses::new(dev, spans, &state_words, None, mode)?;
+    let states = top_k_states(count, k);
+    let mut passes = LongPasses::new(dev, spans, &states, None, mode)?;
     let filtered = if std::mem::size_of::<T::Key>() == 4 {
         top_k_candidates::<T, u32>(dev, x, &mut passes, k, sorted)?
     } else {
@@ -836,9 +797,9 @@ fn top_k_on_device<T: Element>(
 }
 
 /// The digit passes' starting states of a top-k of `count` spans: rank k - 1, no digit fixed.
-fn top_k_states(count: usize, k: usize) -> Vec<u64> {
+fn top_k_states(count: usize, k: usize) -> Vec<QueryState> {
     (0..count)
-        .flat_map(|s| [0, k as u64 - 1, s as u64, 0])
+        .map(|s| QueryState::new(k as u64 - 1, s as u64))
         .collect()
 }
 
@@ -872,10 +833,8 @@ const RESIDENT_SHARE: usize = 2;
 /// The most key bytes a span that one block selects in shared memory holds (the solvers' one
 /// vector of up to 32768 `f32` or 16384 `f64` values).
 const RESIDENT_SPAN_BYTES: usize = 128 * 1024;
-/// Threads of that block (`BT_RESIDENT_THREADS`).
-const RESIDENT_THREADS: u32 = 1024;
 /// Its dynamic shared memory at most: the keys, then 256 counts a warp.
-const RESIDENT_SHARED: usize = RESIDENT_SPAN_BYTES + 256 * 4 * (RESIDENT_THREADS as usize / 32);
+const RESIDENT_SHARED: usize = RESIDENT_SPAN_BYTES + RESIDENT_HISTOGRAMS;
 
 /// The top-k of at most one span a multiprocessor, each of at most [`RESIDENT_SPAN_BYTES`] of
 /// keys, by one block a span in shared memory: one launch. `None` when the device refuses the
@@ -892,14 +851,9 @@ fn top_k_one_block<T: Element>(
     if !try_allow_shared(dev, &function, RESIDENT_SHARED)? {
         return Ok(None);
     }
-    let room = spans.max_len();
-    let cfg = LaunchConfig {
-        grid_dim: (spans.count() as u32, 1, 1),
-        block_dim: (RESIDENT_THREADS, 1, 1),
-        shared_mem_bytes: (room * std::mem::size_of::<T::Key>()
-            + 256 * 4 * (RESIDENT_THREADS as usize / 32)) as u32,
-    };
-    top_k_by_blocks(dev, x, spans, k, mode, false, (&function, &name), cfg).map(Some)
+    let shared = spans.max_len() * std::mem::size_of::<T::Key>() + RESIDENT_HISTOGRAMS;
+    let cfg = shaped(spans.count(), 1, RESIDENT_THREADS, shared);
+    top_k_by_blocks(dev, x, spans, k, mode, false, true, cfg).map(Some)
 }
 
 /// The top-k of long spans small enough to stay in L2, with no copy back to the host: one
@@ -923,8 +877,8 @@ fn top_k_resident<T: Element>(
             return Ok(Some(top));
         }
     }
-    let state_words = top_k_states(count, k);
-    let mut passes = LongPasses::new(dev, spans, &state_words, None, mode_of(order))?;
+    let states = top_k_states(count, k);
+    let mut passes = LongPasses::new(dev, spans, &states, None, mode_of(order))?;
     passes.run_digits(dev, x, 0)?;
     top_k_after_digits(dev, x, passes, k, false).map(Some)
 }
@@ -985,7 +939,7 @@ fn finish_top_k<T: Element>(
 /// with their indices (in index order), their top-k taken (as keys, ascending) and its places
 /// mapped back to the spans' indices and values. `None` when they never were few (every digit
 /// has then been run).
-fn top_k_candidates<T: Element, K: Element>(
+fn top_k_candidates<T: Element, K: Element + RadixKey>(
     dev: &CudaDevice,
     x: &CudaSlice<T>,
     passes: &mut LongPasses,
@@ -1000,35 +954,25 @@ fn top_k_candidates<T: Element, K: Element>(
     let inner = top_k_on_device::<K>(dev, &cand.keys, spans, k, KeyOrder::Smallest, sorted)?;
     let count = cand.starts.len() - 1;
     let total = count * k;
-    let map_fn = dev.function(&BATCH_SELECT, &kernel_name("bt_map_results", T::DTYPE))?;
     let firsts: Vec<u64> = cand.starts.iter().map(|&c| c as u64).collect();
     let cand_first = upload(dev, &firsts, "the candidates' starts")?;
     let mut values = dev.alloc::<T>(total, "the top-k values")?;
     let mut indices = dev.alloc::<u64>(total, "the top-k indices")?;
-    let (k64, total64) = (k as u64, total as u64);
-    let null = 0u64;
-    let mut launch = dev.stream().launch_builder(&map_fn);
-    launch.arg(x);
-    match &passes.ds.offsets {
-        Some(offsets) => launch.arg(offsets),
-        None => launch.arg(&null),
-    };
-    launch
-        .arg(&passes.ds.cols)
-        .arg(&passes.ds.stride)
-        .arg(&k64)
-        .arg(&total64)
-        .arg(&cand_first)
-        .arg(&cand.indices)
-        .arg(&inner.indices)
-        .arg(&mut values)
-        .arg(&mut indices);
-    // SAFETY: bt_map_results_T(const T* x, const u64* offsets, u64 cols, u64 stride, u64 k,
-    // u64 total, const u64* cand_first, const u32* cidx, const u64* positions,
-    // T* out_values, u64* out_idx): positions are places inside each span's candidates, whose
-    // indices lie inside the span; total = nspans * k entries.
-    unsafe { launch.launch(config(grid_blocks(dev, total), THREADS)) }
-        .map_err(|e| driver_error("launching bt_map_results", e))?;
+    bt_map_results(
+        dev,
+        config(grid_blocks(dev, total), THREADS),
+        x,
+        passes.ds.offsets(),
+        passes.ds.cols,
+        passes.ds.stride,
+        k as u64,
+        total as u64,
+        &cand_first,
+        &cand.indices,
+        &inner.indices,
+        &mut values,
+        &mut indices,
+    )?;
     let nans = std::mem::replace(&mut passes.nans, dev.alloc::<u64>(1, "a placeholder")?);
     Ok(Some(DeviceTopK {
         values,
@@ -1045,14 +989,12 @@ fn top_k_short<T: Element>(
     mode: u32,
     sorted: bool,
 ) -> Result<DeviceTopK<T>> {
-    let name = kernel_name("bt_topk_short", T::DTYPE);
-    let function = dev.function(&BATCH_SELECT, &name)?;
     let cfg = short_config::<T>(spans.count(), spans.max_len());
-    top_k_by_blocks(dev, x, spans, k, mode, sorted, (&function, &name), cfg)
+    top_k_by_blocks(dev, x, spans, k, mode, sorted, false, cfg)
 }
 
-/// The top-k of each span by one block a span, its keys in shared memory: `bt_topk_short` or
-/// `bt_topk_resident` launched with `cfg`.
+/// The top-k of each span by one block a span, its keys in shared memory: `bt_topk_short`, or
+/// `bt_topk_resident` when `resident`, launched with `cfg`.
 #[allow(clippy::too_many_arguments)]
 fn top_k_by_blocks<T: Element>(
     dev: &CudaDevice,
@@ -1061,7 +1003,7 @@ fn top_k_by_blocks<T: Element>(
     k: usize,
     mode: u32,
     sorted: bool,
-    (function, name): (&cudarc::driver::CudaFunction, &str),
+    resident: bool,
     cfg: LaunchConfig,
 ) -> Result<DeviceTopK<T>> {
     let count = spans.count();
@@ -1069,26 +1011,27 @@ fn top_k_by_blocks<T: Element>(
     let mut values = dev.alloc::<T>(count * k, "the top-k values")?;
     let mut indices = dev.alloc::<u64>(count * k, "the top-k indices")?;
     let mut nans = dev.alloc_zeros::<u64>(count, "the NaN counts")?;
-    let (room64, k64, sorted32) = (spans.max_len() as u64, k as u64, u32::from(sorted));
-    let null = 0u64;
-    let mut launch = dev.stream().launch_builder(function);
-    launch.arg(x);
-    ds.push(&mut launch, &null);
-    launch
-        .arg(&room64)
-        .arg(&k64)
-        .arg(&mode)
-        .arg(&sorted32)
-        .arg(&mut values)
-        .arg(&mut indices)
-        .arg(&mut nans);
-    // SAFETY: bt_topk_short_T / bt_topk_resident_T(const T* x, const u64* offsets, u64 cols,
-    // u64 stride, u64 nspans, u64 room, u64 k, u32 mode, u32 sorted, T* out_values,
-    // u64* out_idx, u64* nan_counts): spans checked against x, each of k to room values; the
-    // outputs hold nspans * k entries; cfg's shared memory holds room keys (and for
-    // bt_topk_short the sort of k results; bt_topk_resident is never asked to sort) and, for
-    // bt_topk_resident, 256 counts a warp (allowed by the caller).
-    unsafe { launch.launch(cfg) }.map_err(|e| driver_error(&format!("launching {name}"), e))?;
+    let launch = if resident {
+        bt_topk_resident
+    } else {
+        bt_topk_short
+    };
+    launch(
+        dev,
+        cfg,
+        x,
+        ds.offsets(),
+        ds.cols,
+        ds.stride,
+        ds.count,
+        spans.max_len() as u64,
+        k as u64,
+        mode,
+        u32::from(sorted),
+        &mut values,
+        &mut indices,
+        &mut nans,
+    )?;
     Ok(DeviceTopK {
         values,
         indices,
@@ -1107,10 +1050,6 @@ fn compact_long<T: Element>(
     values: &mut CudaSlice<T>,
     indices: &mut CudaSlice<u64>,
 ) -> Result<()> {
-    let stream = dev.stream();
-    let counts_fn = dev.function(&BATCH_SELECT, &kernel_name("bt_tile_counts", T::DTYPE))?;
-    let scan_fn = dev.function(&BATCH_SELECT, "bt_tile_scan")?;
-    let compact_fn = dev.function(&BATCH_SELECT, &kernel_name("bt_compact_long", T::DTYPE))?;
     // A part at least one round of the compaction (`BT_WINDOW_VECS` 16-byte loads a thread).
     let parts = passes.parts(
         dev,
@@ -1119,51 +1058,46 @@ fn compact_long<T: Element>(
     let mut tile_counts = dev.alloc::<u64>((passes.tiles * parts).max(1), "the tiles' counts")?;
     let blocks = grid_blocks(dev, passes.tiles * parts * THREADS as usize);
     let parts = parts as u32;
-    let null = 0u64;
-    let mut launch = stream.launch_builder(&counts_fn);
-    launch.arg(x);
-    passes.ds.push(&mut launch, &null);
-    launch
-        .arg(&passes.tile_first)
-        .arg(&mode)
-        .arg(&passes.state)
-        .arg(&mut tile_counts)
-        .arg(&parts);
-    // SAFETY: bt_tile_counts_T(const T* x, const u64* offsets, u64 cols, u64 stride,
-    // u64 nspans, const u64* tile_first, u32 mode, const u64* state, u64* tile_counts,
-    // u32 parts): as for bt_hist; tile_counts holds a word a part of a tile.
-    unsafe { launch.launch(config(blocks, THREADS)) }
-        .map_err(|e| driver_error("launching bt_tile_counts", e))?;
-    let mut launch = stream.launch_builder(&scan_fn);
-    launch
-        .arg(&passes.tile_first)
-        .arg(&passes.ds.count)
-        .arg(&mut tile_counts)
-        .arg(&parts);
-    // SAFETY: bt_tile_scan(const u64* tile_first, u64 nspans, u64* tile_counts, u32 parts):
-    // one word a part, the parts of span s at parts * tile_first[s]..parts * tile_first[s + 1].
-    unsafe { launch.launch(config((passes.ds.count as usize).min(1 << 16), THREADS)) }
-        .map_err(|e| driver_error("launching bt_tile_scan", e))?;
-    let k64 = k as u64;
-    let mut launch = stream.launch_builder(&compact_fn);
-    launch.arg(x);
-    passes.ds.push(&mut launch, &null);
-    launch
-        .arg(&passes.tile_first)
-        .arg(&mode)
-        .arg(&passes.state)
-        .arg(&tile_counts)
-        .arg(&k64)
-        .arg(values)
-        .arg(indices)
-        .arg(&parts);
-    // SAFETY: bt_compact_long_T(..., const u64* tile_counts, u64 k, T* out_values,
-    // u64* out_idx, u32 parts): each span writes exactly k results at s * k (its k-th key and
-    // the count of equal keys to take come from the passes); the outputs hold nspans * k
-    // entries; the parts as for bt_tile_counts.
-    unsafe { launch.launch(config(blocks, THREADS)) }
-        .map_err(|e| driver_error("launching bt_compact_long", e))?;
-    Ok(())
+    let ds = &passes.ds;
+    bt_tile_counts(
+        dev,
+        config(blocks, THREADS),
+        x,
+        ds.offsets(),
+        ds.cols,
+        ds.stride,
+        ds.count,
+        &passes.tile_first,
+        mode,
+        &passes.state,
+        &mut tile_counts,
+        parts,
+    )?;
+    bt_tile_scan(
+        dev,
+        config((ds.count as usize).min(1 << 16), THREADS),
+        &passes.tile_first,
+        ds.count,
+        &mut tile_counts,
+        parts,
+    )?;
+    bt_compact_long(
+        dev,
+        config(blocks, THREADS),
+        x,
+        ds.offsets(),
+        ds.cols,
+        ds.stride,
+        ds.count,
+        &passes.tile_first,
+        mode,
+        &passes.state,
+        &tile_counts,
+        k as u64,
+        values,
+        indices,
+        parts,
+    )
 }
 
 /// Sorts each span's k results (k at most short_limit) in one block.
@@ -1174,21 +1108,15 @@ fn sort_small<T: Element>(
     k: usize,
     mode: u32,
 ) -> Result<()> {
-    let function = dev.function(&BATCH_SELECT, &kernel_name("bt_sort_small", T::DTYPE))?;
-    let (count64, k64) = (count as u64, k as u64);
-    let mut launch = dev.stream().launch_builder(&function);
-    launch
-        .arg(&count64)
-        .arg(&k64)
-        .arg(&mode)
-        .arg(&mut top.values)
-        .arg(&mut top.indices);
-    // SAFETY: bt_sort_small_T(u64 nspans, u64 k, u32 mode, T* out_values, u64* out_idx): the
-    // results hold nspans * k entries in index order; k <= short_limit so the shared memory
-    // holds the sort of k keys and places.
-    unsafe { launch.launch(short_config::<T>(count, k)) }
-        .map_err(|e| driver_error("launching bt_sort_small", e))?;
-    Ok(())
+    bt_sort_small(
+        dev,
+        short_config::<T>(count, k),
+        count as u64,
+        k as u64,
+        mode,
+        &mut top.values,
+        &mut top.indices,
+    )
 }
 
 /// Sorts all results by (span, order key), stably (equal keys stay in index order): one sort
@@ -1200,66 +1128,52 @@ fn sort_many<T: Element>(
     k: usize,
     mode: u32,
 ) -> Result<DeviceTopK<T>> {
-    let stream = dev.stream();
-    let keys_fn = dev.function(&BATCH_SELECT, &kernel_name("bt_result_keys", T::DTYPE))?;
     let blocks = grid_blocks(dev, total);
     let narrow = std::mem::size_of::<T::Key>() == 4;
     let mut key64 = dev.alloc::<u64>(total, "the results' keys")?;
-    let (total64, k64, with_span) = (total as u64, k as u64, u32::from(narrow));
-    let mut launch = stream.launch_builder(&keys_fn);
-    launch
-        .arg(&top.values)
-        .arg(&total64)
-        .arg(&k64)
-        .arg(&mode)
-        .arg(&with_span)
-        .arg(&mut key64);
-    // SAFETY: bt_result_keys_T(const T* values, u64 total, u64 k, u32 mode, u32 with_span,
-    // u64* key64): total entries each.
-    unsafe { launch.launch(config(blocks, THREADS)) }
-        .map_err(|e| driver_error("launching bt_result_keys", e))?;
-    let iota_fn = dev.function(&BATCH_SELECT, "bt_iota")?;
+    let (total64, k64) = (total as u64, k as u64);
+    bt_result_keys(
+        dev,
+        config(blocks, THREADS),
+        &top.values,
+        total64,
+        k64,
+        mode,
+        u32::from(narrow),
+        &mut key64,
+    )?;
     let mut iota = dev.alloc::<u32>(total, "the result places")?;
-    let mut launch = stream.launch_builder(&iota_fn);
-    launch.arg(&total64).arg(&mut iota);
-    // SAFETY: bt_iota(u64 total, u32* out): total entries, total < 2^32 (checked by top-k).
-    unsafe { launch.launch(config(blocks, THREADS)) }
-        .map_err(|e| driver_error("launching bt_iota", e))?;
+    bt_iota(dev, config(blocks, THREADS), total64, &mut iota)?;
     let places = DeviceBuffer::from_slice(dev, iota);
     let key_buf = DeviceBuffer::from_slice(dev, key64);
     let by_key = sort_pairs_device(&key_buf, &places)?.1;
     let perm = if narrow {
         by_key
     } else {
-        let spans_fn = dev.function(&BATCH_SELECT, "bt_span_ids")?;
         let mut span_ids = dev.alloc::<u32>(total, "the results' spans")?;
-        let mut launch = stream.launch_builder(&spans_fn);
-        launch
-            .arg(by_key.as_slice())
-            .arg(&total64)
-            .arg(&k64)
-            .arg(&mut span_ids);
-        // SAFETY: bt_span_ids(const u32* perm, u64 total, u64 k, u32* out): total entries.
-        unsafe { launch.launch(config(blocks, THREADS)) }
-            .map_err(|e| driver_error("launching bt_span_ids", e))?;
+        bt_span_ids(
+            dev,
+            config(blocks, THREADS),
+            by_key.as_slice(),
+            total64,
+            k64,
+            &mut span_ids,
+        )?;
         let span_buf = DeviceBuffer::from_slice(dev, span_ids);
         sort_pairs_device(&span_buf, &by_key)?.1
     };
-    let permute_fn = dev.function(&BATCH_SELECT, &kernel_name("bt_permute", T::DTYPE))?;
     let mut values = dev.alloc::<T>(total, "the sorted top-k values")?;
     let mut indices = dev.alloc::<u64>(total, "the sorted top-k indices")?;
-    let mut launch = stream.launch_builder(&permute_fn);
-    launch
-        .arg(&top.values)
-        .arg(&top.indices)
-        .arg(perm.as_slice())
-        .arg(&total64)
-        .arg(&mut values)
-        .arg(&mut indices);
-    // SAFETY: bt_permute_T(const T* values, const u64* idx, const u32* perm, u64 total,
-    // T* out_values, u64* out_idx): perm is a permutation of 0..total.
-    unsafe { launch.launch(config(blocks, THREADS)) }
-        .map_err(|e| driver_error("launching bt_permute", e))?;
+    bt_permute(
+        dev,
+        config(blocks, THREADS),
+        &top.values,
+        &top.indices,
+        perm.as_slice(),
+        total64,
+        &mut values,
+        &mut indices,
+    )?;
     Ok(DeviceTopK {
         values,
         indices,

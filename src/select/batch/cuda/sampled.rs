@@ -17,13 +17,18 @@
 //! Nothing is guessed: when a rank fell outside its bracket or a region overflowed (heavy
 //! repeats, or a sample that misrepresents its span), the caller runs the exact digit passes.
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, LaunchConfig};
 
 use super::{
-    compact_long, config, download, driver_error, finish_top_k, grid_blocks, kernel_name,
-    select_spans_on, tile_starts, upload, DeviceSpans, DeviceTopK, LongPasses, BATCH_SELECT,
-    THREADS,
+    compact_long, config, download, finish_top_k, grid_blocks, select_spans_on, tile_starts,
+    upload, DeviceSpans, DeviceTopK, LongPasses,
 };
+use crate::device::cuda::kernels::batch_select::{
+    bt_count_below, bt_gather_window, bt_sample, bt_sample_bounds, bt_topk_window, bt_window,
+    QueryState, BOUNDS_THREADS, CHUNK, NO_BOUND, THREADS,
+};
+use crate::device::cuda::kernels::OrNull;
+use crate::device::cuda::kernels::{kernel_name, key_suffix, BATCH_SELECT};
 use crate::device::cuda::launch::try_allow_shared;
 use crate::device::cuda::CudaDevice;
 use crate::element::{Element, RadixKey};
@@ -36,14 +41,10 @@ const SAMPLE_32: usize = 16384;
 const SAMPLE_64: usize = 8192;
 /// The fewest sample keys worth a pass: shorter spans take the digit passes.
 const SAMPLE_MIN: usize = 1024;
-/// Consecutive values a sample chunk takes (`BT_CHUNK`).
-const CHUNK: usize = 8;
 /// The bracket's half-width in standard deviations of the sample rank.
 const SIGMAS: f64 = 5.0;
 /// Sample keys added to each side of the bracket and to the regions: a chunk and one more.
 const SLACK: f64 = CHUNK as f64 + 1.0;
-/// An open side of a bracket (`BT_NO_BOUND`).
-const NO_BOUND: u32 = u32::MAX;
 /// The largest k the one-block top-k of the copied pairs takes.
 pub(super) const WINDOW_TOP_K: usize = 2048;
 /// The largest region (copied pairs of a span) the one-block top-k holds in shared memory.
@@ -115,7 +116,7 @@ impl Plan {
 }
 
 /// The pass's outcome: each span's copied keys (and indices) in its region, with the counts.
-struct Window<K: cudarc::driver::DeviceRepr> {
+struct Window<K: RadixKey> {
     keys: CudaSlice<K>,
     indices: Option<CudaSlice<u32>>,
     region: CudaSlice<u64>,
@@ -126,8 +127,6 @@ struct Window<K: cudarc::driver::DeviceRepr> {
     nans: CudaSlice<u64>,
 }
 
-/// Threads a block of the sample selection (each block selects in shared memory alone).
-const BOUNDS_THREADS: u32 = 1024;
 /// The dynamic shared memory of the sample selection: the largest sample, 64 KB.
 const BOUNDS_SHARED: usize = SAMPLE_32 * 4;
 /// The dynamic shared memory of the one-block top-k: the largest region and the largest k.
@@ -135,7 +134,7 @@ const TOP_K_SHARED: usize = (WINDOW_TOP_K_REGION + WINDOW_TOP_K) * 8;
 
 /// Samples, brackets and the pass over the data. `None` when a rank fell outside its bracket
 /// or a region overflowed.
-fn window_pass<T: Element, K: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
+fn window_pass<T: Element, K: RadixKey>(
     dev: &CudaDevice,
     x: &CudaSlice<T>,
     spans: Spans<'_>,
@@ -144,53 +143,42 @@ fn window_pass<T: Element, K: cudarc::driver::DeviceRepr + cudarc::driver::Valid
     with_indices: bool,
 ) -> Result<Option<Window<K>>> {
     debug_assert_eq!(std::mem::size_of::<K>(), std::mem::size_of::<T::Key>());
-    let stream = dev.stream();
     let count = spans.count();
     let ds = DeviceSpans::new(dev, spans)?;
-    let null = 0u64;
     let m = plan.m as u32;
 
     let bounds_fn = dev.function(
         &BATCH_SELECT,
-        &format!("bt_sample_bounds_{}", super::key_suffix::<T::Key>()),
+        &format!("bt_sample_bounds_{}", key_suffix::<K>()),
     )?;
     let shared = plan.m * std::mem::size_of::<K>();
     if !try_allow_shared(dev, &bounds_fn, BOUNDS_SHARED)? {
         return Ok(None);
     }
     let mut samples = dev.alloc::<K>(count * plan.m, "the samples")?;
-    let sample_fn = dev.function(&BATCH_SELECT, &kernel_name("bt_sample", T::DTYPE))?;
-    let mut launch = stream.launch_builder(&sample_fn);
-    launch.arg(x);
-    ds.push(&mut launch, &null);
-    launch.arg(&m).arg(&mode).arg(&mut samples);
     let blocks = grid_blocks(dev, count * plan.m);
-    // SAFETY: bt_sample_T(const T* x, const u64* offsets, u64 cols, u64 stride, u64 nspans,
-    // u32 m, u32 mode, K* samples): every span holds at least 8 m values (Plan::new), m is a
-    // multiple of 8, samples holds nspans * m keys.
-    unsafe { launch.launch(config(blocks, THREADS)) }
-        .map_err(|e| driver_error("launching bt_sample", e))?;
+    bt_sample::<T, K>(
+        dev,
+        config(blocks, THREADS),
+        x,
+        ds.offsets(),
+        ds.cols,
+        ds.stride,
+        ds.count,
+        m,
+        mode,
+        &mut samples,
+    )?;
 
     let brackets = upload(dev, &plan.brackets, "the sample brackets")?;
     let mut bounds = dev.alloc::<K>(2 * count, "the brackets' keys")?;
-    let count64 = count as u64;
-    let mut launch = stream.launch_builder(&bounds_fn);
-    launch
-        .arg(&samples)
-        .arg(&count64)
-        .arg(&m)
-        .arg(&brackets)
-        .arg(&mut bounds);
     // A block alone on its multiprocessor waits on shared memory between its steps; four
     // times the threads hide four times the latency (one span's selection took 55 us with 256).
     let cfg = LaunchConfig {
         block_dim: (BOUNDS_THREADS, 1, 1),
         ..block_per_span(count, shared)
     };
-    // SAFETY: bt_sample_bounds_K(const K* samples, u64 nspans, u32 m, const u32* brackets,
-    // K* bounds): m keys a span, two sample ranks below m (or open) and two bounds a span; the
-    // shared memory holds m keys.
-    unsafe { launch.launch(cfg) }.map_err(|e| driver_error("launching bt_sample_bounds", e))?;
+    bt_sample_bounds(dev, cfg, &samples, count as u64, m, &brackets, &mut bounds)?;
 
     let total = plan.region[count] as usize;
     let region = upload(dev, &plan.region, "the spans' regions")?;
@@ -205,29 +193,24 @@ fn window_pass<T: Element, K: cudarc::driver::DeviceRepr + cudarc::driver::Valid
     let first = tile_starts(spans);
     let tiles = first[count] as usize;
     let tile_first = upload(dev, &first, "the tile starts")?;
-    let window_fn = dev.function(&BATCH_SELECT, &kernel_name("bt_window", T::DTYPE))?;
-    let mut launch = stream.launch_builder(&window_fn);
-    launch.arg(x);
-    ds.push(&mut launch, &null);
-    launch
-        .arg(&tile_first)
-        .arg(&mode)
-        .arg(&bounds)
-        .arg(&region)
-        .arg(&mut counts)
-        .arg(&mut nans)
-        .arg(&mut keys);
-    match indices.as_mut() {
-        Some(idx) => launch.arg(idx),
-        None => launch.arg(&null),
-    };
     let blocks = grid_blocks(dev, tiles * THREADS as usize);
-    // SAFETY: bt_window_T(const T* x, ..., const u64* tile_first, u32 mode, const K* bounds,
-    // const u64* region, u64* counts, u64* nan_counts, K* ckeys, u32* cidx): tile_first has
-    // nspans + 1 entries, bounds and counts two a span, region nspans + 1 offsets into ckeys
-    // and cidx (or null), which hold region[nspans] entries; copies stop at a region's end.
-    unsafe { launch.launch(config(blocks, THREADS)) }
-        .map_err(|e| driver_error("launching bt_window", e))?;
+    bt_window(
+        dev,
+        config(blocks, THREADS),
+        x,
+        ds.offsets(),
+        ds.cols,
+        ds.stride,
+        ds.count,
+        &tile_first,
+        mode,
+        &bounds,
+        &region,
+        &mut counts,
+        &mut nans,
+        &mut keys,
+        OrNull(indices.as_mut()),
+    )?;
 
     let counts_host = download(dev, &counts, 2 * count, "the bracket counts")?;
     for s in 0..count {
@@ -250,7 +233,7 @@ fn window_pass<T: Element, K: cudarc::driver::DeviceRepr + cudarc::driver::Valid
 
 /// The bracketed keys packed span after span: span s's at `starts[s]..starts[s + 1]`, the
 /// starts also on the device (`first`).
-struct Packed<K: cudarc::driver::DeviceRepr> {
+struct Packed<K: RadixKey> {
     keys: CudaSlice<K>,
     starts: Vec<usize>,
     first: CudaSlice<u64>,
@@ -265,7 +248,7 @@ fn block_per_span(count: usize, shared: usize) -> LaunchConfig {
     }
 }
 
-fn gather<K: Element>(dev: &CudaDevice, window: &Window<K>, count: usize) -> Result<Packed<K>> {
+fn gather<K: RadixKey>(dev: &CudaDevice, window: &Window<K>, count: usize) -> Result<Packed<K>> {
     let mut starts = Vec::with_capacity(count + 1);
     starts.push(0usize);
     for s in 0..count {
@@ -275,23 +258,15 @@ fn gather<K: Element>(dev: &CudaDevice, window: &Window<K>, count: usize) -> Res
     let words: Vec<u64> = starts.iter().map(|&v| v as u64).collect();
     let first = upload(dev, &words, "the packed starts")?;
     let mut keys = dev.alloc::<K>(total.max(1), "the packed keys")?;
-    let gather_fn = dev.function(
-        &BATCH_SELECT,
-        &format!("bt_gather_window_{}", super::key_suffix::<K::Key>()),
+    bt_gather_window(
+        dev,
+        config(grid_blocks(dev, total), THREADS),
+        &window.keys,
+        &window.region,
+        &first,
+        count as u64,
+        &mut keys,
     )?;
-    let count64 = count as u64;
-    let mut launch = dev.stream().launch_builder(&gather_fn);
-    launch
-        .arg(&window.keys)
-        .arg(&window.region)
-        .arg(&first)
-        .arg(&count64)
-        .arg(&mut keys);
-    // SAFETY: bt_gather_window_K(const K* ckeys, const u64* region, const u64* first,
-    // u64 nspans, K* out): first[s + 1] - first[s] <= region[s + 1] - region[s] (checked), out
-    // holds first[nspans] keys.
-    unsafe { launch.launch(config(grid_blocks(dev, total), THREADS)) }
-        .map_err(|e| driver_error("launching bt_gather_window", e))?;
     Ok(Packed {
         keys,
         starts,
@@ -300,7 +275,7 @@ fn gather<K: Element>(dev: &CudaDevice, window: &Window<K>, count: usize) -> Res
 }
 
 /// The bracketed keys packed and the selected key (as a `u64`) of each span among them.
-fn select_in_window<K: Element>(
+fn select_in_window<K: Element + RadixKey>(
     dev: &CudaDevice,
     window: &Window<K>,
     plan: &Plan,
@@ -335,7 +310,7 @@ pub(super) fn select<T: Element>(
     }
 }
 
-fn select_with<T: Element, K: Element + cudarc::driver::ValidAsZeroBits>(
+fn select_with<T: Element, K: Element + RadixKey>(
     dev: &CudaDevice,
     x: &CudaSlice<T>,
     spans: Spans<'_>,
@@ -415,28 +390,24 @@ fn top_k_in_window<T: Element>(
     let total = count * k;
     let mut values = dev.alloc::<T>(total, "the top-k values")?;
     let mut out_idx = dev.alloc::<u64>(total, "the top-k indices")?;
-    let (largest64, k64, sorted32) = (largest as u64, k as u64, u32::from(sorted));
-    let null = 0u64;
-    let mut launch = dev.stream().launch_builder(&topk_fn);
-    launch.arg(x);
-    ds.push(&mut launch, &null);
-    launch
-        .arg(&window.region)
-        .arg(&window.counts)
-        .arg(&largest64)
-        .arg(&window.keys)
-        .arg(indices)
-        .arg(&k64)
-        .arg(&sorted32)
-        .arg(&mut values)
-        .arg(&mut out_idx);
-    let cfg = block_per_span(count, shared);
-    // SAFETY: bt_topk_window_T(const T* x, ..., const u64* region, const u64* counts,
-    // u64 max_region, const u32* ckeys, const u32* cidx, u64 k, u32 sorted, T* out_values,
-    // u64* out_idx): every span copied between k and its region's size of pairs (checked), the
-    // largest region is max_region, the shared memory holds it and pow2(k) words; the outputs
-    // hold nspans * k entries; the copied indices lie inside their spans.
-    unsafe { launch.launch(cfg) }.map_err(|e| driver_error("launching bt_topk_window", e))?;
+    bt_topk_window(
+        dev,
+        block_per_span(count, shared),
+        x,
+        ds.offsets(),
+        ds.cols,
+        ds.stride,
+        ds.count,
+        &window.region,
+        &window.counts,
+        largest as u64,
+        &window.keys,
+        indices,
+        k as u64,
+        u32::from(sorted),
+        &mut values,
+        &mut out_idx,
+    )?;
     Ok(Some(DeviceTopK {
         values,
         indices: out_idx,
@@ -446,7 +417,7 @@ fn top_k_in_window<T: Element>(
 
 /// Top-k through the k-th key: selected among the bracketed keys, then each span's keys below
 /// it counted to know how many equal to it to take, and the index-ordered compaction.
-fn top_k_by_kth<T: Element, K: Element + cudarc::driver::ValidAsZeroBits>(
+fn top_k_by_kth<T: Element, K: Element + RadixKey>(
     dev: &CudaDevice,
     x: &CudaSlice<T>,
     spans: Spans<'_>,
@@ -464,13 +435,16 @@ fn top_k_by_kth<T: Element, K: Element + cudarc::driver::ValidAsZeroBits>(
     };
     let (kth, packed) = select_in_window(dev, &window, &plan, count)?;
     let below = count_below(dev, &packed, &kth)?;
-    let state_words: Vec<u64> = (0..count)
-        .flat_map(|s| {
+    let states: Vec<QueryState> = (0..count)
+        .map(|s| {
             let less = window.counts_host[2 * s] + below[s];
-            [kth[s], plan.ranks[s] - less, s as u64, 0]
+            QueryState {
+                prefix: kth[s],
+                ..QueryState::new(plan.ranks[s] - less, s as u64)
+            }
         })
         .collect();
-    let passes = LongPasses::new(dev, spans, &state_words, None, mode)?;
+    let passes = LongPasses::new(dev, spans, &states, None, mode)?;
     let total = count * k;
     let mut values = dev.alloc::<T>(total, "the top-k values")?;
     let mut indices = dev.alloc::<u64>(total, "the top-k indices")?;
@@ -484,25 +458,18 @@ fn top_k_by_kth<T: Element, K: Element + cudarc::driver::ValidAsZeroBits>(
 }
 
 /// Per span, how many packed keys lie below its k-th key.
-fn count_below<K: Element>(dev: &CudaDevice, packed: &Packed<K>, kth: &[u64]) -> Result<Vec<u64>> {
+fn count_below<K: RadixKey>(dev: &CudaDevice, packed: &Packed<K>, kth: &[u64]) -> Result<Vec<u64>> {
     let count = packed.starts.len() - 1;
     let kth_buf = upload(dev, kth, "the k-th keys")?;
     let mut below = dev.alloc_zeros::<u64>(count, "the counts below")?;
-    let function = dev.function(
-        &BATCH_SELECT,
-        &format!("bt_count_below_{}", super::key_suffix::<K::Key>()),
+    bt_count_below(
+        dev,
+        config(grid_blocks(dev, packed.starts[count]), THREADS),
+        &packed.keys,
+        &packed.first,
+        count as u64,
+        &kth_buf,
+        &mut below,
     )?;
-    let count64 = count as u64;
-    let mut launch = dev.stream().launch_builder(&function);
-    launch
-        .arg(&packed.keys)
-        .arg(&packed.first)
-        .arg(&count64)
-        .arg(&kth_buf)
-        .arg(&mut below);
-    // SAFETY: bt_count_below_K(const K* keys, const u64* first, u64 nspans, const u64* kth,
-    // u64* below): first[nspans] keys, one k-th key and one count a span.
-    unsafe { launch.launch(config(grid_blocks(dev, packed.starts[count]), THREADS)) }
-        .map_err(|e| driver_error("launching bt_count_below", e))?;
     download(dev, &below, count, "the counts below")
 }

@@ -2,12 +2,13 @@
 //! (in index order), the threshold entry found among them on the device; the support stays
 //! there (copied to the host as 32-bit words when asked).
 
-use cudarc::driver::{CudaSlice, PushKernelArg};
+use cudarc::driver::CudaSlice;
 
 use super::{
-    check_span_lengths, config, download, driver_error, grid_blocks, kernel_name, mode_of,
-    on_device, top_k_on_device, DeviceTopK, BATCH_SELECT, THREADS,
+    check_span_lengths, config, download, driver_error, grid_blocks, mode_of, on_device,
+    top_k_on_device, DeviceTopK,
 };
+use crate::device::cuda::kernels::batch_select::{bt_last_taken, bt_narrow, bt_scatter, THREADS};
 use crate::device::cuda::CudaDevice;
 use crate::device::DeviceBuffer;
 use crate::element::Element;
@@ -57,18 +58,14 @@ pub(crate) fn hard_threshold_in_place<T: Element>(
     stream
         .memset_zeros(buf.as_slice_mut())
         .map_err(|e| driver_error("zeroing the thresholded buffer", e))?;
-    let scatter = dev.function(&BATCH_SELECT, &kernel_name("bt_scatter", T::DTYPE))?;
-    let k64 = k as u64;
-    let mut launch = stream.launch_builder(&scatter);
-    launch
-        .arg(&kept.top.values)
-        .arg(&kept.top.indices)
-        .arg(&k64)
-        .arg(buf.as_slice_mut());
-    // SAFETY: bt_scatter_T(const T* values, const u64* idx, u64 total, T* x): k distinct
-    // indices below the buffer's length.
-    unsafe { launch.launch(config(k.div_ceil(THREADS as usize), THREADS)) }
-        .map_err(|e| driver_error("launching bt_scatter", e))?;
+    bt_scatter(
+        &dev,
+        config(k.div_ceil(THREADS as usize), THREADS),
+        &kept.top.values,
+        &kept.top.indices,
+        k as u64,
+        buf.as_slice_mut(),
+    )?;
     threshold_of(&dev, kept, k)
 }
 
@@ -137,21 +134,10 @@ fn last_taken<T: Element>(
     k: usize,
     mode: u32,
 ) -> Result<usize> {
-    let function = dev.function(&BATCH_SELECT, &kernel_name("bt_last_taken", T::DTYPE))?;
     let mut out = dev.alloc_zeros::<u64>(2, "the threshold's key and place")?;
     let cfg = config(grid_blocks(dev, k), THREADS);
-    let k64 = k as u64;
     for pass in 0u32..2 {
-        let mut launch = dev.stream().launch_builder(&function);
-        launch
-            .arg(values)
-            .arg(&k64)
-            .arg(&mode)
-            .arg(&pass)
-            .arg(&mut out);
-        // SAFETY: bt_last_taken_T(const T* values, u64 k, u32 mode, u32 pass, u64* out): k
-        // values, two words of out (zeroed; pass 1 reads the key pass 0 wrote).
-        unsafe { launch.launch(cfg) }.map_err(|e| driver_error("launching bt_last_taken", e))?;
+        bt_last_taken(dev, cfg, values, k as u64, mode, pass, &mut out)?;
     }
     let words = download(dev, &out, 2, "the threshold's place")?;
     // Pass 1 found the key of pass 0 among the values, so its place plus one is at least 1.
@@ -166,15 +152,14 @@ pub(crate) fn support_to_host(support: &DeviceBuffer<u64>) -> Result<Vec<usize>>
     }
     let dev = support.device();
     let indices = support.as_slice();
-    let function = dev.function(&BATCH_SELECT, "bt_narrow")?;
     let mut narrow = dev.alloc::<u32>(k, "the support")?;
-    let k64 = k as u64;
-    let mut launch = dev.stream().launch_builder(&function);
-    launch.arg(indices).arg(&k64).arg(&mut narrow);
-    // SAFETY: bt_narrow(const u64* in, u64 total, u32* out): k words each; the indices lie in
-    // a span shorter than 2^32 (check_span_lengths).
-    unsafe { launch.launch(config(grid_blocks(dev, k), THREADS)) }
-        .map_err(|e| driver_error("launching bt_narrow", e))?;
+    bt_narrow(
+        dev,
+        config(grid_blocks(dev, k), THREADS),
+        indices,
+        k as u64,
+        &mut narrow,
+    )?;
     let words = download(dev, &narrow, k, "the support")?;
     Ok(words.into_iter().map(|i| i as usize).collect())
 }

@@ -9,10 +9,10 @@
 //! bucket spans), clamped to the range. Inputs shorter than [`MIN_LEN`] are selected exactly.
 
 use crate::element::{Element, RadixKey};
-use crate::select::bucket::multi::{bucket_target, count_buckets, fit, MIN_LEN};
-use crate::select::bucket::piecewise::{from_coordinate, Real};
-use crate::select::cpu::util::map_chunks;
+use crate::select::bucket_multi::cpu::piecewise::{from_coordinate, Real};
+use crate::select::bucket_multi::cpu::{bucket_target, count_buckets, fit, MIN_LEN};
 use crate::select::floyd_rivest;
+use crate::select::host::map_chunks;
 
 /// What one counting pass knows about the element of a rank.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -128,7 +128,7 @@ fn exact<T: Element>(data: &[T], ranks: &[usize], parallel: bool) -> (Vec<Bracke
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::select::cpu::util::testing::{inputs, Gen};
+    use crate::select::host::testing::{inputs, Gen};
     use crate::select::sort_choose;
 
     /// Checks the brackets of a few ranks of every adversarial input of `n` values.

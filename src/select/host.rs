@@ -459,7 +459,7 @@ pub(crate) mod testing {
             #[test]
             fn matches_sort_on_adversarial_inputs() {
                 struct Subject;
-                impl $crate::select::cpu::util::testing::Algo for Subject {
+                impl $crate::select::host::testing::Algo for Subject {
                     fn select<T: $crate::element::Element>(
                         &self,
                         data: &[T],
@@ -469,7 +469,7 @@ pub(crate) mod testing {
                         $select(data, k, parallel)
                     }
                 }
-                $crate::select::cpu::util::testing::check_all(Subject, true);
+                $crate::select::host::testing::check_all(Subject, true);
             }
         };
     }

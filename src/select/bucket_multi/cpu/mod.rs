@@ -14,7 +14,7 @@
 //! 2 and 4 are one pass: a count over a subset of the data (one run of 1024 values in each
 //! group of 4 to 32) places each rank within a window of positions, and the fused pass counts
 //! every bucket and copies the values of the buckets those windows meet
-//! ([`predicted`](super::predicted)); the ranks' buckets are then copied from those values. A
+//! ([`predicted`]); the ranks' buckets are then copied from those values. A
 //! rank whose bucket the windows missed sends the copy back to the data: exact either way.
 //!
 //! A bucket whose keys can only be one key (NaN's, or a bucket narrower than the spacing of
@@ -32,14 +32,18 @@
 //! expected `ranks · n / B` keys, at most `n` (heavy repeats), plus what Floyd–Rivest needs
 //! in a long copy.
 
+pub(crate) mod estimate;
+mod multi_pass;
+mod piecewise;
+mod predicted;
+
 use rayon::prelude::*;
 
 use crate::element::{Element, RadixKey};
-use crate::select::bucket::multi_pass::{count, count_keep, extract, Slots};
-use crate::select::bucket::piecewise::{Piecewise, Real};
-use crate::select::bucket::predicted;
-use crate::select::cpu::util::{chunk_len, sample_runs, use_parallel};
+use crate::select::bucket_multi::cpu::multi_pass::{count, count_keep, extract, Slots};
+use crate::select::bucket_multi::cpu::piecewise::{Piecewise, Real};
 use crate::select::floyd_rivest;
+use crate::select::host::{chunk_len, sample_runs, use_parallel};
 use crate::select::quick_multiselect::multiselect_keys;
 
 /// Inputs shorter than this go to Floyd–Rivest (which selects short ones on a key copy).

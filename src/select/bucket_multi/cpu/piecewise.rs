@@ -19,7 +19,7 @@
 //! exactness never depends on the sample, only the buckets' sizes do.
 
 use crate::element::{DType, Element, RadixKey};
-use crate::select::cpu::util::{max_number_key, min_number_key};
+use crate::select::host::{max_number_key, min_number_key};
 
 /// Cells of the projection (its pieces): 8, one AVX2 register per table.
 pub(crate) const CELLS: usize = 8;
@@ -347,7 +347,7 @@ fn trimmed_range<F: Real>(sample: &mut [F]) -> (F, F) {
 mod tests {
     use super::*;
     use crate::random::SplitMix64;
-    use crate::select::cpu::util::testing::{inputs, Gen};
+    use crate::select::host::testing::{inputs, Gen};
 
     /// A projection of `data`, fitted to every eighth value.
     fn fitted<T: Element, F: Real>(data: &[T], buckets: usize) -> Piecewise<F> {

@@ -9,8 +9,8 @@ use rayon::prelude::*;
 
 use crate::element::Element;
 use crate::random::SplitMix64;
-use crate::select::bucket::multi_pass::count;
-use crate::select::bucket::piecewise::{Piecewise, Real};
+use crate::select::bucket_multi::cpu::multi_pass::count;
+use crate::select::bucket_multi::cpu::piecewise::{Piecewise, Real};
 use crate::select::prediction::{half_width, kept_share};
 
 /// Values in a run of the subset (4 KiB of `f32`: whole pages of cache lines).
@@ -108,7 +108,7 @@ pub(crate) fn marks<T: Element, F: Real>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::select::bucket::multi::fit;
+    use crate::select::bucket_multi::cpu::fit;
 
     /// Every percentile's bucket is marked on uniform and skewed data, and few buckets are.
     #[test]

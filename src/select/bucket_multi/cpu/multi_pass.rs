@@ -8,7 +8,7 @@
 //! run the same `f32` operations in the same order, so they give the same buckets.
 
 use crate::element::{DType, Element, RadixKey};
-use crate::select::bucket::piecewise::{Piecewise, Real};
+use crate::select::bucket_multi::cpu::piecewise::{Piecewise, Real};
 
 /// Values per block.
 const BLOCK: usize = 64;
@@ -138,7 +138,7 @@ mod avx2 {
 
     use super::{key_as, kind, Kind, Slots, BLOCK};
     use crate::element::Element;
-    use crate::select::bucket::piecewise::{Piecewise, CELLS};
+    use crate::select::bucket_multi::cpu::piecewise::{Piecewise, CELLS};
 
     /// Values ahead of the current block that are prefetched.
     const PREFETCH: usize = 8 * BLOCK;
@@ -490,7 +490,7 @@ mod avx2 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::select::cpu::util::testing::{inputs, Gen};
+    use crate::select::host::testing::{inputs, Gen};
 
     /// Counts and copies equal the scalar projection's, on every adversarial input.
     fn check<T: Gen, W: Element, F: Real>() {

@@ -30,7 +30,7 @@
 //! (`n` keys).
 
 use crate::element::{DType, Element, RadixKey};
-use crate::select::cpu::util::{
+use crate::select::host::{
     key_pred, key_succ, map_chunks, max_number_key, min_number_key, sample_runs,
 };
 use crate::select::quick_multiselect::multiselect_keys;
@@ -721,7 +721,7 @@ where
 mod tests {
     use super::*;
     use crate::random::SplitMix64;
-    use crate::select::cpu::util::testing::{inputs, matches_sort_on_adversarial_inputs};
+    use crate::select::host::testing::{inputs, matches_sort_on_adversarial_inputs};
     use crate::select::sort_choose;
 
     /// Floyd–Rivest of one rank.

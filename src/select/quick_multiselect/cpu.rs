@@ -14,7 +14,7 @@
 use rayon::prelude::*;
 
 use crate::element::Element;
-use crate::select::cpu::util::use_parallel;
+use crate::select::host::use_parallel;
 use crate::select::PARALLEL_THRESHOLD;
 
 /// Segments at most this long are sorted.
@@ -176,7 +176,7 @@ fn partition_eq<K: Ord + Copy>(seg: &mut [K], pivot: K) -> usize {
 mod tests {
     use super::*;
     use crate::random::SplitMix64;
-    use crate::select::cpu::util::testing::matches_sort_on_adversarial_inputs;
+    use crate::select::host::testing::matches_sort_on_adversarial_inputs;
     use crate::select::sort_choose;
 
     /// quickMultiSelect of one rank.

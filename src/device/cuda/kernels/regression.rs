@@ -1,0 +1,68 @@
+//! Launchers of `kernels/regression.cu` (robust regression): the residuals of many candidate
+//! fits, the C-step sums over each candidate's rows and their reduction, the shortest windows
+//! of sorted residuals.
+
+use cudarc::driver::CudaSlice;
+
+use super::NullPtr;
+use super::REGRESSION;
+
+/// The most coefficients the Gram kernel handles (`RG_MAX_P`).
+pub(crate) const MAX_P: usize = 40;
+/// Threads of a Gram block (`RG_THREADS`, the kernel's launch bound).
+pub(crate) const GRAM_THREADS: u32 = 256;
+
+/// The sums of a candidate the Gram kernel writes for `p` coefficients: the upper triangle of
+/// `X_H'X_H`, `X_H'r_H` and three counts and sums.
+const fn gram_sums(p: u32) -> u64 {
+    let p = p as u64;
+    p * (p + 1) / 2 + p + 3
+}
+
+launchers! {
+    /// Row `j` (`blockIdx.y`) of `v` (rows of `n` values holding `x_i b_j`) becomes
+    /// `op(y_i - x_i b_j)`: `op` 0 the square, 1 the residual, 2 its absolute value.
+    fn rg_residuals(v: dev &mut CudaSlice<f64>, y: dev &CudaSlice<f64>, n: val u64, op: val u32)
+        from REGRESSION as "rg_residuals_f64";
+        requires v.len() as u64 >= n, y.len() as u64 >= n, op <= 2;
+
+    /// The C-step sums (`p (p + 1) / 2 + p + 3` a block) of candidates `row0 + blockIdx.y` over
+    /// the rows of each block's `chunk` that they keep: those whose squared residual (`s`, rows
+    /// of `n`) is below the candidate's threshold, and those at it before its cut. `x` is `n x
+    /// p` row-major, `coef` holds `p` coefficients a candidate.
+    fn rg_gram_trim(x: dev &CudaSlice<f64>, y: dev &CudaSlice<f64>, n: val u64, p: val u32,
+                    s: dev &CudaSlice<f64>, mask: val NullPtr, coef: dev &CudaSlice<f64>,
+                    thresholds: dev &CudaSlice<f64>, cuts: dev &CudaSlice<u64>, row0: val u64,
+                    chunk: val u64, partial: dev &mut CudaSlice<f64>)
+        from REGRESSION as "rg_gram_f64";
+        requires x.len() as u64 >= n * p as u64, y.len() as u64 >= n, p as usize <= MAX_P,
+            s.len() as u64 >= (row0 + 1) * n, coef.len() as u64 >= (row0 + 1) * p as u64,
+            row0 < thresholds.len() as u64, row0 < cuts.len() as u64, chunk > 0,
+            partial.len() as u64 >= n.div_ceil(chunk).max(1) * gram_sums(p);
+
+    /// [`rg_gram_trim`] over the rows flagged in `mask` (`n` flags) instead: `s` is null, and
+    /// `thresholds` and `cuts` are not read.
+    fn rg_gram_mask(x: dev &CudaSlice<f64>, y: dev &CudaSlice<f64>, n: val u64, p: val u32,
+                    s: val NullPtr, mask: dev &CudaSlice<u8>, coef: dev &CudaSlice<f64>,
+                    thresholds: dev &CudaSlice<f64>, cuts: dev &CudaSlice<u64>, row0: val u64,
+                    chunk: val u64, partial: dev &mut CudaSlice<f64>)
+        from REGRESSION as "rg_gram_f64";
+        requires x.len() as u64 >= n * p as u64, y.len() as u64 >= n, p as usize <= MAX_P,
+            mask.len() as u64 >= n, coef.len() as u64 >= (row0 + 1) * p as u64, chunk > 0,
+            partial.len() as u64 >= n.div_ceil(chunk).max(1) * gram_sums(p);
+
+    /// `out[j entries + e]` = the sum in block order of the `blocks` partial sums of row `j`
+    /// (`entries` values each), one block a row.
+    fn rg_reduce(partial: dev &CudaSlice<f64>, blocks: val u64, entries: val u32,
+                 out: dev &mut CudaSlice<f64>)
+        from REGRESSION as "rg_reduce_f64";
+        requires partial.len() as u64 >= blocks * entries as u64,
+            out.len() as u64 >= entries as u64;
+
+    /// The ends of the first shortest window of `h` consecutive values of each row of `sorted`
+    /// (rows of `n` ascending values), `[lo, hi]` a row into `out`; one block a row.
+    fn rg_shortest_window(sorted: dev &CudaSlice<f64>, n: val u64, h: val u64,
+                          out: dev &mut CudaSlice<f64>)
+        from REGRESSION as "rg_shortest_window_f64";
+        requires 1 <= h, h <= n, sorted.len() as u64 >= n, out.len() >= 2;
+}

@@ -1,0 +1,34 @@
+//! `Auto`: each backend's fastest exact algorithm for the input's length and the ranks asked
+//! for (the choices are made in `select/cpu.rs` and `select/cuda.rs`).
+
+use crate::device::DeviceBuffer;
+use crate::element::Element;
+use crate::error::Result;
+use crate::select::algorithm::{run_cuda, Algorithm, Backends, Selection};
+use crate::select::cuda::RankSpread;
+use crate::select::{cpu, cuda};
+
+/// The backend's choice.
+pub(crate) struct Auto;
+
+impl Selection for Auto {
+    const BACKENDS: Backends = Backends::CpuAndCuda;
+
+    fn cpu<T: Element>(
+        _: Algorithm,
+        data: &[T],
+        ranks: &[usize],
+        parallel: bool,
+    ) -> Result<(Vec<T>, Option<usize>)> {
+        Ok(cpu::auto_multiselect_counting_nans(data, ranks, parallel))
+    }
+
+    fn cuda<T: Element>(
+        _: Algorithm,
+        buf: &DeviceBuffer<T>,
+        ranks: &[usize],
+    ) -> Result<(Vec<T>, Option<usize>)> {
+        let chosen = cuda::auto_algorithm(buf.len(), RankSpread::of(buf.len(), ranks));
+        run_cuda(chosen, buf, ranks)
+    }
+}

@@ -1,0 +1,26 @@
+//! quickMultiSelect (Blanchard et al. 2016): one quickselect recursion shared by many ranks.
+//! CPU only.
+
+pub(crate) mod cpu;
+
+pub(crate) use cpu::multiselect_keys;
+
+use crate::element::Element;
+use crate::error::Result;
+use crate::select::algorithm::{Algorithm, Backends, Selection};
+
+/// quickMultiSelect.
+pub(crate) struct QuickMultiselect;
+
+impl Selection for QuickMultiselect {
+    const BACKENDS: Backends = Backends::CpuOnly;
+
+    fn cpu<T: Element>(
+        _: Algorithm,
+        data: &[T],
+        ranks: &[usize],
+        parallel: bool,
+    ) -> Result<(Vec<T>, Option<usize>)> {
+        Ok((cpu::multiselect(data, ranks, parallel), None))
+    }
+}
