@@ -29,6 +29,10 @@ pub(crate) enum Backends {
     CudaOnly,
 }
 
+/// What a backend's selection returns: the elements of the ranks, and the number of NaNs of the
+/// input when the algorithm counted them in its own pass.
+pub(crate) type Found<T> = Result<(Vec<T>, Option<usize>)>;
+
 /// A selection algorithm's implementation: the elements of many ranks (each below the input's
 /// length; NaNs order last) on each backend it has, and the number of NaNs of the input when
 /// the algorithm counted them in its own pass (`None` when the caller must scan for them).
@@ -42,17 +46,13 @@ pub(crate) trait Selection {
         data: &[T],
         ranks: &[usize],
         parallel: bool,
-    ) -> Result<(Vec<T>, Option<usize>)> {
+    ) -> Found<T> {
         let _ = (data, ranks, parallel);
         Err(algorithm.unsupported_on("cpu"))
     }
 
     /// The selection on the device holding `buf`.
-    fn cuda<T: Element>(
-        algorithm: Algorithm,
-        buf: &DeviceBuffer<T>,
-        ranks: &[usize],
-    ) -> Result<(Vec<T>, Option<usize>)> {
+    fn cuda<T: Element>(algorithm: Algorithm, buf: &DeviceBuffer<T>, ranks: &[usize]) -> Found<T> {
         let _ = (buf, ranks);
         Err(algorithm.unsupported_on("cuda"))
     }
@@ -67,6 +67,47 @@ pub(crate) fn each_rank<T: Element>(
 ) -> (Vec<T>, Option<usize>) {
     let values = ranks.iter().map(|&k| select(data, k, parallel)).collect();
     (values, None)
+}
+
+/// Implements [`Selection`] for an algorithm of the common shape: a CPU form that selects one
+/// rank at a time (`cpu: each_rank(select)`) and/or a CUDA form that counts the NaNs in its own
+/// pass (`cuda: counting_nans(multiselect)`).
+macro_rules! selection {
+    (
+        $(#[$meta:meta])*
+        $name:ident: $backends:ident
+        $(, cpu: each_rank($cpu:path))?
+        $(, cuda: counting_nans($cuda:path))?
+        $(,)?
+    ) => {
+        $(#[$meta])*
+        pub(crate) struct $name;
+
+        impl $crate::select::algorithm::Selection for $name {
+            const BACKENDS: $crate::select::algorithm::Backends =
+                $crate::select::algorithm::Backends::$backends;
+            $(
+                fn cpu<T: $crate::element::Element>(
+                    _: $crate::select::Algorithm,
+                    data: &[T],
+                    ranks: &[usize],
+                    parallel: bool,
+                ) -> $crate::select::algorithm::Found<T> {
+                    Ok($crate::select::algorithm::each_rank($cpu, data, ranks, parallel))
+                }
+            )?
+            $(
+                fn cuda<T: $crate::element::Element>(
+                    _: $crate::select::Algorithm,
+                    buf: &$crate::device::DeviceBuffer<T>,
+                    ranks: &[usize],
+                ) -> $crate::select::algorithm::Found<T> {
+                    let (values, nans) = $cuda(buf, ranks)?;
+                    Ok((values, Some(nans)))
+                }
+            )?
+        }
+    };
 }
 
 /// Generates [`Algorithm`], the registry and the dispatch from one line an algorithm.
@@ -110,7 +151,7 @@ macro_rules! registry {
             data: &[T],
             ranks: &[usize],
             parallel: bool,
-        ) -> Result<(Vec<T>, Option<usize>)> {
+        ) -> Found<T> {
             match algorithm {
                 $(Algorithm::$variant => {
                     <$implementation as Selection>::cpu(algorithm, data, ranks, parallel)
@@ -124,7 +165,7 @@ macro_rules! registry {
             algorithm: Algorithm,
             buf: &DeviceBuffer<T>,
             ranks: &[usize],
-        ) -> Result<(Vec<T>, Option<usize>)> {
+        ) -> Found<T> {
             match algorithm {
                 $(Algorithm::$variant => {
                     <$implementation as Selection>::cuda(algorithm, buf, ranks)

@@ -3,8 +3,7 @@
 
 use crate::device::DeviceBuffer;
 use crate::element::Element;
-use crate::error::Result;
-use crate::select::algorithm::{run_cuda, Algorithm, Backends, Selection};
+use crate::select::algorithm::{run_cuda, Algorithm, Backends, Found, Selection};
 use crate::select::cuda::RankSpread;
 use crate::select::{cpu, cuda};
 
@@ -14,20 +13,11 @@ pub(crate) struct Auto;
 impl Selection for Auto {
     const BACKENDS: Backends = Backends::CpuAndCuda;
 
-    fn cpu<T: Element>(
-        _: Algorithm,
-        data: &[T],
-        ranks: &[usize],
-        parallel: bool,
-    ) -> Result<(Vec<T>, Option<usize>)> {
+    fn cpu<T: Element>(_: Algorithm, data: &[T], ranks: &[usize], parallel: bool) -> Found<T> {
         Ok(cpu::auto_multiselect_counting_nans(data, ranks, parallel))
     }
 
-    fn cuda<T: Element>(
-        _: Algorithm,
-        buf: &DeviceBuffer<T>,
-        ranks: &[usize],
-    ) -> Result<(Vec<T>, Option<usize>)> {
+    fn cuda<T: Element>(_: Algorithm, buf: &DeviceBuffer<T>, ranks: &[usize]) -> Found<T> {
         let chosen = cuda::auto_algorithm(buf.len(), RankSpread::of(buf.len(), ranks));
         run_cuda(chosen, buf, ranks)
     }

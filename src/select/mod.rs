@@ -8,6 +8,7 @@
 //! The free functions here run on the CPU with the default settings; [`Selector`] chooses the
 //! device, the algorithm and the NaN policy.
 
+#[macro_use]
 pub mod algorithm;
 pub mod approximate;
 pub mod approximate_quantile;

@@ -11,11 +11,6 @@
 pub(crate) mod cpu;
 pub(crate) mod cuda;
 
-use crate::device::DeviceBuffer;
-use crate::element::Element;
-use crate::error::Result;
-use crate::select::algorithm::{each_rank, Algorithm, Backends, Selection};
-
 /// The linear projection of values onto `buckets` equal-width buckets.
 ///
 /// `bucket(x) = min(floor((x·h − min·h) · buckets / (max·h − min·h)), buckets − 1)` in `f64`,
@@ -58,29 +53,11 @@ impl Projection {
     }
 }
 
-/// bucketSelect, once for each rank.
-pub(crate) struct Bucket;
-
-impl Selection for Bucket {
-    const BACKENDS: Backends = Backends::CpuAndCuda;
-
-    fn cpu<T: Element>(
-        _: Algorithm,
-        data: &[T],
-        ranks: &[usize],
-        parallel: bool,
-    ) -> Result<(Vec<T>, Option<usize>)> {
-        Ok(each_rank(cpu::select, data, ranks, parallel))
-    }
-
-    fn cuda<T: Element>(
-        _: Algorithm,
-        buf: &DeviceBuffer<T>,
-        ranks: &[usize],
-    ) -> Result<(Vec<T>, Option<usize>)> {
-        let (values, nans) = cuda::multiselect(buf, ranks)?;
-        Ok((values, Some(nans)))
-    }
+selection! {
+    /// bucketSelect, once for each rank.
+    Bucket: CpuAndCuda,
+    cpu: each_rank(cpu::select),
+    cuda: counting_nans(cuda::multiselect)
 }
 
 /// Unit tests of the shared projection.

@@ -21,8 +21,7 @@ mod tests;
 
 use crate::device::DeviceBuffer;
 use crate::element::Element;
-use crate::error::Result;
-use crate::select::algorithm::{Algorithm, Backends, Selection};
+use crate::select::algorithm::{Algorithm, Backends, Found, Selection};
 
 /// bucketMultiSelect.
 pub(crate) struct BucketMultiselect;
@@ -30,21 +29,12 @@ pub(crate) struct BucketMultiselect;
 impl Selection for BucketMultiselect {
     const BACKENDS: Backends = Backends::CpuAndCuda;
 
-    fn cpu<T: Element>(
-        _: Algorithm,
-        data: &[T],
-        ranks: &[usize],
-        parallel: bool,
-    ) -> Result<(Vec<T>, Option<usize>)> {
+    fn cpu<T: Element>(_: Algorithm, data: &[T], ranks: &[usize], parallel: bool) -> Found<T> {
         let (values, nans) = cpu::multiselect_counting_nans(data, ranks, parallel);
         Ok((values, Some(nans)))
     }
 
-    fn cuda<T: Element>(
-        _: Algorithm,
-        buf: &DeviceBuffer<T>,
-        ranks: &[usize],
-    ) -> Result<(Vec<T>, Option<usize>)> {
+    fn cuda<T: Element>(_: Algorithm, buf: &DeviceBuffer<T>, ranks: &[usize]) -> Found<T> {
         bms::multiselect(buf, ranks)
     }
 }
@@ -55,11 +45,7 @@ pub(crate) struct IterativeBucketMultiselect;
 impl Selection for IterativeBucketMultiselect {
     const BACKENDS: Backends = Backends::CudaOnly;
 
-    fn cuda<T: Element>(
-        _: Algorithm,
-        buf: &DeviceBuffer<T>,
-        ranks: &[usize],
-    ) -> Result<(Vec<T>, Option<usize>)> {
+    fn cuda<T: Element>(_: Algorithm, buf: &DeviceBuffer<T>, ranks: &[usize]) -> Found<T> {
         iterative::multiselect(buf, ranks)
     }
 }
@@ -70,11 +56,7 @@ pub(crate) struct FusedMultiselect;
 impl Selection for FusedMultiselect {
     const BACKENDS: Backends = Backends::CudaOnly;
 
-    fn cuda<T: Element>(
-        _: Algorithm,
-        buf: &DeviceBuffer<T>,
-        ranks: &[usize],
-    ) -> Result<(Vec<T>, Option<usize>)> {
+    fn cuda<T: Element>(_: Algorithm, buf: &DeviceBuffer<T>, ranks: &[usize]) -> Found<T> {
         fused::multiselect(buf, ranks)
     }
 }

@@ -55,32 +55,9 @@ pub use transform::{Frame, Transform};
 pub(crate) use cpu::select;
 pub(crate) use cuda::multiselect;
 
-use crate::device::DeviceBuffer;
-use crate::element::Element;
-use crate::error::Result;
-use crate::select::algorithm::{each_rank, Algorithm, Backends, Selection};
-
-/// The cutting-plane method.
-pub(crate) struct CuttingPlane;
-
-impl Selection for CuttingPlane {
-    const BACKENDS: Backends = Backends::CpuAndCuda;
-
-    fn cpu<T: Element>(
-        _: Algorithm,
-        data: &[T],
-        ranks: &[usize],
-        parallel: bool,
-    ) -> Result<(Vec<T>, Option<usize>)> {
-        Ok(each_rank(select, data, ranks, parallel))
-    }
-
-    fn cuda<T: Element>(
-        _: Algorithm,
-        buf: &DeviceBuffer<T>,
-        ranks: &[usize],
-    ) -> Result<(Vec<T>, Option<usize>)> {
-        let (values, nans) = multiselect(buf, ranks)?;
-        Ok((values, Some(nans)))
-    }
+selection! {
+    /// The cutting-plane method.
+    CuttingPlane: CpuAndCuda,
+    cpu: each_rank(select),
+    cuda: counting_nans(multiselect)
 }

@@ -6,8 +6,7 @@ pub(crate) mod cpu;
 pub(crate) use cpu::{multiselect, multiselect_counting_nans, SMALL};
 
 use crate::element::Element;
-use crate::error::Result;
-use crate::select::algorithm::{Algorithm, Backends, Selection};
+use crate::select::algorithm::{Algorithm, Backends, Found, Selection};
 
 /// Floyd–Rivest.
 pub(crate) struct FloydRivest;
@@ -15,12 +14,7 @@ pub(crate) struct FloydRivest;
 impl Selection for FloydRivest {
     const BACKENDS: Backends = Backends::CpuOnly;
 
-    fn cpu<T: Element>(
-        _: Algorithm,
-        data: &[T],
-        ranks: &[usize],
-        parallel: bool,
-    ) -> Result<(Vec<T>, Option<usize>)> {
+    fn cpu<T: Element>(_: Algorithm, data: &[T], ranks: &[usize], parallel: bool) -> Found<T> {
         let (values, nans) = multiselect_counting_nans(data, ranks, parallel);
         Ok((values, Some(nans)))
     }

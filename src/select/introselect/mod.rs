@@ -2,22 +2,8 @@
 
 pub(crate) mod cpu;
 
-use crate::element::Element;
-use crate::error::Result;
-use crate::select::algorithm::{each_rank, Algorithm, Backends, Selection};
-
-/// Introselect.
-pub(crate) struct Introselect;
-
-impl Selection for Introselect {
-    const BACKENDS: Backends = Backends::CpuOnly;
-
-    fn cpu<T: Element>(
-        _: Algorithm,
-        data: &[T],
-        ranks: &[usize],
-        parallel: bool,
-    ) -> Result<(Vec<T>, Option<usize>)> {
-        Ok(each_rank(cpu::select, data, ranks, parallel))
-    }
+selection! {
+    /// Introselect.
+    Introselect: CpuOnly,
+    cpu: each_rank(cpu::select)
 }

@@ -6,8 +6,7 @@ pub(crate) mod cpu;
 pub(crate) use cpu::multiselect_keys;
 
 use crate::element::Element;
-use crate::error::Result;
-use crate::select::algorithm::{Algorithm, Backends, Selection};
+use crate::select::algorithm::{Algorithm, Backends, Found, Selection};
 
 /// quickMultiSelect.
 pub(crate) struct QuickMultiselect;
@@ -15,12 +14,7 @@ pub(crate) struct QuickMultiselect;
 impl Selection for QuickMultiselect {
     const BACKENDS: Backends = Backends::CpuOnly;
 
-    fn cpu<T: Element>(
-        _: Algorithm,
-        data: &[T],
-        ranks: &[usize],
-        parallel: bool,
-    ) -> Result<(Vec<T>, Option<usize>)> {
+    fn cpu<T: Element>(_: Algorithm, data: &[T], ranks: &[usize], parallel: bool) -> Found<T> {
         Ok((cpu::multiselect(data, ranks, parallel), None))
     }
 }

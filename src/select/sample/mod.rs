@@ -9,32 +9,9 @@
 pub(crate) mod cpu;
 pub(crate) mod cuda;
 
-use crate::device::DeviceBuffer;
-use crate::element::Element;
-use crate::error::Result;
-use crate::select::algorithm::{each_rank, Algorithm, Backends, Selection};
-
-/// SampleSelect.
-pub(crate) struct Sample;
-
-impl Selection for Sample {
-    const BACKENDS: Backends = Backends::CpuAndCuda;
-
-    fn cpu<T: Element>(
-        _: Algorithm,
-        data: &[T],
-        ranks: &[usize],
-        parallel: bool,
-    ) -> Result<(Vec<T>, Option<usize>)> {
-        Ok(each_rank(cpu::select, data, ranks, parallel))
-    }
-
-    fn cuda<T: Element>(
-        _: Algorithm,
-        buf: &DeviceBuffer<T>,
-        ranks: &[usize],
-    ) -> Result<(Vec<T>, Option<usize>)> {
-        let (values, nans) = cuda::multiselect(buf, ranks)?;
-        Ok((values, Some(nans)))
-    }
+selection! {
+    /// SampleSelect.
+    Sample: CpuAndCuda,
+    cpu: each_rank(cpu::select),
+    cuda: counting_nans(cuda::multiselect)
 }

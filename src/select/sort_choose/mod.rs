@@ -6,8 +6,7 @@ pub(crate) mod cuda;
 
 use crate::device::DeviceBuffer;
 use crate::element::Element;
-use crate::error::Result;
-use crate::select::algorithm::{each_rank, Algorithm, Backends, Selection};
+use crate::select::algorithm::{each_rank, Algorithm, Backends, Found, Selection};
 
 /// sort&choose.
 pub(crate) struct SortChoose;
@@ -15,23 +14,14 @@ pub(crate) struct SortChoose;
 impl Selection for SortChoose {
     const BACKENDS: Backends = Backends::CpuAndCuda;
 
-    fn cpu<T: Element>(
-        _: Algorithm,
-        data: &[T],
-        ranks: &[usize],
-        parallel: bool,
-    ) -> Result<(Vec<T>, Option<usize>)> {
+    fn cpu<T: Element>(_: Algorithm, data: &[T], ranks: &[usize], parallel: bool) -> Found<T> {
         if ranks.len() == 1 {
             return Ok(each_rank(cpu::select, data, ranks, parallel));
         }
         Ok((cpu::multiselect(data, ranks, parallel), None))
     }
 
-    fn cuda<T: Element>(
-        _: Algorithm,
-        buf: &DeviceBuffer<T>,
-        ranks: &[usize],
-    ) -> Result<(Vec<T>, Option<usize>)> {
+    fn cuda<T: Element>(_: Algorithm, buf: &DeviceBuffer<T>, ranks: &[usize]) -> Found<T> {
         Ok((cuda::multiselect(buf, ranks)?, None))
     }
 }

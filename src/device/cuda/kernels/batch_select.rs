@@ -5,7 +5,7 @@
 //! `offsets[s]..offsets[s + 1]` of `x`, or with `offsets` null the rows of `cols` values
 //! `stride` apart.
 
-use cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};
+use cudarc::driver::CudaSlice;
 
 use super::{kernel_name, key_suffix, OrNull, BATCH_SELECT};
 use crate::element::{Element, RadixKey};
@@ -34,28 +34,22 @@ pub(crate) const SEG_THREADS: u32 = 512;
 /// Bins of a digit histogram.
 const BINS: u64 = 256;
 
-/// One long-span query (a span and a rank) between the digit passes: `BT_STATE` words of the
-/// kernels' `state`, in their order.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct QueryState {
-    /// The order-key bits fixed so far (in place, higher bits); after the last digit, the
-    /// selected order key.
-    pub prefix: u64,
-    /// The rank still sought among the keys with that prefix.
-    pub rank: u64,
-    /// The query's span.
-    pub span: u64,
-    /// Unused: pads the state to `BT_STATE` words.
-    pub pad: u64,
+device_state! {
+    /// One long-span query (a span and a rank) between the digit passes: `BT_STATE` words of the
+    /// kernels' `state`, in their order.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub(crate) struct QueryState[32] {
+        /// The order-key bits fixed so far (in place, higher bits); after the last digit, the
+        /// selected order key.
+        pub prefix: u64,
+        /// The rank still sought among the keys with that prefix.
+        pub rank: u64,
+        /// The query's span.
+        pub span: u64,
+        /// Unused: pads the state to `BT_STATE` words.
+        pub pad: u64,
+    }
 }
-
-// SAFETY: `#[repr(C)]` plain data, four `u64` words as the kernels index them.
-unsafe impl DeviceRepr for QueryState {}
-// SAFETY: all fields are integers.
-unsafe impl ValidAsZeroBits for QueryState {}
-
-const _: () = assert!(std::mem::size_of::<QueryState>() == 32);
 
 impl QueryState {
     /// The query of rank `rank` of span `span`, no digit fixed.

@@ -1,6 +1,6 @@
 //! Launchers of `kernels/bucket_select.cu` (bucketSelect) and its state, `BktState`.
 
-use cudarc::driver::{CudaSlice, CudaView, DeviceRepr, ValidAsZeroBits};
+use cudarc::driver::{CudaSlice, CudaView};
 
 use super::{kernel_name, BUCKET_SELECT};
 use crate::element::Element;
@@ -17,41 +17,35 @@ pub(crate) const ACTIVE: u64 = 0;
 /// Status (`BKT_DONE`): the answer is the state's result.
 pub(crate) const DONE: u64 = 2;
 
-/// One selection's progress, `BktState` of `kernels/bucket_select.cu`. The candidates are the
-/// elements of the current source whose keys lie in `lo..=hi`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct BktState {
-    /// The smallest candidate key (widened).
-    pub lo: u64,
-    /// The largest candidate key.
-    pub hi: u64,
-    /// The rank sought among the candidates.
-    pub k: u64,
-    /// How many candidates there are.
-    pub count: u64,
-    /// [`ACTIVE`], `BKT_STOP` (1: the host finishes on the candidates) or [`DONE`].
-    pub status: u64,
-    /// The bucket chosen by the last level.
-    pub bucket: u64,
-    /// Consecutive levels that kept more than half of their candidates.
-    pub poor: u64,
-    /// Elements appended by the copy kernel.
-    pub out_count: u64,
-    /// The smallest key appended.
-    pub out_min: u64,
-    /// The largest key appended.
-    pub out_max: u64,
-    /// The selected key when the status is [`DONE`].
-    pub result: u64,
+device_state! {
+    /// One selection's progress, `BktState` of `kernels/bucket_select.cu`. The candidates are the
+    /// elements of the current source whose keys lie in `lo..=hi`.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub(crate) struct BktState[88] {
+        /// The smallest candidate key (widened).
+        pub lo: u64,
+        /// The largest candidate key.
+        pub hi: u64,
+        /// The rank sought among the candidates.
+        pub k: u64,
+        /// How many candidates there are.
+        pub count: u64,
+        /// [`ACTIVE`], `BKT_STOP` (1: the host finishes on the candidates) or [`DONE`].
+        pub status: u64,
+        /// The bucket chosen by the last level.
+        pub bucket: u64,
+        /// Consecutive levels that kept more than half of their candidates.
+        pub poor: u64,
+        /// Elements appended by the copy kernel.
+        pub out_count: u64,
+        /// The smallest key appended.
+        pub out_min: u64,
+        /// The largest key appended.
+        pub out_max: u64,
+        /// The selected key when the status is [`DONE`].
+        pub result: u64,
+    }
 }
-
-// SAFETY: `BktState` is `#[repr(C)]` plain data laid out as the kernels' struct (88 bytes).
-unsafe impl DeviceRepr for BktState {}
-// SAFETY: all fields are integers, for which zero bits are valid.
-unsafe impl ValidAsZeroBits for BktState {}
-
-const _: () = assert!(std::mem::size_of::<BktState>() == 88);
 
 launchers! {
     /// The statistics of `x`'s `n` values into `stats` (initialised to `{u64::MAX, 0, 0, 0,

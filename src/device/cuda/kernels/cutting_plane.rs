@@ -1,25 +1,26 @@
 //! Launchers of `kernels/cutting_plane.cu` (Beliakov's cutting-plane median) and the sums they
 //! share with the host.
 
-use cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};
+use cudarc::driver::CudaSlice;
 
 use super::{kernel_name, CUTTING_PLANE};
 use crate::element::Element;
 
-/// The first pass's census of the values: infinities, NaNs and the finite values' extreme keys.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct PlaneCensus {
-    /// `-inf` values.
-    pub neg_inf: u64,
-    /// `+inf` values.
-    pub pos_inf: u64,
-    /// NaNs.
-    pub nans: u64,
-    /// The smallest key of a finite value (`u64::MAX` when there is none).
-    pub min_key: u64,
-    /// The largest such key (0 when there is none).
-    pub max_key: u64,
+device_state! {
+    /// The first pass's census of the values: infinities, NaNs and the finite values' extreme keys.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(crate) struct PlaneCensus[40] {
+        /// `-inf` values.
+        pub neg_inf: u64,
+        /// `+inf` values.
+        pub pos_inf: u64,
+        /// NaNs.
+        pub nans: u64,
+        /// The smallest key of a finite value (`u64::MAX` when there is none).
+        pub min_key: u64,
+        /// The largest such key (0 when there is none).
+        pub max_key: u64,
+    }
 }
 
 impl Default for PlaneCensus {
@@ -35,30 +36,21 @@ impl Default for PlaneCensus {
     }
 }
 
-/// One evaluation of the objective at `y` over the finite values (a block's, or all of them):
-/// the counts below and at most `y`, and the sums of the framed values below and above it.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub(crate) struct PlaneSums {
-    /// Values below `y`.
-    pub lt: u64,
-    /// Values at most `y`.
-    pub le: u64,
-    /// The sum of the framed values below `y`.
-    pub below: f64,
-    /// The sum of the framed values above `y`.
-    pub above: f64,
+device_state! {
+    /// One evaluation of the objective at `y` over the finite values (a block's, or all of them):
+    /// the counts below and at most `y`, and the sums of the framed values below and above it.
+    #[derive(Clone, Copy, Debug, Default, PartialEq)]
+    pub(crate) struct PlaneSums[32] {
+        /// Values below `y`.
+        pub lt: u64,
+        /// Values at most `y`.
+        pub le: u64,
+        /// The sum of the framed values below `y`.
+        pub below: f64,
+        /// The sum of the framed values above `y`.
+        pub above: f64,
+    }
 }
-
-// SAFETY: `#[repr(C)]` plain data, laid out as the kernels' five words.
-unsafe impl DeviceRepr for PlaneCensus {}
-// SAFETY: `#[repr(C)]` plain data, laid out as the kernels' `CP_WORDS` words.
-unsafe impl DeviceRepr for PlaneSums {}
-// SAFETY: integers and floats, for which zero bits are valid.
-unsafe impl ValidAsZeroBits for PlaneSums {}
-
-const _: () = assert!(std::mem::size_of::<PlaneCensus>() == 40);
-const _: () = assert!(std::mem::size_of::<PlaneSums>() == 32);
 
 launchers! {
     /// Adds the census of `x` into `census` (which starts as [`PlaneCensus::default`]).

@@ -1,4 +1,5 @@
-//! [`launchers!`]: a typed, checked Rust function for each kernel; [`OrNull`], device memory or
+//! [`launchers!`]: a typed, checked Rust function for each kernel; [`device_state!`], the
+//! `#[repr(C)]` structs the kernels share with the host; [`OrNull`], device memory or
 //! the null pointer for kernel parameters that may be null, and [`NullPtr`], the null pointer
 //! alone for launchers that always leave such a parameter out.
 
@@ -72,6 +73,62 @@ macro_rules! launchers {
         $launch.arg(&$param);
     };
 }
+
+/// Declares `#[repr(C)]` structs that the kernels share with the host (state words, sums,
+/// counts) and makes them device data: each field must be an integer or a float (checked at
+/// compile time), and the struct's size is checked against the kernel struct's, given in
+/// brackets after the name.
+///
+/// ```text
+/// device_state! {
+///     /// A NaN census.
+///     #[derive(Clone, Copy, Debug, Default)]
+///     pub(crate) struct NanCount[16] {
+///         /// NaNs seen.
+///         pub count: u64,
+///         /// The first one's index.
+///         pub first: u64,
+///     }
+/// }
+/// ```
+macro_rules! device_state {
+    ($(
+        $(#[$meta:meta])*
+        pub(crate) struct $name:ident[$size:expr] {
+            $($(#[$field_meta:meta])* pub $field:ident: $field_type:ty),* $(,)?
+        }
+    )*) => {$(
+        $(#[$meta])*
+        #[repr(C)]
+        pub(crate) struct $name {
+            $($(#[$field_meta])* pub $field: $field_type,)*
+        }
+
+        const _: () = {
+            assert!(std::mem::size_of::<$name>() == $size);
+            const fn plain<T: $crate::device::cuda::kernels::launcher::PlainField>() {}
+            $(plain::<$field_type>();)*
+        };
+
+        // SAFETY: `#[repr(C)]` with fields of integers and floats only (checked above), laid out
+        // as the kernels' struct (its size checked above): plain data the device may copy.
+        unsafe impl cudarc::driver::DeviceRepr for $name {}
+        // SAFETY: integers and floats, for which zero bits are valid values.
+        unsafe impl cudarc::driver::ValidAsZeroBits for $name {}
+    )*};
+}
+
+/// The field types [`device_state!`] accepts: integers and floats, plain data of any bits.
+pub(crate) trait PlainField {}
+
+impl PlainField for u8 {}
+impl PlainField for u16 {}
+impl PlainField for u32 {}
+impl PlainField for u64 {}
+impl PlainField for i32 {}
+impl PlainField for i64 {}
+impl PlainField for f32 {}
+impl PlainField for f64 {}
 
 /// Device memory (`Some`) or a null pointer (`None`), for kernel parameters that may be null.
 pub(crate) struct OrNull<P>(pub Option<P>);

@@ -11,7 +11,7 @@
 //! the only place in the crate that launches a kernel, hence the only `unsafe` of a launch.
 
 #[macro_use]
-mod launcher;
+pub(crate) mod launcher;
 
 pub(crate) use launcher::{NullPtr, OrNull, NULL};
 

@@ -1,33 +1,27 @@
 //! Launchers of `kernels/quick_select.cu` (QuickSelect) and a level's state.
 
-use cudarc::driver::{CudaSlice, CudaView, DeviceRepr, ValidAsZeroBits};
+use cudarc::driver::{CudaSlice, CudaView};
 
 use super::{kernel_name, QUICK_SELECT};
 use crate::element::Element;
 
-/// A QuickSelect level's state: the kernels' words `QS_PIVOT`, `QS_LT`, `QS_EQ`, `QS_GT` and
-/// `QS_NANS`, in that order.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct QuickState {
-    /// The pivot's key.
-    pub pivot: u64,
-    /// Candidates below the pivot.
-    pub below: u64,
-    /// Candidates equal to it.
-    pub equal: u64,
-    /// Candidates above it.
-    pub above: u64,
-    /// NaNs, counted by a pass asked to.
-    pub nans: u64,
+device_state! {
+    /// A QuickSelect level's state: the kernels' words `QS_PIVOT`, `QS_LT`, `QS_EQ`, `QS_GT` and
+    /// `QS_NANS`, in that order.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub(crate) struct QuickState[40] {
+        /// The pivot's key.
+        pub pivot: u64,
+        /// Candidates below the pivot.
+        pub below: u64,
+        /// Candidates equal to it.
+        pub equal: u64,
+        /// Candidates above it.
+        pub above: u64,
+        /// NaNs, counted by a pass asked to.
+        pub nans: u64,
+    }
 }
-
-// SAFETY: `#[repr(C)]` plain data, five `u64` words as the kernels index them.
-unsafe impl DeviceRepr for QuickState {}
-// SAFETY: all fields are integers.
-unsafe impl ValidAsZeroBits for QuickState {}
-
-const _: () = assert!(std::mem::size_of::<QuickState>() == 40);
 
 launchers! {
     /// Picks the pivot of `x[skip..n]`: the median of a sorted sample of up to 1024 keys, one

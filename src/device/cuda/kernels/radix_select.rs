@@ -1,7 +1,7 @@
 //! Launchers of `kernels/radix_select.cu` (MSD radix select) and its state, `SelState`, which
 //! randomizedSelect's resolve kernel also leaves for the digit passes.
 
-use cudarc::driver::{CudaSlice, CudaView, DeviceRepr, ValidAsZeroBits};
+use cudarc::driver::{CudaSlice, CudaView};
 
 use super::{kernel_name, key_suffix, RADIX_SELECT};
 use crate::element::{Element, RadixKey};
@@ -9,38 +9,32 @@ use crate::element::{Element, RadixKey};
 /// The digits of a key: one histogram entry each.
 pub(crate) const RADIX: usize = 256;
 
-/// One radix selection's progress, `SelState` of `kernels/common.cuh`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct SelState {
-    /// The key bits fixed so far (in place, higher bits).
-    pub prefix: u64,
-    /// The rank still sought among the candidates.
-    pub k: u64,
-    /// How many keys match the prefix.
-    pub count: u64,
-    /// How many keys the source buffer holds (when not the input).
-    pub src_count: u64,
-    /// Keys written by the current pass.
-    pub out_count: u64,
-    /// How many leading bits the prefix fixes.
-    pub fixed_bits: u32,
-    /// The input (0), or 1 / 2 for candidate buffer 0 / 1.
-    pub src: u32,
-    /// 0: the pass writes nothing; 1 / 2: it copies candidates to buffer 0 / 1.
-    pub dst: u32,
-    /// Padding to the next `u64`.
-    pub pad: u32,
-    /// NaNs of the input, counted by the first pass (floats only).
-    pub nans: u64,
+device_state! {
+    /// One radix selection's progress, `SelState` of `kernels/common.cuh`.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub(crate) struct SelState[64] {
+        /// The key bits fixed so far (in place, higher bits).
+        pub prefix: u64,
+        /// The rank still sought among the candidates.
+        pub k: u64,
+        /// How many keys match the prefix.
+        pub count: u64,
+        /// How many keys the source buffer holds (when not the input).
+        pub src_count: u64,
+        /// Keys written by the current pass.
+        pub out_count: u64,
+        /// How many leading bits the prefix fixes.
+        pub fixed_bits: u32,
+        /// The input (0), or 1 / 2 for candidate buffer 0 / 1.
+        pub src: u32,
+        /// 0: the pass writes nothing; 1 / 2: it copies candidates to buffer 0 / 1.
+        pub dst: u32,
+        /// Padding to the next `u64`.
+        pub pad: u32,
+        /// NaNs of the input, counted by the first pass (floats only).
+        pub nans: u64,
+    }
 }
-
-// SAFETY: `SelState` is `#[repr(C)]` plain data laid out as the kernels' struct (64 bytes).
-unsafe impl DeviceRepr for SelState {}
-// SAFETY: all fields are integers, for which zero bits are valid.
-unsafe impl ValidAsZeroBits for SelState {}
-
-const _: () = assert!(std::mem::size_of::<SelState>() == 64);
 
 launchers! {
     /// Starts the selection of rank `k` among `n` keys (candidates are copied once at most

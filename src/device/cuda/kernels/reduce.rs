@@ -1,19 +1,20 @@
 //! Launchers of `kernels/reduce.cu`: the NaN count, the one-read floor (a sum), key
 //! conversions and gathers.
 
-use cudarc::driver::{CudaSlice, DeviceRepr};
+use cudarc::driver::CudaSlice;
 
 use super::{kernel_name, key_suffix, REDUCE};
 use crate::element::{Element, RadixKey};
 
-/// The NaNs of a float input: how many, and the first one's index.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct NanCount {
-    /// NaNs seen.
-    pub count: u64,
-    /// The smallest index of a NaN (`u64::MAX` when there is none).
-    pub first: u64,
+device_state! {
+    /// The NaNs of a float input: how many, and the first one's index.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(crate) struct NanCount[16] {
+        /// NaNs seen.
+        pub count: u64,
+        /// The smallest index of a NaN (`u64::MAX` when there is none).
+        pub first: u64,
+    }
 }
 
 impl Default for NanCount {
@@ -25,11 +26,6 @@ impl Default for NanCount {
         }
     }
 }
-
-// SAFETY: `#[repr(C)]` plain data, the kernel's two words.
-unsafe impl DeviceRepr for NanCount {}
-
-const _: () = assert!(std::mem::size_of::<NanCount>() == 16);
 
 launchers! {
     /// Adds the NaNs of `x` (a float type) into `out` (which starts as [`NanCount::default`]).
