@@ -136,7 +136,9 @@ fn timer_measures_work() {
     let timer = GpuTimer::start(&dev).unwrap();
     assert_eq!(buf.sum().unwrap(), (1 << 20) as f64);
     let ms = timer.stop().unwrap();
-    assert!(ms > 0.0 && ms < 10_000.0, "{ms}");
+    // Tests running beside this one queue their work on the same stream, between the timer's
+    // events: the time is positive and finite, with no upper bound that holds under load.
+    assert!(ms > 0.0 && ms.is_finite(), "{ms}");
 }
 
 #[test]
