@@ -13,9 +13,9 @@ mod common;
 use std::path::Path;
 
 use common::cli::{
-    assert_bits_eq, assert_cuda_matches_cpu, binary_from, cpu_fails, cpu_json, cpu_json_stdin,
-    cpu_text, f64s, i64s, kselect, kselect_with_stdin, names_in, path, repository_file, stderr,
-    stdout, u64s,
+    assert_bits_eq, assert_cuda_matches_cpu, assert_own_usage_error, binary_from, cpu_fails,
+    cpu_json, cpu_json_stdin, cpu_text, f64s, i64s, kselect, kselect_with_stdin, names_in, path,
+    repository_file, stderr, stdout, u64s, words_of_lines,
 };
 use serde_json::Value;
 
@@ -91,18 +91,7 @@ fn f32_values_round_trip_as_f32() {
         3.4028235e38,
     ];
     for file in ["f32.npy", "f32_v2.npy"] {
-        let out = kselect(&[
-            "select",
-            &fixture(file),
-            "--backend",
-            "cpu",
-            "--json",
-            "--k",
-            "0,1,2,3,4,5,6,7",
-        ]);
-        assert!(out.status.success(), "{}", stderr(&out));
-        let text = stdout(&out);
-        let json: Value = serde_json::from_str(&text).expect("valid JSON");
+        let (text, json) = cpu_json("select", fixture(file), &["--k", "0,1,2,3,4,5,6,7"]);
         assert_eq!(json["dtype"], "f32");
         let values = json["values"].as_array().expect("values");
         assert_eq!(values[0], "-inf");
@@ -146,23 +135,12 @@ fn u32_and_u64_npy_exact_above_2_pow_53() {
         assert_eq!(u64s(&json["values"]), vec![u32::MAX as u64, 0]);
     }
     for file in ["u64.npy", "u64.npy.gz"] {
-        let out = kselect(&[
-            "select",
-            &fixture(file),
-            "--backend",
-            "cpu",
-            "--json",
-            "--k",
-            "0,1,2,3,4",
-        ]);
-        assert!(out.status.success(), "{}", stderr(&out));
-        let text = stdout(&out);
+        let (text, json) = cpu_json("select", fixture(file), &["--k", "0,1,2,3,4"]);
         // Printed as integers, never through f64.
         assert!(
             text.contains("[0, 9007199254740992, 9007199254740993, 12345678901234567891, 18446744073709551615]"),
             "{text}"
         );
-        let json: Value = serde_json::from_str(&text).expect("valid JSON");
         assert_eq!(
             u64s(&json["values"]),
             vec![0, 1 << 53, (1 << 53) + 1, 12345678901234567891, u64::MAX]
@@ -233,10 +211,7 @@ fn table_output() {
     let text = cpu_text("select", fixture("u64.npy"), &["--k", "4,0", "--median"]);
     assert!(text.contains("5 of type u64"), "{text}");
     assert!(text.contains("rank"), "{text}");
-    let rows: Vec<Vec<&str>> = text
-        .lines()
-        .map(|l| l.split_whitespace().collect())
-        .collect();
+    let rows = words_of_lines(&text);
     assert!(rows.contains(&vec!["4", "18446744073709551615"]), "{text}");
     assert!(rows.contains(&vec!["0", "0"]), "{text}");
     assert!(rows.iter().any(|r| r.first() == Some(&"median")), "{text}");
@@ -252,10 +227,7 @@ fn table_output() {
     ]);
     let text = stdout(&out);
     assert!(text.contains("k (largest)"), "{text}");
-    let rows: Vec<Vec<&str>> = text
-        .lines()
-        .map(|l| l.split_whitespace().collect())
-        .collect();
+    let rows = words_of_lines(&text);
     assert!(rows.contains(&vec!["0", "4", "2147483647"]), "{text}");
 }
 
@@ -324,10 +296,7 @@ fn median_option_is_numpys_median_with_infinities() {
         assert_eq!(json["median"], 4.0, "--method {method}");
     }
     let text = cpu_text("select", &file, &["--median"]);
-    let rows: Vec<Vec<&str>> = text
-        .lines()
-        .map(|l| l.split_whitespace().collect())
-        .collect();
+    let rows = words_of_lines(&text);
     assert!(rows.contains(&vec!["median", "4.0"]), "{text}");
 
     let file = npy_file(
@@ -982,10 +951,7 @@ fn quantiles_probs_methods_and_the_table() {
         text.contains("Kolmogorov-Smirnov distance to the data 0.25"),
         "{text}"
     );
-    let rows: Vec<Vec<&str>> = text
-        .lines()
-        .map(|l| l.split_whitespace().collect())
-        .collect();
+    let rows = words_of_lines(&text);
     assert!(rows.contains(&vec!["p", "quantile", "(linear)"]), "{text}");
     assert!(rows.contains(&vec!["0.5", "2.5"]), "{text}");
     assert!(rows.contains(&vec!["1.0", "4.0"]), "{text}");
@@ -1106,6 +1072,24 @@ fn quantiles_plot_errors_and_integer_bins() {
     assert!(text.contains("half-width 0.5"), "bandwidth");
 }
 
+/// The help of `kselect COMMAND`, checked to name each of `options`, every algorithm and every
+/// quantile method.
+fn help_naming(command: &str, options: &[&str]) -> String {
+    let out = kselect(&[command, "--help"]);
+    assert!(out.status.success());
+    let text = stdout(&out);
+    for option in options {
+        assert!(text.contains(option), "{option} missing from:\n{text}");
+    }
+    for algorithm in kselect::Algorithm::ALL {
+        assert!(text.contains(algorithm.name()), "{algorithm}");
+    }
+    for method in kselect::QuantileMethod::ALL {
+        assert!(text.contains(method.name()), "{method}");
+    }
+    text
+}
+
 #[test]
 fn help_explains_every_option() {
     let out = kselect(&["--help"]);
@@ -1116,29 +1100,21 @@ fn help_explains_every_option() {
         "{text}"
     );
 
-    let out = kselect(&["select", "--help"]);
-    assert!(out.status.success());
-    let text = stdout(&out);
-    for option in [
-        "--k",
-        "--largest",
-        "--median",
-        "--quantile",
-        "--method",
-        "--column",
-        "--backend",
-        "--algorithm",
-        "--nan",
-        "--json",
-    ] {
-        assert!(text.contains(option), "{option} missing from:\n{text}");
-    }
-    for algorithm in kselect::Algorithm::ALL {
-        assert!(text.contains(algorithm.name()), "{algorithm}");
-    }
-    for method in kselect::QuantileMethod::ALL {
-        assert!(text.contains(method.name()), "{method}");
-    }
+    let text = help_naming(
+        "select",
+        &[
+            "--k",
+            "--largest",
+            "--median",
+            "--quantile",
+            "--method",
+            "--column",
+            "--backend",
+            "--algorithm",
+            "--nan",
+            "--json",
+        ],
+    );
     for policy in ["error", "omit", "last"] {
         assert!(text.contains(policy));
     }
@@ -1146,36 +1122,28 @@ fn help_explains_every_option() {
 
     let out = kselect(&["--help"]);
     assert!(stdout(&out).contains("quantiles"));
-    let out = kselect(&["quantiles", "--help"]);
-    assert!(out.status.success());
-    let text = stdout(&out);
-    for option in [
-        "--probs",
-        "--count",
-        "--method",
-        "--column",
-        "--backend",
-        "--algorithm",
-        "--nan",
-        "--plot",
-        "--cdf-plot",
-        "--plot-range",
-        "--bins",
-        "--bandwidth",
-        "--json",
-        "Kolmogorov-Smirnov",
-        "inclusive",
-        ".png",
-        ".svg",
-    ] {
-        assert!(text.contains(option), "{option} missing from:\n{text}");
-    }
-    for algorithm in kselect::Algorithm::ALL {
-        assert!(text.contains(algorithm.name()), "{algorithm}");
-    }
-    for method in kselect::QuantileMethod::ALL {
-        assert!(text.contains(method.name()), "{method}");
-    }
+    let text = help_naming(
+        "quantiles",
+        &[
+            "--probs",
+            "--count",
+            "--method",
+            "--column",
+            "--backend",
+            "--algorithm",
+            "--nan",
+            "--plot",
+            "--cdf-plot",
+            "--plot-range",
+            "--bins",
+            "--bandwidth",
+            "--json",
+            "Kolmogorov-Smirnov",
+            "inclusive",
+            ".png",
+            ".svg",
+        ],
+    );
     for key in ["ks_distance", "probs", "values", "seconds", "cdf_plot"] {
         assert!(text.contains(key), "{key}");
     }
@@ -1408,12 +1376,7 @@ fn negative_rank_is_a_clear_usage_error() {
         ),
     ];
     for (command, args, want) in cases {
-        let err = cpu_fails(command, &file, args, 2);
-        assert!(err.contains(want), "{command} {args:?}: {err}");
-        assert!(
-            !err.contains("unexpected argument") && !err.contains("tip:"),
-            "{command} {args:?}: {err}"
-        );
+        assert_own_usage_error(command, &file, args, want);
     }
 }
 

@@ -12,12 +12,14 @@ mod common;
 use std::path::Path;
 use std::process::Output;
 
-use common::cli::{f64s, kselect, names_in, npy_with_header, path, stderr, stdout, u64s};
+use common::cli::{
+    f64s, kselect, kselect_fails, names_in, npy_with_header, path, stderr, stdout, u64s,
+    words_of_lines,
+};
+use common::recovery::measure;
 use kselect::io::npy::{read_npy_array, write_npy_matrix};
 use kselect::io::{write_npy, Column};
-use kselect::recovery::{
-    sparse_signal, DenseMatrix, Ensemble, LinearOperator, Operator, Real, SignalKind,
-};
+use kselect::recovery::{sparse_signal, DenseMatrix, Ensemble, Operator, Real, SignalKind};
 use serde_json::Value;
 
 /// The signal's length, the measurements and the nonzeros: well inside the region where NIHT
@@ -38,13 +40,6 @@ fn operator<T: Real>() -> Operator<T> {
 /// A signal of `N` entries with `K` Gaussian nonzeros, drawn from `seed`.
 fn signal<T: Real>(seed: u64) -> Vec<T> {
     sparse_signal::<T>(N, K, SignalKind::Gaussian, seed).unwrap()
-}
-
-/// `A x`.
-fn measure<T: Real>(a: &Operator<T>, x: &[T]) -> Vec<T> {
-    let mut y = vec![T::of(0.0); M];
-    a.apply(x, &mut y);
-    y
 }
 
 /// The entries of a dense operator, row-major.
@@ -75,6 +70,26 @@ fn matrix<T: Real>(
     p.display().to_string()
 }
 
+/// Writes an `f8` `.npy` file `name` in `dir`: in `fortran_order` (`True` or `False`), of
+/// `shape` (`2, 3` for 2 x 3), holding `values` in the order given; returns its path as text.
+fn f8_npy(
+    dir: &tempfile::TempDir,
+    name: &str,
+    fortran_order: &str,
+    shape: &str,
+    values: impl IntoIterator<Item = f64>,
+) -> String {
+    let header =
+        format!("{{'descr': '<f8', 'fortran_order': {fortran_order}, 'shape': ({shape}), }}");
+    let mut bytes = npy_with_header(&header);
+    for v in values {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    let p = path(dir, name);
+    std::fs::write(&p, bytes).unwrap();
+    p.display().to_string()
+}
+
 /// Writes `values` (row-major) as a `rows x cols` `f8` `.npy` file in Fortran order, as
 /// `numpy.save` writes `numpy.asfortranarray(a)`: the values column after column.
 fn fortran_matrix(
@@ -84,16 +99,14 @@ fn fortran_matrix(
     rows: usize,
     cols: usize,
 ) -> String {
-    let header = format!("{{'descr': '<f8', 'fortran_order': True, 'shape': ({rows}, {cols}), }}");
-    let mut bytes = npy_with_header(&header);
-    for j in 0..cols {
-        for i in 0..rows {
-            bytes.extend_from_slice(&values[i * cols + j].to_le_bytes());
-        }
-    }
-    let p = path(dir, name);
-    std::fs::write(&p, bytes).unwrap();
-    p.display().to_string()
+    let column_after_column = (0..cols).flat_map(|j| (0..rows).map(move |i| values[i * cols + j]));
+    f8_npy(
+        dir,
+        name,
+        "True",
+        &format!("{rows}, {cols}"),
+        column_after_column,
+    )
 }
 
 /// The values of a `.npy` file as `f64`, with its shape and its dtype's name.
@@ -163,18 +176,55 @@ fn run(command: &str, args: &[&str]) -> Output {
 /// Runs `kselect COMMAND ARGS`, expects exit status `code`, one error message on stderr and
 /// nothing on stdout; returns stderr.
 fn fails(command: &str, args: &[&str], code: i32) -> String {
-    let out = run(command, args);
-    let err = stderr(&out);
-    assert_eq!(
-        out.status.code(),
-        Some(code),
-        "kselect {command} {args:?}: stdout {} stderr {err}",
-        stdout(&out)
-    );
-    assert!(err.starts_with("error: "), "{err}");
-    assert!(out.stdout.is_empty(), "nothing on stdout: {}", stdout(&out));
+    let mut all = vec![command];
+    all.extend_from_slice(args);
+    kselect_fails(&all, code)
+}
+
+/// Asserts that each result of the JSON's `results` found the support of its signal.
+fn assert_supports(json: &Value, signals: &[Vec<f64>], context: &str) {
+    for (result, x) in json["results"].as_array().unwrap().iter().zip(signals) {
+        assert_eq!(u64s(&result["support"]), support(x), "{context}");
+    }
+}
+
+/// Reads the solutions of the `.npy` file `out` back, asserts that each row is within 1e-6
+/// of its signal, and returns the file's shape.
+fn assert_solutions(out: &str, signals: &[Vec<f64>], context: &str) -> Vec<usize> {
+    let (shape, solutions, _) = read_back(out);
+    for (row, x) in solutions.chunks(N).zip(signals) {
+        assert!(largest_error(row, x) < 1e-6, "{context}");
+    }
+    shape
+}
+
+/// Whether `output`, of a run with `--backend cuda`, is the one clear error (exit status 1)
+/// of a machine without a usable GPU.
+fn no_usable_gpu(output: &Output) -> bool {
+    if output.status.code() != Some(1) {
+        return false;
+    }
+    let err = stderr(output);
+    assert!(err.starts_with("error: ") && err.contains("CUDA"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
-    err
+    true
+}
+
+/// Three broken copies of the `.npy` file `from`, named `cut{suffix}`, `huge{suffix}` and
+/// `junk{suffix}` in `dir`: the last value cut in half, a header of shape
+/// `(1000000000000, {rest})` promising far more than the file holds, and junk. Their paths as
+/// text.
+fn broken_copies(dir: &tempfile::TempDir, suffix: &str, from: &str, rest: &str) -> [String; 3] {
+    let bytes = std::fs::read(from).unwrap();
+    let cut = path(dir, &format!("cut{suffix}"));
+    std::fs::write(&cut, &bytes[..bytes.len() - 4]).unwrap();
+    let huge = path(dir, &format!("huge{suffix}"));
+    let header =
+        format!("{{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000, {rest}), }}");
+    std::fs::write(&huge, npy_with_header(&header)).unwrap();
+    let junk = path(dir, &format!("junk{suffix}"));
+    std::fs::write(&junk, b"\x93NUMPY\x01\x00\xff\xff garbage").unwrap();
+    [cut, huge, junk].map(|p| p.display().to_string())
 }
 
 /// The options of the tests' Gaussian ensemble.
@@ -424,10 +474,7 @@ fn a_batch_of_three_is_solved_at_once() {
         text.contains("solution:   ") && text.contains("(f64, 3 x 256)"),
         "{text}"
     );
-    let lines: Vec<Vec<&str>> = text
-        .lines()
-        .map(|l| l.split_whitespace().collect())
-        .collect();
+    let lines = words_of_lines(&text);
     for problem in ["0", "1", "2"] {
         assert!(
             lines
@@ -436,11 +483,7 @@ fn a_batch_of_three_is_solved_at_once() {
             "a line for problem {problem}: {text}"
         );
     }
-    let (shape, solutions, _) = read_back(&out);
-    assert_eq!(shape, vec![3, N]);
-    for (row, x) in solutions.chunks(N).zip(&signals) {
-        assert!(largest_error(row, x) < 1e-6);
-    }
+    assert_eq!(assert_solutions(&out, &signals, "a batch"), vec![3, N]);
 
     let json = recover_json(&args(&base, &["--y", &y, "--k", "10", "--out", &out]));
     assert_eq!(json["problems"], 3);
@@ -449,9 +492,9 @@ fn a_batch_of_three_is_solved_at_once() {
     assert_eq!(json["out"], out.as_str());
     let results = json["results"].as_array().unwrap();
     assert_eq!(results.len(), 3);
-    for (result, x) in results.iter().zip(&signals) {
+    assert_supports(&json, &signals, "a batch");
+    for result in results {
         assert_eq!(result["stop"], "converged");
-        assert_eq!(u64s(&result["support"]), support(x));
         let iterations = result["iterations"].as_u64().unwrap() as usize;
         assert_eq!(f64s(&result["residuals"]).len(), iterations + 1);
     }
@@ -473,20 +516,13 @@ fn cuda_solves_one_problem_and_a_batch_or_says_why_not() {
             &["--y", y, "--k", "10", "--backend", "cuda", "--out", &out],
         );
         let output = run("recover", &all);
-        if output.status.code() == Some(1) {
-            // No usable GPU here: one clear error.
-            let err = stderr(&output);
-            assert!(err.starts_with("error: ") && err.contains("CUDA"), "{err}");
-            assert!(!err.contains("panicked"), "{err}");
+        if no_usable_gpu(&output) {
             continue;
         }
         let text = stdout(&output);
         assert_eq!(output.status.code(), Some(0), "{text}");
         assert!(text.contains("cuda:0)"), "{text}");
-        let (_, solutions, _) = read_back(&out);
-        for (row, x) in solutions.chunks(N).zip(&signals[..problems]) {
-            assert!(largest_error(row, x) < 1e-6, "{text}");
-        }
+        assert_solutions(&out, &signals[..problems], &text);
     }
 }
 
@@ -498,15 +534,8 @@ fn matrices(
     values: &[f64],
     (count, rows, cols): (usize, usize, usize),
 ) -> String {
-    let header =
-        format!("{{'descr': '<f8', 'fortran_order': False, 'shape': ({count}, {rows}, {cols}), }}");
-    let mut bytes = npy_with_header(&header);
-    for v in values {
-        bytes.extend_from_slice(&v.to_le_bytes());
-    }
-    let p = path(dir, name);
-    std::fs::write(&p, bytes).unwrap();
-    p.display().to_string()
+    let shape = format!("{count}, {rows}, {cols}");
+    f8_npy(dir, name, "False", &shape, values.iter().copied())
 }
 
 /// `count` problems, each with its own Gaussian operator (problem p's from seed 5 + p, as
@@ -579,24 +608,15 @@ fn each_problem_may_have_its_own_operator() {
             let mut all = form.to_vec();
             all.extend(["--backend", backend, "--out", &out, "--json"]);
             let output = run("recover", &all);
-            if backend == "cuda" && output.status.code() == Some(1) {
-                // No usable GPU here: one clear error.
-                let err = stderr(&output);
-                assert!(err.starts_with("error: ") && err.contains("CUDA"), "{err}");
+            if backend == "cuda" && no_usable_gpu(&output) {
                 continue;
             }
             assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
             let json = parse_one(&stdout(&output));
             assert_eq!(json["operators"], "each");
             assert_eq!(json["converged"], true);
-            for (result, x) in json["results"].as_array().unwrap().iter().zip(&signals) {
-                assert_eq!(u64s(&result["support"]), support(x), "{backend}");
-            }
-            let (shape, solutions, _) = read_back(&out);
-            assert_eq!(shape, vec![3, N]);
-            for (row, x) in solutions.chunks(N).zip(&signals) {
-                assert!(largest_error(row, x) < 1e-6, "{backend}");
-            }
+            assert_supports(&json, &signals, backend);
+            assert_eq!(assert_solutions(&out, &signals, backend), vec![3, N]);
         }
     }
     // One operator for all: these problems were measured by others (not converged: exit 3).
@@ -647,18 +667,17 @@ fn a_stack_of_matrices_in_either_order_piped_or_broken() {
         ..
     } = stack_problems(&dir, 2, 50);
     // The same stack in Fortran order: entry (p, i, j) stored at p + 2 (i + M j).
-    let header = format!("{{'descr': '<f8', 'fortran_order': True, 'shape': (2, {M}, {N}), }}");
-    let mut bytes = npy_with_header(&header);
-    for j in 0..N {
-        for i in 0..M {
-            for p in 0..2 {
-                bytes.extend_from_slice(&stack[p * M * N + i * N + j].to_le_bytes());
-            }
-        }
-    }
-    let f = path(&dir, "as-fortran.npy");
-    std::fs::write(&f, bytes).unwrap();
-    let f = f.display().to_string();
+    let fortran_order = (0..N).flat_map(|j| {
+        let stack = &stack;
+        (0..M).flat_map(move |i| (0..2).map(move |p| stack[p * M * N + i * N + j]))
+    });
+    let f = f8_npy(
+        &dir,
+        "as-fortran.npy",
+        "True",
+        &format!("2, {M}, {N}"),
+        fortran_order,
+    );
     let tail = ["--y", &y, "--k", "10", "--backend", "cpu"];
     let solved = |matrix: &str| {
         let mut all = vec!["--matrix", matrix];
@@ -667,9 +686,7 @@ fn a_stack_of_matrices_in_either_order_piped_or_broken() {
     };
     let from_c = solved(&c);
     assert_eq!(from_c["operators"], "each");
-    for (result, x) in from_c["results"].as_array().unwrap().iter().zip(&signals) {
-        assert_eq!(u64s(&result["support"]), support(x));
-    }
+    assert_supports(&from_c, &signals, "C order");
     assert_eq!(solved(&f)["results"], from_c["results"]);
     // Piped on standard input.
     let mut all = vec!["recover", "--json", "--matrix", "-"];
@@ -679,15 +696,7 @@ fn a_stack_of_matrices_in_either_order_piped_or_broken() {
     assert_eq!(parse_one(&stdout(&piped))["results"], from_c["results"]);
     // Cut short, a header promising far more than the file holds, junk: one error each.
     let bytes = std::fs::read(&c).unwrap();
-    let cut = path(&dir, "cut.npy");
-    std::fs::write(&cut, &bytes[..bytes.len() - 4]).unwrap();
-    let huge = path(&dir, "huge.npy");
-    let header = "{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000, 128, 256), }";
-    std::fs::write(&huge, npy_with_header(header)).unwrap();
-    let junk = path(&dir, "junk.npy");
-    std::fs::write(&junk, b"\x93NUMPY\x01\x00\xff\xff garbage").unwrap();
-    for broken in [cut, huge, junk] {
-        let broken = broken.display().to_string();
+    for broken in broken_copies(&dir, ".npy", &c, "128, 256") {
         let mut all = vec!["--matrix", broken.as_str()];
         all.extend(tail);
         let err = fails("recover", &all, 1);
@@ -723,9 +732,7 @@ fn a_stack_of_matrices_from_a_fifo_is_read_once() {
     ]);
     writer.join().unwrap();
     assert_eq!(json["operators"], "each");
-    for (result, x) in json["results"].as_array().unwrap().iter().zip(&signals) {
-        assert_eq!(u64s(&result["support"]), support(x));
-    }
+    assert_supports(&json, &signals, "from a FIFO");
 }
 
 #[test]
@@ -1034,10 +1041,7 @@ fn a_tiny_phase_transition_is_written_as_json_png_and_svg() {
     let text = stdout(&out);
     assert!(text.contains("gaussian operators, n = 32"), "{text}");
     assert!(text.contains("8 problems for each of niht, htp"), "{text}");
-    let rows: Vec<Vec<&str>> = text
-        .lines()
-        .map(|l| l.split_whitespace().collect())
-        .collect();
+    let rows = words_of_lines(&text);
     let header = rows
         .iter()
         .position(|r| r[..] == ["delta", "niht", "htp"])
@@ -1129,10 +1133,7 @@ fn a_phase_transition_on_cuda_runs_or_says_why_not() {
             &j,
         ],
     );
-    if out.status.code() == Some(1) {
-        // No usable GPU here: one clear error.
-        let err = stderr(&out);
-        assert!(err.starts_with("error: ") && err.contains("CUDA"), "{err}");
+    if no_usable_gpu(&out) {
         return;
     }
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -1267,23 +1268,11 @@ fn truncated_huge_header_and_junk_inputs_are_errors() {
     let x = signal::<f64>(21);
     let y = vector(&dir, "y.npy", &measure(&a, &x));
     let c = matrix(&dir, "a.npy", &entries(&a), M, N);
-    let bad = |name: &str, from: &str| {
-        let bytes = std::fs::read(from).unwrap();
-        let cut = path(&dir, &format!("cut-{name}"));
-        // The last value cut in half.
-        std::fs::write(&cut, &bytes[..bytes.len() - 4]).unwrap();
-        let huge = path(&dir, &format!("huge-{name}"));
-        let header = "{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000, 128), }";
-        std::fs::write(&huge, npy_with_header(header)).unwrap();
-        let junk = path(&dir, &format!("junk-{name}"));
-        std::fs::write(&junk, b"\x93NUMPY\x01\x00\xff\xff garbage").unwrap();
-        [cut, huge, junk].map(|p| p.display().to_string())
-    };
-    for broken in bad("y.npy", &y) {
+    for broken in broken_copies(&dir, "-y.npy", &y, "128") {
         let err = fails("recover", &["--matrix", &c, "--y", &broken, "--k", "10"], 1);
         assert!(!err.is_empty(), "{broken}: no message");
     }
-    for broken in bad("a.npy", &c) {
+    for broken in broken_copies(&dir, "-a.npy", &c, "128") {
         let err = fails("recover", &["--matrix", &broken, "--y", &y, "--k", "10"], 1);
         assert!(!err.is_empty(), "{broken}: no message");
     }

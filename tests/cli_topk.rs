@@ -9,9 +9,9 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::cli::{
-    assert_bits_eq, assert_cuda_matches_cpu, cpu_fails, cpu_fails_stdin, cpu_json, cpu_json_stdin,
-    cpu_text, cuda_json, f64s, i64s, kselect, kselect_with_stdin, names_in, npy_with_header, path,
-    results_only, rows, stdout, u64s, without_file_and_time,
+    assert_bits_eq, assert_cuda_matches_cpu, assert_own_usage_error, cpu_fails, cpu_fails_stdin,
+    cpu_json, cpu_json_stdin, cpu_text, cuda_json, f64s, i64s, kselect, kselect_with_stdin,
+    names_in, npy_with_header, path, results_only, rows, stdout, u64s, without_file_and_time,
 };
 use kselect::io::npy::write_npy_matrix;
 use kselect::io::{read_npy, write_npy, Column};
@@ -497,12 +497,7 @@ fn negative_k_is_a_clear_usage_error() {
         ),
     ];
     for (command, args, want) in cases {
-        let err = cpu_fails(command, &file, args, 2);
-        assert!(err.contains(want), "{command} {args:?}: {err}");
-        assert!(
-            !err.contains("unexpected argument") && !err.contains("tip:"),
-            "{err}"
-        );
+        assert_own_usage_error(command, &file, args, want);
     }
     assert!(!out.exists());
 }

@@ -115,6 +115,22 @@ fn assert_device_lists_exact<T: KnnFloat>(
     }
 }
 
+/// Searches `queries` for their `k` nearest points of `reference` with `index` (of `metric`)
+/// and checks the lists, and on a CUDA device those left there, against brute force.
+fn check_search<T: KnnFloat>(
+    device: &Device,
+    index: &Neighbors<'_, T>,
+    metric: Metric,
+    (reference, queries): (&Points<'_, T>, &Points<'_, T>),
+    k: usize,
+    label: &str,
+) {
+    let lists = index.search(queries.clone(), k).unwrap();
+    let expected = brute_force(metric, reference, queries, k, false);
+    assert_exact(&lists, &expected, label);
+    assert_device_lists_exact(device, index, queries, k, &expected, label);
+}
+
 /// Searches with every metric and checks against brute force, queries given and the set
 /// against itself.
 fn check_all_metrics<T: KnnFloat>(
@@ -133,11 +149,8 @@ fn check_all_metrics<T: KnnFloat>(
             .metric(metric)
             .device(device.clone());
         for &k in ks.iter().filter(|&&k| k <= r.rows()) {
-            let lists = index.search(q.clone(), k).unwrap();
             let label = format!("{what}, {metric}, k = {k}");
-            let expected = brute_force(metric, &r, &q, k, false);
-            assert_exact(&lists, &expected, &label);
-            assert_device_lists_exact(device, &index, &q, k, &expected, &label);
+            check_search(device, &index, metric, (&r, &q), k, &label);
             if k < r.rows() {
                 let graph = index.search_self(k).unwrap();
                 let expected = brute_force(metric, &r, &r, k, true);
@@ -341,12 +354,8 @@ backend_test!(
                 .device(selector.device().clone())
                 .memory_budget(64 << 10);
             for k in [1, 50, 300] {
-                let lists = index.search(qp.clone(), k).unwrap();
-                let expected = brute_force(metric, &rp, &qp, k, false);
                 let label = format!("{metric}, k = {k}, 64 KiB");
-                assert_exact(&lists, &expected, &label);
-                let device = selector.device();
-                assert_device_lists_exact(device, &index, &qp, k, &expected, &label);
+                check_search(selector.device(), &index, metric, (&rp, &qp), k, &label);
             }
         }
     }
@@ -369,12 +378,8 @@ backend_test!(
             for k in [1, 10, 100, 1000] {
                 // Twice: the second search reuses the reference set kept on the device.
                 for round in 0..2 {
-                    let lists = index.search(qp.clone(), k).unwrap();
-                    let expected = brute_force(metric, &rp, &qp, k, false);
                     let label = format!("{metric}, k = {k}, round {round}");
-                    assert_exact(&lists, &expected, &label);
-                    let device = selector.device();
-                    assert_device_lists_exact(device, &index, &qp, k, &expected, &label);
+                    check_search(selector.device(), &index, metric, (&rp, &qp), k, &label);
                 }
             }
         }
@@ -396,12 +401,8 @@ backend_test!(
                 .metric(metric)
                 .device(selector.device().clone());
             for k in [1, 16, 500] {
-                let lists = index.search(qp.clone(), k).unwrap();
-                let expected = brute_force(metric, &rp, &qp, k, false);
                 let label = format!("{metric}, k = {k}");
-                assert_exact(&lists, &expected, &label);
-                let device = selector.device();
-                assert_device_lists_exact(device, &index, &qp, k, &expected, &label);
+                check_search(selector.device(), &index, metric, (&rp, &qp), k, &label);
             }
         }
     }

@@ -31,14 +31,24 @@ struct Case {
 
 impl Case {
     fn regressor(&self, device: &Device) -> KnnRegressor {
-        KnnRegressor::new(self.k)
+        self.regressor_of(self.k, device)
+    }
+
+    fn classifier(&self, device: &Device) -> KnnClassifier {
+        self.classifier_of(self.k, device)
+    }
+
+    /// The case's regressor with `k` neighbours.
+    fn regressor_of(&self, k: usize, device: &Device) -> KnnRegressor {
+        KnnRegressor::new(k)
             .weights(self.weights)
             .metric(self.metric)
             .device(device.clone())
     }
 
-    fn classifier(&self, device: &Device) -> KnnClassifier {
-        KnnClassifier::new(self.k)
+    /// The case's classifier with `k` neighbours.
+    fn classifier_of(&self, k: usize, device: &Device) -> KnnClassifier {
+        KnnClassifier::new(k)
             .weights(self.weights)
             .metric(self.metric)
             .device(device.clone())
@@ -118,6 +128,21 @@ fn assert_close_on(a: &[f64], b: &[f64], rel: f64, scale: f64, what: &str) {
     }
 }
 
+/// Asserts that a regressor's predictions and leave-one-out predictions, `got`, are within
+/// `rel` of `want`'s, relative to the larger of `|want|` and the largest magnitude of `y`.
+fn assert_predictions_close(
+    got: [Vec<f64>; 2],
+    want: [Vec<f64>; 2],
+    rel: f64,
+    y: &[f64],
+    what: &str,
+) {
+    let scale = largest(y);
+    for (got, want) in got.iter().zip(&want) {
+        assert_close_on(got, want, rel, scale, what);
+    }
+}
+
 /// The largest magnitude of `v`.
 fn largest(v: &[f64]) -> f64 {
     v.iter().fold(0.0, |m, x| m.max(x.abs()))
@@ -162,10 +187,31 @@ fn check_regression(case: &Case, device: &Device) {
         1e-9,
         &format!("{name}: leave_one_out"),
     );
-    let score = case
-        .regressor(device)
-        .leave_one_out_scores(case.x(), &y, &[case.k])
-        .unwrap();
+    let error = check_loo_scores(
+        case,
+        |ks| {
+            case.regressor(device)
+                .leave_one_out_scores(case.x(), &y, ks)
+                .unwrap()
+        },
+        |k| {
+            let model = case.regressor_of(k, device).fit(case.x(), &y).unwrap();
+            mse(&model.leave_one_out().unwrap(), &y)
+        },
+    );
+    assert_eq!(error, mse(&loo, &y), "{name}: loo_error of loo");
+}
+
+/// Checks the leave-one-out scores of `case`, `scores(ks)` those of `ks` from one graph: of
+/// `[case.k]`, the case's `loo_error` (returned); of [`Case::ks`], each `alone(k)`, the error of
+/// `k` fitted and left out on its own.
+fn check_loo_scores(
+    case: &Case,
+    scores: impl Fn(&[usize]) -> Vec<LooScore>,
+    alone: impl Fn(usize) -> f64,
+) -> f64 {
+    let name = &case.name;
+    let score = scores(&[case.k]);
     assert_eq!(score.len(), 1);
     assert_eq!(score[0].k, case.k);
     assert_close(
@@ -174,30 +220,15 @@ fn check_regression(case: &Case, device: &Device) {
         1e-9,
         &format!("{name}: loo_error"),
     );
-    assert_eq!(score[0].error, mse(&loo, &y), "{name}: loo_error of loo");
 
     // Several k from one graph: the same as each k fitted and left out on its own.
     let ks = case.ks();
-    let scores = case
-        .regressor(device)
-        .leave_one_out_scores(case.x(), &y, &ks)
-        .unwrap();
     let separate: Vec<LooScore> = ks
         .iter()
-        .map(|&k| {
-            let model = KnnRegressor::new(k)
-                .weights(case.weights)
-                .metric(case.metric)
-                .device(device.clone())
-                .fit(case.x(), &y)
-                .unwrap();
-            LooScore {
-                k,
-                error: mse(&model.leave_one_out().unwrap(), &y),
-            }
-        })
+        .map(|&k| LooScore { k, error: alone(k) })
         .collect();
-    assert_eq!(scores, separate, "{name}: scores of ks {ks:?}");
+    assert_eq!(scores(&ks), separate, "{name}: scores of ks {ks:?}");
+    score[0].error
 }
 
 fn check_classification(case: &Case, device: &Device) {
@@ -228,40 +259,21 @@ fn check_classification(case: &Case, device: &Device) {
         ints(&case.case["loo_predict"]),
         "{name}: leave_one_out"
     );
-    let score = case
-        .classifier(device)
-        .leave_one_out_scores(case.x(), &labels, &[case.k])
-        .unwrap();
-    assert_eq!(score.len(), 1);
-    assert_eq!(score[0].k, case.k);
-    assert_close(
-        &[score[0].error],
-        &[case.case["loo_error"].as_f64().unwrap()],
-        1e-9,
-        &format!("{name}: loo_error"),
-    );
-
-    let ks = case.ks();
-    let scores = case
-        .classifier(device)
-        .leave_one_out_scores(case.x(), &labels, &ks)
-        .unwrap();
-    let separate: Vec<LooScore> = ks
-        .iter()
-        .map(|&k| {
-            let model = KnnClassifier::new(k)
-                .weights(case.weights)
-                .metric(case.metric)
-                .device(device.clone())
+    check_loo_scores(
+        case,
+        |ks| {
+            case.classifier(device)
+                .leave_one_out_scores(case.x(), &labels, ks)
+                .unwrap()
+        },
+        |k| {
+            let model = case
+                .classifier_of(k, device)
                 .fit(case.x(), &labels)
                 .unwrap();
-            LooScore {
-                k,
-                error: misclassified(&model.leave_one_out().unwrap(), &labels),
-            }
-        })
-        .collect();
-    assert_eq!(scores, separate, "{name}: scores of ks {ks:?}");
+            misclassified(&model.leave_one_out().unwrap(), &labels)
+        },
+    );
 }
 
 backend_test!(estimators_equal_scikit_learn, |selector: Selector| {
@@ -318,21 +330,12 @@ backend_test!(
                 let y = case.y();
                 let m32: FittedKnnRegressor<f32> = case.regressor(&device).fit(x32, &y).unwrap();
                 let m64 = case.regressor(&device).fit(x64, &y).unwrap();
-                let what = format!("{name}: f32");
-                let scale = largest(&y);
-                assert_close_on(
-                    &m32.predict(q32).unwrap(),
-                    &m64.predict(q64).unwrap(),
+                assert_predictions_close(
+                    [m32.predict(q32).unwrap(), m32.leave_one_out().unwrap()],
+                    [m64.predict(q64).unwrap(), m64.leave_one_out().unwrap()],
                     tolerance,
-                    scale,
-                    &what,
-                );
-                assert_close_on(
-                    &m32.leave_one_out().unwrap(),
-                    &m64.leave_one_out().unwrap(),
-                    tolerance,
-                    scale,
-                    &what,
+                    &y,
+                    &format!("{name}: f32"),
                 );
             }
         }
@@ -372,21 +375,15 @@ backend_test!(
             } else {
                 let y = case.y();
                 let model = case.regressor(&device).fit(array.view(), &y).unwrap();
-                let what = format!("{name}: f32");
-                let scale = largest(&y);
-                assert_close_on(
-                    &model.predict(q).unwrap(),
-                    &floats(&case.case["predict"]),
+                assert_predictions_close(
+                    [model.predict(q).unwrap(), model.leave_one_out().unwrap()],
+                    [
+                        floats(&case.case["predict"]),
+                        floats(&case.case["loo_predict"]),
+                    ],
                     1e-6,
-                    scale,
-                    &what,
-                );
-                assert_close_on(
-                    &model.leave_one_out().unwrap(),
-                    &floats(&case.case["loo_predict"]),
-                    1e-6,
-                    scale,
-                    &what,
+                    &y,
+                    &format!("{name}: f32"),
                 );
             }
         }
@@ -438,23 +435,18 @@ backend_test!(similarities_take_uniform_weights, |selector: Selector| {
         model.predict(Points::new(&[1.0, 0.0], 2).unwrap()).unwrap(),
         vec![2.0]
     );
+    let regressor = KnnRegressor::new(1)
+        .weights(Weights::Distance)
+        .metric(Metric::InnerProduct)
+        .device(device.clone());
+    let classifier = KnnClassifier::new(1)
+        .weights(Weights::Distance)
+        .metric(Metric::InnerProduct)
+        .device(device.clone());
     for weighted in [
-        KnnRegressor::new(1)
-            .weights(Weights::Distance)
-            .metric(Metric::InnerProduct)
-            .device(device.clone())
-            .fit(x.clone(), &[1.0, 2.0, 3.0])
-            .map(|_| ()),
-        KnnClassifier::new(1)
-            .weights(Weights::Distance)
-            .metric(Metric::InnerProduct)
-            .device(device.clone())
-            .fit(x.clone(), &[1, 2, 3])
-            .map(|_| ()),
-        KnnClassifier::new(1)
-            .weights(Weights::Distance)
-            .metric(Metric::InnerProduct)
-            .device(device.clone())
+        regressor.fit(x.clone(), &[1.0, 2.0, 3.0]).map(|_| ()),
+        classifier.fit(x.clone(), &[1, 2, 3]).map(|_| ()),
+        classifier
             .leave_one_out_scores(x.clone(), &[1, 2, 3], &[1])
             .map(|_| ()),
     ] {

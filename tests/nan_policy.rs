@@ -13,7 +13,7 @@
 mod common;
 
 use common::*;
-use kselect::{DeviceBuffer, Error, NanPolicy, QuantileMethod, Selector};
+use kselect::{Algorithm, DeviceBuffer, Error, NanPolicy, QuantileMethod, Selector, Values};
 
 /// Inputs: `(n, indices of the NaNs)`, from one value to a size above the parallel threshold.
 fn patterns() -> Vec<(usize, Vec<usize>)> {
@@ -64,17 +64,42 @@ fn is_nan_error<V>(r: &kselect::Result<V>, count: usize, first_index: usize) -> 
     matches!(r, Err(Error::NanInInput { count: c, first_index: f }) if *c == count && *f == first_index)
 }
 
+/// Asserts that `r` is `NanInInput` with exactly this count and first index.
+#[track_caller]
+fn assert_nan_error<V: std::fmt::Debug>(
+    r: kselect::Result<V>,
+    (count, first_index): (usize, usize),
+    context: String,
+) {
+    assert!(is_nan_error(&r, count, first_index), "{context}, got {r:?}");
+}
+
+/// `data` uploaded to the selector's GPU, or `None` on the CPU.
+fn upload<T: TestElement>(selector: &Selector, data: &[T]) -> Option<DeviceBuffer<T>> {
+    selector.device().is_cuda().then(|| {
+        ok(DeviceBuffer::from_host(selector.device(), data), &|| {
+            "upload".into()
+        })
+    })
+}
+
+/// Whether two lists of quantiles hold the same bits.
+fn same_quantiles(got: &[f64], want: &[f64]) -> bool {
+    got.len() == want.len()
+        && got
+            .iter()
+            .zip(want)
+            .all(|(a, b)| a.to_bits() == b.to_bits())
+}
+
 /// `NanPolicy::Error`, explicit and by default, from every method.
 fn check_error_policy<T: TestElement>(selector: &Selector) {
     for (n, nan_at) in patterns() {
         let data = with_nans::<T>(n, &nan_at);
         let count = nan_at.len();
         let first = *nan_at.iter().min().unwrap();
-        let buffer = selector.device().is_cuda().then(|| {
-            ok(DeviceBuffer::from_host(selector.device(), &data), &|| {
-                "upload".into()
-            })
-        });
+        let want = (count, first);
+        let buffer = upload(selector, &data);
         for &algorithm in algorithms_of(selector) {
             // The default policy is `Error`.
             for sel in [
@@ -93,64 +118,43 @@ fn check_error_policy<T: TestElement>(selector: &Selector) {
                         preview(&nan_at)
                     )
                 };
-                let r = sel.select(&data, 0);
-                assert!(
-                    is_nan_error(&r, count, first),
-                    "{}, got {r:?}",
-                    context("select")
+                assert_nan_error(sel.select(&data, 0), want, context("select"));
+                assert_nan_error(
+                    sel.select_largest(&data, 0),
+                    want,
+                    context("select_largest"),
                 );
-                let r = sel.select_largest(&data, 0);
-                assert!(
-                    is_nan_error(&r, count, first),
-                    "{}, got {r:?}",
-                    context("select_largest")
+                assert_nan_error(sel.median(&data), want, context("median"));
+                assert_nan_error(
+                    sel.multiselect(&data, &[0, n - 1]),
+                    want,
+                    context("multiselect"),
                 );
-                let r = sel.median(&data);
-                assert!(
-                    is_nan_error(&r, count, first),
-                    "{}, got {r:?}",
-                    context("median")
-                );
-                let r = sel.multiselect(&data, &[0, n - 1]);
-                assert!(
-                    is_nan_error(&r, count, first),
-                    "{}, got {r:?}",
-                    context("multiselect")
-                );
-                let r = sel.quantiles(&data, &[0.5], QuantileMethod::Linear);
-                assert!(
-                    is_nan_error(&r, count, first),
-                    "{}, got {r:?}",
-                    context("quantiles")
+                assert_nan_error(
+                    sel.quantiles(&data, &[0.5], QuantileMethod::Linear),
+                    want,
+                    context("quantiles"),
                 );
                 if let Some(buffer) = &buffer {
-                    let r = sel.select(buffer, 0);
-                    assert!(
-                        is_nan_error(&r, count, first),
-                        "{}, got {r:?}",
-                        context("select_device")
+                    assert_nan_error(sel.select(buffer, 0), want, context("select_device"));
+                    assert_nan_error(
+                        sel.multiselect(buffer, &[n - 1, 0]),
+                        want,
+                        context("multiselect_device"),
                     );
-                    let r = sel.multiselect(buffer, &[n - 1, 0]);
-                    assert!(
-                        is_nan_error(&r, count, first),
-                        "{}, got {r:?}",
-                        context("multiselect_device")
-                    );
-                    let r = sel.quantiles(buffer, &[0.25], QuantileMethod::Linear);
-                    assert!(
-                        is_nan_error(&r, count, first),
-                        "{}, got {r:?}",
-                        context("quantiles_device")
+                    assert_nan_error(
+                        sel.quantiles(buffer, &[0.25], QuantileMethod::Linear),
+                        want,
+                        context("quantiles_device"),
                     );
                 }
             }
         }
         if !selector.device().is_cuda() {
             // The free functions use the default policy too.
-            let r = kselect::select(&data, 0);
-            assert!(is_nan_error(&r, count, first), "kselect::select: {r:?}");
-            let r = kselect::median(&data);
-            assert!(is_nan_error(&r, count, first), "kselect::median: {r:?}");
+            let free = |name: &str| format!("kselect::{name}");
+            assert_nan_error(kselect::select(&data, 0), want, free("select"));
+            assert_nan_error(kselect::median(&data), want, free("median"));
         }
     }
 }
@@ -164,30 +168,62 @@ fn ranks_to_check(m: usize) -> Vec<usize> {
     }
 }
 
+/// `selector` with `algorithm` and `policy`, and the context of its failures on `n` values of
+/// which `numbers` are not NaN.
+fn with_policy<T: TestElement>(
+    selector: &Selector,
+    algorithm: Algorithm,
+    policy: NanPolicy,
+    (n, numbers): (usize, usize),
+) -> (Selector, impl Fn(&str) -> String) {
+    let sel = selector.clone().algorithm(algorithm).nan_policy(policy);
+    let backend = sel.device().backend_name();
+    let context = move |what: &str| {
+        format!(
+            "{backend} {algorithm} {} n={n} ({numbers} numbers) {policy:?}: {what}",
+            T::DTYPE
+        )
+    };
+    (sel, context)
+}
+
+/// Checks the `multiselect` of `ranks` from `data` against the reference; returns the values.
+fn check_multiselect<'a, T: TestElement>(
+    sel: &Selector,
+    data: impl Into<Values<'a, T>>,
+    (ranks, reference): (&[usize], &Reference<T>),
+    what: &str,
+    context: &dyn Fn(&str) -> String,
+) -> Vec<T> {
+    let got = ok(sel.multiselect(data, ranks), &|| context(what));
+    reference.check_all(&got, ranks, &|| context(what));
+    got
+}
+
+/// Checks `select` of each rank of [`ranks_to_check`] among `m` against the reference.
+fn check_selects<T: TestElement>(
+    sel: &Selector,
+    data: &[T],
+    reference: &Reference<T>,
+    m: usize,
+    context: &dyn Fn(&str) -> String,
+) {
+    for k in ranks_to_check(m) {
+        let got = ok(sel.select(data, k), &|| context("select"));
+        reference.check(got, k, &|| context("select"));
+    }
+}
+
 /// `NanPolicy::Omit`: ranks over the numbers only.
 fn check_omit_policy<T: TestElement>(selector: &Selector) {
     for (n, nan_at) in patterns() {
         let data = with_nans::<T>(n, &nan_at);
         let reference = Reference::without_nan(&data);
         let m = reference.len();
-        let buffer = selector.device().is_cuda().then(|| {
-            ok(DeviceBuffer::from_host(selector.device(), &data), &|| {
-                "upload".into()
-            })
-        });
+        let buffer = upload(selector, &data);
         let large = n >= 100_000;
         for &algorithm in algorithms_of(selector) {
-            let sel = selector
-                .clone()
-                .algorithm(algorithm)
-                .nan_policy(NanPolicy::Omit);
-            let context = |what: &str| {
-                format!(
-                    "{} {algorithm} {} n={n} ({m} numbers) Omit: {what}",
-                    sel.device().backend_name(),
-                    T::DTYPE
-                )
-            };
+            let (sel, context) = with_policy::<T>(selector, algorithm, NanPolicy::Omit, (n, m));
             if m == 0 {
                 assert_err!(
                     sel.select(&data, 0),
@@ -220,18 +256,14 @@ fn check_omit_policy<T: TestElement>(selector: &Selector) {
             let got = ok(sel.median(&data), &|| context("median"));
             reference.check(got, (m - 1) / 2, &|| context("median"));
             let ranks = scrambled_ranks(m);
-            let got = ok(sel.multiselect(&data, &ranks), &|| context("multiselect"));
-            reference.check_all(&got, &ranks, &|| context("multiselect"));
+            check_multiselect(&sel, &data, (&ranks, &reference), "multiselect", &context);
             assert_err!(
                 sel.select(&data, m),
                 Error::RankOutOfRange { k, n: len } if k == m && len == m,
                 "{}", context("select(number of non-NaN values)")
             );
             if !large {
-                for k in ranks_to_check(m) {
-                    let got = ok(sel.select(&data, k), &|| context("select"));
-                    reference.check(got, k, &|| context("select"));
-                }
+                check_selects(&sel, &data, &reference, m, &context);
                 let got = ok(sel.select_largest(&data, 0), &|| context("select_largest"));
                 reference.check(got, m - 1, &|| context("select_largest(0)"));
                 assert_err!(
@@ -241,10 +273,8 @@ fn check_omit_policy<T: TestElement>(selector: &Selector) {
                 );
             }
             if let Some(buffer) = &buffer {
-                let got = ok(sel.multiselect(buffer, &ranks), &|| {
-                    context("multiselect_device")
-                });
-                reference.check_all(&got, &ranks, &|| context("multiselect_device"));
+                let (what, input) = ("multiselect_device", buffer);
+                check_multiselect(&sel, input, (&ranks, &reference), what, &context);
                 assert_err!(
                     sel.select(buffer, m),
                     Error::RankOutOfRange { k, n: len } if k == m && len == m,
@@ -261,29 +291,15 @@ fn check_last_policy<T: TestElement>(selector: &Selector) {
         let data = with_nans::<T>(n, &nan_at);
         let reference = Reference::new(&data);
         let numbers = n - nan_at.len();
-        let buffer = selector.device().is_cuda().then(|| {
-            ok(DeviceBuffer::from_host(selector.device(), &data), &|| {
-                "upload".into()
-            })
-        });
+        let buffer = upload(selector, &data);
         let large = n >= 100_000;
         for &algorithm in algorithms_of(selector) {
-            let sel = selector
-                .clone()
-                .algorithm(algorithm)
-                .nan_policy(NanPolicy::Last);
-            let context = |what: &str| {
-                format!(
-                    "{} {algorithm} {} n={n} ({numbers} numbers) Last: {what}",
-                    sel.device().backend_name(),
-                    T::DTYPE
-                )
-            };
+            let (sel, context) =
+                with_policy::<T>(selector, algorithm, NanPolicy::Last, (n, numbers));
             // The ranks on both sides of the first NaN rank, in a scrambled order with repeats.
             let mut ranks = vec![n - 1, 0, numbers, numbers.wrapping_sub(1), n / 2, n - 1];
             ranks.retain(|&k| k < n);
-            let got = ok(sel.multiselect(&data, &ranks), &|| context("multiselect"));
-            reference.check_all(&got, &ranks, &|| context("multiselect"));
+            let got = check_multiselect(&sel, &data, (&ranks, &reference), "multiselect", &context);
             for (&k, x) in ranks.iter().zip(&got) {
                 assert_eq!(
                     k >= numbers,
@@ -306,16 +322,11 @@ fn check_last_policy<T: TestElement>(selector: &Selector) {
                 "{}", context("select(n)")
             );
             if !large {
-                for k in ranks_to_check(n) {
-                    let got = ok(sel.select(&data, k), &|| context("select"));
-                    reference.check(got, k, &|| context("select"));
-                }
+                check_selects(&sel, &data, &reference, n, &context);
             }
             if let Some(buffer) = &buffer {
-                let got = ok(sel.multiselect(buffer, &ranks), &|| {
-                    context("multiselect_device")
-                });
-                reference.check_all(&got, &ranks, &|| context("multiselect_device"));
+                let (what, input) = ("multiselect_device", buffer);
+                check_multiselect(&sel, input, (&ranks, &reference), what, &context);
             }
         }
     }
@@ -421,26 +432,16 @@ fn check_omit_quantiles<T: TestElement>(selector: &Selector) {
                 let want = ok(sel.quantiles(&filtered, &qs, method), &context);
                 let omit = sel.nan_policy(NanPolicy::Omit);
                 let got = ok(omit.quantiles(&data, &qs, method), &context);
-                let same = got.len() == want.len()
-                    && got
-                        .iter()
-                        .zip(&want)
-                        .all(|(a, b)| a.to_bits() == b.to_bits());
                 assert!(
-                    same,
+                    same_quantiles(&got, &want),
                     "{}: Omit gave {got:?}, the filtered data {want:?}",
                     context()
                 );
                 if let Some(device) = selector.device().is_cuda().then(|| selector.device()) {
                     let buffer = ok(DeviceBuffer::from_host(device, &data), &context);
                     let got = ok(omit.quantiles(&buffer, &qs, method), &context);
-                    let same = got.len() == want.len()
-                        && got
-                            .iter()
-                            .zip(&want)
-                            .all(|(a, b)| a.to_bits() == b.to_bits());
                     assert!(
-                        same,
+                        same_quantiles(&got, &want),
                         "{}: device Omit gave {got:?}, want {want:?}",
                         context()
                     );

@@ -3,6 +3,7 @@
 
 mod common;
 
+use common::recovery::{assert_close_to_scale, measure, products, relative_error};
 use common::SplitMix64;
 use kselect::recovery::{
     sparse_signal, Algorithm, DeviceOperator, Ensemble, LinearOperator, Real, Recovery, SignalKind,
@@ -84,23 +85,6 @@ fn signal<T: Real>(n: usize, k: usize, signs: bool, seed: u64) -> Vec<T> {
     x
 }
 
-fn measure<T: Real>(op: &dyn LinearOperator<T>, x: &[T]) -> Vec<T> {
-    let mut y = vec![T::zero(); op.shape().0];
-    op.apply(x, &mut y);
-    y
-}
-
-/// The largest error relative to the largest entry.
-fn relative_error<T: Real>(found: &[T], x: &[T]) -> f64 {
-    let big = x.iter().map(|v| v.as_f64().abs()).fold(0.0, f64::max);
-    let err = found
-        .iter()
-        .zip(x)
-        .map(|(a, b)| (a.as_f64() - b.as_f64()).abs())
-        .fold(0.0, f64::max);
-    err / big
-}
-
 fn support_of<T: Real>(x: &[T]) -> Vec<usize> {
     (0..x.len()).filter(|&i| x[i] != T::zero()).collect()
 }
@@ -119,6 +103,20 @@ fn check_recovery<T: Real>(found: &Recovery<T>, x: &[T], bound: f64, what: &str)
     assert_eq!(found.residuals.len(), found.iterations + 1, "{what}");
 }
 
+/// Measures `x` with `op`, solves for it by `algorithm` with `k` nonzeros, and checks the
+/// recovery (see [`check_recovery`]).
+fn recovers<T: Real>(
+    op: &dyn LinearOperator<T>,
+    (algorithm, k): (Algorithm, usize),
+    x: &[T],
+    bound: f64,
+    what: &str,
+) {
+    let y = measure(op, x);
+    let found = Solver::new(algorithm, k).solve(op, &y).unwrap();
+    check_recovery(&found, x, bound, what);
+}
+
 fn recovers_well_inside_the_region<T: Real>(bound: f64) {
     // n = 256, m = 128 (delta = 1/2), k = 12 (rho < 0.1): every algorithm recovers; plain
     // IHT, whose step 1 / |A|^2 is short (about 0.17 here), within a smaller region: k = 5.
@@ -128,10 +126,8 @@ fn recovers_well_inside_the_region<T: Real>(bound: f64) {
         for algorithm in ALGORITHMS {
             let k = if algorithm == Algorithm::Iht { 5 } else { 12 };
             let x = signal::<T>(n, k, signs, 100 + trial);
-            let y = measure(&op, &x);
-            let found = Solver::new(algorithm, k).solve(&op, &y).unwrap();
             let what = format!("{algorithm}, trial {trial}, signs {signs}");
-            check_recovery(&found, &x, bound, &what);
+            recovers(&op, (algorithm, k), &x, bound, &what);
         }
     }
 }
@@ -168,10 +164,8 @@ fn every_ensemble_recovers<T: Real>(bound: f64) {
                 }
                 let k = if algorithm == Algorithm::Iht { 6 } else { 16 };
                 let x = sparse_signal::<T>(n, k, kind, 500 + trial as u64).unwrap();
-                let y = measure(&op, &x);
-                let found = Solver::new(algorithm, k).solve(&op, &y).unwrap();
                 let what = format!("{ensemble}, {kind} signal, {algorithm}");
-                check_recovery(&found, &x, bound, &what);
+                recovers(&op, (algorithm, k), &x, bound, &what);
             }
         }
     }
@@ -368,14 +362,12 @@ fn least_squares_in_f32_does_not_blow_up_on_nearly_dependent_columns() {
         .generate::<f32>(256, 512, 21)
         .unwrap();
     let x = sparse_signal::<f32>(512, 16, SignalKind::Sign, 701).unwrap();
-    let y = measure(&op, &x);
     for algorithm in [
         Algorithm::SubspacePursuit,
         Algorithm::Htp,
         Algorithm::Cosamp,
     ] {
-        let found = Solver::new(algorithm, 16).solve(&op, &y).unwrap();
-        check_recovery(&found, &x, 1e-3, &format!("{algorithm}"));
+        recovers(&op, (algorithm, 16), &x, 1e-3, &format!("{algorithm}"));
     }
 }
 
@@ -396,9 +388,7 @@ fn device_products_equal_the_cpu<T: Real>(tol: f64) {
         let on_gpu = DeviceOperator::upload(&op, &device).unwrap();
         let x = sparse_signal::<T>(n, n.div_ceil(2), SignalKind::Gaussian, 9).unwrap();
         let y = sparse_signal::<T>(m, m.div_ceil(2), SignalKind::Gaussian, 10).unwrap();
-        let (mut ax, mut aty) = (vec![T::zero(); m], vec![T::zero(); n]);
-        op.apply(&x, &mut ax);
-        op.adjoint(&y, &mut aty);
+        let (ax, aty) = products(&op, &x, &y);
         let xd = kselect::DeviceBuffer::from_host(&device, &x).unwrap();
         let yd = kselect::DeviceBuffer::from_host(&device, &y).unwrap();
         let mut axd = kselect::DeviceBuffer::from_host(&device, &vec![T::zero(); m]).unwrap();
@@ -406,14 +396,7 @@ fn device_products_equal_the_cpu<T: Real>(tol: f64) {
         on_gpu.apply(&xd, &mut axd).unwrap();
         on_gpu.adjoint(&yd, &mut atyd).unwrap();
         let close = |a: &[T], b: &[T], what: &str| {
-            let scale = b.iter().map(|v| v.as_f64().abs()).fold(1e-30, f64::max);
-            for (i, (p, q)) in a.iter().zip(b).enumerate() {
-                let d = (p.as_f64() - q.as_f64()).abs();
-                assert!(
-                    d <= tol * scale,
-                    "{ensemble} {m} x {n} {what}[{i}]: {p} vs {q}"
-                );
-            }
+            assert_close_to_scale(a, b, tol, &format!("{ensemble} {m} x {n} {what}"));
         };
         close(&axd.to_host().unwrap(), &ax, "A x");
         close(&atyd.to_host().unwrap(), &aty, "A^T y");

@@ -4,6 +4,7 @@
 
 mod common;
 
+use common::recovery::{assert_close_to_scale, measure, products, relative_error};
 use kselect::recovery::{
     sparse_signal, Algorithm, DeviceOperator, Ensemble, LinearOperator, Operator, PhaseTransition,
     Real, Recovery, SignalKind, Solver, StopReason, ALGORITHMS,
@@ -20,28 +21,6 @@ fn operators<T: Real>(
     (0..count as u64)
         .map(|c| ensemble.generate::<T>(m, n, seed + c).unwrap())
         .collect()
-}
-
-/// `A x`.
-fn measure<T: Real>(op: &dyn LinearOperator<T>, x: &[T]) -> Vec<T> {
-    let mut y = vec![T::zero(); op.shape().0];
-    op.apply(x, &mut y);
-    y
-}
-
-/// `|found - x|_inf / |x|_inf`.
-fn relative_error<T: Real>(found: &[T], x: &[T]) -> f64 {
-    let largest = x.iter().map(|v| v.as_f64().abs()).fold(0.0, f64::max);
-    let diff = found
-        .iter()
-        .zip(x)
-        .map(|(a, b)| (a.as_f64() - b.as_f64()).abs())
-        .fold(0.0, f64::max);
-    if largest == 0.0 {
-        diff
-    } else {
-        diff / largest
-    }
 }
 
 /// Signals of several sparsities (none, k / 2, k and beyond) and their measurements, one for
@@ -141,21 +120,13 @@ fn stack_products_are_each_members<T: Real>(tol: f64) {
         stack.adjoint_many(&yd, &mut atyd).unwrap();
         let (ax, aty) = (axd.to_host().unwrap(), atyd.to_host().unwrap());
         for (c, op) in ops.iter().enumerate() {
-            let (mut want_ax, mut want_aty) = (vec![T::zero(); m], vec![T::zero(); n]);
-            op.apply(&xs[c * n..(c + 1) * n], &mut want_ax);
-            op.adjoint(&ys[c * m..(c + 1) * m], &mut want_aty);
+            let (want_ax, want_aty) =
+                products(op, &xs[c * n..(c + 1) * n], &ys[c * m..(c + 1) * m]);
             for (got, want, what) in [
                 (&ax[c * m..(c + 1) * m], &want_ax, "A x"),
                 (&aty[c * n..(c + 1) * n], &want_aty, "A^T y"),
             ] {
-                let scale = want.iter().map(|v| v.as_f64().abs()).fold(1e-30, f64::max);
-                for (i, (p, q)) in got.iter().zip(want.iter()).enumerate() {
-                    let d = (p.as_f64() - q.as_f64()).abs();
-                    assert!(
-                        d <= tol * scale,
-                        "{ensemble} member {c} {what}[{i}]: {p} vs {q}"
-                    );
-                }
+                assert_close_to_scale(got, want, tol, &format!("{ensemble} member {c} {what}"));
             }
         }
         // One vector too few, and single products, are errors on a stack.

@@ -5,6 +5,7 @@
 
 mod common;
 
+use common::recovery::products;
 use common::SplitMix64;
 use kselect::recovery::{
     sparse_signal, DenseMatrix, Ensemble, LinearOperator, Operator, Real, SignalKind, SparseBinary,
@@ -94,12 +95,9 @@ fn check_dct_against_definition<T: Real>(tolerance: f64) {
         let dct = full_dct::<T>(n);
         assert_eq!(dct.shape(), (n, n));
         let x = random_vec::<T>(&mut rng, n);
-        let mut y = vec![T::zero(); n];
-        dct.apply(&x, &mut y);
+        let (y, back) = products(&dct, &x, &x);
         let e = relative_error(&to_f64(&y), &direct_dct2(&to_f64(&x)));
         assert!(e < tolerance, "DCT-II of length {n}: relative error {e}");
-        let mut back = vec![T::zero(); n];
-        dct.adjoint(&x, &mut back);
         let e = relative_error(&to_f64(&back), &direct_dct3(&to_f64(&x)));
         assert!(e < tolerance, "DCT-III of length {n}: relative error {e}");
     }
@@ -232,10 +230,7 @@ fn check_dense_against_loops<T: Real>(tolerance: f64) {
         assert_eq!(a.as_slice(), &data[..]);
         let x = random_vec::<T>(&mut rng, n);
         let y = random_vec::<T>(&mut rng, m);
-        let mut ax = vec![T::zero(); m];
-        let mut aty = vec![T::zero(); n];
-        a.apply(&x, &mut ax);
-        a.adjoint(&y, &mut aty);
+        let (ax, aty) = products(&a, &x, &y);
         let (ax_ref, aty_ref) = naive_products(&data, m, n, &x, &y);
         let e = relative_error(&to_f64(&ax), &ax_ref);
         assert!(e < tolerance, "A x of {m} x {n}: relative error {e}");
@@ -272,10 +267,7 @@ fn adjoint_gap<T: Real>(a: &dyn LinearOperator<T>, rng: &mut SplitMix64) -> f64 
     let (m, n) = a.shape();
     let x = random_vec::<T>(rng, n);
     let y = random_vec::<T>(rng, m);
-    let mut ax = vec![T::zero(); m];
-    let mut aty = vec![T::zero(); n];
-    a.apply(&x, &mut ax);
-    a.adjoint(&y, &mut aty);
+    let (ax, aty) = products(a, &x, &y);
     let (x, y, ax, aty) = (to_f64(&x), to_f64(&y), to_f64(&ax), to_f64(&aty));
     let scale = norm(&ax) * norm(&y) + norm(&x) * norm(&aty);
     (dot(&ax, &y) - dot(&x, &aty)).abs() / scale
@@ -459,10 +451,7 @@ fn sparse_binary_products_match_plain_loops() {
     let x = random_vec::<f64>(&mut rng, n);
     let y = random_vec::<f64>(&mut rng, m);
     let (ax_ref, aty_ref) = naive_products(&dense, m, n, &x, &y);
-    let mut ax = vec![0.0; m];
-    let mut aty = vec![0.0; n];
-    a.apply(&x, &mut ax);
-    a.adjoint(&y, &mut aty);
+    let (ax, aty) = products(&a, &x, &y);
     assert!(relative_error(&ax, &ax_ref) < 1e-13);
     assert!(relative_error(&aty, &aty_ref) < 1e-13);
 }

@@ -158,6 +158,13 @@ pub fn without_file_and_time(json: &Value) -> Value {
     json
 }
 
+/// The lines of `text`, each split into its words (the rows of a table).
+pub fn words_of_lines(text: &str) -> Vec<Vec<&str>> {
+    text.lines()
+        .map(|l| l.split_whitespace().collect())
+        .collect()
+}
+
 pub fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
@@ -206,19 +213,35 @@ pub fn cpu_json(command: &str, file: impl AsRef<Path>, args: &[&str]) -> (String
 /// on stderr and nothing on stdout; returns stderr.
 pub fn cpu_fails(command: &str, file: impl AsRef<Path>, args: &[&str], code: i32) -> String {
     let file = file.as_ref().display().to_string();
-    let all = cpu_args(command, &file, args);
-    let out = kselect(&all);
+    kselect_fails(&cpu_args(command, &file, args), code)
+}
+
+/// Runs `kselect ARGS`, expects exit status `code`, an error message on stderr and nothing on
+/// stdout; returns stderr.
+pub fn kselect_fails(args: &[&str], code: i32) -> String {
+    let out = kselect(args);
     let err = stderr(&out);
     assert_eq!(
         out.status.code(),
         Some(code),
-        "kselect {all:?}: stdout {} stderr {err}",
+        "kselect {args:?}: stdout {} stderr {err}",
         stdout(&out)
     );
     assert!(err.starts_with("error: "), "{err}");
     assert!(out.stdout.is_empty(), "nothing on stdout: {}", stdout(&out));
     assert!(!err.contains("panicked"), "{err}");
     err
+}
+
+/// Runs `kselect COMMAND FILE --backend cpu ARGS`, expects a usage error (exit status 2) that
+/// says `want` in kselect's own words, not clap's ("unexpected argument", "tip:").
+pub fn assert_own_usage_error(command: &str, file: impl AsRef<Path>, args: &[&str], want: &str) {
+    let err = cpu_fails(command, file, args, 2);
+    assert!(err.contains(want), "{command} {args:?}: {err}");
+    assert!(
+        !err.contains("unexpected argument") && !err.contains("tip:"),
+        "{command} {args:?}: {err}"
+    );
 }
 
 /// A path in the temporary directory.

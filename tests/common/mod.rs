@@ -10,6 +10,7 @@
 #[cfg(feature = "cli")]
 pub mod cli;
 pub mod json;
+pub mod recovery;
 pub mod sklearn;
 
 use std::fmt::Debug;

@@ -1,0 +1,45 @@
+//! Helpers of the sparse recovery tests: measuring a signal, and its error.
+
+use kselect::recovery::{LinearOperator, Real};
+
+/// `A x`.
+pub fn measure<T: Real>(op: &dyn LinearOperator<T>, x: &[T]) -> Vec<T> {
+    let mut y = vec![T::zero(); op.shape().0];
+    op.apply(x, &mut y);
+    y
+}
+
+/// `|found - x|_inf / |x|_inf` (the absolute error where `x` is zero).
+pub fn relative_error<T: Real>(found: &[T], x: &[T]) -> f64 {
+    let largest = x.iter().map(|v| v.as_f64().abs()).fold(0.0, f64::max);
+    let diff = found
+        .iter()
+        .zip(x)
+        .map(|(a, b)| (a.as_f64() - b.as_f64()).abs())
+        .fold(0.0, f64::max);
+    if largest == 0.0 {
+        diff
+    } else {
+        diff / largest
+    }
+}
+
+/// `(A x, A^T y)`.
+pub fn products<T: Real>(op: &dyn LinearOperator<T>, x: &[T], y: &[T]) -> (Vec<T>, Vec<T>) {
+    let (m, n) = op.shape();
+    let mut ax = vec![T::zero(); m];
+    let mut aty = vec![T::zero(); n];
+    op.apply(x, &mut ax);
+    op.adjoint(y, &mut aty);
+    (ax, aty)
+}
+
+/// Asserts that `got` is within `tol` of `want`, relative to `want`'s largest magnitude.
+#[track_caller]
+pub fn assert_close_to_scale<T: Real>(got: &[T], want: &[T], tol: f64, what: &str) {
+    let scale = want.iter().map(|v| v.as_f64().abs()).fold(1e-30, f64::max);
+    for (i, (p, q)) in got.iter().zip(want).enumerate() {
+        let d = (p.as_f64() - q.as_f64()).abs();
+        assert!(d <= tol * scale, "{what}[{i}]: {p} vs {q}");
+    }
+}
