@@ -17,8 +17,10 @@
 use std::hint::black_box;
 use std::time::Duration;
 
+use criterion::measurement::WallTime;
 use criterion::{
-    criterion_group, criterion_main, BenchmarkId, Criterion, SamplingMode, Throughput,
+    criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion, SamplingMode,
+    Throughput,
 };
 use kselect::{Algorithm, QuantileMethod, Selector};
 use rayon::prelude::*;
@@ -51,30 +53,69 @@ fn sum_lanes(data: &[f32]) -> f32 {
     lanes.iter().sum::<f32>() + chunks.remainder().iter().sum::<f32>()
 }
 
+/// The group `name` of `n` `f32` values: 10 samples, the warm-up and measurement times
+/// `(ms, s)` given, flat sampling when the input is `big`.
+fn f32_group(
+    c: &mut Criterion,
+    name: String,
+    n: usize,
+    big: bool,
+    (warm_up_ms, measurement_s): (u64, u64),
+) -> BenchmarkGroup<'_, WallTime> {
+    let mut group = c.benchmark_group(name);
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(warm_up_ms))
+        .measurement_time(Duration::from_secs(measurement_s))
+        .throughput(Throughput::Bytes((n * std::mem::size_of::<f32>()) as u64));
+    if big {
+        group.sampling_mode(SamplingMode::Flat);
+    }
+    group
+}
+
+/// `sum-parallel`: the sum of `data` on all threads, the floor of a read.
+fn bench_parallel_sum(group: &mut BenchmarkGroup<'_, WallTime>, data: &[f32]) {
+    group.bench_function("sum-parallel", |b| {
+        b.iter(|| {
+            black_box(data)
+                .par_chunks(1 << 16)
+                .map(sum_lanes)
+                .sum::<f32>()
+        })
+    });
+}
+
+/// Benchmarks the quantiles `qs` of `data` by the default and by quickMultiSelect, as
+/// `NAME/ALGORITHM`.
+fn both<T: kselect::Element>(
+    group: &mut BenchmarkGroup<'_, WallTime>,
+    name: &str,
+    data: &[T],
+    qs: &[f64],
+) {
+    for algorithm in [Algorithm::Auto, Algorithm::QuickMultiselect] {
+        let selector = Selector::new().algorithm(algorithm);
+        group.bench_function(format!("{name}/{}", algorithm.name()), |b| {
+            b.iter(|| {
+                selector
+                    .quantiles(black_box(data), qs, QuantileMethod::Linear)
+                    .expect("percentiles")
+            })
+        });
+    }
+}
+
 /// The benchmarks of one size.
 fn bench_size(c: &mut Criterion, power: u32) {
     let n = 1usize << power;
     let data = uniform_f32(n, 0x5EED + power as u64);
     let k = n / 2;
     let big = power >= 22;
-    let mut group = c.benchmark_group(format!("median_f32/2^{power}"));
-    group
-        .sample_size(10)
-        .warm_up_time(Duration::from_millis(if big { 200 } else { 500 }))
-        .measurement_time(Duration::from_secs(if big { 2 } else { 1 }))
-        .throughput(Throughput::Bytes((n * std::mem::size_of::<f32>()) as u64));
-    if big {
-        group.sampling_mode(SamplingMode::Flat);
-    }
+    let times = if big { (200, 2) } else { (500, 1) };
+    let mut group = f32_group(c, format!("median_f32/2^{power}"), n, big, times);
     group.bench_function("sum", |b| b.iter(|| sum_lanes(black_box(&data))));
-    group.bench_function("sum-parallel", |b| {
-        b.iter(|| {
-            black_box(&data)
-                .par_chunks(1 << 16)
-                .map(sum_lanes)
-                .sum::<f32>()
-        })
-    });
+    bench_parallel_sum(&mut group, &data);
     group.bench_function("std-select_nth_unstable", |b| {
         b.iter(|| {
             let mut copy = black_box(&data).to_vec();
@@ -109,36 +150,12 @@ fn bench_percentiles(c: &mut Criterion, power: u32) {
     let n = 1usize << power;
     let data = uniform_f32(n, 0x9E5 + power as u64);
     let big = power >= 22;
-    let mut group = c.benchmark_group(format!("percentiles_f32/2^{power}"));
-    group
-        .sample_size(10)
-        .warm_up_time(Duration::from_millis(if big { 300 } else { 500 }))
-        .measurement_time(Duration::from_secs(if big { 3 } else { 1 }))
-        .throughput(Throughput::Bytes((n * std::mem::size_of::<f32>()) as u64));
-    if big {
-        group.sampling_mode(SamplingMode::Flat);
-    }
-    group.bench_function("sum-parallel", |b| {
-        b.iter(|| {
-            black_box(&data)
-                .par_chunks(1 << 16)
-                .map(sum_lanes)
-                .sum::<f32>()
-        })
-    });
+    let times = if big { (300, 3) } else { (500, 1) };
+    let mut group = f32_group(c, format!("percentiles_f32/2^{power}"), n, big, times);
+    bench_parallel_sum(&mut group, &data);
     for count in [11, 101, 1001] {
         let qs = spaced(count);
-        for algorithm in [Algorithm::Auto, Algorithm::QuickMultiselect] {
-            let selector = Selector::new().algorithm(algorithm);
-            let id = format!("{count}/{}", algorithm.name());
-            group.bench_function(id, |b| {
-                b.iter(|| {
-                    selector
-                        .quantiles(black_box(&data), &qs, QuantileMethod::Linear)
-                        .expect("percentiles")
-                })
-            });
-        }
+        both(&mut group, &count.to_string(), &data, &qs);
         let selector = Selector::new();
         group.bench_function(format!("{count}/approximate"), |b| {
             b.iter(|| {
@@ -176,24 +193,6 @@ fn bench_types(c: &mut Criterion) {
         .warm_up_time(Duration::from_millis(300))
         .measurement_time(Duration::from_secs(2))
         .sampling_mode(SamplingMode::Flat);
-    /// Benchmarks `data` by both algorithms under `name`.
-    fn both<T: kselect::Element>(
-        group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
-        name: &str,
-        data: &[T],
-        qs: &[f64],
-    ) {
-        for algorithm in [Algorithm::Auto, Algorithm::QuickMultiselect] {
-            let selector = Selector::new().algorithm(algorithm);
-            group.bench_function(format!("{name}/{}", algorithm.name()), |b| {
-                b.iter(|| {
-                    selector
-                        .quantiles(black_box(data), qs, QuantileMethod::Linear)
-                        .expect("percentiles")
-                })
-            });
-        }
-    }
     let f32_normal: Vec<f32> = normal.iter().map(|&x| x as f32).collect();
     both(&mut group, "f32-normal", &f32_normal, &qs);
     let lognormal: Vec<f32> = normal.iter().map(|&x| (3.0 * x).exp() as f32).collect();

@@ -26,7 +26,6 @@ use kselect::select::cutting_plane::{
     Transform,
 };
 use kselect::{Algorithm, CudaDevice, Device, DeviceBuffer, Element, GpuTimer, Selector};
-use rayon::prelude::*;
 
 #[path = "common/gpu.rs"]
 mod gpu;
@@ -102,28 +101,22 @@ impl BenchFloat for f64 {
 }
 
 fn generate<T: BenchFloat>(dist: &str, n: usize) -> Vec<T> {
-    let mut data = vec![T::default(); n];
-    data.par_chunks_mut(1 << 16)
-        .enumerate()
-        .for_each(|(c, chunk)| {
-            let mut s = 0x1234_5678 ^ (c as u64).wrapping_mul(0x9E37_79B9);
-            for x in chunk.iter_mut() {
-                let u1 = ((splitmix::next(&mut s) >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-                let v = match dist {
-                    "normal" | "half-normal" => {
-                        let u2 = (splitmix::next(&mut s) >> 11) as f64 / (1u64 << 53) as f64;
-                        let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
-                        if dist == "normal" {
-                            z
-                        } else {
-                            z.abs()
-                        }
-                    }
-                    _ => u1,
-                };
-                *x = T::from_f64(v);
+    let mut data = splitmix::generate(n, 0x1234_5678, |s, _| {
+        let u1 = ((splitmix::next(s) >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+        let v = match dist {
+            "normal" | "half-normal" => {
+                let u2 = (splitmix::next(s) >> 11) as f64 / (1u64 << 53) as f64;
+                let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+                if dist == "normal" {
+                    z
+                } else {
+                    z.abs()
+                }
             }
-        });
+            _ => u1,
+        };
+        T::from_f64(v)
+    });
     if dist == "outliers" {
         for j in 0..5.min(n) {
             data[(j * 7919) % n] = T::from_f64(T::HUGE);

@@ -97,16 +97,7 @@ impl BenchFloat for f64 {
 }
 
 fn uniform<T: BenchFloat>(n: usize, seed: u64) -> Vec<T> {
-    let mut data = vec![T::default(); n];
-    data.par_chunks_mut(1 << 16)
-        .enumerate()
-        .for_each(|(c, chunk)| {
-            let mut s = seed ^ (c as u64).wrapping_mul(0x9E37_79B9);
-            for x in chunk.iter_mut() {
-                *x = T::unit(splitmix::next(&mut s));
-            }
-        });
-    data
+    splitmix::generate(n, seed, |s, _| T::unit(splitmix::next(s)))
 }
 
 /// One timed case.

@@ -122,40 +122,32 @@ bench_int!(u32);
 bench_int!(u64);
 
 fn generate<T: BenchElement>(dist: &str, n: usize) -> Vec<T> {
-    let mut data = vec![T::default(); n];
-    data.par_chunks_mut(1 << 16)
-        .enumerate()
-        .for_each(|(c, chunk)| {
-            let mut s = 0x1234_5678 ^ (c as u64).wrapping_mul(0x9E37_79B9);
-            for (j, x) in chunk.iter_mut().enumerate() {
-                let i = c * (1 << 16) + j;
-                let r = splitmix::next(&mut s);
-                let unit = || ((r >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-                let mut gaussian = || {
-                    let u2 = (splitmix::next(&mut s) >> 11) as f64 / (1u64 << 53) as f64;
-                    (-2.0 * unit().ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
-                };
-                *x = match dist {
-                    "normal" => T::from_f64(gaussian()),
-                    "half-normal" => T::from_f64(gaussian().abs()),
-                    "cauchy" => T::from_f64((std::f64::consts::PI * (unit() - 0.5)).tan()),
-                    "distinct16" => T::from_f64((r % 16) as f64),
-                    "sorted" => T::from_f64(i as f64 / n as f64),
-                    "equal" => T::from_f64(1.0),
-                    "two-values" => T::from_f64(if r % 20 == 0 { 2.0 } else { 1.0 }),
-                    "integers" => T::from_f64((gaussian() * 1000.0).round()),
-                    "bucket-killer" => {
-                        if i < 65 {
-                            T::from_f64(2f64.powi(i as i32 - 32))
-                        } else {
-                            T::from_f64(2f64.powi(-32) * (1.0 + (r >> 40) as f64 / 2f64.powi(30)))
-                        }
-                    }
-                    _ => T::from_bits_u64(r),
-                };
+    splitmix::generate(n, 0x1234_5678, |s, i| {
+        let r = splitmix::next(s);
+        let unit = || ((r >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+        let mut gaussian = || {
+            let u2 = (splitmix::next(s) >> 11) as f64 / (1u64 << 53) as f64;
+            (-2.0 * unit().ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+        };
+        match dist {
+            "normal" => T::from_f64(gaussian()),
+            "half-normal" => T::from_f64(gaussian().abs()),
+            "cauchy" => T::from_f64((std::f64::consts::PI * (unit() - 0.5)).tan()),
+            "distinct16" => T::from_f64((r % 16) as f64),
+            "sorted" => T::from_f64(i as f64 / n as f64),
+            "equal" => T::from_f64(1.0),
+            "two-values" => T::from_f64(if r % 20 == 0 { 2.0 } else { 1.0 }),
+            "integers" => T::from_f64((gaussian() * 1000.0).round()),
+            "bucket-killer" => {
+                if i < 65 {
+                    T::from_f64(2f64.powi(i as i32 - 32))
+                } else {
+                    T::from_f64(2f64.powi(-32) * (1.0 + (r >> 40) as f64 / 2f64.powi(30)))
+                }
             }
-        });
-    data
+            _ => T::from_bits_u64(r),
+        }
+    })
 }
 
 struct Row {

@@ -456,35 +456,10 @@ fn print_row(row: &Row, opts: &Options) {
     );
 }
 
-/// The CPU's model name (from `/proc/cpuinfo` where there is one) and its threads.
-fn describe_cpu() -> String {
-    let model = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|info| {
-            info.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split(':').nth(1))
-                .map(|m| m.trim().to_string())
-        })
-        .unwrap_or_else(|| "unknown CPU".into());
-    format!("cpu: {model} ({} threads)", rayon::current_num_threads())
-}
-
 fn main() {
     let opts = parse_options();
-    let (device, device_name) = match opts.device.as_str() {
-        "cpu" => (Device::Cpu, describe_cpu()),
-        "cuda" => {
-            let Some(gpu) = gpu::device_or_exit("knn") else {
-                return;
-            };
-            let name = gpu::describe(&gpu);
-            (Device::Cuda(gpu), name)
-        }
-        other => {
-            eprintln!("unknown device {other} (cpu or cuda)");
-            std::process::exit(2);
-        }
+    let Some((device, device_name)) = gpu::named_device(&opts.device, "knn") else {
+        return;
     };
     println!("device: {device_name}");
     println!(

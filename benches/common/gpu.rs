@@ -31,6 +31,38 @@ pub fn describe(gpu: &CudaDevice) -> String {
     )
 }
 
+/// The CPU's model name (from `/proc/cpuinfo` where there is one) and its threads.
+pub fn describe_cpu() -> String {
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    format!("cpu: {model} ({} threads)", rayon::current_num_threads())
+}
+
+/// The device of a `--device` option (`cpu` or `cuda`) and its description; `None` where
+/// there is no GPU for `cuda` (see [`device_or_exit`], which names the benchmark `bench`).
+/// Another name exits with status 2.
+pub fn named_device(name: &str, bench: &str) -> Option<(Device, String)> {
+    match name {
+        "cpu" => Some((Device::Cpu, describe_cpu())),
+        "cuda" => {
+            let gpu = device_or_exit(bench)?;
+            let description = describe(&gpu);
+            Some((Device::Cuda(gpu), description))
+        }
+        other => {
+            eprintln!("unknown device {other} (cpu or cuda)");
+            std::process::exit(2);
+        }
+    }
+}
+
 /// The times in ms of `reps` calls `f(run)`, each between CUDA events, after `warmups` calls
 /// that are not timed.
 pub fn event_times(

@@ -126,17 +126,9 @@ pub(crate) fn column_of(reader: impl Read, path: &Path, column: Option<&str>) ->
     };
     let name = names[index].clone();
     let mut parser = ColumnParser::default();
-    let mut record = ::csv::ByteRecord::new();
-    let mut row: u64 = 0;
-    while csv
-        .read_byte_record(&mut record)
-        .map_err(|e| csv_error(path, e))?
-    {
-        row += 1;
-        if !parser.push(row, record.get(index).unwrap_or_default()) {
-            break;
-        }
-    }
+    each_record(&mut csv, path, |row, record| {
+        parser.push(row, record.get(index).unwrap_or_default())
+    })?;
     parser
         .finish(name.clone(), index)
         .map_err(|text| text.error(path, &name))
@@ -278,20 +270,15 @@ pub(crate) fn table_of(reader: impl Read, path: &Path, keep_text: &[&str]) -> Re
         .iter()
         .map(|name| keep_text.iter().any(|k| k.trim() == name).then(Vec::new))
         .collect();
-    let mut record = ::csv::ByteRecord::new();
-    let mut row: u64 = 0;
-    while csv
-        .read_byte_record(&mut record)
-        .map_err(|e| csv_error(path, e))?
-    {
-        row += 1;
+    let rows = each_record(&mut csv, path, |row, record| {
         for ((parser, text), field) in parsers.iter_mut().zip(&mut texts).zip(record.iter()) {
             parser.push(row, field);
             if let Some(text) = text {
                 text.push(String::from_utf8_lossy(field).into_owned());
             }
         }
-    }
+        true
+    })?;
     let columns = parsers
         .into_iter()
         .zip(&names)
@@ -301,10 +288,32 @@ pub(crate) fn table_of(reader: impl Read, path: &Path, keep_text: &[&str]) -> Re
     Ok(CsvTable {
         path: path.to_path_buf(),
         names,
-        rows: row as usize,
+        rows: rows as usize,
         columns,
         texts,
     })
+}
+
+/// Reads the records of `csv` into `each(row, record)`, rows counted from 1, until `each`
+/// returns `false` or the data ends; the number of records read. `path` names the input in
+/// errors.
+fn each_record<R: Read>(
+    csv: &mut ::csv::Reader<R>,
+    path: &Path,
+    mut each: impl FnMut(u64, &::csv::ByteRecord) -> bool,
+) -> Result<u64> {
+    let mut record = ::csv::ByteRecord::new();
+    let mut row: u64 = 0;
+    while csv
+        .read_byte_record(&mut record)
+        .map_err(|e| csv_error(path, e))?
+    {
+        row += 1;
+        if !each(row, &record) {
+            break;
+        }
+    }
+    Ok(row)
 }
 
 /// A CSV reader of `reader` past its header row, and the column names the header gives;

@@ -732,6 +732,22 @@ fn round_up(v: f64) -> f32 {
     }
 }
 
+/// `$f::<W>(args)` with `W` = `$width`, the number of queries (1 to [`PANEL`]; more are
+/// `PANEL`): the AVX2 kernels are compiled for each number of queries.
+#[cfg(target_arch = "x86_64")]
+macro_rules! by_width {
+    ($width:expr, $($f:ident)::+ ($($arg:expr),* $(,)?)) => {
+        match $width {
+            1 => $($f)::+::<1>($($arg),*),
+            2 => $($f)::+::<2>($($arg),*),
+            3 => $($f)::+::<3>($($arg),*),
+            4 => $($f)::+::<4>($($arg),*),
+            5 => $($f)::+::<5>($($arg),*),
+            _ => $($f)::+::<6>($($arg),*),
+        }
+    };
+}
+
 /// The screening kernels this CPU runs.
 #[derive(Clone, Copy)]
 enum Kernel {
@@ -777,14 +793,7 @@ impl Kernel {
             // SAFETY: the CPU has AVX2 and FMA (`detect`), and the slices are as long as the
             // kernel reads (asserted above).
             Kernel::Avx2Fma => unsafe {
-                match width {
-                    1 => avx2::screen64::<1>(centred, block, center, norms, limits),
-                    2 => avx2::screen64::<2>(centred, block, center, norms, limits),
-                    3 => avx2::screen64::<3>(centred, block, center, norms, limits),
-                    4 => avx2::screen64::<4>(centred, block, center, norms, limits),
-                    5 => avx2::screen64::<5>(centred, block, center, norms, limits),
-                    _ => avx2::screen64::<6>(centred, block, center, norms, limits),
-                }
+                by_width!(width, avx2::screen64(centred, block, center, norms, limits))
             },
             Kernel::Portable => {
                 let mut open = 0u64;
@@ -826,14 +835,7 @@ impl Kernel {
             // SAFETY: the CPU has AVX2 and FMA (`detect`), and the slices are as long as the
             // kernel reads (asserted above).
             Kernel::Avx2Fma => unsafe {
-                match width {
-                    1 => avx2::screen32::<1>(narrow, wide, norms, limits),
-                    2 => avx2::screen32::<2>(narrow, wide, norms, limits),
-                    3 => avx2::screen32::<3>(narrow, wide, norms, limits),
-                    4 => avx2::screen32::<4>(narrow, wide, norms, limits),
-                    5 => avx2::screen32::<5>(narrow, wide, norms, limits),
-                    _ => avx2::screen32::<6>(narrow, wide, norms, limits),
-                }
+                by_width!(width, avx2::screen32(narrow, wide, norms, limits))
             },
             Kernel::Portable => {
                 let mut open = [0u64; 2];

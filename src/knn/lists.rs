@@ -8,6 +8,49 @@ use crate::device::DeviceBuffer;
 use crate::element::Element;
 use crate::error::Result;
 
+/// The constructor and the shape of a type of lists (`distances`, `indices`, `queries` and `k`
+/// its fields), with the examples of `queries()` and `k()` given.
+macro_rules! shape_of_lists {
+    (
+        impl<$t:ident: $bound:path> $lists:ident { $distances:ty, $indices:ty }
+        queries: $(#[$queries_doc:meta])*
+        k: $(#[$k_doc:meta])*
+    ) => {
+        impl<$t: $bound> $lists<$t> {
+            /// The lists of `queries` queries of `k` neighbours each (the lengths match).
+            pub(crate) fn new(
+                distances: $distances,
+                indices: $indices,
+                queries: usize,
+                k: usize,
+            ) -> $lists<$t> {
+                debug_assert_eq!(distances.len(), queries * k);
+                debug_assert_eq!(indices.len(), queries * k);
+                $lists {
+                    distances,
+                    indices,
+                    queries,
+                    k,
+                }
+            }
+
+            /// The number of queries.
+            ///
+            $(#[$queries_doc])*
+            pub fn queries(&self) -> usize {
+                self.queries
+            }
+
+            /// The number of neighbours of each query.
+            ///
+            $(#[$k_doc])*
+            pub fn k(&self) -> usize {
+                self.k
+            }
+        }
+    };
+}
+
 /// The `k` neighbours of each query, nearest first, with their distances (for
 /// [`Metric::InnerProduct`](crate::knn::Metric::InnerProduct), their inner products, largest
 /// first). Equal distances are ordered by the lower reference index.
@@ -31,48 +74,25 @@ pub struct NeighborLists<T> {
     k: usize,
 }
 
-impl<T: Copy> NeighborLists<T> {
-    /// The lists of `queries` queries of `k` neighbours each (the lengths match).
-    pub(crate) fn new(
-        distances: Vec<T>,
-        indices: Vec<usize>,
-        queries: usize,
-        k: usize,
-    ) -> NeighborLists<T> {
-        debug_assert_eq!(distances.len(), queries * k);
-        debug_assert_eq!(indices.len(), queries * k);
-        NeighborLists {
-            distances,
-            indices,
-            queries,
-            k,
-        }
-    }
-
-    /// The number of queries.
-    ///
+shape_of_lists! {
+    impl<T: Copy> NeighborLists { Vec<T>, Vec<usize> }
+    queries:
     /// ```
     /// # use kselect::knn::{Neighbors, Points};
     /// let n = Neighbors::new(Points::new(&[0.0f32, 1.0], 1)?)?;
     /// assert_eq!(n.search(Points::new(&[0.5f32, 2.0, 3.0], 1)?, 1)?.queries(), 3);
     /// # Ok::<(), kselect::Error>(())
     /// ```
-    pub fn queries(&self) -> usize {
-        self.queries
-    }
-
-    /// The number of neighbours of each query.
-    ///
+    k:
     /// ```
     /// # use kselect::knn::{Neighbors, Points};
     /// let n = Neighbors::new(Points::new(&[0.0f32, 1.0], 1)?)?;
     /// assert_eq!(n.search(Points::new(&[0.5f32], 1)?, 2)?.k(), 2);
     /// # Ok::<(), kselect::Error>(())
     /// ```
-    pub fn k(&self) -> usize {
-        self.k
-    }
+}
 
+impl<T: Copy> NeighborLists<T> {
     /// The distances and reference indices of query `i`'s neighbours, nearest first.
     ///
     /// # Panics
@@ -179,48 +199,25 @@ impl<T: Element> std::fmt::Debug for DeviceNeighborLists<T> {
     }
 }
 
-impl<T: Element> DeviceNeighborLists<T> {
-    /// The lists of `queries` queries of `k` neighbours each (the lengths match).
-    pub(crate) fn new(
-        distances: DeviceBuffer<T>,
-        indices: DeviceBuffer<u64>,
-        queries: usize,
-        k: usize,
-    ) -> DeviceNeighborLists<T> {
-        debug_assert_eq!(distances.len(), queries * k);
-        debug_assert_eq!(indices.len(), queries * k);
-        DeviceNeighborLists {
-            distances,
-            indices,
-            queries,
-            k,
-        }
-    }
-
-    /// The number of queries.
-    ///
+shape_of_lists! {
+    impl<T: Element> DeviceNeighborLists { DeviceBuffer<T>, DeviceBuffer<u64> }
+    queries:
     /// ```no_run
     /// # use kselect::{knn::{Neighbors, Points}, Device};
     /// let n = Neighbors::new(Points::new(&[0.0f32, 1.0], 1)?)?.device(Device::cuda(0)?);
     /// assert_eq!(n.search_device(Points::new(&[0.5f32, 2.0, 3.0], 1)?, 1)?.queries(), 3);
     /// # Ok::<(), kselect::Error>(())
     /// ```
-    pub fn queries(&self) -> usize {
-        self.queries
-    }
-
-    /// The number of neighbours of each query.
-    ///
+    k:
     /// ```no_run
     /// # use kselect::{knn::{Neighbors, Points}, Device};
     /// let n = Neighbors::new(Points::new(&[0.0f32, 1.0], 1)?)?.device(Device::cuda(0)?);
     /// assert_eq!(n.search_device(Points::new(&[0.5f32], 1)?, 2)?.k(), 2);
     /// # Ok::<(), kselect::Error>(())
     /// ```
-    pub fn k(&self) -> usize {
-        self.k
-    }
+}
 
+impl<T: Element> DeviceNeighborLists<T> {
     /// All distances, row-major (`queries * k`).
     ///
     /// ```no_run

@@ -8,6 +8,27 @@ use crate::recovery::vector;
 use crate::recovery::{LinearOperator, Real};
 use crate::select::Selector;
 
+/// `K` vectors of `len` zeros, allocated one after the other.
+pub(crate) fn zeros_each<T: Real, B: Backend<T>, const K: usize>(
+    b: &B,
+    len: usize,
+) -> Result<[B::Vector; K]> {
+    let mut all = Vec::with_capacity(K);
+    for _ in 0..K {
+        all.push(b.zeros(len)?);
+    }
+    Ok(all
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("K vectors were made")))
+}
+
+/// A copy of the measurements `y`: the residual of `x = 0`.
+pub(crate) fn measured<T: Real, B: Backend<T>>(b: &B) -> Result<B::Vector> {
+    let mut r = b.zeros(b.shape().0)?;
+    b.copy(b.measurements(), &mut r)?;
+    Ok(r)
+}
+
 /// The arithmetic of one problem: `m`-long and `n`-long vectors, supports (ascending index
 /// sets), the operator `A` and the measurements `y`. Scalars come back as `f64`.
 pub(crate) trait Backend<T: Real> {

@@ -94,17 +94,8 @@ impl<'a, T: Real> Columns<'a, T> {
         dev.stream()
             .memset_zeros(out)
             .map_err(|e| driver_error("zeroing a batch of recovery vectors", e))?;
-        let (k64, n64, total) = (self.k as u64, self.n as u64, (self.k * self.count) as u64);
-        rec_cols_restrict(
-            dev,
-            over(self.k * self.count),
-            v,
-            support,
-            k64,
-            n64,
-            total,
-            out,
-        )
+        let (shape, k64, total) = self.by_column(self.k);
+        rec_cols_restrict(dev, shape, v, support, k64, self.n as u64, total, out)
     }
 
     /// `v = x + mu_c g` in each column `c`.
@@ -115,9 +106,8 @@ impl<'a, T: Real> Columns<'a, T> {
         mu: &CudaSlice<f64>,
         v: &mut CudaSlice<T>,
     ) -> Result<()> {
-        let dev = self.dev();
-        let (n64, total) = (self.n as u64, (self.n * self.count) as u64);
-        rec_cols_step(dev, over(self.n * self.count), x, g, mu, n64, total, v)
+        let (shape, n64, total) = self.by_column(self.n);
+        rec_cols_step(self.dev(), shape, x, g, mu, n64, total, v)
     }
 
     /// The blocks that share each column's sum of `len` values: one when there are columns
@@ -206,8 +196,8 @@ impl<'a, T: Real> Columns<'a, T> {
         dev.stream()
             .memset_zeros(changed)
             .map_err(|e| driver_error("zeroing the supports' changes", e))?;
-        let (k64, total) = (self.k as u64, (self.k * self.count) as u64);
-        rec_cols_differ(dev, over(self.k * self.count), a, b, k64, total, changed)
+        let (shape, k64, total) = self.by_column(self.k);
+        rec_cols_differ(dev, shape, a, b, k64, total, changed)
     }
 
     /// `out = a - b`, every column.
@@ -221,8 +211,8 @@ impl<'a, T: Real> Columns<'a, T> {
         rec_difference(self.dev(), over(a.len()), a, b, total, out)
     }
 
-    /// The launch of a gather or scatter of this batch's `count` = `cols.len()` columns of
-    /// `len` values, the column length and the entries in all.
+    /// The launch over this batch's `count` columns of `len` values (a gather's or scatter's:
+    /// `count` = `cols.len()`), the column length and the entries in all.
     fn by_column(&self, len: usize) -> (cudarc::driver::LaunchConfig, u64, u64) {
         (
             over(len * self.count),
@@ -456,18 +446,8 @@ impl<'a, T: Real> Columns<'a, T> {
         place: &CudaSlice<u64>,
         r: &mut CudaSlice<T>,
     ) -> Result<()> {
-        let (m64, total) = (self.m as u64, (self.m * self.count) as u64);
-        rec_cols_residual(
-            self.dev(),
-            over(self.m * self.count),
-            ag,
-            ad,
-            mu,
-            place,
-            m64,
-            total,
-            r,
-        )
+        let (shape, m64, total) = self.by_column(self.m);
+        rec_cols_residual(self.dev(), shape, ag, ad, mu, place, m64, total, r)
     }
 
     /// `r_c = y_c - (A x)_c` in the marked columns, `ax` holding `A x`.
@@ -477,17 +457,8 @@ impl<'a, T: Real> Columns<'a, T> {
         marked: &CudaSlice<u32>,
         r: &mut CudaSlice<T>,
     ) -> Result<()> {
-        let (m64, total) = (self.m as u64, (self.m * self.count) as u64);
-        rec_cols_refresh(
-            self.dev(),
-            over(self.m * self.count),
-            y,
-            ax,
-            marked,
-            m64,
-            total,
-            r,
-        )
+        let (shape, m64, total) = self.by_column(self.m);
+        rec_cols_refresh(self.dev(), shape, y, ax, marked, m64, total, r)
     }
 }
 

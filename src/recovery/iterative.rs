@@ -6,7 +6,7 @@
 //! [`REFRESH`] iterations (against drift) and before convergence is declared.
 
 use crate::error::Result;
-use crate::recovery::backend::Backend;
+use crate::recovery::backend::{measured, zeros_each, Backend};
 use crate::recovery::solver::{Outcome, Problem};
 use crate::recovery::stopping::{Monitor, StopReason};
 use crate::recovery::Real;
@@ -30,12 +30,9 @@ struct Residual<V> {
 impl<V> Residual<V> {
     /// `r = y` (for `x = 0`).
     fn new<T: Real, B: Backend<T, Vector = V>>(b: &B) -> Result<Residual<V>> {
-        let m = b.shape().0;
-        let mut r = b.zeros(m)?;
-        b.copy(b.measurements(), &mut r)?;
         Ok(Residual {
-            r,
-            ax: b.zeros(m)?,
+            r: measured(b)?,
+            ax: b.zeros(b.shape().0)?,
             updates: 0,
         })
     }
@@ -155,7 +152,7 @@ pub(crate) fn iht<T: Real, B: Backend<T>>(
     let mut x = b.zeros(n)?;
     let mut res = Residual::new(b)?;
     let mut support = b.empty()?;
-    let (mut g, mut v) = (b.zeros(n)?, b.zeros(n)?);
+    let [mut g, mut v] = zeros_each(b, n)?;
     if let Some(done) = record(b, monitor, (p.norm_y, 0), &x, &support)? {
         return Ok(done);
     }
@@ -186,14 +183,8 @@ pub(crate) fn niht<T: Real, B: Backend<T>>(
     let (m, n) = b.shape();
     let mut x = b.zeros(n)?;
     let mut res = Residual::new(b)?;
-    let (mut g, mut gs, mut v, mut next, mut d) = (
-        b.zeros(n)?,
-        b.zeros(n)?,
-        b.zeros(n)?,
-        b.zeros(n)?,
-        b.zeros(n)?,
-    );
-    let (mut ag, mut ad) = (b.zeros(m)?, b.zeros(m)?);
+    let [mut g, mut gs, mut v, mut next, mut d] = zeros_each(b, n)?;
+    let [mut ag, mut ad] = zeros_each(b, m)?;
     let (mut support, mut print, done) = first_support(b, p, monitor, (&x, &res.r), &mut g)?;
     if let Some(done) = done {
         return Ok(done);
@@ -260,14 +251,8 @@ pub(crate) fn cgiht<T: Real, B: Backend<T>>(
     let (m, n) = b.shape();
     let mut x = b.zeros(n)?;
     let mut res = Residual::new(b)?;
-    let (mut g, mut gs, mut dir, mut ds, mut v) = (
-        b.zeros(n)?,
-        b.zeros(n)?,
-        b.zeros(n)?,
-        b.zeros(n)?,
-        b.zeros(n)?,
-    );
-    let (mut ag, mut ad) = (b.zeros(m)?, b.zeros(m)?);
+    let [mut g, mut gs, mut dir, mut ds, mut v] = zeros_each(b, n)?;
+    let [mut ag, mut ad] = zeros_each(b, m)?;
     let (mut support, mut print, done) = first_support(b, p, monitor, (&x, &res.r), &mut g)?;
     if let Some(done) = done {
         return Ok(done);

@@ -2,7 +2,7 @@
 //! by hard thresholding and takes the values on it by least squares ([`solve_on`]).
 
 use crate::error::Result;
-use crate::recovery::backend::Backend;
+use crate::recovery::backend::{measured, zeros_each, Backend};
 use crate::recovery::iterative;
 use crate::recovery::least_squares::{solve_on, Scratch};
 use crate::recovery::solver::{Outcome, Problem};
@@ -21,6 +21,15 @@ fn record<T: Real, B: Backend<T>>(
     iterative::record(b, monitor, (residual, b.fingerprint(support)?), x, support)
 }
 
+/// The start of the pursuits at `x = 0`: the least squares' scratch, `x`, `g` and `v` (`n`
+/// zeros each) and the residual `r = y`.
+#[allow(clippy::type_complexity)]
+fn start<T: Real, B: Backend<T>>(b: &B) -> Result<(Scratch<B::Vector>, [B::Vector; 3], B::Vector)> {
+    let w = Scratch::new(b)?;
+    let xgv = zeros_each(b, b.shape().1)?;
+    Ok((w, xgv, measured(b)?))
+}
+
 /// HTP with NIHT's step: `S = supp H_k(x + mu A^T r)`, `mu = |g_T|^2 / |A g_T|^2` on the
 /// current support `T`; then `x` = least squares on `S`, started from `(x + mu g)_S`.
 pub(crate) fn htp<T: Real, B: Backend<T>>(
@@ -28,11 +37,7 @@ pub(crate) fn htp<T: Real, B: Backend<T>>(
     p: &Problem,
     monitor: &mut Monitor,
 ) -> Result<Outcome<T>> {
-    let (_, n) = b.shape();
-    let mut w = Scratch::new(b)?;
-    let (mut x, mut g, mut v) = (b.zeros(n)?, b.zeros(n)?, b.zeros(n)?);
-    let mut r = b.zeros(b.shape().0)?;
-    b.copy(b.measurements(), &mut r)?;
+    let (mut w, [mut x, mut g, mut v], mut r) = start(b)?;
     b.adjoint(&r, &mut g)?;
     let mut support = b.largest(&g, p.k)?;
     let empty = b.empty()?;
@@ -59,11 +64,8 @@ pub(crate) fn cosamp<T: Real, B: Backend<T>>(
     p: &Problem,
     monitor: &mut Monitor,
 ) -> Result<Outcome<T>> {
-    let (m, n) = b.shape();
-    let mut w = Scratch::new(b)?;
-    let (mut x, mut g, mut v) = (b.zeros(n)?, b.zeros(n)?, b.zeros(n)?);
-    let (mut r, mut ax) = (b.zeros(m)?, b.zeros(m)?);
-    b.copy(b.measurements(), &mut r)?;
+    let (mut w, [mut x, mut g, mut v], mut r) = start(b)?;
+    let mut ax = b.zeros(b.shape().0)?;
     let mut support = b.empty()?;
     if let Some(done) = record(b, monitor, &r, &x, &support)? {
         return Ok(done);
@@ -91,11 +93,7 @@ pub(crate) fn subspace<T: Real, B: Backend<T>>(
     p: &Problem,
     monitor: &mut Monitor,
 ) -> Result<Outcome<T>> {
-    let (m, n) = b.shape();
-    let mut w = Scratch::new(b)?;
-    let (mut x, mut g, mut v) = (b.zeros(n)?, b.zeros(n)?, b.zeros(n)?);
-    let mut r = b.zeros(m)?;
-    b.copy(b.measurements(), &mut r)?;
+    let (mut w, [mut x, mut g, mut v], mut r) = start(b)?;
     let mut support = b.empty()?;
     if let Some(done) = record(b, monitor, &r, &x, &support)? {
         return Ok(done);

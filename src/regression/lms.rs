@@ -45,7 +45,7 @@ use crate::regression::engine::Engine;
 use crate::regression::fit::Found;
 use crate::regression::linalg::solve_square;
 use crate::regression::progress::{FitStage, Progress};
-use crate::regression::subsets::{next_combination, unrank_combination, Rng, Starts};
+use crate::regression::subsets::{next_combination, unrank_combination, Rng, Search, Starts};
 use crate::Selector;
 
 /// Candidates refined.
@@ -73,15 +73,6 @@ const STAGE_SUBSAMPLE: u64 = 12;
 const SUBSAMPLE_ROWS: usize = 8192;
 /// Above [`SUBSAMPLE_ROWS`] rows, the candidates descended on all rows.
 const LARGE_REFINED: usize = 2;
-
-/// The settings LMS runs with.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Search {
-    pub h: usize,
-    pub nsamp: usize,
-    pub seed: u64,
-    pub exhaustive_limit: u64,
-}
 
 /// Buffers reused across starts.
 struct Work {

@@ -42,7 +42,7 @@ use crate::regression::exchange;
 use crate::regression::fit::Found;
 use crate::regression::linalg::{least_squares, solve_square};
 use crate::regression::progress::{FitStage, Progress, StageProgress};
-use crate::regression::subsets::{next_combination, unrank_combination, Rng, Starts};
+use crate::regression::subsets::{next_combination, unrank_combination, Rng, Search, Starts};
 
 /// Groups of the nested subsampling.
 const GROUPS: usize = 5;
@@ -64,15 +64,6 @@ const ENUM_BLOCK: u64 = 64;
 /// Random streams: the stage numbers of [`Rng::stream`].
 const STAGE_STARTS: u64 = 1;
 const STAGE_SPLIT: u64 = 2;
-
-/// The settings FAST-LTS runs with.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Search {
-    pub h: usize,
-    pub nsamp: usize,
-    pub seed: u64,
-    pub exhaustive_limit: u64,
-}
 
 /// Runs FAST-LTS (or the exact special cases) on `design`; the C-steps on all rows and the
 /// least squares of `h = n` run on `engine`.

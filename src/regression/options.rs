@@ -8,7 +8,7 @@ use crate::regression::design::Design;
 use crate::regression::engine::{CpuEngine, Engine};
 use crate::regression::fit::RegressionFit;
 use crate::regression::progress::{FitProgress, Progress};
-use crate::regression::subsets::Starts;
+use crate::regression::subsets::{Search, Starts};
 use crate::regression::{gpu, lms, lts, reweight};
 
 /// The default number of random starting subsets of LTS (robustbase's `nsamp`).
@@ -415,7 +415,7 @@ impl Lts {
         let design = Design::new(x, n, k, y, self.shared.intercept)?;
         let (h, alpha) = self.coverage_for(n, k)?;
         planned_starts(self.nsamp, n, design.p, self.shared.exhaustive_limit)?;
-        let search = lts::Search {
+        let search = Search {
             h,
             nsamp: self.nsamp,
             seed: self.shared.seed,
@@ -679,7 +679,7 @@ impl Lms {
                 MAX_LMS_WORK / n as u64
             )));
         }
-        let search = lms::Search {
+        let search = Search {
             h,
             nsamp,
             seed: self.shared.seed,

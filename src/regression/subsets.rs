@@ -129,6 +129,17 @@ impl Rng {
     }
 }
 
+/// The settings a search of LMS or FAST-LTS runs with: the coverage `h`, `nsamp` random
+/// starts under `seed`, every start when there are at most `max(nsamp, exhaustive_limit)`
+/// (see [`Starts`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Search {
+    pub h: usize,
+    pub nsamp: usize,
+    pub seed: u64,
+    pub exhaustive_limit: u64,
+}
+
 /// The starts of a search with `nsamp` random starts on `n` rows and `p` coefficients: every
 /// `p`-subset (`exhaustive`) when there are at most `max(nsamp, exhaustive_limit)`, else
 /// `nsamp` random ones.

@@ -394,7 +394,7 @@ pub struct TopkArgs {
     /// What to do with NaN values: error (refuse the input; the default), omit (never take
     /// them: every row needs k numbers), last (order them after +inf: taken first by the
     /// largest, last by --smallest).
-    #[arg(long, value_name = "POLICY", default_value = "error", value_parser = parse_nan)]
+    #[arg(long, value_name = "POLICY", default_value = "error", value_parser = parse_named::<NanPolicy>)]
     pub nan: NanPolicy,
 
     /// Where it runs: auto (CUDA device 0 when a GPU and its driver are present, the CPU
@@ -434,7 +434,7 @@ pub struct ThresholdArgs {
     /// What to do with NaN values: error (refuse the input; the default), omit (never keep
     /// them: they are zeroed, and the array needs k numbers), last (NaN has the largest
     /// magnitude).
-    #[arg(long, value_name = "POLICY", default_value = "error", value_parser = parse_nan)]
+    #[arg(long, value_name = "POLICY", default_value = "error", value_parser = parse_named::<NanPolicy>)]
     pub nan: NanPolicy,
 
     /// Where it runs: auto (CUDA device 0 when a GPU and its driver are present, the CPU
@@ -484,7 +484,7 @@ pub struct QuantilesArgs {
     /// closest_observation, interpolated_inverted_cdf, hazen, weibull, linear (numpy's
     /// default), median_unbiased, normal_unbiased (Hyndman-Fan types 1 to 9), lower, higher,
     /// midpoint, nearest.
-    #[arg(long, value_name = "NAME", default_value = "linear", value_parser = parse_method)]
+    #[arg(long, value_name = "NAME", default_value = "linear", value_parser = parse_named::<QuantileMethod>)]
     pub method: QuantileMethod,
 
     /// The CSV column to read, by its name in the header row. Needed when the CSV file has more
@@ -503,7 +503,7 @@ pub struct QuantilesArgs {
         long,
         value_name = "NAME",
         default_value = "auto",
-        value_parser = parse_algorithm,
+        value_parser = parse_named::<Algorithm>,
         help = algorithm_help("the backend's fastest for the input and the number of quantiles")
     )]
     pub algorithm: Algorithm,
@@ -513,7 +513,7 @@ pub struct QuantilesArgs {
     /// describe the other values), last (order them after +inf, as numpy.sort does: they
     /// count among the values, so quantiles that fall on them are NaN, which no distribution
     /// of numbers has: an error).
-    #[arg(long, value_name = "POLICY", default_value = "error", value_parser = parse_nan)]
+    #[arg(long, value_name = "POLICY", default_value = "error", value_parser = parse_named::<NanPolicy>)]
     pub nan: NanPolicy,
 
     /// Draw the estimated PDF over a normalized histogram of the values into this file, PNG or
@@ -600,7 +600,7 @@ pub struct QuantilesArgs {
         value_name = "NAME",
         default_value = "auto",
         requires = "distributed",
-        value_parser = parse_distributed_algorithm
+        value_parser = parse_named::<DistributedAlgorithm>
     )]
     pub distributed_algorithm: DistributedAlgorithm,
 
@@ -723,7 +723,7 @@ pub struct SelectArgs {
     /// names: inverted_cdf, averaged_inverted_cdf, closest_observation,
     /// interpolated_inverted_cdf, hazen, weibull, linear (numpy's default), median_unbiased,
     /// normal_unbiased (Hyndman-Fan types 1 to 9), lower, higher, midpoint, nearest.
-    #[arg(long, value_name = "NAME", default_value = "linear", value_parser = parse_method)]
+    #[arg(long, value_name = "NAME", default_value = "linear", value_parser = parse_named::<QuantileMethod>)]
     pub method: QuantileMethod,
 
     /// The CSV column to read, by its name in the header row. Needed when the CSV file has more
@@ -741,7 +741,7 @@ pub struct SelectArgs {
         long,
         value_name = "NAME",
         default_value = "auto",
-        value_parser = parse_algorithm,
+        value_parser = parse_named::<Algorithm>,
         help = algorithm_help("the backend's fastest for the input and the number of ranks")
     )]
     pub algorithm: Algorithm,
@@ -750,7 +750,7 @@ pub struct SelectArgs {
     /// the default), omit (leave them out: ranks and quantiles refer to the other values, as
     /// numpy's nan* functions do), last (order them after +inf, as numpy.sort does: ranks count
     /// them, and the largest ranks are NaN).
-    #[arg(long, value_name = "POLICY", default_value = "error", value_parser = parse_nan)]
+    #[arg(long, value_name = "POLICY", default_value = "error", value_parser = parse_named::<NanPolicy>)]
     pub nan: NanPolicy,
 
     /// Print one JSON object instead of a table, with the keys: file, format, column (CSV
@@ -909,7 +909,7 @@ pub struct NeighborsArgs {
     /// The distance: euclidean (the default), sqeuclidean, manhattan, cosine (1 - cosine
     /// similarity; 1 for the zero vector), or inner_product (a similarity: the neighbours are
     /// the largest inner products).
-    #[arg(long, value_name = "NAME", default_value = "euclidean", value_parser = parse_metric)]
+    #[arg(long, value_name = "NAME", default_value = "euclidean", value_parser = parse_named::<Metric>)]
     pub metric: Metric,
 
     /// Where the search runs: auto (CUDA device 0 when a GPU and its driver are present, the
@@ -985,12 +985,12 @@ pub struct KnnArgs {
 
     /// How the neighbours count: uniform (the default: all the same) or distance (1 /
     /// distance; neighbours at distance 0 share all the weight). Not with inner_product.
-    #[arg(long, value_name = "NAME", default_value = "uniform", value_parser = parse_weights)]
+    #[arg(long, value_name = "NAME", default_value = "uniform", value_parser = parse_named::<Weights>)]
     pub weights: Weights,
 
     /// The distance: euclidean (the default), sqeuclidean, manhattan, cosine, or
     /// inner_product (a similarity: the neighbours are the largest inner products).
-    #[arg(long, value_name = "NAME", default_value = "euclidean", value_parser = parse_metric)]
+    #[arg(long, value_name = "NAME", default_value = "euclidean", value_parser = parse_named::<Metric>)]
     pub metric: Metric,
 
     /// Z-score each predictor by the training rows' mean and population standard deviation
@@ -1043,7 +1043,7 @@ pub struct RecoverArgs {
     #[arg(
         long,
         value_name = "NAME",
-        value_parser = parse_ensemble,
+        value_parser = parse_named::<Ensemble>,
         requires = "n",
         requires = "m"
     )]
@@ -1113,7 +1113,7 @@ pub struct RecoverArgs {
         long,
         value_name = "NAME",
         default_value = "niht",
-        value_parser = parse_recovery_algorithm
+        value_parser = parse_named::<RecoveryAlgorithm>
     )]
     pub algorithm: RecoveryAlgorithm,
 
@@ -1181,7 +1181,7 @@ impl RecoverArgs {
 pub struct PhaseTransitionArgs {
     /// The operators: gaussian, sign, dct, sparse or sparse:d (d nonzeros in each column; 7 by
     /// default), as for kselect recover --ensemble.
-    #[arg(long, value_name = "NAME", value_parser = parse_ensemble)]
+    #[arg(long, value_name = "NAME", value_parser = parse_named::<Ensemble>)]
     pub ensemble: Ensemble,
 
     /// The length n of the signals.
@@ -1219,13 +1219,13 @@ pub struct PhaseTransitionArgs {
         long,
         value_name = "LIST",
         value_delimiter = ',',
-        value_parser = parse_recovery_algorithm
+        value_parser = parse_named::<RecoveryAlgorithm>
     )]
     pub algorithms: Vec<RecoveryAlgorithm>,
 
     /// The signals' nonzeros: gaussian (standard normal values; the default) or sign (+1 or
     /// -1, the hardest case at a given k).
-    #[arg(long, value_name = "KIND", value_parser = parse_signal)]
+    #[arg(long, value_name = "KIND", value_parser = parse_named::<SignalKind>)]
     pub signal: Option<SignalKind>,
 
     /// The seed every problem's seed is derived from (1 by default).
@@ -1362,6 +1362,14 @@ fn parse_whole(s: &str, why: &str) -> Result<usize, String> {
     usize::try_from(n).map_err(|_| format!("{n} is too large"))
 }
 
+/// A whole number of at least 1; 0 or a negative one is refused with `why`.
+fn parse_positive(s: &str, why: &str) -> Result<usize, String> {
+    match parse_whole(s, why)? {
+        0 => Err(why.to_string()),
+        n => Ok(n),
+    }
+}
+
 /// A rank of `kselect select --k`.
 fn parse_rank(s: &str) -> Result<usize, String> {
     parse_whole(
@@ -1380,11 +1388,7 @@ fn parse_values_per_row(s: &str) -> Result<usize, String> {
 
 /// `kselect neighbors --k`.
 fn parse_neighbours(s: &str) -> Result<usize, String> {
-    let why = "k is the number of neighbours of each point: 1 or more";
-    match parse_whole(s, why)? {
-        0 => Err(why.to_string()),
-        k => Ok(k),
-    }
+    parse_positive(s, "k is the number of neighbours of each point: 1 or more")
 }
 
 /// `kselect threshold --k`.
@@ -1394,38 +1398,25 @@ fn parse_entries_kept(s: &str) -> Result<usize, String> {
 
 /// `kselect recover --n`, `--m`, `kselect phase-transition --n`.
 fn parse_size(s: &str) -> Result<usize, String> {
-    let why = "a dimension is a whole number: 1 or more";
-    match parse_whole(s, why)? {
-        0 => Err(why.to_string()),
-        size => Ok(size),
-    }
+    parse_positive(s, "a dimension is a whole number: 1 or more")
 }
 
 /// `kselect recover --k`.
 fn parse_sparsity(s: &str) -> Result<usize, String> {
-    let why = "k is the most nonzeros of the signal: 1 or more";
-    match parse_whole(s, why)? {
-        0 => Err(why.to_string()),
-        k => Ok(k),
-    }
+    parse_positive(s, "k is the most nonzeros of the signal: 1 or more")
 }
 
 /// `--max-iter`.
 fn parse_iterations(s: &str) -> Result<usize, String> {
-    let why = "--max-iter is the most iterations of a solve: 1 or more";
-    match parse_whole(s, why)? {
-        0 => Err(why.to_string()),
-        iterations => Ok(iterations),
-    }
+    parse_positive(s, "--max-iter is the most iterations of a solve: 1 or more")
 }
 
 /// `kselect phase-transition --trials`.
 fn parse_trials(s: &str) -> Result<usize, String> {
-    let why = "--trials is the number of problems of each cell: 1 or more";
-    match parse_whole(s, why)? {
-        0 => Err(why.to_string()),
-        trials => Ok(trials),
-    }
+    parse_positive(
+        s,
+        "--trials is the number of problems of each cell: 1 or more",
+    )
 }
 
 /// `kselect recover --tol`.
@@ -1577,19 +1568,11 @@ fn parse_alpha(s: &str) -> Result<f64, String> {
 }
 
 fn parse_nsamp(s: &str) -> Result<usize, String> {
-    let why = "--nsamp is the number of starting subsets: at least 1";
-    match parse_whole(s, why)? {
-        0 => Err(why.to_string()),
-        nsamp => Ok(nsamp),
-    }
+    parse_positive(s, "--nsamp is the number of starting subsets: at least 1")
 }
 
 fn parse_cols(s: &str) -> Result<usize, String> {
-    let why = "--cols is the number of values of a row: at least 1";
-    match parse_whole(s, why)? {
-        0 => Err(why.to_string()),
-        cols => Ok(cols),
-    }
+    parse_positive(s, "--cols is the number of values of a row: at least 1")
 }
 
 fn parse_bins(s: &str) -> Result<usize, String> {
@@ -1642,10 +1625,6 @@ fn parse_plot_path(s: &str) -> Result<PathBuf, String> {
     Ok(path)
 }
 
-fn parse_method(s: &str) -> Result<QuantileMethod, String> {
-    s.parse().map_err(|e: kselect::Error| strip_prefix(e))
-}
-
 /// The help of `--algorithm`, from the library's lists of algorithms: every name, and which
 /// backend has which. `auto` is what `auto` chooses by.
 fn algorithm_help(auto: &str) -> String {
@@ -1672,34 +1651,6 @@ fn algorithm_help(auto: &str) -> String {
     )
 }
 
-fn parse_algorithm(s: &str) -> Result<Algorithm, String> {
-    s.parse().map_err(|e: kselect::Error| strip_prefix(e))
-}
-
-fn parse_recovery_algorithm(s: &str) -> Result<RecoveryAlgorithm, String> {
-    s.parse().map_err(|e: kselect::Error| strip_prefix(e))
-}
-
-fn parse_ensemble(s: &str) -> Result<Ensemble, String> {
-    s.parse().map_err(|e: kselect::Error| strip_prefix(e))
-}
-
-fn parse_signal(s: &str) -> Result<SignalKind, String> {
-    s.parse().map_err(|e: kselect::Error| strip_prefix(e))
-}
-
-fn parse_weights(s: &str) -> Result<Weights, String> {
-    s.parse().map_err(|e: kselect::Error| strip_prefix(e))
-}
-
-fn parse_metric(s: &str) -> Result<Metric, String> {
-    s.parse().map_err(|e: kselect::Error| strip_prefix(e))
-}
-
-fn parse_distributed_algorithm(s: &str) -> Result<DistributedAlgorithm, String> {
-    s.parse().map_err(|e: kselect::Error| strip_prefix(e))
-}
-
 fn parse_buckets(s: &str) -> Result<usize, String> {
     match s.trim().parse::<usize>() {
         Ok(b) if b >= 4 => Ok(b),
@@ -1709,8 +1660,9 @@ fn parse_buckets(s: &str) -> Result<usize, String> {
     }
 }
 
-fn parse_nan(s: &str) -> Result<NanPolicy, String> {
-    s.parse().map_err(|e: kselect::Error| strip_prefix(e))
+/// A value named by a string of the library's names (an algorithm, a metric, ...).
+fn parse_named<T: std::str::FromStr<Err = kselect::Error>>(s: &str) -> Result<T, String> {
+    s.parse().map_err(strip_prefix)
 }
 
 /// The message of an `InvalidArgument` error without its "invalid argument: " prefix (clap
@@ -1776,10 +1728,13 @@ mod tests {
         for bad in ["0", "-1", "inf", "nan"] {
             assert!(parse_tolerance(bad).is_err(), "{bad}");
         }
-        assert_eq!(parse_ensemble("sparse:12"), Ok(Ensemble::Sparse { d: 12 }));
-        assert!(parse_recovery_algorithm("omp")
+        assert_eq!(
+            parse_named::<Ensemble>("sparse:12"),
+            Ok(Ensemble::Sparse { d: 12 })
+        );
+        assert!(parse_named::<RecoveryAlgorithm>("omp")
             .unwrap_err()
             .starts_with("unknown recovery algorithm"));
-        assert_eq!(parse_signal("sign"), Ok(SignalKind::Sign));
+        assert_eq!(parse_named::<SignalKind>("sign"), Ok(SignalKind::Sign));
     }
 }

@@ -11,6 +11,7 @@ use kselect::{Device, Error, Result};
 use serde::Serialize;
 
 use crate::cli::NeighborsArgs;
+use crate::open;
 use crate::output::{json_line, Num, RunFields};
 use crate::output_files::{write_replacing, FileKind};
 use crate::points::{Coordinates, PointsFile};
@@ -136,7 +137,7 @@ impl Search {
     fn run<T: KnnFloat>(&self, base: Vec<T>, query: Option<Vec<T>>) -> Result<NeighborLists<T>> {
         let dim = self.dim;
         let index = Neighbors::new(Points::from_vec(base, dim)?)
-            .map_err(|e| naming(e, &self.base))?
+            .map_err(|e| open::naming(e, &self.base))?
             .metric(self.metric)
             .device(self.device.clone());
         match query {
@@ -164,17 +165,6 @@ impl Outcome {
             })?;
         }
         Ok(())
-    }
-}
-
-/// `e`, an error about the points of `file`, with the file's name.
-fn naming(e: Error, file: &Path) -> Error {
-    match e {
-        Error::InvalidArgument(message) => Error::Format {
-            path: file.to_path_buf(),
-            message,
-        },
-        other => other,
     }
 }
 

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use kselect::io::{open_file, Source};
-use kselect::Result;
+use kselect::{Error, Result};
 
 use crate::progress;
 
@@ -25,4 +25,16 @@ pub fn open(file: &Path) -> Result<Source<'static>> {
         Some(bytes) => source.with_length(bytes),
         None => source,
     })
+}
+
+/// `e`, an error about the contents of `file` (its points, a matrix's entries), as a format
+/// error with the file's name; other errors as they are.
+pub fn naming(e: Error, file: &Path) -> Error {
+    match e {
+        Error::InvalidArgument(message) => Error::Format {
+            path: file.to_path_buf(),
+            message,
+        },
+        other => other,
+    }
 }

@@ -375,7 +375,7 @@ fn operators<T: Real>(
                 .chunks(m * n)
                 .map(|a| Ok(Operator::Dense(DenseMatrix::new(a.to_vec(), m, n)?)))
                 .collect::<Result<_>>()
-                .map_err(|e| naming(e, name))?;
+                .map_err(|e| open::naming(e, name))?;
             Ok((ops, Source::Matrix(name.display().to_string())))
         }
         (None, _, Some(ensemble)) => {
@@ -494,17 +494,6 @@ fn check_finite<T: Real>(ys: &[T], m: usize, batch: bool, file: &Path) -> Result
                 Num::of(ys[at]).text()
             ),
         }),
-    }
-}
-
-/// `e`, an error about the entries of the matrix `file`, with the file's name.
-fn naming(e: Error, file: &Path) -> Error {
-    match e {
-        Error::InvalidArgument(message) => Error::Format {
-            path: file.to_path_buf(),
-            message,
-        },
-        other => other,
     }
 }
 
