@@ -63,6 +63,11 @@ pub enum Error {
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
 
+    /// A batch (rows or segments, the ranks or `k` asked of them, the buffer they read) that
+    /// does not fit: which check failed, with its numbers.
+    #[error("invalid argument: {0}")]
+    Batch(#[from] crate::select::batch::BatchError),
+
     /// The transport between the ranks of a distributed job failed.
     #[error("communication between the ranks failed: {0}")]
     Communication(String),

@@ -70,6 +70,7 @@ pub use error::{Error, Result};
 pub use regression::{Lms, Lts, RegressionFit};
 pub use select::{
     median, median_mean, multiselect, quantile, quantiles, select, select_largest, Algorithm,
-    Approximate, ApproximateQuantile, BatchRank, DeviceThreshold, DeviceTopK, NanPolicy,
-    QuantileMethod, Rows, Segments, Selector, Threshold, TopK, TopKOptions, TopKOrder, Values,
+    Approximate, ApproximateQuantile, BatchError, BatchRank, DeviceThreshold, DeviceTopK,
+    NanPolicy, QuantileMethod, Rows, Segments, Selector, Threshold, TopK, TopKOptions, TopKOrder,
+    Values,
 };

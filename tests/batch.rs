@@ -15,9 +15,10 @@ use std::fmt::Debug;
 use std::ops::Range;
 
 use common::*;
+use kselect::select::batch::Place;
 use kselect::{
-    BatchRank, DeviceBuffer, Element, Error, NanPolicy, RadixKey, Result, Rows, Segments, Selector,
-    Threshold, TopK, TopKOptions, TopKOrder,
+    BatchError, BatchRank, DeviceBuffer, Element, Error, NanPolicy, RadixKey, Result, Rows,
+    Segments, Selector, Threshold, TopK, TopKOptions, TopKOrder,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
@@ -62,7 +63,7 @@ enum Expect<V> {
         k: usize,
         n: usize,
     },
-    /// `Error::InvalidArgument`.
+    /// `Error::Batch`.
     Invalid,
 }
 
@@ -265,7 +266,7 @@ fn assert_expected<V: Debug, W: Debug>(
             if count == *c && first_index == *first => {}
         (Err(Error::RankOutOfRange { k, n }), Expect::Rank { k: k2, n: n2 })
             if k == *k2 && n == *n2 => {}
-        (Err(Error::InvalidArgument(_)), Expect::Invalid) => {}
+        (Err(Error::Batch(_)), Expect::Invalid) => {}
         (got, want) => panic!("{}: got {got:?}, expected {want:?}", context()),
     }
 }
@@ -752,7 +753,12 @@ backend_test!(
         );
         assert_err!(
             selector.top_k_rows(&data, empty_rows, 1, TopKOrder::Largest),
-            Error::InvalidArgument(_),
+            Error::Batch(BatchError::TooFewValues {
+                k: 1,
+                place: Place::Row(0),
+                have: 0,
+                not_nan: false
+            }),
             "top-1 of an empty row"
         );
         // No rows, no segments: empty results.
@@ -798,7 +804,7 @@ backend_test!(
         assert_eq!((t.support, t.index, t.value), (vec![0], 0, -3));
         assert_err!(
             selector.threshold(&no_data, 1),
-            Error::InvalidArgument(_),
+            Error::Batch(BatchError::TooFewValues { k: 1, have: 0, .. }),
             "threshold of nothing"
         );
     }
@@ -825,7 +831,12 @@ backend_test!(segments_with_empty_ones, |selector: Selector| {
     );
     assert_err!(
         selector.top_k_segments(&data, segs, 1, TopKOrder::Largest),
-        Error::InvalidArgument(_),
+        Error::Batch(BatchError::TooFewValues {
+            k: 1,
+            place: Place::Segment(0),
+            have: 0,
+            not_nan: false
+        }),
         "top-1 of an empty segment"
     );
     // The non-empty segments alone.
@@ -910,33 +921,48 @@ backend_test!(errors, |selector: Selector| {
     // k out of range.
     assert_err!(
         selector.top_k(&data, 0, TopKOrder::Largest),
-        Error::InvalidArgument(_),
+        Error::Batch(BatchError::ZeroK),
         "k = 0"
     );
     assert_err!(
         selector.top_k(&data, 13, TopKOrder::Largest),
-        Error::InvalidArgument(_),
+        Error::Batch(BatchError::TooFewValues {
+            k: 13,
+            place: Place::Input,
+            have: 12,
+            not_nan: false
+        }),
         "k > n"
     );
     assert_err!(
         selector.top_k_rows(&data, rows, 5, TopKOrder::Smallest),
-        Error::InvalidArgument(_),
+        Error::Batch(BatchError::TooFewValues {
+            k: 5,
+            place: Place::Row(0),
+            have: 4,
+            not_nan: false
+        }),
         "k > cols"
     );
     assert_err!(
         selector.top_k_rows(&data, Rows::new(0, 4), 0, TopKOrder::Smallest),
-        Error::InvalidArgument(_),
+        Error::Batch(BatchError::ZeroK),
         "k = 0 of no rows"
     );
     let mut copy = data.clone();
     assert_err!(
         selector.hard_threshold(&mut copy, 0),
-        Error::InvalidArgument(_),
+        Error::Batch(BatchError::ZeroK),
         "threshold k = 0"
     );
     assert_err!(
         selector.threshold(&data, 13),
-        Error::InvalidArgument(_),
+        Error::Batch(BatchError::TooFewValues {
+            k: 13,
+            place: Place::Input,
+            have: 12,
+            not_nan: false
+        }),
         "threshold k > n"
     );
     assert_eq!(copy, data);
@@ -958,7 +984,11 @@ backend_test!(errors, |selector: Selector| {
     );
     assert_err!(
         selector.select_rows(&data, rows, &[0, 1]),
-        Error::InvalidArgument(_),
+        Error::Batch(BatchError::RankCount {
+            given: 2,
+            spans: 3,
+            kind: "row"
+        }),
         "two ranks for three rows"
     );
     assert_err!(
@@ -969,32 +999,45 @@ backend_test!(errors, |selector: Selector| {
     // Bad layouts.
     assert_err!(
         selector.select_rows(&data, Rows::new(2, 4).with_stride(3), 0),
-        Error::InvalidArgument(_),
+        Error::Batch(BatchError::StrideBelowColumns { stride: 3, cols: 4 }),
         "stride < cols"
     );
     assert_err!(
         selector.top_k_rows(&data, Rows::new(3, 4).with_stride(5), 1, TopKOrder::Largest),
-        Error::InvalidArgument(_),
+        Error::Batch(BatchError::RowsPastData {
+            rows: 3,
+            cols: 4,
+            stride: 5,
+            needed: 14,
+            len: 12
+        }),
         "rows past the end"
     );
     assert_err!(
         selector.select_rows(&data, Rows::new(usize::MAX, 2).with_stride(usize::MAX), 0),
-        Error::InvalidArgument(_),
+        Error::Batch(BatchError::RowsOverflow {
+            rows: usize::MAX,
+            stride: usize::MAX
+        }),
         "rows overflowing"
     );
     assert_err!(
         selector.select_segments(&data, Segments::new(&[0, 5, 3]), 0),
-        Error::InvalidArgument(_),
+        Error::Batch(BatchError::OffsetsDecrease {
+            segment: 1,
+            start: 5,
+            end: 3
+        }),
         "decreasing offsets"
     );
     assert_err!(
         selector.multiselect_segments(&data, Segments::new(&[0, 5, 13]), &[0]),
-        Error::InvalidArgument(_),
+        Error::Batch(BatchError::OffsetsPastData { last: 13, len: 12 }),
         "offsets past the end"
     );
     assert_err!(
         selector.top_k_segments(&data, Segments::new(&[]), 1, TopKOrder::Largest),
-        Error::InvalidArgument(_),
+        Error::Batch(BatchError::NoOffsets),
         "no offsets"
     );
     // NaN under Error, with the first NaN's index in the data.
@@ -1045,7 +1088,12 @@ backend_test!(errors, |selector: Selector| {
     let omit = selector.clone().nan_policy(NanPolicy::Omit);
     assert_err!(
         omit.top_k_rows(&nan_data, rows, 4, TopKOrder::Largest),
-        Error::InvalidArgument(_),
+        Error::Batch(BatchError::TooFewValues {
+            k: 4,
+            place: Place::Row(1),
+            have: 3,
+            not_nan: true
+        }),
         "row 1 holds 3 numbers"
     );
     assert_eq!(
@@ -1062,7 +1110,12 @@ backend_test!(errors, |selector: Selector| {
     );
     assert_err!(
         omit.hard_threshold(&mut copy, 11),
-        Error::InvalidArgument(_),
+        Error::Batch(BatchError::TooFewValues {
+            k: 11,
+            place: Place::Input,
+            have: 10,
+            not_nan: true
+        }),
         "10 numbers"
     );
     assert!(same_bits(&copy, &nan_data), "unchanged after the refusal");
@@ -1081,23 +1134,23 @@ backend_test!(device_buffers_need_their_device, |selector: Selector| {
     let cpu = Selector::new();
     assert_err!(
         cpu.select_rows(&buf, Rows::new(1, 3), 0),
-        Error::InvalidArgument(_),
+        Error::Batch(BatchError::DeviceBufferOnCpu { .. }),
         "a CPU selector with a device buffer"
     );
     assert_err!(
         cpu.top_k_device(&buf, 1, TopKOrder::Largest),
-        Error::InvalidArgument(_),
+        Error::Batch(BatchError::DeviceBufferOnCpu { .. }),
         "a CPU selector with a device buffer"
     );
     assert_err!(
         cpu.threshold_device(&buf, 1),
-        Error::InvalidArgument(_),
+        Error::Batch(BatchError::DeviceBufferOnCpu { .. }),
         "a CPU selector with a device buffer"
     );
     let mut buf = buf;
     assert_err!(
         cpu.hard_threshold_device(&mut buf, 1),
-        Error::InvalidArgument(_),
+        Error::Batch(BatchError::DeviceBufferOnCpu { .. }),
         "a CPU selector with a device buffer"
     );
     assert_eq!(buf.to_host().unwrap(), vec![3.0, 1.0, 2.0]);

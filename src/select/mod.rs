@@ -42,7 +42,8 @@ pub use algorithm::Algorithm;
 pub use approximate::Approximate;
 pub use approximate_quantile::ApproximateQuantile;
 pub use batch::{
-    BatchRank, DeviceThreshold, DeviceTopK, Rows, Segments, Threshold, TopK, TopKOptions, TopKOrder,
+    BatchError, BatchRank, DeviceThreshold, DeviceTopK, Rows, Segments, Threshold, TopK,
+    TopKOptions, TopKOrder,
 };
 pub use input::Values;
 pub use nan::NanPolicy;

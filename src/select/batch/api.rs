@@ -4,11 +4,12 @@
 use crate::device::{CudaDevice, Device, DeviceBuffer};
 use crate::element::Element;
 use crate::error::{Error, Result};
+use crate::select::batch::error::BatchError;
 use crate::select::batch::layout::check_ranks;
 use crate::select::batch::policy::{check_k, check_selection, check_taken};
 use crate::select::batch::spans::{KeyOrder, SpanRanks, Spans};
 use crate::select::batch::{
-    cuda, hard_threshold_in_place, invalid, select_spans, top_k_spans, BatchRank, DeviceThreshold,
+    cuda, hard_threshold_in_place, select_spans, top_k_spans, BatchRank, DeviceThreshold,
     DeviceTopK, Rows, Segments, Threshold, TopK, TopKOptions, TopKOrder,
 };
 use crate::select::input::{Input, Values};
@@ -429,7 +430,7 @@ impl Selector {
     fn batch_input<'v, T: Element>(
         &self,
         values: &'v Values<'_, T>,
-        what: &str,
+        what: &'static str,
     ) -> Result<Input<'v, T>> {
         if let Some(buf) = values.device_buffer() {
             self.device_for(buf, what)?;
@@ -437,25 +438,29 @@ impl Selector {
         Ok(values.input())
     }
 
-    fn device_for<T: Element>(&self, buf: &DeviceBuffer<T>, what: &str) -> Result<&CudaDevice> {
+    fn device_for<T: Element>(
+        &self,
+        buf: &DeviceBuffer<T>,
+        what: &'static str,
+    ) -> Result<&CudaDevice> {
         match self.device() {
             Device::Cpu => Err(cpu_selector_error(what)),
-            Device::Cuda(dev) if dev.ordinal() != buf.device().ordinal() => Err(invalid(format!(
-                "{what}: the buffer is on CUDA device {}, the selector runs on CUDA device {}",
-                buf.device().ordinal(),
-                dev.ordinal()
-            ))),
+            Device::Cuda(dev) if dev.ordinal() != buf.device().ordinal() => {
+                Err(BatchError::OtherDevice {
+                    what,
+                    buffer: buf.device().ordinal(),
+                    selector: dev.ordinal(),
+                }
+                .into())
+            }
             Device::Cuda(dev) => Ok(dev),
         }
     }
 }
 
 /// The error for a device buffer given to a CPU selector.
-pub(super) fn cpu_selector_error(what: &str) -> Error {
-    invalid(format!(
-        "{what} of a DeviceBuffer runs on its CUDA device, and this selector runs on the CPU \
-         (use a selector on the buffer's device, or copy the buffer to the host with to_host)"
-    ))
+pub(super) fn cpu_selector_error(what: &'static str) -> Error {
+    BatchError::DeviceBufferOnCpu { what }.into()
 }
 
 /// The key order of a top-k: NaN below every number when NaNs are omitted.

@@ -2,6 +2,7 @@
 //! and the ranks asked of each.
 
 use crate::error::{Error, Result};
+use crate::select::batch::error::BatchError;
 use crate::select::batch::spans::{SpanRanks, Spans};
 
 /// The rows of a row-major matrix: row `r` is `data[r * stride .. r * stride + cols]`.
@@ -218,12 +219,12 @@ pub(crate) fn check_ranks(spans: &Spans<'_>, ranks: &SpanRanks<'_>) -> Result<()
     match *ranks {
         SpanRanks::OnePerSpan(ranks) => {
             if ranks.len() != count {
-                return Err(Error::InvalidArgument(format!(
-                    "{} ranks were given for {count} {}s: give one per {}",
-                    ranks.len(),
-                    span_name(spans),
-                    span_name(spans)
-                )));
+                return Err(BatchError::RankCount {
+                    given: ranks.len(),
+                    spans: count,
+                    kind: span_name(spans),
+                }
+                .into());
             }
             for (s, &k) in ranks.iter().enumerate() {
                 let n = spans.len_of(s);

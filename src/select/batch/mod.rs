@@ -16,7 +16,7 @@
 //!   [`Threshold`].
 //!
 //! Every operation has a `_device` form for data in a [`DeviceBuffer`], on a selector of the
-//! buffer's CUDA device (on another selector it is an [`Error::InvalidArgument`]). The selector's
+//! buffer's CUDA device (on another selector it is an [`Error::Batch`](crate::Error::Batch)). The selector's
 //! algorithm does not apply: the batched operations have algorithms of their own on each
 //! backend, which return the same results.
 //!
@@ -24,21 +24,21 @@
 //!
 //! - **Ranks** are 0-based in ascending order of the crate's key order (NaN after `+inf`,
 //!   `-0.0` just below `+0.0`), as for [`Selector::select`](crate::Selector::select), and must
-//!   be below the length of their row or segment ([`Error::RankOutOfRange`] with that length
+//!   be below the length of their row or segment ([`Error::RankOutOfRange`](crate::Error::RankOutOfRange) with that length
 //!   otherwise, also for an empty segment).
 //! - **Top-k** takes values in order (largest first, or smallest first); **ties go to the lower
 //!   index**, so the result is deterministic. The `k` results of a row are sorted in that order
 //!   ([`TopKOptions::sorted`]) or by ascending index. Indices count inside their row (a column
 //!   index) or segment. `k` is 1 to the length of every row or segment; there is no other
-//!   limit (another `k` is an [`Error::InvalidArgument`] naming the row or segment).
+//!   limit (another `k` is an [`Error::Batch`](crate::Error::Batch) naming the row or segment).
 //! - **Hard thresholding** takes the `k` values of largest magnitude: `|x|` for floats (`-0.0`
 //!   and `+0.0` both of magnitude 0), `unsigned_abs` for signed integers (`i32::MIN` has the
 //!   largest magnitude), the value for unsigned ones; ties go to the lower index.
 //! - **NaN**, by the selector's [`NanPolicy`](crate::NanPolicy): `Error` refuses a batch with a
-//!   NaN in any row or segment ([`Error::NanInInput`] with the index of the first, in the
+//!   NaN in any row or segment ([`Error::NanInInput`](crate::Error::NanInInput) with the index of the first, in the
 //!   data); `Omit` leaves NaNs out: ranks refer to the other values of their row or segment (a
-//!   rank not below their number is [`Error::RankOutOfRange`] with that number), top-k and
-//!   thresholding never take a NaN (an [`Error::InvalidArgument`] when a row or segment holds
+//!   rank not below their number is [`Error::RankOutOfRange`](crate::Error::RankOutOfRange) with that number), top-k and
+//!   thresholding never take a NaN (an [`Error::Batch`](crate::Error::Batch) when a row or segment holds
 //!   fewer than `k` numbers); `Last` orders NaN after `+inf`: selected at the largest ranks,
 //!   taken first by top-k largest and last by smallest (as `torch.topk` does), and of the
 //!   largest magnitude.
@@ -72,6 +72,7 @@ pub(crate) mod cpu;
 pub(crate) mod cuda;
 mod device_threshold;
 mod device_top_k;
+mod error;
 mod layout;
 mod policy;
 pub(crate) mod priority;
@@ -81,13 +82,14 @@ mod top_k;
 
 pub use device_threshold::DeviceThreshold;
 pub use device_top_k::DeviceTopK;
+pub use error::{BatchError, Place};
 pub use layout::{BatchRank, Rows, Segments};
 pub use threshold::Threshold;
 pub use top_k::{TopK, TopKOptions, TopKOrder};
 
 use crate::device::{Device, DeviceBuffer};
 use crate::element::Element;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::select::input::Input;
 use crate::select::Selector;
 use spans::{KeyOrder, SpanRanks, SpanSelection, Spans, TopKSpans};
@@ -132,9 +134,4 @@ fn hard_threshold_in_place<T: Element>(
         Device::Cpu => Err(api::cpu_selector_error("hard thresholding")),
         Device::Cuda(_) => cuda::hard_threshold_in_place(buf, k, selector.nan_policy_choice()),
     }
-}
-
-/// An `InvalidArgument` error.
-fn invalid(message: String) -> Error {
-    Error::InvalidArgument(message)
 }

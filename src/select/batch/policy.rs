@@ -4,8 +4,7 @@
 
 use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::select::batch::invalid;
-use crate::select::batch::layout::span_name;
+use crate::select::batch::error::{BatchError, Place};
 use crate::select::batch::spans::{SpanRanks, Spans};
 use crate::select::input::Input;
 use crate::select::NanPolicy;
@@ -49,7 +48,7 @@ pub(crate) fn check_taken<T: Element>(
     apply(policy, input, spans, nan_counts, |s, nans| {
         let numbers = spans.len_of(s) - nans;
         if numbers < k {
-            return Err(too_few(spans, s, k, numbers, " that are not NaN"));
+            return Err(too_few(spans, s, k, numbers, true));
         }
         Ok(())
     })
@@ -77,30 +76,32 @@ fn apply<T: Element>(
 /// Checks that `k` values can be taken from every span: `k >= 1` and no span shorter.
 pub(crate) fn check_k(spans: &Spans<'_>, k: usize) -> Result<()> {
     if k == 0 {
-        return Err(invalid(
-            "k = 0: top-k and thresholding take at least one value".to_string(),
-        ));
+        return Err(BatchError::ZeroK.into());
     }
     if spans.count() > 0 && spans.min_len() < k {
         let s = (0..spans.count())
             .find(|&s| spans.len_of(s) < k)
             .expect("a span shorter than k");
-        return Err(too_few(spans, s, k, spans.len_of(s), ""));
+        return Err(too_few(spans, s, k, spans.len_of(s), false));
     }
     Ok(())
 }
 
-/// The error for span `s` holding only `have` values (of a kind) where `k` are taken.
-fn too_few(spans: &Spans<'_>, s: usize, k: usize, have: usize, kind: &str) -> Error {
-    let what = if spans.count() == 1 && matches!(spans, Spans::Rows { rows: 1, .. }) {
-        "the input".to_string()
-    } else {
-        format!("{} {s}", span_name(spans))
+/// The error for span `s` holding only `have` values (those that are not NaN when `not_nan`)
+/// where `k` are taken.
+fn too_few(spans: &Spans<'_>, s: usize, k: usize, have: usize, not_nan: bool) -> Error {
+    let place = match spans {
+        Spans::Rows { rows: 1, .. } => Place::Input,
+        Spans::Rows { .. } => Place::Row(s),
+        Spans::Offsets(_) => Place::Segment(s),
     };
-    invalid(format!(
-        "k = {k} values cannot be taken: {what} holds {have} value(s){kind} (k is 1 to the \
-         number of values)"
-    ))
+    BatchError::TooFewValues {
+        k,
+        place,
+        have,
+        not_nan,
+    }
+    .into()
 }
 
 /// `Error::NanInInput` when any span holds a NaN.

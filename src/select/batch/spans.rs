@@ -2,7 +2,8 @@
 
 use std::ops::Range;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::select::batch::error::BatchError;
 
 /// The spans (rows or segments) of a batch, checked against the data's length.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,9 +80,7 @@ impl Spans<'_> {
         match *self {
             Spans::Rows { rows, cols, stride } => {
                 if stride < cols {
-                    return Err(Error::InvalidArgument(format!(
-                        "row stride {stride} is shorter than the {cols} columns"
-                    )));
+                    return Err(BatchError::StrideBelowColumns { stride, cols }.into());
                 }
                 let needed = match rows {
                     0 => Some(0),
@@ -89,38 +88,34 @@ impl Spans<'_> {
                         .checked_mul(stride)
                         .and_then(|start| start.checked_add(cols)),
                 }
-                .ok_or_else(|| {
-                    Error::InvalidArgument(format!(
-                        "{rows} rows of stride {stride} overflow the address range"
-                    ))
-                })?;
+                .ok_or(BatchError::RowsOverflow { rows, stride })?;
                 if needed > len {
-                    return Err(Error::InvalidArgument(format!(
-                        "{rows} rows of {cols} columns with stride {stride} need {needed} values, \
-                         the data hold {len}"
-                    )));
+                    return Err(BatchError::RowsPastData {
+                        rows,
+                        cols,
+                        stride,
+                        needed,
+                        len,
+                    }
+                    .into());
                 }
                 Ok(())
             }
             Spans::Offsets(offsets) => {
                 if offsets.is_empty() {
-                    return Err(Error::InvalidArgument(
-                        "segment offsets need at least one entry (the start of the first segment)"
-                            .to_string(),
-                    ));
+                    return Err(BatchError::NoOffsets.into());
                 }
                 if let Some(s) = offsets.windows(2).position(|w| w[1] < w[0]) {
-                    return Err(Error::InvalidArgument(format!(
-                        "segment offsets decrease at segment {s}: {} then {}",
-                        offsets[s],
-                        offsets[s + 1]
-                    )));
+                    return Err(BatchError::OffsetsDecrease {
+                        segment: s,
+                        start: offsets[s],
+                        end: offsets[s + 1],
+                    }
+                    .into());
                 }
                 let last = offsets[offsets.len() - 1];
                 if last > len {
-                    return Err(Error::InvalidArgument(format!(
-                        "the last segment offset {last} is past the {len} values"
-                    )));
+                    return Err(BatchError::OffsetsPastData { last, len }.into());
                 }
                 Ok(())
             }

@@ -31,6 +31,7 @@ use crate::device::cuda::{driver_error, CudaDevice};
 use crate::device::DeviceBuffer;
 use crate::element::{Element, RadixKey};
 use crate::error::{Error, Result};
+use crate::select::batch::error::BatchError;
 use crate::select::batch::spans::{KeyOrder, SpanRanks, SpanSelection, Spans, TopKSpans};
 use crate::select::input::Input;
 use crate::select::sort_choose::cuda::sort_pairs_device;
@@ -165,10 +166,10 @@ fn tile_starts(spans: Spans<'_>) -> Vec<u64> {
 
 fn check_span_lengths(spans: Spans<'_>) -> Result<()> {
     if spans.max_len() >= 1 << 32 {
-        return Err(Error::InvalidArgument(format!(
-            "a span of {} values: batched selection on CUDA takes spans of fewer than 2^32 values",
-            spans.max_len()
-        )));
+        return Err(BatchError::SpanTooLong {
+            len: spans.max_len(),
+        }
+        .into());
     }
     Ok(())
 }
@@ -763,19 +764,16 @@ fn top_k_on_device<T: Element>(
 ) -> Result<DeviceTopK<T>> {
     let count = spans.count();
     if k == 0 || spans.min_len() < k {
-        return Err(Error::InvalidArgument(format!(
-            "top-k of k = {k} needs 1 <= k <= every span's length (the shortest has {})",
-            spans.min_len()
-        )));
+        return Err(BatchError::KBeyondShortestSpan {
+            k,
+            shortest: spans.min_len(),
+        }
+        .into());
     }
     count
         .checked_mul(k)
         .filter(|&t| t < u32::MAX as usize)
-        .ok_or_else(|| {
-            Error::InvalidArgument(format!(
-                "{count} spans of k = {k} results: CUDA top-k returns fewer than 2^32 results"
-            ))
-        })?;
+        .ok_or(BatchError::TooManyResults { spans: count, k })?;
     let mode = mode_of(order);
     if spans.max_len() <= short_limit::<T>() {
         return top_k_short(dev, x, spans, k, mode, sorted);
@@ -903,9 +901,7 @@ pub(crate) fn largest_magnitudes<T: Element>(
     check_span_lengths(spans)?;
     let order = KeyOrder::LargestMagnitude { nan_low: false };
     if k == 0 || k > cols {
-        return Err(Error::InvalidArgument(format!(
-            "top-k of k = {k} needs 1 <= k <= the row length {cols}"
-        )));
+        return Err(BatchError::KBeyondRow { k, cols }.into());
     }
     if let Some(top) = top_k_resident(dev, x, spans, k, order)? {
         return Ok(top.indices);
