@@ -63,6 +63,18 @@ pub enum Error {
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
 
+    /// A name that names nothing of its kind (an algorithm, a quantile method, a NaN policy, a
+    /// metric, ...), with the names that do.
+    #[error("invalid argument: unknown {kind} `{given}` (known: {})", .known.join(", "))]
+    UnknownName {
+        /// What the name was to name, e.g. `"algorithm"`.
+        kind: &'static str,
+        /// The name given.
+        given: String,
+        /// The names of that kind.
+        known: Vec<&'static str>,
+    },
+
     /// A batch (rows or segments, the ranks or `k` asked of them, the buffer they read) that
     /// does not fit: which check failed, with its numbers.
     #[error("invalid argument: {0}")]

@@ -852,8 +852,7 @@ fn errors_are_one_clear_message() {
     let base = ensemble_args();
 
     // (arguments, exit status, what the message says)
-    let cases: Vec<(Vec<&str>, i32, &str)> =
-        vec![
+    let cases: Vec<(Vec<&str>, i32, &str)> = vec![
         (
             vec!["--matrix", &c, "--y", &short, "--k", "10", "--out", &out],
             1,
@@ -887,15 +886,35 @@ fn errors_are_one_clear_message() {
         (
             vec!["--matrix", &c, "--y", &y, "--k", "10", "--algorithm", "omp"],
             2,
-            "unknown recovery algorithm \"omp\"; expected one of iht, niht, htp, cosamp, sp, cgiht",
+            "unknown recovery algorithm `omp` (known: iht, niht, htp, cosamp, sp, cgiht)",
         ),
         (
-            vec!["--ensemble", "gauss", "--n", "256", "--m", "128", "--y", &y, "--k", "10"],
+            vec![
+                "--ensemble",
+                "gauss",
+                "--n",
+                "256",
+                "--m",
+                "128",
+                "--y",
+                &y,
+                "--k",
+                "10",
+            ],
             2,
             "unknown ensemble `gauss`",
         ),
         (
-            vec!["--ensemble", "gaussian", "--n", "256", "--y", &y, "--k", "10"],
+            vec![
+                "--ensemble",
+                "gaussian",
+                "--n",
+                "256",
+                "--y",
+                &y,
+                "--k",
+                "10",
+            ],
             2,
             "the following required arguments were not provided:\n  --m <M>",
         ),
@@ -904,14 +923,25 @@ fn errors_are_one_clear_message() {
             2,
             "'--matrix <A.npy>' cannot be used with '--n <N>'",
         ),
-        (vec!["--y", &y, "--k", "10"], 2, "<--matrix <A.npy>|--ensemble <NAME>>"),
+        (
+            vec!["--y", &y, "--k", "10"],
+            2,
+            "<--matrix <A.npy>|--ensemble <NAME>>",
+        ),
         (
             vec!["--matrix", &missing, "--y", &y, "--k", "10"],
             1,
             "missing.npy: No such file or directory",
         ),
         (
-            vec!["--matrix", &c, "--y", dir.path().to_str().unwrap(), "--k", "10"],
+            vec![
+                "--matrix",
+                &c,
+                "--y",
+                dir.path().to_str().unwrap(),
+                "--k",
+                "10",
+            ],
             1,
             "is a directory",
         ),

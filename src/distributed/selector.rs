@@ -98,10 +98,10 @@ impl FromStr for DistributedAlgorithm {
         Self::ALL
             .into_iter()
             .find(|a| a.name() == t || (t == "dbms" && *a == DistributedAlgorithm::DistributedBms))
-            .ok_or_else(|| {
-                Error::InvalidArgument(format!(
-                    "unknown distributed algorithm `{s}` (known: sort-choose, distributed-bms, dibms, auto)"
-                ))
+            .ok_or_else(|| Error::UnknownName {
+                kind: "distributed algorithm",
+                given: s.to_string(),
+                known: vec!["sort-choose", "distributed-bms", "dibms", "auto"],
             })
     }
 }

@@ -208,11 +208,11 @@ impl FromStr for Metric {
             "cosine" => Metric::Cosine,
             "inner_product" | "ip" | "dot" => Metric::InnerProduct,
             _ => {
-                let names: Vec<&str> = METRICS.iter().map(|m| m.name()).collect();
-                return Err(Error::InvalidArgument(format!(
-                    "unknown metric `{s}`: choose one of {}",
-                    names.join(", ")
-                )));
+                return Err(Error::UnknownName {
+                    kind: "metric",
+                    given: s.to_string(),
+                    known: METRICS.iter().map(|m| m.name()).collect(),
+                })
             }
         };
         Ok(metric)

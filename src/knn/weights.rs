@@ -90,9 +90,11 @@ impl FromStr for Weights {
         match s.to_ascii_lowercase().as_str() {
             "uniform" => Ok(Weights::Uniform),
             "distance" => Ok(Weights::Distance),
-            _ => Err(Error::InvalidArgument(format!(
-                "unknown weights `{s}`: choose uniform or distance"
-            ))),
+            _ => Err(Error::UnknownName {
+                kind: "weights",
+                given: s.to_string(),
+                known: vec!["uniform", "distance"],
+            }),
         }
     }
 }

@@ -65,7 +65,12 @@ pub enum Ensemble {
 }
 
 /// Every ensemble name, for messages.
-const NAMES: &str = "gaussian, sign, dct, sparse (or sparse:d, d nonzeros per column)";
+const NAMES: [&str; 4] = [
+    "gaussian",
+    "sign",
+    "dct",
+    "sparse (or sparse:d, d nonzeros per column)",
+];
 
 impl Ensemble {
     /// The nonzeros per column of `sparse` given without a count.
@@ -214,9 +219,11 @@ impl FromStr for Ensemble {
                     }
                 },
                 None => {
-                    return Err(Error::InvalidArgument(format!(
-                        "unknown ensemble `{s}`: choose one of {NAMES}"
-                    )))
+                    return Err(Error::UnknownName {
+                        kind: "ensemble",
+                        given: s.to_string(),
+                        known: NAMES.to_vec(),
+                    })
                 }
             },
         };

@@ -53,9 +53,11 @@ impl FromStr for SignalKind {
         match s.trim().to_ascii_lowercase().as_str() {
             "gaussian" => Ok(SignalKind::Gaussian),
             "sign" => Ok(SignalKind::Sign),
-            _ => Err(Error::InvalidArgument(format!(
-                "unknown signal kind `{s}`: choose gaussian or sign"
-            ))),
+            _ => Err(Error::UnknownName {
+                kind: "signal kind",
+                given: s.to_string(),
+                known: vec!["gaussian", "sign"],
+            }),
         }
     }
 }

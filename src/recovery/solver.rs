@@ -93,12 +93,10 @@ impl std::str::FromStr for Algorithm {
             .find(|a| {
                 a.name() == name || (name == "subspace-pursuit" && *a == Algorithm::SubspacePursuit)
             })
-            .ok_or_else(|| {
-                let names: Vec<&str> = ALGORITHMS.iter().map(|a| a.name()).collect();
-                Error::InvalidArgument(format!(
-                    "unknown recovery algorithm {s:?}; expected one of {}",
-                    names.join(", ")
-                ))
+            .ok_or_else(|| Error::UnknownName {
+                kind: "recovery algorithm",
+                given: s.to_string(),
+                known: ALGORITHMS.iter().map(|a| a.name()).collect(),
             })
     }
 }

@@ -362,11 +362,10 @@ impl FromStr for Algorithm {
             .iter()
             .find(|e| e.name == wanted || e.aliases.contains(&wanted.as_str()))
             .map(|e| e.algorithm)
-            .ok_or_else(|| {
-                Error::InvalidArgument(format!(
-                    "unknown algorithm `{s}` (known: {})",
-                    Algorithm::names(&Algorithm::ALL)
-                ))
+            .ok_or_else(|| Error::UnknownName {
+                kind: "algorithm",
+                given: s.to_string(),
+                known: REGISTRY.iter().map(|e| e.name).collect(),
             })
     }
 }
@@ -388,6 +387,15 @@ mod tests {
             " Radix_Select ".parse::<Algorithm>().unwrap(),
             Algorithm::Radix
         );
+        let err = "heapsort".parse::<Algorithm>().unwrap_err();
+        assert!(
+            matches!(&err, Error::UnknownName { kind: "algorithm", given, known }
+                if given == "heapsort" && known.len() == Algorithm::ALL.len()),
+            "{err:?}"
+        );
+        assert!(err
+            .to_string()
+            .starts_with("invalid argument: unknown algorithm `heapsort` (known: auto, "));
     }
 
     #[test]

@@ -50,9 +50,11 @@ impl FromStr for NanPolicy {
             "error" => Ok(NanPolicy::Error),
             "omit" => Ok(NanPolicy::Omit),
             "last" => Ok(NanPolicy::Last),
-            _ => Err(Error::InvalidArgument(format!(
-                "unknown NaN policy `{s}` (known: error, omit, last)"
-            ))),
+            _ => Err(Error::UnknownName {
+                kind: "NaN policy",
+                given: s.to_string(),
+                known: vec!["error", "omit", "last"],
+            }),
         }
     }
 }

@@ -299,12 +299,10 @@ impl FromStr for QuantileMethod {
             .iter()
             .copied()
             .find(|m| m.name() == wanted)
-            .ok_or_else(|| {
-                let known: Vec<&str> = QuantileMethod::ALL.iter().map(|m| m.name()).collect();
-                Error::InvalidArgument(format!(
-                    "unknown quantile method `{s}` (known: {})",
-                    known.join(", ")
-                ))
+            .ok_or_else(|| Error::UnknownName {
+                kind: "quantile method",
+                given: s.to_string(),
+                known: QuantileMethod::ALL.iter().map(|m| m.name()).collect(),
             })
     }
 }

@@ -1665,12 +1665,13 @@ fn parse_named<T: std::str::FromStr<Err = kselect::Error>>(s: &str) -> Result<T,
     s.parse().map_err(strip_prefix)
 }
 
-/// The message of an `InvalidArgument` error without its "invalid argument: " prefix (clap
-/// says that already).
+/// The message of an invalid-argument error (`InvalidArgument`, `UnknownName`, ...) without
+/// its "invalid argument: " prefix (clap says that already).
 fn strip_prefix(e: kselect::Error) -> String {
-    match e {
-        kselect::Error::InvalidArgument(message) => message,
-        other => other.to_string(),
+    let text = e.to_string();
+    match text.strip_prefix("invalid argument: ") {
+        Some(message) => message.to_string(),
+        None => text,
     }
 }
 
