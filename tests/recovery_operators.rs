@@ -633,7 +633,7 @@ fn bad_arguments_are_errors_that_say_what_to_fix() {
     );
     assert_error(
         "uniform".parse::<SignalKind>(),
-        &["uniform", "gaussian or sign"],
+        &["uniform", "known: gaussian, sign"],
     );
 }
 

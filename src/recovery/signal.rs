@@ -154,6 +154,6 @@ mod tests {
         let e = sparse_signal::<f64>(0, 0, SignalKind::Sign, 1).unwrap_err();
         assert!(e.to_string().contains("n = 0"), "{e}");
         let e = "laplace".parse::<SignalKind>().unwrap_err();
-        assert!(e.to_string().contains("gaussian or sign"), "{e}");
+        assert!(e.to_string().contains("(known: gaussian, sign)"), "{e}");
     }
 }
