@@ -485,7 +485,10 @@ backend_test!(a_single_class_is_fine, |selector: Selector| {
 fn assert_error<T: std::fmt::Debug>(result: kselect::Result<T>, words: &[&str]) {
     let e = result.unwrap_err();
     assert!(
-        matches!(e, kselect::Error::InvalidArgument(_)),
+        matches!(
+            e,
+            kselect::Error::InvalidArgument(_) | kselect::Error::UnknownName { .. }
+        ),
         "not an invalid argument: {e:?}"
     );
     let message = e.to_string();
