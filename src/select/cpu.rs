@@ -1,8 +1,7 @@
 //! The CPU backend: dispatch to the algorithms' CPU parts.
 
 use crate::element::Element;
-use crate::error::Result;
-use crate::select::algorithm::{each_rank, run_cpu};
+use crate::select::algorithm::each_rank;
 use crate::select::{bucket_multi, floyd_rivest, introselect, quick_multiselect, Algorithm};
 
 /// At most this many ranks are answered by Floyd–Rivest passes under `Auto` (one pass per group
@@ -97,25 +96,13 @@ pub(crate) fn auto_multiselect<T: Element>(data: &[T], ranks: &[usize], parallel
     auto_multiselect_counting_nans(data, ranks, parallel).0
 }
 
-/// The elements of `ranks` (all `< data.len()`, NaNs ordered last) by `algorithm`, and the
-/// number of NaNs in `data` when the algorithm counted them in its own pass over the data
-/// (Floyd–Rivest and bucketMultiSelect do; `None` when the caller must scan for them); an
-/// error for the algorithms the CPU does not have.
-pub(crate) fn multiselect_counting_nans<T: Element>(
-    algorithm: Algorithm,
-    data: &[T],
-    ranks: &[usize],
-    parallel: bool,
-) -> Result<(Vec<T>, Option<usize>)> {
-    run_cpu(algorithm, data, ranks, parallel)
-}
-
 /// Unit tests against the sort reference.
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::error::Error;
     use crate::random::SplitMix64;
+    use crate::select::algorithm::run_cpu;
     use crate::select::sort_choose;
 
     /// Every CPU algorithm, with and without threads, gives the reference bits.
@@ -138,14 +125,13 @@ mod tests {
         let want = sort_choose::cpu::multiselect(&data, &ranks, false);
         for algorithm in [Algorithm::RadixInPlace, Algorithm::FusedMultiselect] {
             assert!(matches!(
-                multiselect_counting_nans(algorithm, &data, &ranks, false),
+                run_cpu(algorithm, &data, &ranks, false),
                 Err(Error::UnsupportedAlgorithm { .. })
             ));
         }
         for &algorithm in Algorithm::cpu_algorithms() {
             for parallel in [false, true] {
-                let (got, _) =
-                    multiselect_counting_nans(algorithm, &data, &ranks, parallel).unwrap();
+                let (got, _) = run_cpu(algorithm, &data, &ranks, parallel).unwrap();
                 let same = got
                     .iter()
                     .zip(&want)

@@ -6,7 +6,6 @@ use crate::device::cuda::launch::{config, stride_blocks};
 use crate::device::DeviceBuffer;
 use crate::element::Element;
 use crate::error::Result;
-use crate::select::algorithm::run_cuda;
 use crate::select::nan::NanScan;
 use crate::select::{bucket_multi, Algorithm};
 
@@ -122,17 +121,6 @@ pub(crate) fn nan_scan<T: Element>(buf: &DeviceBuffer<T>) -> Result<NanScan> {
             found.first as usize
         },
     })
-}
-
-/// The elements of `ranks` (all `< buf.len()`, not empty) by `algorithm` on the buffer's
-/// device, and the NaN count when the algorithm counted it on the way (radix select,
-/// randomizedSelect, bucketSelect and the bucket multiselections do).
-pub(crate) fn multiselect<T: Element>(
-    algorithm: Algorithm,
-    buf: &DeviceBuffer<T>,
-    ranks: &[usize],
-) -> Result<(Vec<T>, Option<usize>)> {
-    run_cuda(algorithm, buf, ranks)
 }
 
 /// Unit tests of `Auto`'s choice.

@@ -3,6 +3,7 @@
 use crate::device::{Device, DeviceBuffer};
 use crate::element::Element;
 use crate::error::{Error, Result};
+use crate::select::algorithm::{run_cpu, run_cuda};
 use crate::select::input::{Input, Values};
 use crate::select::nan::{self, NanScan, RankSpace};
 use crate::select::{
@@ -542,17 +543,15 @@ impl Selector {
             return Ok((Vec::new(), None));
         }
         Ok(match (source, &self.device) {
-            (Input::Host(data), Device::Cpu) => {
-                cpu::multiselect_counting_nans(algorithm, data, ranks, self.parallel)?
-            }
+            (Input::Host(data), Device::Cpu) => run_cpu(algorithm, data, ranks, self.parallel)?,
             (Input::Host(data), Device::Cuda(dev)) => {
                 let buf = DeviceBuffer::from_host_on(dev, data)?;
-                cuda::multiselect(algorithm, &buf, ranks)?
+                run_cuda(algorithm, &buf, ranks)?
             }
-            (Input::Device(buf), Device::Cuda(_)) => cuda::multiselect(algorithm, buf, ranks)?,
+            (Input::Device(buf), Device::Cuda(_)) => run_cuda(algorithm, buf, ranks)?,
             (Input::Device(buf), Device::Cpu) => {
                 let host = buf.to_host()?;
-                cpu::multiselect_counting_nans(algorithm, &host, ranks, self.parallel)?
+                run_cpu(algorithm, &host, ranks, self.parallel)?
             }
         })
     }

@@ -670,7 +670,7 @@ fn select_span_by_span<T: Element>(
             return Err(Error::RankOutOfRange { k: list[0], n: 0 });
         }
         nan_counts.push(crate::select::cuda::nan_scan(&buf)?.count);
-        let (got, _) = crate::select::cuda::multiselect(Algorithm::Auto, &buf, list)?;
+        let (got, _) = crate::select::algorithm::run_cuda(Algorithm::Auto, &buf, list)?;
         values.extend(got);
     }
     Ok(SpanSelection { values, nan_counts })
