@@ -96,15 +96,18 @@ impl Display for DType {
     }
 }
 
-/// An unsigned radix key: `u32` for 32-bit elements, `u64` for 64-bit ones.
+/// An unsigned radix key: `u32` for 32-bit elements, `u64` for 64-bit ones. A key is itself an
+/// [`Element`] (its own key), so the GPU passes that run over keys take the element kernels.
 ///
 /// ```
-/// use kselect::RadixKey;
+/// use kselect::{Element, RadixKey};
 /// assert_eq!(0xABCD_u32.digit(8, 8), 0xAB);
 /// assert_eq!(<u64 as RadixKey>::BITS, 64);
+/// assert_eq!(<u32 as Element>::DTYPE.name(), "u32");
 /// ```
 pub trait RadixKey:
-    sealed::Sealed
+    Element
+    + sealed::Sealed
     + Copy
     + Ord
     + Eq

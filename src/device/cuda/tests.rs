@@ -180,3 +180,27 @@ fn gpu_sort_matches_the_cpu() {
         .collect();
     assert_eq!(got, expected);
 }
+
+#[test]
+fn a_launch_shape_its_kernel_cannot_take_is_an_error() {
+    use super::kernels::bucket_multiselect::{bms_sample, SAMPLE};
+    let Some(dev) = gpu() else { return };
+    let data: Vec<f32> = (0..SAMPLE * 4).map(|i| i as f32).collect();
+    let buf = DeviceBuffer::from_host_on(&dev, &data).unwrap();
+    let mut out = dev.alloc_zeros::<u32>(SAMPLE, "the sample").unwrap();
+    let n = data.len() as u64;
+    let half = launch::config(1, SAMPLE as u32 / 2);
+    let err = bms_sample(&dev, half, &buf.as_slice().as_view(), n, 7, &mut out).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("shape.block_dim == (SAMPLE as u32, 1, 1)"),
+        "{err}"
+    );
+    let whole = launch::config(1, SAMPLE as u32);
+    bms_sample(&dev, whole, &buf.as_slice().as_view(), n, 7, &mut out).unwrap();
+    let sample = dev.read(&out, "the sample").unwrap();
+    assert!(
+        sample.windows(2).all(|w| w[0] <= w[1]),
+        "the sample is sorted"
+    );
+}

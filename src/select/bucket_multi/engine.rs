@@ -10,13 +10,13 @@
 
 use std::mem::size_of;
 
-use cudarc::driver::{CudaSlice, CudaView, DeviceRepr, LaunchConfig};
+use cudarc::driver::{CudaSlice, CudaView, LaunchConfig};
 
 use super::plan::{Layout, SAMPLE};
 use crate::device::cuda::kernels::bucket_multiselect::{
     bms_choose, bms_count, bms_minmax, bms_minmax_keys, bms_sample, bms_sort, bms_totals,
-    bms_write, bms_write_flags, dtype_of, Chunk, IntervalWords, Job, Segment, BLOCK,
-    CHOOSE_THREADS, CHUNK_WORDS, INTERVAL_WORDS, SEGMENT_WORDS, SORT_BIG, SORT_THREADS,
+    bms_write, bms_write_flags, Chunk, IntervalWords, Job, Segment, BLOCK, CHOOSE_THREADS,
+    CHUNK_WORDS, INTERVAL_WORDS, SEGMENT_WORDS, SORT_BIG, SORT_THREADS,
 };
 use crate::device::cuda::kernels::{OrNull, BUCKET_MULTISELECT};
 use crate::device::cuda::launch::{allow_shared, config, shaped, shared_memory, stride_blocks};
@@ -177,7 +177,7 @@ impl<'a> Engine<'a> {
     /// A level over the elements `x` described by `layout`: the count pass, the totals and the
     /// choice for the ascending, distinct `ranks` (positions in the concatenation of the
     /// layout's segments). One read-back.
-    pub(crate) fn level<E: DeviceRepr + 'static>(
+    pub(crate) fn level<E: Element>(
         &self,
         x: &CudaView<'_, E>,
         layout: Layout,
@@ -213,7 +213,7 @@ impl<'a> Engine<'a> {
         };
         let count = dev.function(
             &BUCKET_MULTISELECT,
-            &format!("bms_count_{}", dtype_of::<E>()?),
+            &format!("bms_count_{}", E::DTYPE.name()),
         )?;
         let shared = layout.max_segment_buckets * 4;
         allow_shared(&count, self.buckets as usize * 4)?;
@@ -309,7 +309,7 @@ impl<'a> Engine<'a> {
     /// `a` go to `dest[a]..dest[a] + count` of a new buffer of `len` keys (`dest[a] == NONE`
     /// skips the bucket). Launches as many passes as the active buckets need windows of the
     /// shared memory.
-    pub(crate) fn write_segmented<E: DeviceRepr + 'static, K: RadixKey>(
+    pub(crate) fn write_segmented<E: Element, K: RadixKey>(
         &self,
         x: &CudaView<'_, E>,
         level: &Level,
@@ -329,7 +329,7 @@ impl<'a> Engine<'a> {
         let mut cursor = dev.alloc_zeros::<u64>(active_count, "the region cursors")?;
         let f = dev.function(
             &BUCKET_MULTISELECT,
-            &format!("bms_write_{}", dtype_of::<E>()?),
+            &format!("bms_write_{}", E::DTYPE.name()),
         )?;
         let slots_bytes = (2 * level.layout.max_segment_buckets).next_multiple_of(8);
         let window = (self.write_shared.saturating_sub(slots_bytes) / 12).clamp(1, 0xfffe);
@@ -369,7 +369,7 @@ impl<'a> Engine<'a> {
 
     /// The flag-based write after `level` over the same `x`: the keys of the buckets `keep` (a
     /// subset of the active ones, holding `len` elements) in no particular order.
-    pub(crate) fn write_flags<E: DeviceRepr + 'static, K: RadixKey>(
+    pub(crate) fn write_flags<E: Element, K: RadixKey>(
         &self,
         x: &CudaView<'_, E>,
         level: &Level,
@@ -414,13 +414,13 @@ impl<'a> Engine<'a> {
 
     /// Sorts each job's segment of `x` on chip and writes the key of each wanted rank to
     /// `results[slot]` ([`sort_select`]).
-    pub(crate) fn sort_select<E: DeviceRepr + 'static, K: RadixKey>(
+    pub(crate) fn sort_select<E: Element, K: RadixKey>(
         &self,
         x: &CudaView<'_, E>,
         jobs: &[SortJob],
         results: &mut CudaSlice<K>,
     ) -> Result<()> {
-        sort_select(self.dev, dtype_of::<E>()?, x, jobs, results)
+        sort_select(self.dev, x, jobs, results)
     }
 
     /// The smallest and largest key of each segment `(start, len)` of `keys`: one read-back.
@@ -472,26 +472,21 @@ impl<'a> Engine<'a> {
     }
 }
 
-/// Sorts each job's segment of `x` (elements the kernels name `dtype`, whose keys are `K`) on
-/// chip and writes the key of each wanted rank to `results[slot]`: one launch per size class
+/// Sorts each job's segment of `x` (elements whose keys are `K`) on chip and writes the key of each wanted rank to `results[slot]`: one launch per size class
 /// (up to 512, 4096 and [`SORT_CAP`] elements), one block per job, no read-back.
-pub(crate) fn sort_select<E: DeviceRepr + 'static, K: RadixKey>(
+pub(crate) fn sort_select<E: Element, K: RadixKey>(
     dev: &CudaDevice,
-    dtype: &str,
     x: &CudaView<'_, E>,
     jobs: &[SortJob],
     results: &mut CudaSlice<K>,
 ) -> Result<()> {
-    if dtype != dtype_of::<E>()? {
-        return Err(inconsistent("the sorted elements' type"));
-    }
     sort_class::<E, K, 512>(dev, x, jobs, 0, results)?;
     sort_class::<E, K, 4096>(dev, x, jobs, SORT_SIZES[0], results)?;
     sort_class::<E, K, SORT_CAP>(dev, x, jobs, SORT_SIZES[1], results)
 }
 
 /// The launch of [`sort_select`] for the jobs of more than `below` and at most `CAP` elements.
-fn sort_class<E: DeviceRepr + 'static, K: RadixKey, const CAP: usize>(
+fn sort_class<E: Element, K: RadixKey, const CAP: usize>(
     dev: &CudaDevice,
     x: &CudaView<'_, E>,
     jobs: &[SortJob],
@@ -539,7 +534,7 @@ fn sort_class<E: DeviceRepr + 'static, K: RadixKey, const CAP: usize>(
         let bytes = CAP * size_of::<K>();
         let f = dev.function(
             &BUCKET_MULTISELECT,
-            &format!("bms_sort{CAP}_{}", dtype_of::<E>()?),
+            &format!("bms_sort{CAP}_{}", E::DTYPE.name()),
         )?;
         allow_shared(&f, bytes)?;
         bytes

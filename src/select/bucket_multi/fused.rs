@@ -20,8 +20,9 @@
 //!   narrows its segment by 8-bit digits while more than 4096 keys remain, then sorts them on
 //!   chip.
 //!
-//! Everything runs on the stream without a round trip; the host reads the status word, then
-//! (when it is clear) the results. When the prediction missed a rank's bucket, a workspace would overflow, or an
+//! Everything runs on the stream without a round trip; the host reads the status word and the
+//! results with one copy, and uses the results when the status is clear. When the prediction
+//! missed a rank's bucket, a workspace would overflow, or an
 //! active bucket holds more than 2^20 keys (heavily repeated values), the status says so and
 //! the ranks are selected by iterative bucket multiselection instead: the result is exact, and
 //! the extra cost is bounded by the work done before (about two reads of the input).
@@ -40,7 +41,7 @@ use crate::device::cuda::kernels::fused_multiselect::{
     fms_choose, fms_final, fms_fused, fms_gather, fms_plan, fms_predict, fms_subset, fms_totals,
     BLOCK, BUCKETS, CHOICE, MARK_WORDS, ONE_BLOCK, PARAMS, TABLE, TOTAL_GROUP,
 };
-use crate::device::cuda::kernels::{kernel_name, key_suffix, FUSED_MULTISELECT};
+use crate::device::cuda::kernels::{as_u32_words, kernel_name, key_suffix, FUSED_MULTISELECT};
 use crate::device::cuda::launch::{allow_shared, config, shaped, shared_memory};
 use crate::device::cuda::CudaDevice;
 use crate::device::DeviceBuffer;
@@ -65,12 +66,13 @@ const SEGMENT_SLACK: usize = 8;
 /// Seed of the sample and the subset.
 const SEED: u64 = 0x000F_05ED_B0C4_E75E;
 
-/// Offsets (in u64 words) of the run's zeroed words (the status and the marks, `u32` words,
-/// are a buffer of their own).
+/// Offsets (in u64 words) of the run's zeroed words (the marks, `u32` words, are a buffer of
+/// their own; the status is the low half of its word).
 struct Layout {
     totals: usize,
     count: usize,
     params: usize,
+    status: usize,
     choice: usize,
     results: usize,
     starts: usize,
@@ -81,13 +83,14 @@ struct Layout {
 }
 
 impl Layout {
-    /// The layout for `r` ranks, from the subset's totals at 0. The choice and the results are
-    /// adjacent: the host reads them with one copy.
+    /// The layout for `r` ranks, from the subset's totals at 0. The status, the choice and the
+    /// results are adjacent: the host reads them with one copy.
     fn new(r: usize) -> Layout {
         let totals = BUCKETS;
         let count = totals + BUCKETS;
         let params = count + 1;
-        let choice = params + PARAMS;
+        let status = params + PARAMS;
+        let choice = status + 1;
         let results = choice + CHOICE;
         let starts = results + r;
         let ranks = starts + BUCKETS + 1;
@@ -97,6 +100,7 @@ impl Layout {
             totals,
             count,
             params,
+            status,
             choice,
             results,
             starts,
@@ -203,7 +207,7 @@ pub(crate) fn fused_run<T: Element>(buf: &DeviceBuffer<T>, ranks: &[usize]) -> R
 
     let lay = Layout::new(r);
     let mut words = dev.alloc_zeros::<u64>(lay.len, "the fused multiselection words")?;
-    let mut flags = dev.alloc_zeros::<u32>(1 + MARK_WORDS, "the fused multiselection flags")?;
+    let mut marks = dev.alloc_zeros::<u32>(MARK_WORDS, "the fused multiselection marks")?;
     let host_ranks: Vec<u64> = ranks.iter().map(|&k| k as u64).collect();
     stream
         .memcpy_htod(&host_ranks, &mut words.slice_mut(lay.ranks..lay.ranks + r))
@@ -217,18 +221,19 @@ pub(crate) fn fused_run<T: Element>(buf: &DeviceBuffer<T>, ranks: &[usize]) -> R
     let mut segments = dev.alloc::<T::Key>(cap2, "the active buckets' keys")?;
 
     {
-        // The regions of the words, in the order `Layout` gives them, and the flags: the
-        // status word, then the marks.
+        // The regions of the words, in the order `Layout` gives them.
         let (mut sub_totals, mut rest) = words.split_at_mut(lay.totals);
         let (mut totals, mut rest) = rest.split_at_mut(lay.count - lay.totals);
         let (mut count, mut rest) = rest.split_at_mut(lay.params - lay.count);
-        let (mut params, mut rest) = rest.split_at_mut(lay.choice - lay.params);
+        let (mut params, mut rest) = rest.split_at_mut(lay.status - lay.params);
+        let (mut status_word, mut rest) = rest.split_at_mut(lay.choice - lay.status);
         let (mut choice, mut rest) = rest.split_at_mut(lay.results - lay.choice);
         let (mut results, mut rest) = rest.split_at_mut(lay.starts - lay.results);
         let (mut starts, mut rest) = rest.split_at_mut(lay.ranks - lay.starts);
         let (ranks_v, mut rest) = rest.split_at_mut(lay.act - lay.ranks);
         let (mut act, mut info) = rest.split_at_mut(lay.info - lay.act);
-        let (mut status, mut marks) = flags.split_at_mut(1);
+        let mut status = as_u32_words(&mut status_word);
+        let mut marks = marks.as_view_mut();
         let ranks_v = ranks_v.as_view();
 
         let (n64, r64, cap64) = (n as u64, r as u64, cap as u64);
@@ -349,15 +354,15 @@ pub(crate) fn fused_run<T: Element>(buf: &DeviceBuffer<T>, ranks: &[usize]) -> R
             &mut status,
         )?;
     }
-    let status = stream
-        .clone_dtoh(&flags.slice(..1))
-        .map_err(|e| driver_error("reading the fused multiselection status", e))?[0];
+    let head = stream
+        .clone_dtoh(&words.slice(lay.status..lay.results + r))
+        .map_err(|e| driver_error("reading the fused multiselection results", e))?;
+    // The status is the word's low half; its high half stays zero.
+    let status = head[0] as u32;
     if status != 0 {
         return Ok(Err(status));
     }
-    let head = stream
-        .clone_dtoh(&words.slice(lay.choice..lay.results + r))
-        .map_err(|e| driver_error("reading the fused multiselection results", e))?;
-    let top = head[2] as usize;
-    Ok(Ok((head[lay.results - lay.choice..].to_vec(), top)))
+    let choice = &head[lay.choice - lay.status..];
+    let top = choice[2] as usize;
+    Ok(Ok((choice[lay.results - lay.choice..].to_vec(), top)))
 }

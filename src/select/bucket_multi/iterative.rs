@@ -85,7 +85,7 @@ pub(crate) fn multiselect<T: Element>(
 
 /// After a level over `x`: the candidates of one key answer their ranks; the others are written
 /// out (segmented) into a new buffer, the work of the next step.
-fn write_out<T: Element, E: DeviceRepr + 'static>(
+fn write_out<T: Element, E: Element>(
     run: &mut Run<'_, T>,
     x: &CudaView<'_, E>,
     level: &Level,

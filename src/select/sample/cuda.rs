@@ -231,7 +231,7 @@ impl<'a, T: Element> Run<'a, T> {
                         ranks: p.wanted.iter().map(|w| (w.rank as u64, w.slot)).collect(),
                     })
                     .collect();
-                sort_select(self.dev, T::DTYPE.name(), &src, &jobs, &mut sorted)?;
+                sort_select(self.dev, &src, &jobs, &mut sorted)?;
                 sorted_slots.extend(small.iter().flat_map(|p| p.wanted.iter().map(|w| w.slot)));
             }
             if big.is_empty() {

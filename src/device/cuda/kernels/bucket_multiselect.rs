@@ -4,16 +4,14 @@
 //!
 //! The element kernels are instantiated for every element type, and a level after the first
 //! runs them over keys (the unsigned type of the key's width); their launchers take the element
-//! type `E` and name the instance from it ([`dtype_of`]), with the keys they write of type `K`.
+//! type `E` and name the instance from it (`E::DTYPE`), with the keys they write of type `K`.
 
-use std::any::TypeId;
 use std::mem::size_of;
 
-use cudarc::driver::{CudaSlice, CudaView, DeviceRepr};
+use cudarc::driver::{CudaSlice, CudaView};
 
-use super::{key_suffix, OrNull, BUCKET_MULTISELECT};
+use super::{kernel_name, key_suffix, OrNull, BUCKET_MULTISELECT};
 use crate::element::{Element, RadixKey};
-use crate::error::{Error, Result};
 
 /// Threads of the count and write kernels (`BMS_BLOCK`).
 pub(crate) const BLOCK: u32 = 512;
@@ -168,44 +166,21 @@ impl Job {
     }
 }
 
-/// The kernels' name of elements of type `E` (the suffix of their instances: `f32` ... `u64`);
-/// an error for a type no kernel is instantiated for.
-pub(crate) fn dtype_of<E: 'static>() -> Result<&'static str> {
-    fn name<T: Element>() -> (TypeId, &'static str) {
-        (TypeId::of::<T>(), T::DTYPE.name())
-    }
-    let types = [
-        name::<f32>(),
-        name::<f64>(),
-        name::<i32>(),
-        name::<i64>(),
-        name::<u32>(),
-        name::<u64>(),
-    ];
-    let id = TypeId::of::<E>();
-    types
-        .iter()
-        .find(|(t, _)| *t == id)
-        .map(|&(_, n)| n)
-        .ok_or_else(|| Error::Cuda {
-            context: "naming a bucket multiselection kernel".to_string(),
-            message: format!("no kernel for elements of {}", std::any::type_name::<E>()),
-        })
-}
-
 launchers! {
     /// A level's count pass, one block of [`BLOCK`] threads a chunk: each element of the
     /// chunk to its bucket within the chunk's segment (its interval by the lookup table, then
     /// that interval's projection), counted in dynamic shared memory (one `u32` a bucket of the
     /// segment) and written to `partial` from the chunk's counts offset; with oracles, each
     /// element's bucket is also stored there as a `u16`.
-    fn bms_count[E: DeviceRepr + 'static](x: dev &CudaView<'_, E>, chunks: dev &CudaView<'_, u64>,
-                                          segs: dev &CudaView<'_, u64>,
-                                          ivs: dev &CudaView<'_, u64>,
-                                          partial: dev &mut CudaSlice<u32>,
-                                          oracles: dev OrNull<&mut CudaSlice<u16>>)
-        from BUCKET_MULTISELECT as format!("bms_count_{}", dtype_of::<E>()?);
-        requires chunks.len() % CHUNK_WORDS == 0,
+    fn bms_count[E: Element](x: dev &CudaView<'_, E>, chunks: dev &CudaView<'_, u64>,
+                             segs: dev &CudaView<'_, u64>,
+                             ivs: dev &CudaView<'_, u64>,
+                             partial: dev &mut CudaSlice<u32>,
+                             oracles: dev OrNull<&mut CudaSlice<u16>>)
+        from BUCKET_MULTISELECT as kernel_name("bms_count", E::DTYPE);
+        requires @shape: shape.block_dim == (BLOCK, 1, 1),
+            shape.grid_dim.0 as usize * CHUNK_WORDS <= chunks.len(),
+            chunks.len() % CHUNK_WORDS == 0,
             segs.len() % SEGMENT_WORDS == 0, ivs.len() % INTERVAL_WORDS == 0,
             oracles.given_len().is_none_or(|len| len >= x.len());
 
@@ -216,7 +191,8 @@ launchers! {
                   segs: dev &CudaView<'_, u64>, nsegs: val u64, nb: val u64,
                   totals: dev &mut CudaSlice<u64>)
         from BUCKET_MULTISELECT as "bms_totals";
-        requires chunks.len() % CHUNK_WORDS == 0, segs.len() as u64 >= SEGMENT_WORDS as u64 * nsegs,
+        requires chunks.len() % CHUNK_WORDS == 0,
+            segs.len() as u64 >= SEGMENT_WORDS as u64 * nsegs,
             totals.len() as u64 >= nb;
 
     /// The choice of a level, one block of [`CHOOSE_THREADS`] threads: from the `nb` bucket
@@ -230,7 +206,8 @@ launchers! {
                   rank_bucket: dev &mut CudaSlice<u64>, mask: dev &mut CudaSlice<u32>,
                   prefix: dev &mut CudaSlice<u32>, out: dev &mut CudaSlice<u64>)
         from BUCKET_MULTISELECT as "bms_choose";
-        requires nb >= 1, totals.len() as u64 >= nb, starts.len() as u64 > nb,
+        requires @shape: shape.block_dim == (CHOOSE_THREADS, 1, 1),
+            nb >= 1, totals.len() as u64 >= nb, starts.len() as u64 > nb,
             ranks.len() as u64 >= r, rank_bucket.len() as u64 >= r, mask.len() as u64 > nb / 32,
             prefix.len() as u64 > nb / 32, out.len() as u64 >= 2 + 4 * r;
 
@@ -241,23 +218,26 @@ launchers! {
     /// `act` is the ascending active list (bucket, total) of `act_count` buckets. Dynamic
     /// shared memory: the window's bases and counters, and a `u16` slot a bucket of the
     /// segment.
-    fn bms_write[E: DeviceRepr + 'static, K: RadixKey](x: dev &CudaView<'_, E>,
-                                                       chunks: dev &CudaView<'_, u64>,
-                                                       segs: dev &CudaView<'_, u64>,
-                                                       ivs: dev &CudaView<'_, u64>,
-                                                       partial: dev &CudaSlice<u32>,
-                                                       oracles: dev OrNull<&CudaSlice<u16>>,
-                                                       act: dev &CudaView<'_, u64>,
-                                                       act_count: val u64,
-                                                       dest: dev &CudaSlice<u64>,
-                                                       cursor: dev &mut CudaSlice<u64>,
-                                                       out: dev &mut CudaSlice<K>, a_lo: val u64,
-                                                       a_hi: val u64)
-        from BUCKET_MULTISELECT as format!("bms_write_{}", dtype_of::<E>()?);
-        requires size_of::<K>() == size_of::<E>(),
+    fn bms_write[E: Element, K: RadixKey](x: dev &CudaView<'_, E>,
+                                          chunks: dev &CudaView<'_, u64>,
+                                          segs: dev &CudaView<'_, u64>,
+                                          ivs: dev &CudaView<'_, u64>,
+                                          partial: dev &CudaSlice<u32>,
+                                          oracles: dev OrNull<&CudaSlice<u16>>,
+                                          act: dev &CudaView<'_, u64>,
+                                          act_count: val u64,
+                                          dest: dev &CudaSlice<u64>,
+                                          cursor: dev &mut CudaSlice<u64>,
+                                          out: dev &mut CudaSlice<K>, a_lo: val u64,
+                                          a_hi: val u64)
+        from BUCKET_MULTISELECT as kernel_name("bms_write", E::DTYPE);
+        requires @shape: shape.block_dim == (BLOCK, 1, 1),
+            shape.grid_dim.0 as usize * CHUNK_WORDS <= chunks.len(),
+            size_of::<K>() == size_of::<E>(),
             chunks.len() % CHUNK_WORDS == 0,
             segs.len() % SEGMENT_WORDS == 0, ivs.len() % INTERVAL_WORDS == 0,
-            oracles.given_len().is_none_or(|len| len >= x.len()), act.len() as u64 >= 2 * act_count,
+            oracles.given_len().is_none_or(|len| len >= x.len()),
+            act.len() as u64 >= 2 * act_count,
             dest.len() as u64 >= act_count, cursor.len() as u64 >= act_count, a_lo < a_hi,
             a_hi <= act_count;
 
@@ -265,49 +245,55 @@ launchers! {
     /// before: the keys of the chunk's elements whose bucket's bit is set in `keep` are
     /// appended to `out` in no particular order (writes at or past `cap` skipped), counted in
     /// `out_count`.
-    fn bms_write_flags[E: DeviceRepr + 'static, K: RadixKey](x: dev &CudaView<'_, E>,
-                                                             chunks: dev &CudaView<'_, u64>,
-                                                             segs: dev &CudaView<'_, u64>,
-                                                             ivs: dev &CudaView<'_, u64>,
-                                                             oracles: dev OrNull<&CudaSlice<u16>>,
-                                                             keep: dev &CudaSlice<u32>,
-                                                             out: dev &mut CudaSlice<K>,
-                                                             cap: val u64,
-                                                             out_count: dev &mut CudaSlice<u64>)
-        from BUCKET_MULTISELECT as format!("bms_write_flags_{}", dtype_of::<E>()?);
-        requires size_of::<K>() == size_of::<E>(),
+    fn bms_write_flags[E: Element, K: RadixKey](x: dev &CudaView<'_, E>,
+                                                chunks: dev &CudaView<'_, u64>,
+                                                segs: dev &CudaView<'_, u64>,
+                                                ivs: dev &CudaView<'_, u64>,
+                                                oracles: dev OrNull<&CudaSlice<u16>>,
+                                                keep: dev &CudaSlice<u32>,
+                                                out: dev &mut CudaSlice<K>,
+                                                cap: val u64,
+                                                out_count: dev &mut CudaSlice<u64>)
+        from BUCKET_MULTISELECT as kernel_name("bms_write_flags", E::DTYPE);
+        requires @shape: shape.block_dim == (BLOCK, 1, 1),
+            shape.grid_dim.0 as usize * CHUNK_WORDS <= chunks.len(),
+            size_of::<K>() == size_of::<E>(),
             chunks.len() % CHUNK_WORDS == 0,
             segs.len() % SEGMENT_WORDS == 0, ivs.len() % INTERVAL_WORDS == 0,
-            oracles.given_len().is_none_or(|len| len >= x.len()), out.len() as u64 >= cap, !out_count.is_empty();
+            oracles.given_len().is_none_or(|len| len >= x.len()), out.len() as u64 >= cap,
+            !out_count.is_empty();
 
     /// Sorts segments of at most `CAP` (512, 4096 or [`SORT_BIG`]) elements on chip, one block
     /// of [`SORT_THREADS`] threads a job, and writes `results[slots[q]]` = the key of rank
     /// `inner[q]` of the job's segment for the job's ranks `q`; the largest size keeps its
     /// keys in dynamic shared memory.
-    fn bms_sort[E: DeviceRepr + 'static, K: RadixKey, const CAP: usize](x: dev &CudaView<'_, E>,
-                                                                        jobs: dev &CudaView<'_, u64>,
-                                                                        inner: dev &CudaView<'_, u64>,
-                                                                        slots: dev &CudaView<'_, u64>,
-                                                                        results: dev &mut CudaSlice<K>)
-        from BUCKET_MULTISELECT as format!("bms_sort{}_{}", CAP, dtype_of::<E>()?);
-        requires size_of::<K>() == size_of::<E>(), matches!(CAP, 512 | 4096 | SORT_BIG),
+    fn bms_sort[E: Element, K: RadixKey, const CAP: usize](x: dev &CudaView<'_, E>,
+                                                           jobs: dev &CudaView<'_, u64>,
+                                                           inner: dev &CudaView<'_, u64>,
+                                                           slots: dev &CudaView<'_, u64>,
+                                                           results: dev &mut CudaSlice<K>)
+        from BUCKET_MULTISELECT as kernel_name(&format!("bms_sort{CAP}"), E::DTYPE);
+        requires @shape: shape.block_dim == (SORT_THREADS, 1, 1),
+            shape.grid_dim.0 as usize * JOB_WORDS <= jobs.len(),
+            size_of::<K>() == size_of::<E>(), matches!(CAP, 512 | 4096 | SORT_BIG),
             jobs.len() % JOB_WORDS == 0,
             inner.len() == slots.len();
 
     /// `stats[0]` = the smallest key of `x[0..n)` (atomic minimum; `u64::MAX` on entry),
     /// `stats[1]` = the largest (atomic maximum; 0 on entry), `stats[2] +=` its NaNs.
-    fn bms_minmax[E: DeviceRepr + 'static](x: dev &CudaView<'_, E>, n: val u64,
-                                           stats: dev &mut CudaSlice<u64>)
-        from BUCKET_MULTISELECT as format!("bms_minmax_{}", dtype_of::<E>()?);
+    fn bms_minmax[E: Element](x: dev &CudaView<'_, E>, n: val u64,
+                              stats: dev &mut CudaSlice<u64>)
+        from BUCKET_MULTISELECT as kernel_name("bms_minmax", E::DTYPE);
         requires x.len() as u64 >= n, stats.len() >= 3;
 
     /// `out` = the sorted keys of a [`SAMPLE`]-element sample of `x[0..n)` (`n >= SAMPLE`), one
     /// element from each of equal strides at an offset hashed from `seed`. One block of
     /// [`SAMPLE`] threads.
-    fn bms_sample[E: DeviceRepr + 'static, K: RadixKey](x: dev &CudaView<'_, E>, n: val u64,
-                                                        seed: val u64, out: dev &mut CudaSlice<K>)
-        from BUCKET_MULTISELECT as format!("bms_sample_{}", dtype_of::<E>()?);
-        requires size_of::<K>() == size_of::<E>(), x.len() as u64 >= n, n >= SAMPLE as u64,
+    fn bms_sample[E: Element, K: RadixKey](x: dev &CudaView<'_, E>, n: val u64,
+                                           seed: val u64, out: dev &mut CudaSlice<K>)
+        from BUCKET_MULTISELECT as kernel_name("bms_sample", E::DTYPE);
+        requires @shape: shape.block_dim == (SAMPLE as u32, 1, 1),
+            size_of::<K>() == size_of::<E>(), x.len() as u64 >= n, n >= SAMPLE as u64,
             out.len() >= SAMPLE;
 
     /// The smallest and largest keys of segments: block `b` reduces chunk `b` of `keys` and

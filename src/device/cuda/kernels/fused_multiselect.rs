@@ -38,7 +38,8 @@ launchers! {
                             max_buckets: val u32, table: dev &mut CudaSlice<u32>,
                             params: dev &mut CudaViewMut<'_, u64>)
         from FUSED_MULTISELECT as kernel_name("fms_plan", T::DTYPE);
-        requires x.len() as u64 >= n, max_buckets as usize <= BUCKETS, table.len() >= TABLE,
+        requires @shape: shape.block_dim == (ONE_BLOCK, 1, 1),
+            x.len() as u64 >= n, max_buckets as usize <= BUCKETS, table.len() >= TABLE,
             params.len() >= PARAMS;
 
     /// The subset count, blocks of [`BLOCK`] threads: every bucket counted over one 64-byte
@@ -48,7 +49,8 @@ launchers! {
                               params: dev &CudaView<'_, u64>, group: val u32, seed: val u64,
                               partial: dev &mut CudaSlice<u32>)
         from FUSED_MULTISELECT as kernel_name("fms_subset", T::DTYPE);
-        requires x.len() as u64 >= n, table.len() >= TABLE, params.len() >= PARAMS,
+        requires @shape: shape.block_dim == (BLOCK, 1, 1),
+            x.len() as u64 >= n, table.len() >= TABLE, params.len() >= PARAMS,
             group.is_power_of_two() && (2..=16).contains(&group);
 
     /// The fused pass, blocks of [`BLOCK`] threads: every element counted in its bucket (per
@@ -60,7 +62,8 @@ launchers! {
                              cap: val u64, out_count: dev &mut CudaViewMut<'_, u64>,
                              status: dev &CudaView<'_, u32>)
         from FUSED_MULTISELECT as kernel_name("fms_fused", T::DTYPE);
-        requires x.len() as u64 >= n, table.len() >= TABLE, params.len() >= PARAMS,
+        requires @shape: shape.block_dim == (BLOCK, 1, 1),
+            x.len() as u64 >= n, table.len() >= TABLE, params.len() >= PARAMS,
             marks.len() >= MARK_WORDS, out.len() as u64 >= cap, !out_count.is_empty(),
             !status.is_empty();
 
@@ -69,7 +72,9 @@ launchers! {
     fn fms_totals(partial: dev &CudaSlice<u32>, blocks: val u64, params: dev &CudaView<'_, u64>,
                   totals: dev &mut CudaViewMut<'_, u64>, status: dev &CudaView<'_, u32>)
         from FUSED_MULTISELECT as "fms_totals";
-        requires partial.len() as u64 >= blocks, params.len() >= PARAMS,
+        requires @shape: (shape.grid_dim.0 * shape.block_dim.0) as usize >= BUCKETS,
+            shape.grid_dim.1 as u64 * TOTAL_GROUP as u64 >= blocks,
+            partial.len() as u64 >= blocks, params.len() >= PARAMS,
             totals.len() >= BUCKETS, !status.is_empty();
 
     /// The prediction, one block of [`ONE_BLOCK`] threads: from the subset totals, `marks` of
@@ -81,7 +86,8 @@ launchers! {
                    sigmas: val f64, starts: dev &mut CudaViewMut<'_, u64>,
                    marks: dev &mut CudaViewMut<'_, u32>, status: dev &mut CudaViewMut<'_, u32>)
         from FUSED_MULTISELECT as "fms_predict";
-        requires totals.len() >= BUCKETS, params.len() >= PARAMS, ranks.len() as u64 >= r,
+        requires @shape: shape.block_dim == (ONE_BLOCK, 1, 1),
+            totals.len() >= BUCKETS, params.len() >= PARAMS, ranks.len() as u64 >= r,
             r <= MAX_RANKS as u64, starts.len() > BUCKETS, marks.len() >= MARK_WORDS,
             !status.is_empty();
 
@@ -103,7 +109,8 @@ launchers! {
                                results: dev &mut CudaViewMut<'_, u64>,
                                status: dev &mut CudaViewMut<'_, u32>)
         from FUSED_MULTISELECT as format!("fms_choose_{}", key_suffix::<K>());
-        requires totals.len() >= BUCKETS, table.len() >= TABLE, params.len() >= PARAMS,
+        requires @shape: shape.block_dim == (ONE_BLOCK, 1, 1),
+            totals.len() >= BUCKETS, table.len() >= TABLE, params.len() >= PARAMS,
             marks.len() >= MARK_WORDS, ranks.len() as u64 >= r, r <= MAX_RANKS as u64,
             !written.is_empty(), starts.len() > BUCKETS, slots.len() >= BUCKETS,
             act.len() as u64 >= 4 * r, info.len() as u64 >= 2 * r, out.len() >= CHOICE,
@@ -119,7 +126,8 @@ launchers! {
                                choice: dev &CudaView<'_, u64>, out: dev &mut CudaSlice<K>,
                                status: dev &CudaView<'_, u32>)
         from FUSED_MULTISELECT as format!("fms_gather_{}", key_suffix::<K>());
-        requires keys.len() as u64 >= cap, !count.is_empty(), table.len() >= TABLE,
+        requires @shape: shape.block_dim == (BLOCK, 1, 1),
+            keys.len() as u64 >= cap, !count.is_empty(), table.len() >= TABLE,
             params.len() >= PARAMS, slots.len() >= BUCKETS, choice.len() >= CHOICE,
             !status.is_empty();
 
@@ -131,5 +139,6 @@ launchers! {
                               results: dev &mut CudaViewMut<'_, u64>,
                               status: dev &mut CudaViewMut<'_, u32>)
         from FUSED_MULTISELECT as format!("fms_final_{}", key_suffix::<K>());
-        requires info.len() >= 2 * results.len(), !status.is_empty();
+        requires @shape: shape.block_dim == (ONE_BLOCK, 1, 1),
+            info.len() >= 2 * results.len(), !status.is_empty();
 }

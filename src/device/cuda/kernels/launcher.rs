@@ -3,7 +3,7 @@
 //! the null pointer for kernel parameters that may be null, and [`NullPtr`], the null pointer
 //! alone for launchers that always leave such a parameter out.
 
-use cudarc::driver::{CudaSlice, DeviceRepr, LaunchArgs, PushKernelArg};
+use cudarc::driver::{CudaSlice, CudaViewMut, DeviceRepr, LaunchArgs, PushKernelArg};
 
 /// Declares one launcher per kernel:
 ///
@@ -22,7 +22,8 @@ use cudarc::driver::{CudaSlice, DeviceRepr, LaunchArgs, PushKernelArg};
 /// scalars, passed by value. Generic launchers name their parameters in brackets after the
 /// name (`fn rsel_pass[T: Element](...)`) and build the kernel's name from them (`as
 /// kernel_name("rsel_pass", T::DTYPE)`). Every `requires` condition is checked before the
-/// launch; a false one is an error naming it, and nothing is launched.
+/// launch; a false one is an error naming it, and nothing is launched. Conditions on the launch
+/// shape name it first: `requires @shape: shape.block_dim == (1024, 1, 1), ...`.
 macro_rules! launchers {
     ($(
         $(#[$meta:meta])*
@@ -30,7 +31,7 @@ macro_rules! launchers {
             $($param:ident : $pass:ident $ty:ty),* $(,)?
         )
         from $source:ident as $kernel:expr
-        $(; requires $($check:expr),+)?
+        $(; requires $(@ $shape:ident :)? $($check:expr),+)?
         ;
     )*) => {$(
         $(#[$meta])*
@@ -42,6 +43,7 @@ macro_rules! launchers {
         ) -> $crate::error::Result<()> {
             use cudarc::driver::PushKernelArg as _;
             let kernel: &str = &$kernel;
+            $($(let $shape = &shape;)?)?
             $($(
                 if !($check) {
                     return Err($crate::error::Error::Cuda {
@@ -161,6 +163,16 @@ where
             None => <Self as PushKernelArg<&'a NullPtr>>::arg(self, &NULL),
         }
     }
+}
+
+/// The `u64` words of `words` seen as twice as many `u32` words, the low half of each word first
+/// (CUDA devices are little-endian): for a kernel's `u32` flag kept among `u64` words the host
+/// reads with one copy.
+pub(crate) fn as_u32_words<'b>(words: &'b mut CudaViewMut<'_, u64>) -> CudaViewMut<'b, u32> {
+    let len = 2 * words.len();
+    // SAFETY: `u32` and `u64` are plain integers, every bit pattern a valid value of either;
+    // `u32`'s alignment divides `u64`'s, and `len` `u32` words are exactly the view's bytes.
+    unsafe { words.transmute_mut::<u32>(len) }.expect("two u32 words fill each u64 word")
 }
 
 /// A null device pointer, passed where a kernel takes an optional buffer and tests the pointer

@@ -13,7 +13,7 @@
 #[macro_use]
 pub(crate) mod launcher;
 
-pub(crate) use launcher::{NullPtr, OrNull, NULL};
+pub(crate) use launcher::{as_u32_words, NullPtr, OrNull, NULL};
 
 pub(crate) mod batch_select;
 pub(crate) mod bucket_multiselect;
