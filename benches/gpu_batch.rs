@@ -14,7 +14,7 @@
 //! Without a GPU it prints a note and exits 0, unless `KSELECT_REQUIRE_GPU=1`.
 
 use kselect::{
-    BatchRank, CudaDevice, Device, DeviceBuffer, Element, GpuTimer, Rows, Selector, TopKOptions,
+    BatchRank, CudaDevice, Device, DeviceBuffer, Element, GpuTimer, Matrix, Selector, TopKOptions,
 };
 use rayon::prelude::*;
 
@@ -192,7 +192,6 @@ fn run_shape<T: BenchFloat>(
     let mut rec = Recorder::new(gpu, opts, &copies, shape.clone(), shape, out)?;
     let sel = Selector::on(device);
     let cpu = Selector::new();
-    let layout = Rows::new(rows, cols);
     let ks = if cols >= 65536 {
         &opts.ks_long
     } else {
@@ -201,7 +200,6 @@ fn run_shape<T: BenchFloat>(
     // The CPU reference of the first rows only (the whole of 4 GiB would take long).
     let checked_rows = rows.min(64);
     let head = &data[..checked_rows * cols];
-    let head_layout = Rows::new(checked_rows, cols);
     for &k in ks.iter().filter(|&&k| k <= cols) {
         for (case, options) in [
             ("top-k sorted", TopKOptions::largest().sorted(true)),
@@ -212,9 +210,9 @@ fn run_shape<T: BenchFloat>(
             ),
         ] {
             let got = sel
-                .top_k_rows_device(copies.get(0), layout, k, options)?
+                .top_k_rows_device(Matrix::new(copies.get(0), rows, cols), k, options)?
                 .to_host()?;
-            let want = cpu.top_k_rows(head, head_layout, k, options)?;
+            let want = cpu.top_k_rows(Matrix::new(head, checked_rows, cols), k, options)?;
             let m = checked_rows * k;
             let correct = got.indices()[..m] == want.indices()[..]
                 && got.values()[..m]
@@ -222,21 +220,21 @@ fn run_shape<T: BenchFloat>(
                     .zip(want.values())
                     .all(|(a, b)| a.to_key() == b.to_key());
             let ms = time_ms(gpu, opts.reps, |r| {
-                sel.top_k_rows_device(copies.get(r), layout, k, options)
+                sel.top_k_rows_device(Matrix::new(copies.get(r), rows, cols), k, options)
                     .map(|_| ())
             })?;
             rec.push(case, k, ms, correct);
         }
     }
     let kth = cols / 2;
-    let got = sel.select_rows(copies.get(0), layout, BatchRank::Same(kth))?;
-    let want = cpu.select_rows(head, head_layout, BatchRank::Same(kth))?;
+    let got = sel.select_rows(Matrix::new(copies.get(0), rows, cols), BatchRank::Same(kth))?;
+    let want = cpu.select_rows(Matrix::new(head, checked_rows, cols), BatchRank::Same(kth))?;
     let correct = got[..checked_rows]
         .iter()
         .zip(&want)
         .all(|(a, b)| a.to_key() == b.to_key());
     let ms = time_ms(gpu, opts.reps, |r| {
-        sel.select_rows(copies.get(r), layout, BatchRank::Same(kth))
+        sel.select_rows(Matrix::new(copies.get(r), rows, cols), BatchRank::Same(kth))
             .map(|_| ())
     })?;
     rec.push("kth", kth, ms, correct);

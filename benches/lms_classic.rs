@@ -28,6 +28,7 @@
 use std::io::Write;
 
 use kselect::regression::{Lms, LmsCoverage};
+use kselect::Matrix;
 
 #[path = "common/options.rs"]
 mod options;
@@ -175,7 +176,7 @@ fn main() {
                 let fit = lms
                     .clone()
                     .progress(clock.callback())
-                    .fit(&set.x, set.n, set.k, &set.y);
+                    .fit(Matrix::new(&set.x, set.n, set.k), &set.y);
                 let (total, stage_seconds) = clock.stop();
                 times.push(total);
                 stage_times.push(stage_seconds);

@@ -23,7 +23,7 @@
 //! from the plane, which puts them near `y = 26`). Normals are Box–Muller pairs from SplitMix64
 //! streams, one stream per block of 16384 rows, its first state hashed from (seed, block).
 //!
-//! **The fit**: `Lts::new().nsamp(nsamp).seed(fit_seed).device(device).fit(&x, n, 10, &y)`: an
+//! **The fit**: `Lts::new().nsamp(nsamp).seed(fit_seed).device(device).fit(Matrix::new(&x, n, 10), &y)`: an
 //! intercept, `alpha = 0.5` (`h = floor((n + p + 1) / 2)`, `p = 11`), `ltsReg`'s defaults. Each
 //! time is one whole fit (standardization, the nested-subsample search, the reweighting), wall
 //! clock, from host slices. Reported: the median time, the objective (the sum of the `h`
@@ -42,6 +42,7 @@ use std::io::Write;
 
 use kselect::regression::{Lms, Lts, Method, LTS_DEFAULT_NSAMP};
 use kselect::Device;
+use kselect::Matrix;
 use rayon::prelude::*;
 
 #[path = "common/gpu.rs"]
@@ -256,8 +257,14 @@ fn run_size(opts: &Options, device: &Device, n: usize) -> Result<Row, String> {
     for _ in 0..opts.reps {
         let clock = StageClock::start();
         let fit = match opts.method {
-            Method::Lms => lms.clone().progress(clock.callback()).fit(&x, n, P, &y),
-            _ => lts.clone().progress(clock.callback()).fit(&x, n, P, &y),
+            Method::Lms => lms
+                .clone()
+                .progress(clock.callback())
+                .fit(Matrix::new(&x, n, P), &y),
+            _ => lts
+                .clone()
+                .progress(clock.callback())
+                .fit(Matrix::new(&x, n, P), &y),
         }
         .map_err(|e| e.to_string())?;
         let (total, stage_seconds) = clock.stop();

@@ -10,6 +10,7 @@ use std::path::Path;
 use kselect::io::{read_csv_column, ColumnVisitor};
 use kselect::regression::{Lms, Lts, RegressionFit};
 use kselect::Element;
+use kselect::Matrix;
 
 /// A CSV column as `f64`, whatever type it was read as.
 struct ToF64;
@@ -36,9 +37,9 @@ fn main() -> kselect::Result<()> {
         .flat_map(|i| columns.iter().map(move |c| c[i]))
         .collect();
 
-    let lts = Lts::new().fit(&x, n, k, &y)?;
-    let lms = Lms::new().fit(&x, n, k, &y)?;
-    let ols = Lts::new().alpha(1.0).fit(&x, n, k, &y)?; // h = n: least squares
+    let lts = Lts::new().fit(Matrix::new(&x, n, k), &y)?;
+    let lms = Lms::new().fit(Matrix::new(&x, n, k), &y)?;
+    let ols = Lts::new().alpha(1.0).fit(Matrix::new(&x, n, k), &y)?; // h = n: least squares
 
     println!("stackloss: n = {n}, p = {} (with the intercept)\n", lts.p);
     println!(

@@ -23,11 +23,11 @@
 //! largest magnitude):
 //!
 //! ```
-//! use kselect::{Rows, Selector, TopKOptions};
+//! use kselect::{Matrix, Selector, TopKOptions};
 //!
 //! let x = [0.5f64, -4.0, 2.0, 3.0, 1.0, -1.0];
 //! let sel = Selector::new();
-//! assert_eq!(sel.select_rows(&x, Rows::new(2, 3), 0).unwrap(), vec![-4.0, -1.0]);
+//! assert_eq!(sel.select_rows(Matrix::new(&x, 2, 3), 0).unwrap(), vec![-4.0, -1.0]);
 //! let top = sel.top_k(&x, 2, TopKOptions::largest().sorted(true)).unwrap();
 //! assert_eq!((top.values(), top.indices()), (&[3.0, 2.0][..], &[3, 2][..]));
 //! assert_eq!(sel.threshold(&x, 2).unwrap().support, vec![1, 3]);
@@ -70,7 +70,6 @@ pub use error::{Error, Result};
 pub use regression::{Lms, Lts, RegressionFit};
 pub use select::{
     median, median_mean, multiselect, quantile, quantiles, select, select_largest, Algorithm,
-    Approximate, ApproximateQuantile, BatchError, BatchRank, DeviceThreshold, DeviceTopK,
-    NanPolicy, QuantileMethod, Rows, Segments, Selector, Threshold, TopK, TopKOptions, TopKOrder,
-    Values,
+    Approximate, ApproximateQuantile, BatchError, BatchRank, DeviceThreshold, DeviceTopK, Matrix,
+    NanPolicy, QuantileMethod, Segments, Selector, Threshold, TopK, TopKOptions, TopKOrder, Values,
 };

@@ -17,8 +17,8 @@ use std::ops::Range;
 use common::*;
 use kselect::select::batch::Place;
 use kselect::{
-    BatchError, BatchRank, DeviceBuffer, Element, Error, NanPolicy, RadixKey, Result, Rows,
-    Segments, Selector, Threshold, TopK, TopKOptions, TopKOrder,
+    BatchError, BatchRank, DeviceBuffer, Element, Error, Matrix, NanPolicy, RadixKey, Result,
+    Segments, Selector, Threshold, TopK, TopKOptions, TopKOrder, Values,
 };
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
@@ -29,6 +29,33 @@ const ORDERS: [TopKOrder; 2] = [TopKOrder::Largest, TopKOrder::Smallest];
 // ---------------------------------------------------------------------------------------------
 // Layouts and the reference
 // ---------------------------------------------------------------------------------------------
+
+/// The shape of a matrix's rows: `rows` rows of `cols` values, `stride` apart.
+#[derive(Clone, Copy, Debug)]
+struct Rows {
+    rows: usize,
+    cols: usize,
+    stride: usize,
+}
+
+impl Rows {
+    fn new(rows: usize, cols: usize) -> Rows {
+        Rows {
+            rows,
+            cols,
+            stride: cols,
+        }
+    }
+
+    fn with_stride(self, stride: usize) -> Rows {
+        Rows { stride, ..self }
+    }
+
+    /// The matrix of this shape over `data`.
+    fn of<'a, T: Element>(&self, data: impl Into<Values<'a, T>>) -> Matrix<'a, T> {
+        Matrix::new(data, self.rows, self.cols).with_stride(self.stride)
+    }
+}
 
 /// Rows of a matrix or segments given by offsets.
 #[derive(Clone, Debug)]
@@ -41,8 +68,8 @@ impl Layout {
     /// The ranges of the rows or segments in the data.
     fn spans(&self) -> Vec<Range<usize>> {
         match self {
-            Layout::Rows(rows) => (0..rows.rows())
-                .map(|r| r * rows.stride()..r * rows.stride() + rows.cols())
+            Layout::Rows(rows) => (0..rows.rows)
+                .map(|r| r * rows.stride..r * rows.stride + rows.cols)
                 .collect(),
             Layout::Segments(offsets) => offsets.windows(2).map(|w| w[0]..w[1]).collect(),
         }
@@ -327,8 +354,8 @@ impl<'a, T: TestElement> Batch<'a, T> {
     fn select(&self, ranks: BatchRank<'_>) -> Result<Vec<T>> {
         match self.layout {
             Layout::Rows(rows) => self.both(
-                |s, d| s.select_rows(d, *rows, ranks),
-                |s, b| s.select_rows(b, *rows, ranks),
+                |s, d| s.select_rows(rows.of(d), ranks),
+                |s, b| s.select_rows(rows.of(b), ranks),
             ),
             Layout::Segments(offsets) => {
                 let segs = Segments::new(offsets);
@@ -343,8 +370,8 @@ impl<'a, T: TestElement> Batch<'a, T> {
     fn multiselect(&self, ranks: &[usize]) -> Result<Vec<T>> {
         match self.layout {
             Layout::Rows(rows) => self.both(
-                |s, d| s.multiselect_rows(d, *rows, ranks),
-                |s, b| s.multiselect_rows(b, *rows, ranks),
+                |s, d| s.multiselect_rows(rows.of(d), ranks),
+                |s, b| s.multiselect_rows(rows.of(b), ranks),
             ),
             Layout::Segments(offsets) => {
                 let segs = Segments::new(offsets);
@@ -359,8 +386,8 @@ impl<'a, T: TestElement> Batch<'a, T> {
     fn top_k(&self, k: usize, options: TopKOptions) -> Result<TopK<T>> {
         match self.layout {
             Layout::Rows(rows) => self.both(
-                |s, d| s.top_k_rows(d, *rows, k, options),
-                |s, b| s.top_k_rows_device(b, *rows, k, options)?.to_host(),
+                |s, d| s.top_k_rows(rows.of(d), k, options),
+                |s, b| s.top_k_rows_device(rows.of(b), k, options)?.to_host(),
             ),
             Layout::Segments(offsets) => {
                 let segs = Segments::new(offsets);
@@ -698,7 +725,7 @@ backend_test!(nan_rows_under_each_policy, |selector: Selector| {
     let layout = Layout::Rows(Rows::new(3, 4).with_stride(5));
     check_layout(&selector, &data, &layout, "nan rows");
     let rows = Rows::new(3, 4).with_stride(5);
-    let err = Selector::on(selector.device().clone()).select_rows(&data, rows, 0);
+    let err = Selector::on(selector.device().clone()).select_rows(rows.of(&data), 0);
     assert_err!(
         err,
         Error::NanInInput {
@@ -709,25 +736,29 @@ backend_test!(nan_rows_under_each_policy, |selector: Selector| {
     );
     let omit = selector.clone().nan_policy(NanPolicy::Omit);
     let clean = Rows::new(2, 4).with_stride(5);
-    let got = omit.select_rows(&data[5..], clean, &[2, 3]).unwrap();
+    let got = omit.select_rows(clean.of(&data[5..]), &[2, 3]).unwrap();
     assert_eq!(got, vec![1.0, 3.0]);
     assert_err!(
-        omit.select_rows(&data[5..], clean, 3),
+        omit.select_rows(clean.of(&data[5..]), 3),
         Error::RankOutOfRange { k: 3, n: 3 },
         "row 0 holds three numbers"
     );
     let top = omit
-        .top_k_rows(&data[5..], clean, 3, TopKOptions::largest().sorted(true))
+        .top_k_rows(clean.of(&data[5..]), 3, TopKOptions::largest().sorted(true))
         .unwrap();
     assert_eq!(top.row(0), (&[1.0, 0.0, -1.0][..], &[0, 3, 2][..]));
     let last = selector.clone().nan_policy(NanPolicy::Last);
     let top = last
-        .top_k_rows(&data[5..], clean, 2, TopKOptions::largest().sorted(true))
+        .top_k_rows(clean.of(&data[5..]), 2, TopKOptions::largest().sorted(true))
         .unwrap();
     assert!(top.row(0).0[0].is_nan());
     assert_eq!(top.row(0).1, &[1, 0]);
     let low = last
-        .top_k_rows(&data[5..], clean, 4, TopKOptions::smallest().sorted(true))
+        .top_k_rows(
+            clean.of(&data[5..]),
+            4,
+            TopKOptions::smallest().sorted(true),
+        )
         .unwrap();
     assert_eq!(low.row(0).1, &[2, 3, 0, 1]);
     assert_eq!(low.row(1).1, &[3, 2, 1, 0]);
@@ -743,16 +774,18 @@ backend_test!(
         // Rows of no values: no rank and no top-k, but a multiselection of no ranks.
         let empty_rows = Rows::new(3, 0);
         assert_err!(
-            selector.select_rows(&data, empty_rows, 0),
+            selector.select_rows(empty_rows.of(&data), 0),
             Error::RankOutOfRange { k: 0, n: 0 },
             "rank 0 of an empty row"
         );
         assert_eq!(
-            selector.multiselect_rows(&data, empty_rows, &[]).unwrap(),
+            selector
+                .multiselect_rows(empty_rows.of(&data), &[])
+                .unwrap(),
             Vec::<u32>::new()
         );
         assert_err!(
-            selector.top_k_rows(&data, empty_rows, 1, TopKOrder::Largest),
+            selector.top_k_rows(empty_rows.of(&data), 1, TopKOrder::Largest),
             Error::Batch(BatchError::TooFewValues {
                 k: 1,
                 place: Place::Row(0),
@@ -763,20 +796,23 @@ backend_test!(
         );
         // No rows, no segments: empty results.
         for rows in [Rows::new(0, 5), Rows::new(0, 0)] {
-            assert!(selector.select_rows(&data, rows, 3).unwrap().is_empty());
-            assert!(selector.select_rows(&data, rows, &[]).unwrap().is_empty());
+            assert!(selector.select_rows(rows.of(&data), 3).unwrap().is_empty());
             assert!(selector
-                .multiselect_rows(&data, rows, &[9])
+                .select_rows(rows.of(&data), &[])
+                .unwrap()
+                .is_empty());
+            assert!(selector
+                .multiselect_rows(rows.of(&data), &[9])
                 .unwrap()
                 .is_empty());
             let top = selector
-                .top_k_rows(&data, rows, 4, TopKOrder::Largest)
+                .top_k_rows(rows.of(&data), 4, TopKOrder::Largest)
                 .unwrap();
             assert_eq!((top.rows(), top.k(), top.values().len()), (0, 4, 0));
         }
         let no_data: [f32; 0] = [];
         assert!(selector
-            .select_rows(&no_data, Rows::new(0, 3), 0)
+            .select_rows(Matrix::new(&no_data, 0, 3), 0)
             .unwrap()
             .is_empty());
         for offsets in [&[0][..], &[2][..]] {
@@ -869,7 +905,7 @@ backend_test!(
             .collect();
         let ranks = [49, 0, 25, 25, 3, 49, 0];
         let got = selector
-            .multiselect_rows(&data, Rows::new(rows, cols), &ranks)
+            .multiselect_rows(Matrix::new(&data, rows, cols), &ranks)
             .unwrap();
         assert_eq!(got.len(), rows * ranks.len());
         for r in 0..rows {
@@ -935,7 +971,7 @@ backend_test!(errors, |selector: Selector| {
         "k > n"
     );
     assert_err!(
-        selector.top_k_rows(&data, rows, 5, TopKOrder::Smallest),
+        selector.top_k_rows(rows.of(&data), 5, TopKOrder::Smallest),
         Error::Batch(BatchError::TooFewValues {
             k: 5,
             place: Place::Row(0),
@@ -945,7 +981,7 @@ backend_test!(errors, |selector: Selector| {
         "k > cols"
     );
     assert_err!(
-        selector.top_k_rows(&data, Rows::new(0, 4), 0, TopKOrder::Smallest),
+        selector.top_k_rows(Matrix::new(&data, 0, 4), 0, TopKOrder::Smallest),
         Error::Batch(BatchError::ZeroK),
         "k = 0 of no rows"
     );
@@ -968,22 +1004,22 @@ backend_test!(errors, |selector: Selector| {
     assert_eq!(copy, data);
     // Ranks out of range.
     assert_err!(
-        selector.select_rows(&data, rows, 4),
+        selector.select_rows(rows.of(&data), 4),
         Error::RankOutOfRange { k: 4, n: 4 },
         "rank = cols"
     );
     assert_err!(
-        selector.select_rows(&data, rows, &[0, 9, 1]),
+        selector.select_rows(rows.of(&data), &[0, 9, 1]),
         Error::RankOutOfRange { k: 9, n: 4 },
         "rank 9 of row 1"
     );
     assert_err!(
-        selector.multiselect_rows(&data, rows, &[1, 4]),
+        selector.multiselect_rows(rows.of(&data), &[1, 4]),
         Error::RankOutOfRange { k: 4, n: 4 },
         "rank 4 of every row"
     );
     assert_err!(
-        selector.select_rows(&data, rows, &[0, 1]),
+        selector.select_rows(rows.of(&data), &[0, 1]),
         Error::Batch(BatchError::RankCount {
             given: 2,
             spans: 3,
@@ -998,12 +1034,16 @@ backend_test!(errors, |selector: Selector| {
     );
     // Bad layouts.
     assert_err!(
-        selector.select_rows(&data, Rows::new(2, 4).with_stride(3), 0),
+        selector.select_rows(Matrix::new(&data, 2, 4).with_stride(3), 0),
         Error::Batch(BatchError::StrideBelowColumns { stride: 3, cols: 4 }),
         "stride < cols"
     );
     assert_err!(
-        selector.top_k_rows(&data, Rows::new(3, 4).with_stride(5), 1, TopKOrder::Largest),
+        selector.top_k_rows(
+            Matrix::new(&data, 3, 4).with_stride(5),
+            1,
+            TopKOrder::Largest
+        ),
         Error::Batch(BatchError::RowsPastData {
             rows: 3,
             cols: 4,
@@ -1014,7 +1054,7 @@ backend_test!(errors, |selector: Selector| {
         "rows past the end"
     );
     assert_err!(
-        selector.select_rows(&data, Rows::new(usize::MAX, 2).with_stride(usize::MAX), 0),
+        selector.select_rows(Matrix::new(&data, usize::MAX, 2).with_stride(usize::MAX), 0),
         Error::Batch(BatchError::RowsOverflow {
             rows: usize::MAX,
             stride: usize::MAX
@@ -1045,7 +1085,7 @@ backend_test!(errors, |selector: Selector| {
     nan_data[6] = f64::NAN;
     nan_data[9] = f64::NAN;
     assert_err!(
-        selector.select_rows(&nan_data, rows, 0),
+        selector.select_rows(rows.of(&nan_data), 0),
         Error::NanInInput {
             count: 2,
             first_index: 6
@@ -1062,7 +1102,7 @@ backend_test!(errors, |selector: Selector| {
     );
     // Spans that leave the NaNs out are selected from.
     let v = selector
-        .select_rows(&nan_data, Rows::new(2, 2).with_stride(7), &[1, 0])
+        .select_rows(Matrix::new(&nan_data, 2, 2).with_stride(7), &[1, 0])
         .unwrap();
     assert_eq!(v, vec![1.0, 7.0]);
     let v = selector
@@ -1087,7 +1127,7 @@ backend_test!(errors, |selector: Selector| {
     // Omit with too few numbers.
     let omit = selector.clone().nan_policy(NanPolicy::Omit);
     assert_err!(
-        omit.top_k_rows(&nan_data, rows, 4, TopKOrder::Largest),
+        omit.top_k_rows(rows.of(&nan_data), 4, TopKOrder::Largest),
         Error::Batch(BatchError::TooFewValues {
             k: 4,
             place: Place::Row(1),
@@ -1097,14 +1137,14 @@ backend_test!(errors, |selector: Selector| {
         "row 1 holds 3 numbers"
     );
     assert_eq!(
-        omit.top_k_rows(&nan_data, rows, 3, TopKOrder::Largest)
+        omit.top_k_rows(rows.of(&nan_data), 3, TopKOrder::Largest)
             .unwrap()
             .row(1)
             .1,
         &[0, 1, 3]
     );
     assert_err!(
-        omit.multiselect_rows(&nan_data, rows, &[0, 3]),
+        omit.multiselect_rows(rows.of(&nan_data), &[0, 3]),
         Error::RankOutOfRange { k: 3, n: 3 },
         "rank 3 of row 1's three numbers"
     );
@@ -1133,7 +1173,7 @@ backend_test!(device_buffers_need_their_device, |selector: Selector| {
     let buf = DeviceBuffer::from_host(selector.device(), &[3.0f32, 1.0, 2.0]).unwrap();
     let cpu = Selector::new();
     assert_err!(
-        cpu.select_rows(&buf, Rows::new(1, 3), 0),
+        cpu.select_rows(Matrix::new(&buf, 1, 3), 0),
         Error::Batch(BatchError::DeviceBufferOnCpu { .. }),
         "a CPU selector with a device buffer"
     );

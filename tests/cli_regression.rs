@@ -17,6 +17,7 @@ use common::cli::{
 };
 use kselect::io::npy::write_npy_matrix;
 use kselect::regression::{Lms, Lts, RegressionFit};
+use kselect::Matrix;
 use serde_json::Value;
 
 fn robust(file: &str) -> PathBuf {
@@ -242,7 +243,11 @@ fn options_reach_the_estimators() {
         strings(&default["terms"]),
         ["(Intercept)", "X1", "X2", "X3"]
     );
-    assert_same_fit("default", &text, &Lts::new().fit(&x, n, 3, &y).unwrap());
+    assert_same_fit(
+        "default",
+        &text,
+        &Lts::new().fit(Matrix::new(&x, n, 3), &y).unwrap(),
+    );
 
     let (text, v) = cpu_json(
         "lts",
@@ -250,39 +255,62 @@ fn options_reach_the_estimators() {
         &args(&["--alpha", "0.75", "--nsamp", "100", "--seed", "7"]),
     );
     let lts = Lts::new().alpha(0.75).nsamp(100).seed(7);
-    assert_same_fit("alpha 0.75", &text, &lts.fit(&x, n, 3, &y).unwrap());
+    assert_same_fit(
+        "alpha 0.75",
+        &text,
+        &lts.fit(Matrix::new(&x, n, 3), &y).unwrap(),
+    );
     assert_eq!(v["starts"], 100);
     assert_eq!(v["seed"], 7);
     assert_eq!(v["alpha"], 0.75);
 
     let (text, _) = cpu_json("lts", &file, &args(&["--h", "50"]));
-    assert_same_fit("h 50", &text, &Lts::new().h(50).fit(&x, n, 3, &y).unwrap());
+    assert_same_fit(
+        "h 50",
+        &text,
+        &Lts::new().h(50).fit(Matrix::new(&x, n, 3), &y).unwrap(),
+    );
 
     let (text, v) = cpu_json("lts", &file, &args(&["--no-intercept"]));
     assert_eq!(strings(&v["terms"]), ["X1", "X2", "X3"]);
     assert_eq!(v["p"], 3);
-    let fit = Lts::new().intercept(false).fit(&x, n, 3, &y).unwrap();
+    let fit = Lts::new()
+        .intercept(false)
+        .fit(Matrix::new(&x, n, 3), &y)
+        .unwrap();
     assert_same_fit("no intercept", &text, &fit);
 
     // A subset of the predictors, in the order given.
     let (text, v) = cpu_json("lts", &file, &args(&["--predictors", "X3,X1"]));
     assert_eq!(strings(&v["terms"]), ["(Intercept)", "X3", "X1"]);
     let x31: Vec<f64> = x.chunks(3).flat_map(|r| [r[2], r[0]]).collect();
-    assert_same_fit("X3, X1", &text, &Lts::new().fit(&x31, n, 2, &y).unwrap());
+    assert_same_fit(
+        "X3, X1",
+        &text,
+        &Lts::new().fit(Matrix::new(&x31, n, 2), &y).unwrap(),
+    );
 
     // LMS: --h, and --alpha by robustbase's rule.
     let (text, _) = cpu_json("lms", &file, &args(&["--h", "45", "--nsamp", "300"]));
     let lms = Lms::new().h(45).nsamp(300);
-    assert_same_fit("lms h 45", &text, &lms.fit(&x, n, 3, &y).unwrap());
+    assert_same_fit(
+        "lms h 45",
+        &text,
+        &lms.fit(Matrix::new(&x, n, 3), &y).unwrap(),
+    );
     let (text, _) = cpu_json("lms", &file, &args(&["--alpha", "0.75"]));
     let h = kselect::regression::h_alpha(0.75, n, 4);
     assert_same_fit(
         "lms alpha",
         &text,
-        &Lms::new().h(h).fit(&x, n, 3, &y).unwrap(),
+        &Lms::new().h(h).fit(Matrix::new(&x, n, 3), &y).unwrap(),
     );
     let (text, _) = cpu_json("lms", &file, &args(&[]));
-    assert_same_fit("lms", &text, &Lms::new().fit(&x, n, 3, &y).unwrap());
+    assert_same_fit(
+        "lms",
+        &text,
+        &Lms::new().fit(Matrix::new(&x, n, 3), &y).unwrap(),
+    );
 
     // The same seed gives the same bits.
     let again = |seed: &str| cpu_json("lts", &file, &args(&["--seed", seed, "--nsamp", "50"]));
@@ -306,12 +334,20 @@ fn log_takes_the_natural_logarithm_first() {
     assert_eq!(strings(&v["log"]), ["brain", "body"]);
     let lx: Vec<f64> = x.iter().map(|v| v.ln()).collect();
     let ly: Vec<f64> = y.iter().map(|v| v.ln()).collect();
-    assert_same_fit("log-log", &text, &Lts::new().fit(&lx, n, 1, &ly).unwrap());
+    assert_same_fit(
+        "log-log",
+        &text,
+        &Lts::new().fit(Matrix::new(&lx, n, 1), &ly).unwrap(),
+    );
 
     // Only the response logged.
     let (text, v) = cpu_json("lts", &file, &["--response", "brain", "--log", "brain"]);
     assert_eq!(strings(&v["terms"]), ["(Intercept)", "body"]);
-    assert_same_fit("log y", &text, &Lts::new().fit(&x, n, 1, &ly).unwrap());
+    assert_same_fit(
+        "log y",
+        &text,
+        &Lts::new().fit(Matrix::new(&x, n, 1), &ly).unwrap(),
+    );
 }
 
 #[test]

@@ -9,7 +9,7 @@
 mod robust;
 
 use kselect::regression::{Lms, LmsCoverage, Lts, RegressionFit};
-use kselect::Error;
+use kselect::{Error, Matrix};
 use robust::*;
 
 #[test]
@@ -17,7 +17,9 @@ fn lts_matches_robustbase_on_the_classic_data_sets() {
     for case in cases() {
         check_lts(
             &case,
-            &Lts::new().fit(&case.x, case.n, case.k, &case.y).unwrap(),
+            &Lts::new()
+                .fit(Matrix::new(&case.x, case.n, case.k), &case.y)
+                .unwrap(),
         );
     }
 }
@@ -32,7 +34,9 @@ fn lms_reaches_lqs_on_the_classic_data_sets() {
     for case in cases() {
         check_lms(
             &case,
-            &Lms::new().fit(&case.x, case.n, case.k, &case.y).unwrap(),
+            &Lms::new()
+                .fit(Matrix::new(&case.x, case.n, case.k), &case.y)
+                .unwrap(),
         );
     }
 }
@@ -43,7 +47,7 @@ fn lms_reaches_lqs_lms_with_its_coverage_on_the_classic_data_sets() {
     for case in cases() {
         let fit = Lms::new()
             .coverage(LmsCoverage::Median)
-            .fit(&case.x, case.n, case.k, &case.y)
+            .fit(Matrix::new(&case.x, case.n, case.k), &case.y)
             .unwrap();
         let r = &case.reference;
         assert_eq!(fit.h, r["lqs_lms_h"].as_u64().unwrap() as usize);
@@ -65,7 +69,7 @@ fn lms_accepts_every_coverage_from_p_plus_one_to_n() {
     for h in p + 1..=case.n {
         let fit = Lms::new()
             .h(h)
-            .fit(&case.x, case.n, case.k, &case.y)
+            .fit(Matrix::new(&case.x, case.n, case.k), &case.y)
             .unwrap_or_else(|e| panic!("h = {h}: {e}"));
         assert_eq!(fit.h, h);
         assert!(
@@ -80,13 +84,13 @@ fn lms_accepts_every_coverage_from_p_plus_one_to_n() {
     // positive scale, so not every row is flagged.
     let all = Lms::new()
         .h(case.n)
-        .fit(&case.x, case.n, case.k, &case.y)
+        .fit(Matrix::new(&case.x, case.n, case.k), &case.y)
         .unwrap();
     assert!(all.raw_scale > 0.0 && all.outliers.len() < case.n);
     for (h, want) in [(p, "h = 4"), (case.n + 1, "h = 22")] {
         let err = Lms::new()
             .h(h)
-            .fit(&case.x, case.n, case.k, &case.y)
+            .fit(Matrix::new(&case.x, case.n, case.k), &case.y)
             .unwrap_err();
         assert!(err.to_string().contains(want), "{err}");
     }
@@ -97,7 +101,7 @@ fn lms_coverage_of_the_largest_integer_is_a_clear_error() {
     let case = cases().into_iter().find(|c| c.name == "stackloss").unwrap();
     match Lms::new()
         .h(usize::MAX)
-        .fit(&case.x, case.n, case.k, &case.y)
+        .fit(Matrix::new(&case.x, case.n, case.k), &case.y)
     {
         Err(Error::InvalidArgument(message)) => {
             assert!(
@@ -114,7 +118,10 @@ fn lms_with_fewer_rows_than_coefficients_says_so() {
     // 3 rows, 3 predictors and the intercept: p = 4 needs at least 5 rows.
     let x = [1.0, 2.0, 3.0, 2.0, 1.0, 0.0, 5.0, 1.0, 4.0];
     let y = [1.0, 2.0, 3.0];
-    let message = Lms::new().fit(&x, 3, 3, &y).unwrap_err().to_string();
+    let message = Lms::new()
+        .fit(Matrix::new(&x, 3, 3), &y)
+        .unwrap_err()
+        .to_string();
     assert!(!message.contains(" is not in ["), "{message}");
     assert!(
         message.contains("3 rows") || message.contains("have 3"),
@@ -130,7 +137,7 @@ fn ols(x: &[f64], y: &[f64], n: usize, k: usize) -> Vec<f64> {
     // Least squares with an intercept: LTS with h = n (alpha = 1) is exactly that.
     Lts::new()
         .alpha(1.0)
-        .fit(x, n, k, y)
+        .fit(Matrix::new(x, n, k), y)
         .unwrap()
         .raw_coefficients
 }
@@ -140,7 +147,7 @@ fn lts_recovers_the_truth_under_45_percent_contamination() {
     let beta = [1.0, 2.0, -1.0, 0.5, 3.0, -2.0];
     let (n, k) = (2000, 5);
     let (x, y) = contaminated(n, &beta, 0.45, 11);
-    let fit = Lts::new().seed(5).fit(&x, n, k, &y).unwrap();
+    let fit = Lts::new().seed(5).fit(Matrix::new(&x, n, k), &y).unwrap();
     assert_eq!(fit.p, 6);
     for (j, (b, t)) in fit.coefficients.iter().zip(&beta).enumerate() {
         assert!((b - t).abs() < 0.15, "LTS coefficient {j}: {b} vs {t}");
@@ -169,7 +176,11 @@ fn lts_recovers_the_truth_under_45_percent_contamination() {
         .fold(0.0, f64::max);
     assert!(worst > 1.0, "OLS {ls:?}");
     // LMS resists too.
-    let lms = Lms::new().seed(5).nsamp(500).fit(&x, n, k, &y).unwrap();
+    let lms = Lms::new()
+        .seed(5)
+        .nsamp(500)
+        .fit(Matrix::new(&x, n, k), &y)
+        .unwrap();
     for (b, t) in lms.coefficients.iter().zip(&beta) {
         assert!((b - t).abs() < 0.3, "LMS {:?}", lms.coefficients);
     }
@@ -188,11 +199,14 @@ fn a_seed_gives_the_same_bits_on_any_number_of_threads() {
             .unwrap()
             .install(|| {
                 (
-                    Lts::new().seed(seed).fit(&x, 700, 3, &y).unwrap(),
+                    Lts::new()
+                        .seed(seed)
+                        .fit(Matrix::new(&x, 700, 3), &y)
+                        .unwrap(),
                     Lms::new()
                         .seed(seed)
                         .nsamp(300)
-                        .fit(&xs, 150, 3, &ys)
+                        .fit(Matrix::new(&xs, 150, 3), &ys)
                         .unwrap(),
                 )
             })
@@ -208,12 +222,12 @@ fn a_seed_gives_the_same_bits_on_any_number_of_threads() {
     let one = Lts::new()
         .seed(2)
         .exhaustive_limit(0)
-        .fit(&xs, 150, 3, &ys)
+        .fit(Matrix::new(&xs, 150, 3), &ys)
         .unwrap();
     let two = Lts::new()
         .seed(2)
         .exhaustive_limit(0)
-        .fit(&xs, 150, 3, &ys)
+        .fit(Matrix::new(&xs, 150, 3), &ys)
         .unwrap();
     assert_eq!(one, two);
     assert_eq!(one.starts, 500);
@@ -225,7 +239,7 @@ fn special_models() {
     let y = [
         1.0, 1.2, 0.9, 1.1, 1.05, 0.95, 30.0, 31.0, -20.0, 1.02, 0.98,
     ];
-    let fit = Lts::new().fit(&[], 11, 0, &y).unwrap();
+    let fit = Lts::new().fit(Matrix::new(&[], 11, 0), &y).unwrap();
     assert_eq!(fit.p, 1);
     assert!(
         (fit.coefficients[0] - 1.022).abs() < 0.02,
@@ -233,19 +247,25 @@ fn special_models() {
         fit.coefficients
     );
     assert_eq!(fit.outliers, vec![6, 7, 8]);
-    let lms = Lms::new().fit(&[], 11, 0, &y).unwrap();
+    let lms = Lms::new().fit(Matrix::new(&[], 11, 0), &y).unwrap();
     assert!((lms.raw_coefficients[0] - 1.0).abs() < 0.1);
     // alpha = 1: least squares.
     let x = [0.0, 1.0, 2.0, 3.0, 4.0];
     let y = [0.1, 0.9, 2.1, 2.9, 4.2];
-    let fit = Lts::new().alpha(1.0).fit(&x, 5, 1, &y).unwrap();
+    let fit = Lts::new()
+        .alpha(1.0)
+        .fit(Matrix::new(&x, 5, 1), &y)
+        .unwrap();
     assert_eq!(fit.h, 5);
     assert!((fit.raw_coefficients[1] - 1.02).abs() < 1e-12);
     // Regression through the origin.
     let x: Vec<f64> = (1..=12).map(f64::from).collect();
     let mut y: Vec<f64> = x.iter().map(|v| 1.5 * v).collect();
     y[2] = 100.0;
-    let fit = Lts::new().intercept(false).fit(&x, 12, 1, &y).unwrap();
+    let fit = Lts::new()
+        .intercept(false)
+        .fit(Matrix::new(&x, 12, 1), &y)
+        .unwrap();
     assert!((fit.coefficients[0] - 1.5).abs() < 1e-12);
     assert!(fit.exact_fit);
     assert_eq!(fit.outliers, vec![2]);
@@ -262,46 +282,49 @@ fn bad_input_is_an_error() {
         other => panic!("expected InvalidArgument, got {other:?}"),
     };
     // Empty, n <= p.
-    assert!(invalid(lts.fit(&[], 0, 1, &[])).contains("n = 0"));
-    assert!(invalid(lms.fit(&[], 0, 0, &[])).contains("n = 0"));
-    assert!(invalid(lts.fit(&x[..2], 2, 1, &y[..2])).contains("too few"));
-    assert!(invalid(lts.fit(&x, 2, 3, &y[..2])).contains("too few"));
+    assert!(invalid(lts.fit(Matrix::new(&[], 0, 1), &[])).contains("n = 0"));
+    assert!(invalid(lms.fit(Matrix::new(&[], 0, 0), &[])).contains("n = 0"));
+    assert!(invalid(lts.fit(Matrix::new(&x[..2], 2, 1), &y[..2])).contains("too few"));
+    assert!(invalid(lts.fit(Matrix::new(&x, 2, 3), &y[..2])).contains("too few"));
     // Lengths.
-    assert!(invalid(lts.fit(&x, 6, 1, &y[..5])).contains("y holds 5"));
-    assert!(invalid(lms.fit(&x[..5], 6, 1, &y)).contains("x holds 5"));
+    assert!(invalid(lts.fit(Matrix::new(&x, 6, 1), &y[..5])).contains("y holds 5"));
+    assert!(invalid(lms.fit(Matrix::new(&x[..5], 6, 1), &y)).contains("x holds 5"));
     // NaN and infinity, named by row and column.
     let mut bad = x.to_vec();
     bad[4] = f64::NAN;
-    assert!(invalid(lts.fit(&bad, 6, 1, &y)).contains("row 4, column 0"));
+    assert!(invalid(lts.fit(Matrix::new(&bad, 6, 1), &y)).contains("row 4, column 0"));
     let mut bad_y = y.to_vec();
     bad_y[1] = f64::INFINITY;
-    assert!(invalid(lms.fit(&x, 6, 1, &bad_y)).contains("y[1]"));
+    assert!(invalid(lms.fit(Matrix::new(&x, 6, 1), &bad_y)).contains("y[1]"));
     // A constant column with an intercept; collinear columns.
     let constant: Vec<f64> = x.iter().flat_map(|&v| [v, 3.0]).collect();
-    assert!(invalid(lts.fit(&constant, 6, 2, &y)).contains("column 1 is constant"));
+    assert!(invalid(lts.fit(Matrix::new(&constant, 6, 2), &y)).contains("column 1 is constant"));
     let collinear: Vec<f64> = x.iter().flat_map(|&v| [v, 2.0 * v - 1.0]).collect();
-    assert!(invalid(lms.fit(&collinear, 6, 2, &y)).contains("singular"));
+    assert!(invalid(lms.fit(Matrix::new(&collinear, 6, 2), &y)).contains("singular"));
     // Settings.
-    assert!(invalid(lts.clone().alpha(0.3).fit(&x, 6, 1, &y)).contains("alpha"));
-    assert!(invalid(lts.clone().alpha(f64::NAN).fit(&x, 6, 1, &y)).contains("alpha"));
-    assert!(invalid(lts.clone().h(3).fit(&x, 6, 1, &y)).contains("h = 3"));
-    assert!(invalid(lts.clone().h(7).fit(&x, 6, 1, &y)).contains("h = 7"));
-    assert!(invalid(lts.clone().nsamp(0).fit(&x, 6, 1, &y)).contains("nsamp"));
-    assert!(invalid(lms.clone().h(7).fit(&x, 6, 1, &y)).contains("h = 7"));
-    assert!(invalid(lms.clone().h(2).fit(&x, 6, 1, &y)).contains("h = 2"));
-    assert!(invalid(lms.clone().nsamp(0).fit(&x, 6, 1, &y)).contains("nsamp"));
+    assert!(invalid(lts.clone().alpha(0.3).fit(Matrix::new(&x, 6, 1), &y)).contains("alpha"));
+    assert!(invalid(lts.clone().alpha(f64::NAN).fit(Matrix::new(&x, 6, 1), &y)).contains("alpha"));
+    assert!(invalid(lts.clone().h(3).fit(Matrix::new(&x, 6, 1), &y)).contains("h = 3"));
+    assert!(invalid(lts.clone().h(7).fit(Matrix::new(&x, 6, 1), &y)).contains("h = 7"));
+    assert!(invalid(lts.clone().nsamp(0).fit(Matrix::new(&x, 6, 1), &y)).contains("nsamp"));
+    assert!(invalid(lms.clone().h(7).fit(Matrix::new(&x, 6, 1), &y)).contains("h = 7"));
+    assert!(invalid(lms.clone().h(2).fit(Matrix::new(&x, 6, 1), &y)).contains("h = 2"));
+    assert!(invalid(lms.clone().nsamp(0).fit(Matrix::new(&x, 6, 1), &y)).contains("nsamp"));
     // No predictors and no intercept.
-    assert!(invalid(lts.clone().intercept(false).fit(&[], 6, 0, &y)).contains("no coefficient"));
+    assert!(
+        invalid(lts.clone().intercept(false).fit(Matrix::new(&[], 6, 0), &y))
+            .contains("no coefficient")
+    );
     // Degenerate designs: most rows repeated (every p-subset of the distinct rows is singular
     // but for two).
     let rep = [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 2.0];
     let ry = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0];
-    match lts.fit(&rep, 8, 1, &ry) {
+    match lts.fit(Matrix::new(&rep, 8, 1), &ry) {
         Ok(fit) => assert!(fit.coefficients.iter().all(|v| v.is_finite())),
         Err(Error::InvalidArgument(_)) => {}
         Err(other) => panic!("{other:?}"),
     }
-    let _ = lms.fit(&rep, 8, 1, &ry);
+    let _ = lms.fit(Matrix::new(&rep, 8, 1), &ry);
 }
 
 #[test]
@@ -309,12 +332,14 @@ fn array_views_fit_like_slices() {
     let case = cases().into_iter().next().unwrap();
     let x = ndarray::Array2::from_shape_vec((case.n, case.k), case.x.clone()).unwrap();
     let y = ndarray::Array1::from(case.y.clone());
-    let a = Lts::new().fit_array(x.view(), y.view()).unwrap();
-    let b = Lts::new().fit(&case.x, case.n, case.k, &case.y).unwrap();
+    let a = Lts::new().fit(x.view(), y.view()).unwrap();
+    let b = Lts::new()
+        .fit(Matrix::new(&case.x, case.n, case.k), &case.y)
+        .unwrap();
     assert_eq!(a, b);
     // A transposed (column-major) view is copied into rows.
     let xt = x.t().to_owned();
-    let a = Lts::new().fit_array(xt.t(), y.view()).unwrap();
+    let a = Lts::new().fit(xt.t(), y.view()).unwrap();
     assert_eq!(a, b);
 }
 
@@ -361,9 +386,9 @@ mod no_panic {
         #![proptest_config(ProptestConfig::with_cases(200))]
         #[test]
         fn fits_never_panic((n, k, intercept, x, y) in design(), seed in 0u64..4) {
-            check(Lts::new().intercept(intercept).seed(seed).fit(&x, n, k, &y));
-            check(Lts::new().intercept(intercept).alpha(1.0).fit(&x, n, k, &y));
-            check(Lms::new().intercept(intercept).seed(seed).fit(&x, n, k, &y));
+            check(Lts::new().intercept(intercept).seed(seed).fit(Matrix::new(&x, n, k), &y));
+            check(Lts::new().intercept(intercept).alpha(1.0).fit(Matrix::new(&x, n, k), &y));
+            check(Lms::new().intercept(intercept).seed(seed).fit(Matrix::new(&x, n, k), &y));
         }
     }
 }
@@ -374,9 +399,11 @@ fn nsamp_beyond_the_bound_is_refused_at_once() {
     let (x, y, n, k) = (&case.x, &case.y, case.n, case.k);
     let too_many = kselect::regression::MAX_NSAMP + 1;
     let started = std::time::Instant::now();
-    let lts = Lts::new().nsamp(1_000_000_000_000).fit(x, n, k, y);
+    let lts = Lts::new()
+        .nsamp(1_000_000_000_000)
+        .fit(Matrix::new(x, n, k), y);
     assert!(format!("{:?}", lts.unwrap_err()).contains("nsamp = 1000000000000"));
-    let lms = Lms::new().nsamp(too_many).fit(x, n, k, y);
+    let lms = Lms::new().nsamp(too_many).fit(Matrix::new(x, n, k), y);
     assert!(lms
         .unwrap_err()
         .to_string()
@@ -385,13 +412,17 @@ fn nsamp_beyond_the_bound_is_refused_at_once() {
     let xs: Vec<f64> = (0..rows).map(|i| (i % 977) as f64).collect();
     let ys: Vec<f64> = xs.iter().map(|v| 2.0 * v + 1.0).collect();
     // Every pair of rows as a start, when that is more than the bound.
-    let all = Lts::new().exhaustive_limit(u64::MAX).fit(&xs, rows, 1, &ys);
+    let all = Lts::new()
+        .exhaustive_limit(u64::MAX)
+        .fit(Matrix::new(&xs, rows, 1), &ys);
     assert!(all
         .unwrap_err()
         .to_string()
         .contains("lower the exhaustive limit"));
     // LMS: the starts times the rows.
-    let work = Lms::new().nsamp(10_000_000).fit(&xs, rows, 1, &ys);
+    let work = Lms::new()
+        .nsamp(10_000_000)
+        .fit(Matrix::new(&xs, rows, 1), &ys);
     assert!(work
         .unwrap_err()
         .to_string()
@@ -409,9 +440,9 @@ fn progress_reports_every_stage_and_leaves_the_fit_unchanged() {
     let log = Arc::clone(&seen);
     let with = Lms::new()
         .progress(move |r| log.lock().unwrap().push(r))
-        .fit(x, n, k, y)
+        .fit(Matrix::new(x, n, k), y)
         .unwrap();
-    assert_eq!(with, Lms::new().fit(x, n, k, y).unwrap());
+    assert_eq!(with, Lms::new().fit(Matrix::new(x, n, k), y).unwrap());
     let seen = seen.lock().unwrap();
     for stage in [FitStage::Starts, FitStage::Refinement] {
         let last = seen.iter().rev().find(|r| r.stage == stage).unwrap();
@@ -421,8 +452,8 @@ fn progress_reports_every_stage_and_leaves_the_fit_unchanged() {
     let sink = Arc::clone(&log);
     let lts = Lts::new().progress(move |r| sink.lock().unwrap().push(r));
     assert_eq!(
-        lts.fit(x, n, k, y).unwrap(),
-        Lts::new().fit(x, n, k, y).unwrap()
+        lts.fit(Matrix::new(x, n, k), y).unwrap(),
+        Lts::new().fit(Matrix::new(x, n, k), y).unwrap()
     );
     assert!(log
         .lock()
@@ -437,13 +468,13 @@ fn lms_on_large_data_recovers_the_truth() {
     let beta = [1.0, 2.0, -1.0, 0.5];
     let (n, k) = (30_000, 3);
     let (x, y) = contaminated(n, &beta, 0.4, 3);
-    let fit = Lms::new().seed(9).fit(&x, n, k, &y).unwrap();
+    let fit = Lms::new().seed(9).fit(Matrix::new(&x, n, k), &y).unwrap();
     for (b, t) in fit.coefficients.iter().zip(&beta) {
         assert!((b - t).abs() < 0.1, "LMS {:?}", fit.coefficients);
     }
     assert_eq!(
         fit,
-        Lms::new().seed(9).fit(&x, n, k, &y).unwrap(),
+        Lms::new().seed(9).fit(Matrix::new(&x, n, k), &y).unwrap(),
         "the same bits"
     );
     // The objective is the h-th smallest absolute residual of the raw fit.

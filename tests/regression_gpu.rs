@@ -15,6 +15,7 @@ mod robust;
 
 use kselect::regression::{Lms, Lts, RegressionFit};
 use kselect::Device;
+use kselect::Matrix;
 use robust::*;
 
 /// The GPU's LTS with the settings of `lts`, and the CPU's.
@@ -27,8 +28,13 @@ fn lts_both(
     y: &[f64],
 ) -> [RegressionFit; 2] {
     [
-        lts.clone().device(device.clone()).fit(x, n, k, y).unwrap(),
-        lts.device(Device::Cpu).fit(x, n, k, y).unwrap(),
+        lts.clone()
+            .device(device.clone())
+            .fit(Matrix::new(x, n, k), y)
+            .unwrap(),
+        lts.device(Device::Cpu)
+            .fit(Matrix::new(x, n, k), y)
+            .unwrap(),
     ]
 }
 
@@ -77,16 +83,20 @@ fn lms_on_the_gpu_reaches_lqs_on_the_classic_data_sets() {
     };
     for case in cases() {
         let lms = Lms::new().device(device.clone());
-        check_lms(&case, &lms.fit(&case.x, case.n, case.k, &case.y).unwrap());
+        check_lms(
+            &case,
+            &lms.fit(Matrix::new(&case.x, case.n, case.k), &case.y)
+                .unwrap(),
+        );
         // Without an intercept the scores skip the sort on the device.
         let k = case.k;
         let gpu = lms
             .intercept(false)
-            .fit(&case.x, case.n, k, &case.y)
+            .fit(Matrix::new(&case.x, case.n, k), &case.y)
             .unwrap();
         let cpu = Lms::new()
             .intercept(false)
-            .fit(&case.x, case.n, k, &case.y)
+            .fit(Matrix::new(&case.x, case.n, k), &case.y)
             .unwrap();
         assert!(
             gpu.objective <= cpu.objective * (1.0 + 1e-6),
@@ -199,7 +209,7 @@ fn lms_on_the_gpu_resists_45_percent_contamination() {
         .seed(5)
         .nsamp(500)
         .device(device)
-        .fit(&x, n, k, &y)
+        .fit(Matrix::new(&x, n, k), &y)
         .unwrap();
     for (b, t) in fit.coefficients.iter().zip(&beta) {
         assert!((b - t).abs() < 0.3, "LMS {:?}", fit.coefficients);
@@ -231,8 +241,11 @@ fn lms_on_the_gpu_fits_large_data_as_the_cpu_does() {
     let beta = [1.0, 2.0, -1.0, 0.5, 3.0, -2.0];
     let (n, k) = (100_000, 5);
     let (x, y) = contaminated(n, &beta, 0.3, 7);
-    let gpu = Lms::new().device(device).fit(&x, n, k, &y).unwrap();
-    let cpu = Lms::new().fit(&x, n, k, &y).unwrap();
+    let gpu = Lms::new()
+        .device(device)
+        .fit(Matrix::new(&x, n, k), &y)
+        .unwrap();
+    let cpu = Lms::new().fit(Matrix::new(&x, n, k), &y).unwrap();
     for (b, t) in gpu.coefficients.iter().zip(&beta) {
         assert!((b - t).abs() < 0.1, "LMS {:?}", gpu.coefficients);
     }

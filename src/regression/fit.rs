@@ -4,9 +4,10 @@
 ///
 /// ```
 /// use kselect::regression::{Lts, Method};
+/// use kselect::Matrix;
 /// let x = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0];
 /// let y = [2.0, 4.1, 5.9, 8.0, 10.1, 30.0, 14.0];
-/// let fit = Lts::new().fit(&x, 7, 1, &y)?;
+/// let fit = Lts::new().fit(Matrix::new(&x, 7, 1), &y)?;
 /// assert_eq!(fit.method, Method::Lts);
 /// assert_eq!(Method::Lms.name(), "LMS");
 /// # Ok::<(), kselect::Error>(())
@@ -47,13 +48,14 @@ impl Method {
 ///
 /// ```
 /// use kselect::regression::Lts;
+/// use kselect::Matrix;
 ///
 /// // y = 1 + 2 x, with two gross outliers.
 /// let x: Vec<f64> = (0..20).map(|i| i as f64).collect();
 /// let mut y: Vec<f64> = x.iter().map(|v| 1.0 + 2.0 * v + 0.01 * (v * 1.7).sin()).collect();
 /// y[3] = 80.0;
 /// y[15] = -40.0;
-/// let fit = Lts::new().seed(7).fit(&x, 20, 1, &y)?;
+/// let fit = Lts::new().seed(7).fit(Matrix::new(&x, 20, 1), &y)?;
 /// assert!((fit.coefficients[0] - 1.0).abs() < 0.05);
 /// assert!((fit.coefficients[1] - 2.0).abs() < 0.01);
 /// assert_eq!(fit.outliers, vec![3, 15]);

@@ -8,6 +8,7 @@
 //!
 //! ```
 //! use kselect::regression::Lts;
+//! use kselect::Matrix;
 //!
 //! // The stackloss data (Brownlee 1965): air flow, water temperature, acid concentration.
 //! let x = [
@@ -20,7 +21,7 @@
 //!     42., 37., 37., 28., 18., 18., 19., 20., 15., 14., 14., 13., 11., 12., 8., 7., 8., 8., 9.,
 //!     15., 15.,
 //! ];
-//! let fit = Lts::new().fit(&x, 21, 3, &y)?;
+//! let fit = Lts::new().fit(Matrix::new(&x, 21, 3), &y)?;
 //! assert_eq!(fit.h, 13);
 //! assert!((fit.objective - 2.932_391_246_119_97).abs() < 1e-9); // the exact LTS optimum
 //! assert_eq!(fit.outliers, vec![0, 2, 3, 20]); // as robustbase's ltsReg

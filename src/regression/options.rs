@@ -1,6 +1,6 @@
 //! The estimators' builders, [`Lts`] and [`Lms`]: their settings, checked when a fit starts.
 
-use ndarray::{ArrayView1, ArrayView2};
+use std::borrow::Cow;
 
 use crate::device::Device;
 use crate::error::{Error, Result};
@@ -10,6 +10,7 @@ use crate::regression::fit::RegressionFit;
 use crate::regression::progress::{FitProgress, Progress};
 use crate::regression::subsets::{Search, Starts};
 use crate::regression::{gpu, lms, lts, reweight};
+use crate::select::{Matrix, Values};
 
 /// The default number of random starting subsets of LTS (robustbase's `nsamp`).
 pub const LTS_DEFAULT_NSAMP: usize = 500;
@@ -31,6 +32,7 @@ pub const DEFAULT_SEED: u64 = 42;
 /// assert_eq!(h_alpha(0.75, 21, 4), 17);
 /// assert_eq!(h_alpha(1.0, 21, 4), 21);
 /// ```
+/// use kselect::Matrix;
 pub fn h_alpha(alpha: f64, n: usize, p: usize) -> usize {
     let n2 = (n + p).div_ceil(2);
     let h = (2.0 * n2 as f64 - n as f64 + 2.0 * (n as f64 - n2 as f64) * alpha).floor();
@@ -130,10 +132,10 @@ macro_rules! shared_setters {
             "whose coefficient comes first. LMS adjusts it optimally for every candidate's ",
             "slopes.\n\n",
             "```\n",
-            "use kselect::regression::", stringify!($ty), ";\n",
+            "use kselect::{regression::", stringify!($ty), ", Matrix};\n",
             "let x = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0];\n",
             "let y = [2.0, 4.0, 6.0, 8.0, 10.0, 99.0, 14.0];\n",
-            "let fit = ", stringify!($ty), "::new().intercept(false).fit(&x, 7, 1, &y)?;\n",
+            "let fit = ", stringify!($ty), "::new().intercept(false).fit(Matrix::new(&x, 7, 1), &y)?;\n",
             "assert_eq!(fit.coefficients.len(), 1);\n",
             "assert!((fit.raw_coefficients[0] - 2.0).abs() < 1e-12);\n",
             "# Ok::<(), kselect::Error>(())\n",
@@ -148,11 +150,11 @@ macro_rules! shared_setters {
             "The seed of the random starts (default 42): a seed gives the same bits on every ",
             "run and any number of threads, on one device.\n\n",
             "```\n",
-            "use kselect::regression::", stringify!($ty), ";\n",
+            "use kselect::{regression::", stringify!($ty), ", Matrix};\n",
             "let x: Vec<f64> = (0..200).map(|i| ((i * 7) % 13) as f64).collect();\n",
             "let y: Vec<f64> = (0..200).map(|i| ((i * 5) % 11) as f64).collect();\n",
             "let fit = |seed| ", stringify!($ty),
-            "::new().seed(seed).exhaustive_limit(0).fit(&x, 200, 1, &y);\n",
+            "::new().seed(seed).exhaustive_limit(0).fit(Matrix::new(&x, 200, 1), &y);\n",
             "assert_eq!(fit(3)?, fit(3)?);\n",
             "# Ok::<(), kselect::Error>(())\n",
             "```"
@@ -168,10 +170,10 @@ macro_rules! shared_setters {
             "`C(n, p) <= nsamp`; `u64::MAX` always enumerates (`nsamp = \"exact\"` in ",
             "robustbase).\n\n",
             "```\n",
-            "use kselect::regression::", stringify!($ty), ";\n",
+            "use kselect::{regression::", stringify!($ty), ", Matrix};\n",
             "let x: Vec<f64> = (0..30).map(|i| (i as f64).ln_1p()).collect();\n",
             "let y: Vec<f64> = x.iter().map(|v| 2.0 * v).collect();\n",
-            "let fit = ", stringify!($ty), "::new().fit(&x, 30, 1, &y)?;\n",
+            "let fit = ", stringify!($ty), "::new().fit(Matrix::new(&x, 30, 1), &y)?;\n",
             "assert!(fit.exhaustive); // C(30, 2) = 435 starts\n",
             "assert_eq!(fit.starts, 435);\n",
             "# Ok::<(), kselect::Error>(())\n",
@@ -188,11 +190,11 @@ macro_rules! shared_setters {
             "results equal the CPU's up to rounding. Models of more than 40 coefficients fit ",
             "on the CPU.\n\n",
             "```\n",
-            "use kselect::{regression::", stringify!($ty), ", Device};\n",
+            "use kselect::{regression::", stringify!($ty), ", Device, Matrix};\n",
             "let x = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0];\n",
             "let y = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 30.0];\n",
             "let device = Device::auto(); // CUDA device 0 when there is one\n",
-            "let fit = ", stringify!($ty), "::new().device(device).fit(&x, 8, 1, &y)?;\n",
+            "let fit = ", stringify!($ty), "::new().device(device).fit(Matrix::new(&x, 8, 1), &y)?;\n",
             "assert_eq!(fit.outliers, vec![7]);\n",
             "# Ok::<(), kselect::Error>(())\n",
             "```"
@@ -209,6 +211,7 @@ macro_rules! shared_setters {
             "depend on it.\n\n",
             "```\n",
             "use kselect::regression::{", stringify!($ty), ", FitProgress};\n",
+            "use kselect::Matrix;\n",
             "use std::sync::atomic::{AtomicU64, Ordering};\n",
             "use std::sync::Arc;\n",
             "let reports = Arc::new(AtomicU64::new(0));\n",
@@ -217,7 +220,7 @@ macro_rules! shared_setters {
             "let y: Vec<f64> = x.iter().map(|v| 1.0 + v).collect();\n",
             "let fit = ", stringify!($ty), "::new()\n",
             "    .progress(move |_: FitProgress| { count.fetch_add(1, Ordering::Relaxed); })\n",
-            "    .fit(&x, 50, 1, &y)?;\n",
+            "    .fit(Matrix::new(&x, 50, 1), &y)?;\n",
             "assert!(reports.load(Ordering::Relaxed) >= 2);\n",
             "# Ok::<(), kselect::Error>(())\n",
             "```"
@@ -229,17 +232,15 @@ macro_rules! shared_setters {
     };
 }
 
-/// `x` of an array view as a row-major slice (copied when the view is not standard-layout).
-fn array_parts(
-    x: ArrayView2<'_, f64>,
-    y: ArrayView1<'_, f64>,
-) -> (Vec<f64>, usize, usize, Vec<f64>) {
-    let (n, k) = x.dim();
-    let xs = match x.as_slice() {
-        Some(s) => s.to_vec(),
-        None => x.iter().copied().collect(),
-    };
-    (xs, n, k, y.iter().copied().collect())
+/// The predictors of `x` as the fits hold them, row after row: all its values when the rows
+/// are contiguous (the design checks that they are `n * k`), its rows packed together when a
+/// stride leaves gaps between them.
+fn predictors<'m>(x: &'m Matrix<'_, f64>) -> Result<Cow<'m, [f64]>> {
+    if x.stride() == x.cols() {
+        x.values().host()
+    } else {
+        x.host_rows()
+    }
 }
 
 /// Least trimmed squares regression by FAST-LTS, with robustbase `ltsReg`'s conventions: the
@@ -261,11 +262,12 @@ fn array_parts(
 ///
 /// ```
 /// use kselect::regression::Lts;
+/// use kselect::Matrix;
 ///
 /// // Hertzsprung–Russell-like data: most points on a line, a few far off it.
 /// let x = [4.37, 4.56, 4.26, 4.56, 4.30, 4.46, 3.84, 4.57, 4.26, 4.37, 3.49, 4.43, 4.48, 4.01];
 /// let y = [5.23, 5.74, 4.93, 5.74, 5.19, 5.46, 4.65, 5.27, 5.57, 5.12, 5.73, 5.45, 5.42, 4.05];
-/// let fit = Lts::new().alpha(0.75).seed(1).fit(&x, 14, 1, &y)?;
+/// let fit = Lts::new().alpha(0.75).seed(1).fit(Matrix::new(&x, 14, 1), &y)?;
 /// assert_eq!(fit.h, 11);
 /// assert!(fit.coefficients[1] > 1.0); // the bulk's positive slope, despite row 10
 /// assert!(fit.outliers.contains(&10));
@@ -338,11 +340,13 @@ impl Lts {
     /// over the subsamples of the nested search.
     ///
     /// ```
+    /// use kselect::Matrix;
     /// let x: Vec<f64> = (0..30).map(|i| (i as f64).sqrt()).collect();
     /// let y: Vec<f64> = x.iter().map(|v| 3.0 * v - 1.0).collect();
-    /// let fit = kselect::regression::Lts::new().nsamp(20).exhaustive_limit(0).fit(&x, 30, 1, &y)?;
+    /// let lts = kselect::regression::Lts::new().nsamp(20).exhaustive_limit(0);
+    /// let fit = lts.fit(Matrix::new(&x, 30, 1), &y)?;
     /// assert_eq!(fit.starts, 20);
-    /// assert!(kselect::regression::Lts::new().nsamp(0).fit(&x, 30, 1, &y).is_err());
+    /// assert!(kselect::regression::Lts::new().nsamp(0).fit(Matrix::new(&x, 30, 1), &y).is_err());
     /// # Ok::<(), kselect::Error>(())
     /// ```
     pub fn nsamp(mut self, nsamp: usize) -> Self {
@@ -389,9 +393,10 @@ impl Lts {
         }
     }
 
-    /// Fits `y` on `x`: `n` rows of `k` predictors, row-major (`x[i * k + j]` is row `i`,
-    /// column `j`), plus the intercept when set. `k = 0` with an intercept is the LTS
-    /// location of `y`.
+    /// Fits `y` on `x`, a [`Matrix`] of `n` rows of `k` predictors (a slice with its shape,
+    /// `Matrix::new(&x, n, k)`, where `x[i * k + j]` is row `i`, column `j`; or a 2-D
+    /// ndarray), plus the intercept when set. `k = 0` with an intercept is the LTS location of
+    /// `y`. `y` is a slice, a vector or a 1-D ndarray of the `n` responses.
     ///
     /// Errors ([`Error::InvalidArgument`] unless said): lengths that do not match `n` and `k`;
     /// `n <= p`; a NaN or infinite value (named by row and column); a constant column; columns
@@ -401,18 +406,31 @@ impl Lts {
     ///
     /// ```
     /// use kselect::regression::Lts;
+    /// use kselect::Matrix;
     /// // Two predictors, y = 1 + x0 - x1 exactly except row 0.
     /// let x = [0.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0, 1.0, 2.0, 1.0, 1.0, 2.0, 2.0, 2.0, 3.0, 1.0];
     /// let mut y: Vec<f64> = x.chunks(2).map(|r| 1.0 + r[0] - r[1]).collect();
     /// y[0] = 50.0;
-    /// let fit = Lts::new().fit(&x, 8, 2, &y)?;
+    /// let fit = Lts::new().fit(Matrix::new(&x, 8, 2), &y)?;
     /// assert!(fit.exact_fit);
     /// assert!((fit.coefficients[1] - 1.0).abs() < 1e-12);
     /// assert_eq!(fit.outliers, vec![0]);
+    ///
+    /// // The same from ndarray.
+    /// let a = ndarray::Array2::from_shape_vec((8, 2), x.to_vec()).unwrap();
+    /// let b = ndarray::Array1::from(y);
+    /// let same = Lts::new().fit(&a, &b)?;
+    /// assert_eq!(same.coefficients, fit.coefficients);
     /// # Ok::<(), kselect::Error>(())
     /// ```
-    pub fn fit(&self, x: &[f64], n: usize, k: usize, y: &[f64]) -> Result<RegressionFit> {
-        let design = Design::new(x, n, k, y, self.shared.intercept)?;
+    pub fn fit<'x, 'y>(
+        &self,
+        x: impl Into<Matrix<'x, f64>>,
+        y: impl Into<Values<'y, f64>>,
+    ) -> Result<RegressionFit> {
+        let (x, y) = (x.into(), y.into());
+        let (n, k) = (x.rows(), x.cols());
+        let design = Design::new(&predictors(&x)?, n, k, &y.host()?, self.shared.intercept)?;
         let (h, alpha) = self.coverage_for(n, k)?;
         planned_starts(self.nsamp, n, design.p, self.shared.exhaustive_limit)?;
         let search = Search {
@@ -425,25 +443,6 @@ impl Lts {
             let found = lts::search(&design, &search, engine, &self.shared.progress)?;
             reweight::lts(&design, found, h, alpha, engine)
         })
-    }
-
-    /// [`fit`](Lts::fit) for an `n x k` array of predictors and a response array.
-    ///
-    /// ```
-    /// use ndarray::{array, Array1};
-    /// let x = array![[1.0, 0.5], [2.0, 0.1], [3.0, 0.9], [4.0, 0.3], [5.0, 0.7], [6.0, 0.2], [7.0, 0.8]];
-    /// let y: Array1<f64> = x.rows().into_iter().map(|r| 2.0 * r[0] + r[1]).collect();
-    /// let fit = kselect::regression::Lts::new().fit_array(x.view(), y.view())?;
-    /// assert!((fit.coefficients[1] - 2.0).abs() < 1e-10);
-    /// # Ok::<(), kselect::Error>(())
-    /// ```
-    pub fn fit_array(
-        &self,
-        x: ArrayView2<'_, f64>,
-        y: ArrayView1<'_, f64>,
-    ) -> Result<RegressionFit> {
-        let (xs, n, k, ys) = array_parts(x, y);
-        self.fit(&xs, n, k, &ys)
     }
 }
 
@@ -541,11 +540,12 @@ pub fn lms_breakdown(h: usize, n: usize, p: usize) -> f64 {
 ///
 /// ```
 /// use kselect::regression::Lms;
+/// use kselect::Matrix;
 /// let x: Vec<f64> = (0..15).map(|i| i as f64).collect();
 /// let mut y: Vec<f64> = x.iter().map(|v| 0.5 * v + 2.0).collect();
 /// y[4] = 30.0;
 /// y[11] = -8.0;
-/// let fit = Lms::new().fit(&x, 15, 1, &y)?;
+/// let fit = Lms::new().fit(Matrix::new(&x, 15, 1), &y)?;
 /// assert!(fit.objective < 1e-12); // more than h points on the line
 /// assert!((fit.coefficients[1] - 0.5).abs() < 1e-12);
 /// assert_eq!(fit.outliers, vec![4, 11]);
@@ -614,9 +614,11 @@ impl Lms {
     /// The number of random elemental starts (at least 1); by default `min(500 p, 3000)`.
     ///
     /// ```
+    /// use kselect::Matrix;
     /// let x: Vec<f64> = (0..120).map(|i| (i as f64 * 0.37).sin()).collect();
     /// let y: Vec<f64> = x.iter().map(|v| 1.0 - v).collect();
-    /// let fit = kselect::regression::Lms::new().nsamp(50).exhaustive_limit(0).fit(&x, 120, 1, &y)?;
+    /// let lms = kselect::regression::Lms::new().nsamp(50).exhaustive_limit(0);
+    /// let fit = lms.fit(Matrix::new(&x, 120, 1), &y)?;
     /// assert_eq!(fit.starts, 50);
     /// # Ok::<(), kselect::Error>(())
     /// ```
@@ -657,16 +659,23 @@ impl Lms {
     ///
     /// ```
     /// use kselect::regression::Lms;
+    /// use kselect::Matrix;
     /// let x = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0];
     /// let y = [1.1, 1.9, 3.0, 4.2, 4.9, 6.1, 30.0, 8.0];
-    /// let fit = Lms::new().fit(&x, 8, 1, &y)?;
+    /// let fit = Lms::new().fit(Matrix::new(&x, 8, 1), &y)?;
     /// assert!((fit.raw_coefficients[1] - 1.0).abs() < 0.15);
     /// assert!(fit.outliers.contains(&6));
-    /// assert!(Lms::new().fit(&x, 8, 1, &y[..7]).is_err());
+    /// assert!(Lms::new().fit(Matrix::new(&x, 8, 1), &y[..7]).is_err());
     /// # Ok::<(), kselect::Error>(())
     /// ```
-    pub fn fit(&self, x: &[f64], n: usize, k: usize, y: &[f64]) -> Result<RegressionFit> {
-        let design = Design::new(x, n, k, y, self.shared.intercept)?;
+    pub fn fit<'x, 'y>(
+        &self,
+        x: impl Into<Matrix<'x, f64>>,
+        y: impl Into<Values<'y, f64>>,
+    ) -> Result<RegressionFit> {
+        let (x, y) = (x.into(), y.into());
+        let (n, k) = (x.rows(), x.cols());
+        let design = Design::new(&predictors(&x)?, n, k, &y.host()?, self.shared.intercept)?;
         let h = self.coverage_for(n, k)?;
         let nsamp = self.nsamp.unwrap_or((500 * design.p).min(3000));
         let starts = planned_starts(nsamp, n, design.p, self.shared.exhaustive_limit)?;
@@ -689,24 +698,5 @@ impl Lms {
             let found = lms::search(&design, &search, engine, &self.shared.progress)?;
             reweight::lms(&design, found, h, engine)
         })
-    }
-
-    /// [`fit`](Lms::fit) for an `n x k` array of predictors and a response array.
-    ///
-    /// ```
-    /// use ndarray::array;
-    /// let x = array![[1.0], [2.0], [3.0], [4.0], [5.0], [6.0]];
-    /// let y = array![2.0, 4.0, 6.0, 8.0, 10.0, -7.0];
-    /// let fit = kselect::regression::Lms::new().fit_array(x.view(), y.view())?;
-    /// assert!((fit.raw_coefficients[1] - 2.0).abs() < 1e-12);
-    /// # Ok::<(), kselect::Error>(())
-    /// ```
-    pub fn fit_array(
-        &self,
-        x: ArrayView2<'_, f64>,
-        y: ArrayView1<'_, f64>,
-    ) -> Result<RegressionFit> {
-        let (xs, n, k, ys) = array_parts(x, y);
-        self.fit(&xs, n, k, &ys)
     }
 }

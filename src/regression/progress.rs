@@ -45,6 +45,7 @@ impl FitStage {
 /// ```
 /// use kselect::regression::{FitProgress, FitStage, Lms};
 /// use std::sync::{Arc, Mutex};
+/// use kselect::Matrix;
 ///
 /// let seen = Arc::new(Mutex::new(Vec::new()));
 /// let log = Arc::clone(&seen);
@@ -52,7 +53,7 @@ impl FitStage {
 /// let y: Vec<f64> = x.iter().map(|v| 3.0 - v).collect();
 /// Lms::new()
 ///     .progress(move |report: FitProgress| log.lock().unwrap().push(report))
-///     .fit(&x, 40, 1, &y)?;
+///     .fit(Matrix::new(&x, 40, 1), &y)?;
 /// let seen = seen.lock().unwrap();
 /// let last = seen.iter().rev().find(|r| r.stage == FitStage::Starts).unwrap();
 /// assert_eq!(last.done, last.total); // every start was reported

@@ -68,6 +68,22 @@ impl<'a, T: Element> Values<'a, T> {
         }
     }
 
+    /// The values in host memory: borrowed when they are there, read back from their device
+    /// otherwise.
+    pub(crate) fn host(&self) -> crate::error::Result<Cow<'_, [T]>> {
+        Ok(match &self.source {
+            Source::Host(data) => Cow::Borrowed(data),
+            Source::Device(buf) => Cow::Owned(buf.to_host()?),
+        })
+    }
+
+    /// Values owned by the caller's matrix or array copy.
+    pub(crate) fn from_vec(data: Vec<T>) -> Values<'a, T> {
+        Values {
+            source: Source::Host(Cow::Owned(data)),
+        }
+    }
+
     /// The device buffer, when the values are on a device.
     pub(crate) fn device_buffer(&self) -> Option<&'a DeviceBuffer<T>> {
         match self.source {
@@ -105,12 +121,9 @@ impl<'a, T: Element, const N: usize> From<&'a [T; N]> for Values<'a, T> {
 
 impl<'a, T: Element> From<ArrayView1<'a, T>> for Values<'a, T> {
     fn from(view: ArrayView1<'a, T>) -> Self {
-        let data = match view.to_slice() {
-            Some(data) => Cow::Borrowed(data),
-            None => Cow::Owned(view.iter().copied().collect()),
-        };
-        Values {
-            source: Source::Host(data),
+        match view.to_slice() {
+            Some(data) => Values::from(data),
+            None => Values::from_vec(view.iter().copied().collect()),
         }
     }
 }

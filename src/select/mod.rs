@@ -30,6 +30,7 @@ pub(crate) mod floyd_rivest;
 pub(crate) mod host;
 pub(crate) mod input;
 pub(crate) mod introselect;
+pub(crate) mod matrix;
 pub(crate) mod prediction;
 pub(crate) mod quick;
 pub(crate) mod quick_multiselect;
@@ -42,10 +43,11 @@ pub use algorithm::Algorithm;
 pub use approximate::Approximate;
 pub use approximate_quantile::ApproximateQuantile;
 pub use batch::{
-    BatchError, BatchRank, DeviceThreshold, DeviceTopK, Rows, Segments, Threshold, TopK,
-    TopKOptions, TopKOrder,
+    BatchError, BatchRank, DeviceThreshold, DeviceTopK, Segments, Threshold, TopK, TopKOptions,
+    TopKOrder,
 };
 pub use input::Values;
+pub use matrix::Matrix;
 pub use nan::NanPolicy;
 pub use quantile::QuantileMethod;
 pub use selector::Selector;

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use kselect::io::{read_csv_column, ColumnVisitor};
 use kselect::regression::{Lts, Method, RegressionFit};
 use kselect::Element;
+use kselect::Matrix;
 use serde_json::Value;
 
 /// The data sets: in the source tree the binary was built from, or (a binary run elsewhere from
@@ -337,7 +338,7 @@ pub fn check_other_settings(lts: &Lts) {
             .clone()
             .intercept(intercept)
             .alpha(alpha)
-            .fit(&case.x, case.n, case.k, &case.y)
+            .fit(Matrix::new(&case.x, case.n, case.k), &case.y)
             .unwrap();
         let what = format!("{name} (intercept {intercept}, alpha {alpha})");
         assert!(

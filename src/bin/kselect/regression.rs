@@ -4,6 +4,7 @@
 use std::time::Instant;
 
 use kselect::regression::{h_alpha, Lms, LmsCoverage, Lts, Method, RegressionFit, DEFAULT_SEED};
+use kselect::Matrix;
 use kselect::{Device, Error, Result};
 
 use crate::cli::{Backend, HArg, RegressionArgs};
@@ -256,13 +257,13 @@ impl Request {
                 let bar = FitBar::new("LTS fit");
                 self.lts()?
                     .progress(bar.callback())
-                    .fit(&data.x, data.n, data.k, &data.y)
+                    .fit(Matrix::new(&data.x, data.n, data.k), &data.y)
             }
             Method::Lms => {
                 let bar = FitBar::new("LMS fit");
                 self.lms(data.n, data.k)
                     .progress(bar.callback())
-                    .fit(&data.x, data.n, data.k, &data.y)
+                    .fit(Matrix::new(&data.x, data.n, data.k), &data.y)
             }
         };
         let seconds = start.elapsed().as_secs_f64();

@@ -7,23 +7,23 @@ use std::time::Instant;
 
 use kselect::io::npy::NpyArray;
 use kselect::io::ColumnVisitor;
-use kselect::{DType, Element, Error, Result, Rows, Selector, TopKOptions, TopKOrder};
+use kselect::{DType, Element, Error, Matrix, Result, Selector, TopKOptions, TopKOrder};
 use serde::Serialize;
 
 use crate::output::{aligned, json_line, Num};
 
 /// The rows of the array: a 1-D array is one row, or rows of `cols` values; a 2-D array is its
 /// rows (and `cols`, if given, must be its number of columns).
-pub fn rows_of(array: &NpyArray, cols: Option<usize>) -> Result<Rows> {
+pub fn rows_of(array: &NpyArray, cols: Option<usize>) -> Result<(usize, usize)> {
     match (&array.shape[..], cols) {
-        ([n], None) => Ok(Rows::new(1, *n)),
-        ([n], Some(c)) if n % c == 0 => Ok(Rows::new(n / c, c)),
+        ([n], None) => Ok((1, *n)),
+        ([n], Some(c)) if n % c == 0 => Ok((n / c, c)),
         ([n], Some(c)) => Err(Error::InvalidArgument(format!(
             "--cols {c}: the array's {n} values are not whole rows of {c} (the length must be a \
              multiple of --cols)"
         ))),
-        ([r, c], None) => Ok(Rows::new(*r, *c)),
-        ([r, c], Some(given)) if given == *c => Ok(Rows::new(*r, *c)),
+        ([r, c], None) => Ok((*r, *c)),
+        ([r, c], Some(given)) if given == *c => Ok((*r, *c)),
         ([r, c], Some(given)) => Err(Error::InvalidArgument(format!(
             "--cols {given} does not match the 2-D array's {r} x {c} shape (--cols reads a 1-D \
              array as rows)"
@@ -38,7 +38,8 @@ pub fn rows_of(array: &NpyArray, cols: Option<usize>) -> Result<Rows> {
 /// What to take.
 pub struct Request<'a> {
     pub selector: &'a Selector,
-    pub rows: Rows,
+    /// Rows and columns.
+    pub rows: (usize, usize),
     pub k: usize,
     pub options: TopKOptions,
 }
@@ -61,15 +62,16 @@ impl ColumnVisitor for Request<'_> {
 
     fn visit<T: Element>(self, data: &[T]) -> Result<Outcome> {
         let start = Instant::now();
+        let (rows, cols) = self.rows;
         let top = self
             .selector
-            .top_k_rows(data, self.rows, self.k, self.options)?;
+            .top_k_rows(Matrix::new(data, rows, cols), self.k, self.options)?;
         let seconds = start.elapsed().as_secs_f64();
         let (values, indices) = top.into_parts();
         Ok(Outcome {
             dtype: T::DTYPE,
-            rows: self.rows.rows(),
-            cols: self.rows.cols(),
+            rows,
+            cols,
             k: self.k,
             values: values.into_iter().map(Num::of).collect(),
             indices,

@@ -8,7 +8,7 @@ use crate::knn::gpu::output::{Lists, Place};
 use crate::knn::gpu::plan::Plan;
 use crate::knn::gpu::points::DevicePoints;
 use crate::knn::{KnnFloat, Metric, Points};
-use crate::select::{Rows, Selector, TopKOptions};
+use crate::select::{Matrix, Selector, TopKOptions};
 
 /// Distances (canonical values in `T`) and indices of the `k` best reference points of every
 /// query, nearest first, ties by index, in `place`; `resident` is the whole reference set on
@@ -56,9 +56,9 @@ pub(super) fn search<T: KnnFloat>(
                 distances.as_slice_mut(),
                 plan.reference_tile,
             )?;
-            let rows = Rows::new(q_rows, r_rows).with_stride(plan.reference_tile);
+            let rows = Matrix::new(&distances, q_rows, r_rows).with_stride(plan.reference_tile);
             let t = k.min(r_rows);
-            let best = selector.top_k_rows_device(&distances, rows, t, TopKOptions::smallest())?;
+            let best = selector.top_k_rows_device(rows, t, TopKOptions::smallest())?;
             running = Some(match running {
                 None => {
                     let (keys, index) = kernels::gather_rows(
@@ -117,8 +117,7 @@ pub(super) fn sorted_lists<T: KnnFloat>(
     first: usize,
 ) -> Result<()> {
     let sorted = selector.top_k_rows_device(
-        keys,
-        Rows::new(rows, width),
+        Matrix::new(keys, rows, width),
         k,
         TopKOptions::smallest().sorted(true),
     )?;
@@ -162,8 +161,8 @@ fn merge(
     )?;
     let keys = DeviceBuffer::from_slice(dev, keys);
     let index = DeviceBuffer::from_slice(dev, index);
-    let rows_of = Rows::new(rows, width);
-    let best = selector.top_k_rows_device(&keys, rows_of, kept, TopKOptions::smallest())?;
+    let rows_of = Matrix::new(&keys, rows, width);
+    let best = selector.top_k_rows_device(rows_of, kept, TopKOptions::smallest())?;
     kernels::gather_rows(
         dev,
         best.indices(),

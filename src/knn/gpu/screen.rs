@@ -43,7 +43,7 @@ use crate::knn::gpu::output::{Lists, Place};
 use crate::knn::gpu::plan::Plan;
 use crate::knn::gpu::points::DevicePoints;
 use crate::knn::{KnnFloat, Metric, Points};
-use crate::select::{Rows, Selector, TopKOptions};
+use crate::select::{Matrix, Selector, TopKOptions};
 
 /// Reference points sampled for the centre and the scale.
 const SAMPLE: usize = 1024;
@@ -258,8 +258,7 @@ pub(super) fn search<T: KnnFloat>(
         )?;
         let approximate = DeviceBuffer::from_slice(dev, approximate);
         let best = selector.top_k_rows_device(
-            &approximate,
-            Rows::new(q_rows, n),
+            Matrix::new(&approximate, q_rows, n),
             candidates,
             TopKOptions::smallest(),
         )?;
@@ -268,9 +267,9 @@ pub(super) fn search<T: KnnFloat>(
             vec![true; q_rows]
         } else {
             // The k-th and the last candidate of every query, in one batched selection.
-            let lists = Rows::new(q_rows, candidates);
+            let lists = Matrix::new(best.values(), q_rows, candidates);
             let ranks = [k - 1, candidates - 1];
-            let picked = selector.multiselect_rows(best.values(), lists, &ranks)?;
+            let picked = selector.multiselect_rows(lists, &ranks)?;
             (0..q_rows)
                 .map(|i| {
                     let (kth, last) = (picked[2 * i], picked[2 * i + 1]);

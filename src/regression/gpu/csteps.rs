@@ -23,7 +23,7 @@ use crate::regression::csteps::{step_from, Candidate};
 use crate::regression::design::CHUNK;
 use crate::regression::engine::least_squares_on;
 use crate::regression::linalg::cholesky_solve;
-use crate::Rows;
+use crate::Matrix;
 
 use super::kernels::{self, entries, gram_entries, Keep, Residual};
 use super::GpuEngine;
@@ -105,7 +105,7 @@ fn evaluate_batch(gpu: &mut GpuEngine<'_>, h: usize, bs: &[Vec<f64>]) -> Result<
     gpu.residuals(bs, Residual::Square)?;
     let thresholds = gpu
         .selector
-        .select_rows(&gpu.rows, Rows::new(c, n), h - 1)?;
+        .select_rows(Matrix::new(&gpu.rows, c, n), h - 1)?;
     let mut cuts = vec![n as u64; c];
     let (e, gram) = (entries(p), gram_entries(p));
     let mut sums = {

@@ -6,7 +6,7 @@
 
 use crate::error::Result;
 use crate::regression::csteps::Candidate;
-use crate::{Rows, TopKOptions};
+use crate::{Matrix, TopKOptions};
 
 use super::kernels::{self, Residual};
 use super::GpuEngine;
@@ -38,8 +38,7 @@ fn score_batch(
     if gpu.design.intercept {
         gpu.residuals(&bs, Residual::Signed)?;
         let sorted = gpu.selector.top_k_rows_device(
-            &gpu.rows,
-            Rows::new(c, n),
+            Matrix::new(&gpu.rows, c, n),
             n,
             TopKOptions::smallest().sorted(true),
         )?;
@@ -55,7 +54,7 @@ fn score_batch(
     gpu.residuals(&bs, Residual::Absolute)?;
     let objectives = gpu
         .selector
-        .select_rows(&gpu.rows, Rows::new(c, n), h - 1)?;
+        .select_rows(Matrix::new(&gpu.rows, c, n), h - 1)?;
     Ok(bs
         .into_iter()
         .zip(objectives)

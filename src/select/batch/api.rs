@@ -10,39 +10,39 @@ use crate::select::batch::policy::{check_k, check_selection, check_taken};
 use crate::select::batch::spans::{KeyOrder, SpanRanks, Spans};
 use crate::select::batch::{
     cuda, hard_threshold_in_place, select_spans, top_k_spans, BatchRank, DeviceThreshold,
-    DeviceTopK, Rows, Segments, Threshold, TopK, TopKOptions, TopKOrder,
+    DeviceTopK, Segments, Threshold, TopK, TopKOptions, TopKOrder,
 };
 use crate::select::input::{Input, Values};
+use crate::select::matrix::Matrix;
 use crate::select::{NanPolicy, Selector};
 
 /// Batched selection, top-k and hard thresholding (see [`crate::select::batch`] for the
 /// semantics they share).
 impl Selector {
-    /// The element of one rank in every row of a row-major matrix: the same rank in every row
+    /// The element of one rank in every row of a [`Matrix`]: the same rank in every row
     /// (`usize`, [`BatchRank::Same`]) or one per row (a slice, [`BatchRank::Each`]).
     ///
     /// Returns one value per row. Ranks are 0-based ascending; under `NanPolicy::Omit` they
     /// count the row's numbers only.
     ///
     /// ```
-    /// use kselect::{NanPolicy, Rows, Selector};
+    /// use kselect::{Matrix, NanPolicy, Selector};
     /// let data = [3.0, 1.0, 2.0, f64::NAN, 9.0, 8.0];
     /// let sel = Selector::new().nan_policy(NanPolicy::Omit);
-    /// assert_eq!(sel.select_rows(&data, Rows::new(2, 3), 1).unwrap(), vec![2.0, 9.0]);
-    /// assert_eq!(sel.select_rows(&data, Rows::new(2, 3), &[2, 0]).unwrap(), vec![3.0, 8.0]);
-    /// assert!(sel.select_rows(&data, Rows::new(2, 3), 2).is_err()); // row 1 has 2 numbers
+    /// assert_eq!(sel.select_rows(Matrix::new(&data, 2, 3), 1).unwrap(), vec![2.0, 9.0]);
+    /// assert_eq!(sel.select_rows(Matrix::new(&data, 2, 3), &[2, 0]).unwrap(), vec![3.0, 8.0]);
+    /// assert!(sel.select_rows(Matrix::new(&data, 2, 3), 2).is_err()); // row 1 has 2 numbers
     /// ```
     pub fn select_rows<'a, 'r, T: Element>(
         &self,
-        data: impl Into<Values<'a, T>>,
-        rows: Rows,
+        matrix: impl Into<Matrix<'a, T>>,
         ranks: impl Into<BatchRank<'r>>,
     ) -> Result<Vec<T>> {
-        let values = data.into();
-        let input = self.batch_input(&values, "batched selection")?;
+        let matrix = matrix.into();
+        let input = self.batch_input(matrix.values(), "batched selection")?;
         ranks
             .into()
-            .with_span_ranks(|r| self.select_batch(input, rows.spans(), r))
+            .with_span_ranks(|r| self.select_batch(input, matrix.shape().spans(), r))
     }
 
     /// The element of one rank in every segment of a flat array (the same rank, or one per
@@ -73,20 +73,19 @@ impl Selector {
     /// row `r`'s values at `r * ranks.len() ..`, in the order of the ranks.
     ///
     /// ```
-    /// use kselect::{Rows, Selector};
+    /// use kselect::{Matrix, Selector};
     /// let data = [4, 2, 3, 1, 8, 6, 7, 5];
-    /// let v = Selector::new().multiselect_rows(&data, Rows::new(2, 4), &[3, 0, 0]).unwrap();
+    /// let v = Selector::new().multiselect_rows(Matrix::new(&data, 2, 4), &[3, 0, 0]).unwrap();
     /// assert_eq!(v, vec![4, 1, 1, 8, 5, 5]);
     /// ```
     pub fn multiselect_rows<'a, T: Element>(
         &self,
-        data: impl Into<Values<'a, T>>,
-        rows: Rows,
+        matrix: impl Into<Matrix<'a, T>>,
         ranks: &[usize],
     ) -> Result<Vec<T>> {
-        let values = data.into();
-        let input = self.batch_input(&values, "batched selection")?;
-        self.select_batch(input, rows.spans(), SpanRanks::Same(ranks))
+        let matrix = matrix.into();
+        let input = self.batch_input(matrix.values(), "batched selection")?;
+        self.select_batch(input, matrix.shape().spans(), SpanRanks::Same(ranks))
     }
 
     /// The elements of the same `ranks` in every segment, segment-major (as
@@ -141,21 +140,22 @@ impl Selector {
     /// holds at least `k` values.
     ///
     /// ```
-    /// use kselect::{Rows, Selector, TopKOrder};
+    /// use kselect::{Matrix, Selector, TopKOrder};
     /// let data = [1, 5, 5, 0, 9, 9, 2, 0];
     /// let sel = Selector::new();
-    /// let top = sel.top_k_rows(&data, Rows::new(2, 4), 2, TopKOrder::Largest).unwrap();
+    /// let top = sel.top_k_rows(Matrix::new(&data, 2, 4), 2, TopKOrder::Largest).unwrap();
     /// assert_eq!(top.row(0), (&[5, 5][..], &[1, 2][..]));
     /// assert_eq!(top.row(1), (&[9, 9][..], &[0, 1][..]));
     /// ```
-    pub fn top_k_rows<T: Element>(
+    pub fn top_k_rows<'a, T: Element>(
         &self,
-        data: &[T],
-        rows: Rows,
+        matrix: impl Into<Matrix<'a, T>>,
         k: usize,
         options: impl Into<TopKOptions>,
     ) -> Result<TopK<T>> {
-        self.top_k_batch(Input::Host(data), rows.spans(), k, options.into())
+        let matrix = matrix.into();
+        let input = self.batch_input(matrix.values(), "top-k")?;
+        self.top_k_batch(input, matrix.shape().spans(), k, options.into())
     }
 
     /// The `k` largest (or smallest) values of every segment with their indices inside it;
@@ -238,27 +238,37 @@ impl Selector {
         self.top_k_on_device(buf, one_span(buf.len()), k, options.into())
     }
 
-    /// [`top_k_rows`](Selector::top_k_rows) of a device-resident buffer, with the results left
-    /// on the device ([`DeviceTopK`]).
+    /// [`top_k_rows`](Selector::top_k_rows) with the results left on the selector's device
+    /// ([`DeviceTopK`]); a matrix in host memory is copied there first.
     ///
     /// ```no_run
-    /// use kselect::{Device, DeviceBuffer, Rows, Selector, TopKOrder};
+    /// use kselect::{Device, DeviceBuffer, Matrix, Selector, TopKOrder};
     /// let device = Device::cuda(0)?;
     /// let buf = DeviceBuffer::from_host(&device, &[1i32, 5, 5, 0, 9, 9])?;
     /// let sel = Selector::on(device);
-    /// let top = sel.top_k_rows_device(&buf, Rows::new(2, 3), 1, TopKOrder::Largest)?;
+    /// let top = sel.top_k_rows_device(Matrix::new(&buf, 2, 3), 1, TopKOrder::Largest)?;
     /// assert_eq!(top.to_host()?.indices(), &[1, 1]);
     /// # Ok::<(), kselect::Error>(())
     /// ```
-    pub fn top_k_rows_device<T: Element>(
+    pub fn top_k_rows_device<'a, T: Element>(
         &self,
-        buf: &DeviceBuffer<T>,
-        rows: Rows,
+        matrix: impl Into<Matrix<'a, T>>,
         k: usize,
         options: impl Into<TopKOptions>,
     ) -> Result<DeviceTopK<T>> {
-        self.device_for(buf, "top-k")?;
-        self.top_k_on_device(buf, rows.spans(), k, options.into())
+        let matrix = matrix.into();
+        let uploaded;
+        let buf = match matrix.values().input() {
+            Input::Device(buf) => self.device_for(buf, "top-k").map(|_| buf)?,
+            Input::Host(data) => {
+                let Device::Cuda(dev) = self.device() else {
+                    return Err(cpu_selector_error("top-k"));
+                };
+                uploaded = DeviceBuffer::from_host_on(dev, data)?;
+                &uploaded
+            }
+        };
+        self.top_k_on_device(buf, matrix.shape().spans(), k, options.into())
     }
 
     /// [`top_k_segments`](Selector::top_k_segments) of a device-resident buffer, with the

@@ -10,10 +10,10 @@ use crate::select::batch::TopK;
 /// [`TopKOptions`](crate::TopKOptions) asked for. [`DeviceTopK::to_host`] copies them back.
 ///
 /// ```no_run
-/// use kselect::{Device, DeviceBuffer, Rows, Selector, TopKOptions};
+/// use kselect::{Device, DeviceBuffer, Matrix, Selector, TopKOptions};
 /// let device = Device::cuda(0)?;
 /// let buf = DeviceBuffer::from_host(&device, &[1.0f32, 5.0, 3.0, 9.0, 0.0, 4.0])?;
-/// let top = Selector::on(device).top_k_rows_device(&buf, Rows::new(2, 3), 2, TopKOptions::largest())?;
+/// let top = Selector::on(device).top_k_rows_device(Matrix::new(&buf, 2, 3), 2, TopKOptions::largest())?;
 /// assert_eq!((top.rows(), top.k()), (2, 2));
 /// assert_eq!(top.indices().to_host()?, vec![1, 2, 0, 2]);
 /// assert_eq!(top.to_host()?.values(), &[5.0, 3.0, 9.0, 4.0]);

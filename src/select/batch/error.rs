@@ -35,8 +35,8 @@ impl fmt::Display for Place {
 ///
 /// ```
 /// use kselect::select::batch::BatchError;
-/// use kselect::{Error, Rows, Selector};
-/// let err = Selector::new().select_rows(&[1, 2, 3], Rows::new(2, 2).with_stride(1), 0).unwrap_err();
+/// use kselect::{Error, Matrix, Selector};
+/// let err = Selector::new().select_rows(Matrix::new(&[1, 2, 3], 2, 2).with_stride(1), 0).unwrap_err();
 /// assert!(matches!(err, Error::Batch(BatchError::StrideBelowColumns { stride: 1, cols: 2 })));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

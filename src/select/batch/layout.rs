@@ -5,22 +5,14 @@ use crate::error::{Error, Result};
 use crate::select::batch::error::BatchError;
 use crate::select::batch::spans::{SpanRanks, Spans};
 
-/// The rows of a row-major matrix: row `r` is `data[r * stride .. r * stride + cols]`.
+/// The shape of a [`Matrix`](crate::Matrix)'s rows: row `r` is
+/// `data[r * stride .. r * stride + cols]`.
 ///
 /// The stride (the distance between the starts of consecutive rows, in elements) is `cols`
 /// unless set with [`Rows::with_stride`]; it must be at least `cols`, and the data must hold
 /// `(rows - 1) * stride + cols` values at least (more are ignored).
-///
-/// ```
-/// use kselect::{Rows, Selector};
-/// // Two rows of 3 columns, each followed by one padding value.
-/// let data = [3, 1, 2, 99, 6, 5, 4, 99];
-/// let rows = Rows::new(2, 3).with_stride(4);
-/// assert_eq!((rows.rows(), rows.cols(), rows.stride()), (2, 3, 4));
-/// assert_eq!(Selector::new().select_rows(&data, rows, 0).unwrap(), vec![1, 4]);
-/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct Rows {
+pub(crate) struct Rows {
     rows: usize,
     cols: usize,
     stride: usize,
@@ -28,12 +20,7 @@ pub struct Rows {
 
 impl Rows {
     /// `rows` rows of `cols` values each, stored one after another (stride `cols`).
-    ///
-    /// ```
-    /// let rows = kselect::Rows::new(4, 10);
-    /// assert_eq!(rows.stride(), 10);
-    /// ```
-    pub fn new(rows: usize, cols: usize) -> Rows {
+    pub(crate) fn new(rows: usize, cols: usize) -> Rows {
         Rows {
             rows,
             cols,
@@ -43,39 +30,22 @@ impl Rows {
 
     /// The same rows with their starts `stride` values apart (`stride >= cols`, checked when
     /// the batch runs).
-    ///
-    /// ```
-    /// let rows = kselect::Rows::new(2, 3).with_stride(8);
-    /// assert_eq!(rows.stride(), 8);
-    /// ```
-    pub fn with_stride(self, stride: usize) -> Rows {
+    pub(crate) fn with_stride(self, stride: usize) -> Rows {
         Rows { stride, ..self }
     }
 
     /// The number of rows.
-    ///
-    /// ```
-    /// assert_eq!(kselect::Rows::new(2, 3).rows(), 2);
-    /// ```
-    pub fn rows(&self) -> usize {
+    pub(crate) fn rows(&self) -> usize {
         self.rows
     }
 
     /// The number of values of each row.
-    ///
-    /// ```
-    /// assert_eq!(kselect::Rows::new(2, 3).cols(), 3);
-    /// ```
-    pub fn cols(&self) -> usize {
+    pub(crate) fn cols(&self) -> usize {
         self.cols
     }
 
     /// The distance between the starts of consecutive rows, in values.
-    ///
-    /// ```
-    /// assert_eq!(kselect::Rows::new(2, 3).with_stride(5).stride(), 5);
-    /// ```
-    pub fn stride(&self) -> usize {
+    pub(crate) fn stride(&self) -> usize {
         self.stride
     }
 
@@ -156,11 +126,11 @@ impl<'a> Segments<'a> {
 /// A `usize` converts to `Same`, a slice or a `Vec` reference to `Each`.
 ///
 /// ```
-/// use kselect::{BatchRank, Rows, Selector};
+/// use kselect::{BatchRank, Matrix, Selector};
 /// let data = [3, 1, 2, 6, 5, 4];
 /// let sel = Selector::new();
-/// assert_eq!(sel.select_rows(&data, Rows::new(2, 3), BatchRank::Same(2)).unwrap(), vec![3, 6]);
-/// assert_eq!(sel.select_rows(&data, Rows::new(2, 3), &[0, 2][..]).unwrap(), vec![1, 6]);
+/// assert_eq!(sel.select_rows(Matrix::new(&data, 2, 3), BatchRank::Same(2)).unwrap(), vec![3, 6]);
+/// assert_eq!(sel.select_rows(Matrix::new(&data, 2, 3), &[0, 2][..]).unwrap(), vec![1, 6]);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BatchRank<'a> {

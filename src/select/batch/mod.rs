@@ -1,6 +1,6 @@
 //! Batched selection, top-k with indices and hard thresholding.
 //!
-//! A batch is the rows of a row-major matrix ([`Rows`], any row stride) or the segments of a
+//! A batch is the rows of a row-major [`Matrix`](crate::Matrix) (any row stride) or the segments of a
 //! flat array given by offsets ([`Segments`]); its data are a host slice or a CUDA
 //! [`DeviceBuffer`], read in place. The operations are methods of [`Selector`]:
 //!
@@ -47,14 +47,14 @@
 //!   [`Selector::hard_threshold_device`].
 //!
 //! ```
-//! use kselect::{Rows, Segments, Selector, TopKOptions};
+//! use kselect::{Matrix, Segments, Selector, TopKOptions};
 //!
 //! let sel = Selector::new();
 //! let data = [4.0f32, 1.0, 3.0, 2.0, 8.0, 6.0, 7.0, 5.0];
 //! // Two rows of 4: the median (rank 1) of each, and the two largest with their columns.
-//! assert_eq!(sel.select_rows(&data, Rows::new(2, 4), 1).unwrap(), vec![2.0, 6.0]);
+//! assert_eq!(sel.select_rows(Matrix::new(&data, 2, 4), 1).unwrap(), vec![2.0, 6.0]);
 //! let sorted = TopKOptions::largest().sorted(true);
-//! let top = sel.top_k_rows(&data, Rows::new(2, 4), 2, sorted).unwrap();
+//! let top = sel.top_k_rows(Matrix::new(&data, 2, 4), 2, sorted).unwrap();
 //! assert_eq!(top.row(0), (&[4.0, 3.0][..], &[0, 2][..]));
 //! assert_eq!(top.row(1), (&[8.0, 7.0][..], &[0, 2][..]));
 //! // Segments of lengths 3 and 5: the smallest of each.
@@ -83,7 +83,8 @@ mod top_k;
 pub use device_threshold::DeviceThreshold;
 pub use device_top_k::DeviceTopK;
 pub use error::{BatchError, Place};
-pub use layout::{BatchRank, Rows, Segments};
+pub(crate) use layout::Rows;
+pub use layout::{BatchRank, Segments};
 pub use threshold::Threshold;
 pub use top_k::{TopK, TopKOptions, TopKOrder};
 

@@ -92,10 +92,10 @@ impl From<TopKOrder> for TopKOptions {
 /// A single array is one row.
 ///
 /// ```
-/// use kselect::{Rows, Selector, TopKOptions};
+/// use kselect::{Matrix, Selector, TopKOptions};
 /// let data = [1, 7, 3, 9, 4, 2];
 /// let top = Selector::new()
-///     .top_k_rows(&data, Rows::new(2, 3), 1, TopKOptions::largest())
+///     .top_k_rows(Matrix::new(&data, 2, 3), 1, TopKOptions::largest())
 ///     .unwrap();
 /// assert_eq!((top.rows(), top.k()), (2, 1));
 /// assert_eq!(top.values(), &[7, 9]);
@@ -184,9 +184,9 @@ impl<T> TopK<T> {
     /// The rows' values and indices, in row order.
     ///
     /// ```
-    /// use kselect::{Rows, Selector, TopKOrder};
+    /// use kselect::{Matrix, Selector, TopKOrder};
     /// let top = Selector::new()
-    ///     .top_k_rows(&[3, 1, 2, 0], Rows::new(2, 2), 1, TopKOrder::Smallest)
+    ///     .top_k_rows(Matrix::new(&[3, 1, 2, 0], 2, 2), 1, TopKOrder::Smallest)
     ///     .unwrap();
     /// let firsts: Vec<usize> = top.iter().map(|(_, idx)| idx[0]).collect();
     /// assert_eq!(firsts, vec![1, 1]);
