@@ -1412,3 +1412,37 @@ backend_test!(random_shapes_types_and_k, |selector: Selector| {
         panic!("{e}");
     }
 });
+
+backend_test!(
+    matrices_from_anywhere_give_the_same_rows,
+    |selector: Selector| {
+        let data = [4.0f64, 1.0, 7.0, 0.5, 9.0, 2.0, 8.0, 3.0];
+        let want = vec![0.5, 2.0];
+        let host = Matrix::new(&data, 2, 4);
+        assert_eq!(selector.select_rows(host, 0).unwrap(), want);
+        let array = ndarray::Array2::from_shape_vec((2, 4), data.to_vec()).unwrap();
+        assert_eq!(selector.select_rows(&array, 0).unwrap(), want);
+        // The transposed view: its rows are the columns of `array`.
+        let columns = selector.select_rows(array.t(), 1).unwrap();
+        assert_eq!(columns, vec![9.0, 2.0, 8.0, 3.0]);
+        let top = selector
+            .top_k_rows(Matrix::new(&data, 2, 4), 1, TopKOrder::Largest)
+            .unwrap();
+        let device_results =
+            selector.top_k_rows_device(Matrix::new(&data, 2, 4), 1, TopKOrder::Largest);
+        if let kselect::Device::Cuda(device) = selector.device() {
+            // A host matrix is copied to the selector's device; the results stay there.
+            assert_eq!(device_results.unwrap().to_host().unwrap(), top);
+            let buf = DeviceBuffer::from_host_on(device, &data).unwrap();
+            assert_eq!(
+                selector.select_rows(Matrix::new(&buf, 2, 4), 0).unwrap(),
+                want
+            );
+        } else {
+            assert!(
+                device_results.is_err(),
+                "a CPU selector has no device for the results"
+            );
+        }
+    }
+);

@@ -341,6 +341,25 @@ fn array_views_fit_like_slices() {
     let xt = x.t().to_owned();
     let a = Lts::new().fit(xt.t(), y.view()).unwrap();
     assert_eq!(a, b);
+    // Rows with a gap after each: the gaps are never read.
+    let stride = case.k + 2;
+    let mut padded = vec![f64::NAN; case.n * stride];
+    for (row, values) in padded.chunks_mut(stride).zip(case.x.chunks(case.k)) {
+        row[..case.k].copy_from_slice(values);
+    }
+    let strided = Matrix::new(&padded, case.n, case.k).with_stride(stride);
+    assert_eq!(Lts::new().fit(strided, &case.y).unwrap(), b);
+    // Contiguous rows must hold exactly n x k values; y exactly n.
+    let short = Matrix::new(&case.x[1..], case.n, case.k);
+    assert!(Lts::new().fit(short, &case.y).is_err());
+    let long = [case.x.as_slice(), &[1.0]].concat();
+    assert!(Lts::new()
+        .fit(Matrix::new(&long, case.n, case.k), &case.y)
+        .is_err());
+    let too_few = &case.y[1..];
+    assert!(Lts::new()
+        .fit(Matrix::new(&case.x, case.n, case.k), too_few)
+        .is_err());
 }
 
 mod no_panic {

@@ -157,3 +157,45 @@ impl<'a, T: Element, S: Data<Elem = T>> From<&'a ArrayBase<S, Ix2>> for Matrix<'
         Matrix::from(array.view())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::{array, s};
+
+    #[test]
+    fn host_rows_are_the_rows_without_their_gaps() {
+        let data = [1, 2, 0, 3, 4, 0, 5, 6];
+        let m = Matrix::new(&data, 3, 2).with_stride(3);
+        assert_eq!(m.host_rows().unwrap().as_ref(), &[1, 2, 3, 4, 5, 6]);
+        let contiguous = Matrix::new(&data[..6], 3, 2);
+        assert_eq!(
+            contiguous.host_rows().unwrap().as_ref(),
+            &[1, 2, 0, 3, 4, 0]
+        );
+        assert!(
+            Matrix::new(&data, 3, 3).host_rows().is_err(),
+            "9 values needed, 8 given"
+        );
+        assert!(Matrix::new(&data, 2, 3).with_stride(2).host_rows().is_err());
+    }
+
+    #[test]
+    fn ndarrays_give_their_logical_rows() {
+        let a = array![[1.0f32, 2.0, 3.0], [4.0, 5.0, 6.0]];
+        let m = Matrix::from(&a);
+        assert_eq!((m.rows(), m.cols(), m.stride()), (2, 3, 3));
+        assert_eq!(
+            m.host_rows().unwrap().as_ref(),
+            &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+        );
+        let t = Matrix::from(a.t());
+        assert_eq!((t.rows(), t.cols()), (3, 2));
+        assert_eq!(
+            t.host_rows().unwrap().as_ref(),
+            &[1.0, 4.0, 2.0, 5.0, 3.0, 6.0]
+        );
+        let columns = Matrix::from(a.slice(s![.., 1..]));
+        assert_eq!(columns.host_rows().unwrap().as_ref(), &[2.0, 3.0, 5.0, 6.0]);
+    }
+}
