@@ -3,9 +3,9 @@
 //!
 //! Most kernels take the spans as `x, offsets, cols, stride, nspans`: the segments
 //! `offsets[s]..offsets[s + 1]` of `x`, or with `offsets` null the rows of `cols` values
-//! `stride` apart.
+//! `stride` apart. Their launchers take those five as one [`SpanArgs`].
 
-use cudarc::driver::CudaSlice;
+use cudarc::driver::{CudaSlice, LaunchArgs, PushKernelArg};
 
 use super::{kernel_name, key_suffix, OrNull, BATCH_SELECT};
 use crate::element::{Element, RadixKey};
@@ -63,6 +63,49 @@ impl QueryState {
     }
 }
 
+/// The spans as most kernels take them, pushed as five parameters in this order: the values
+/// `x`, the segment bounds `offsets` (`None`: the null pointer, rows), the rows' `cols` and
+/// `stride`, and the number of spans `nspans`.
+pub(crate) struct SpanArgs<'a, T> {
+    /// The values the spans lie in.
+    pub x: &'a CudaSlice<T>,
+    /// The spans' `nspans + 1` bounds, or `None` for rows.
+    pub offsets: Option<&'a CudaSlice<u64>>,
+    /// Values a row (rows only).
+    pub cols: u64,
+    /// The distance between rows' starts (rows only).
+    pub stride: u64,
+    /// The number of spans.
+    pub nspans: u64,
+}
+
+impl<T> SpanArgs<'_, T> {
+    /// Whether the spans fit `x` (see [`spans_fit`]).
+    fn fit(&self) -> bool {
+        spans_fit(
+            self.x.len(),
+            self.offsets.map(|o| o.len()),
+            self.cols,
+            self.stride,
+            self.nspans,
+        )
+    }
+}
+
+// SAFETY: pushes `x` and `offsets` as the device memory (or the null pointer) they are, through
+// their own implementations, then `cols`, `stride` and `nspans` by value, borrowed from the
+// `SpanArgs` for as long as the launch arguments live: the kernels' five span parameters, in
+// their order and of their types.
+unsafe impl<'a, 'b: 'a, 'c: 'b, T> PushKernelArg<&'b SpanArgs<'c, T>> for LaunchArgs<'a> {
+    fn arg(&mut self, spans: &'b SpanArgs<'c, T>) -> &mut Self {
+        self.arg(spans.x)
+            .arg(OrNull(spans.offsets))
+            .arg(&spans.cols)
+            .arg(&spans.stride)
+            .arg(&spans.nspans)
+    }
+}
+
 /// Whether `nspans` spans fit `x_len` values: `offsets` (its length when given) holds their
 /// `nspans + 1` bounds, or the rows of `cols` values `stride` apart lie inside.
 fn spans_fit(x_len: usize, offsets: Option<usize>, cols: u64, stride: u64, nspans: u64) -> bool {
@@ -88,41 +131,38 @@ launchers! {
     /// the `m` ranks of `ranks`) by radix selection of its order keys in shared memory, or a
     /// bitonic sort for more than 8 ranks; each span's NaNs. The shared memory holds the
     /// longest span's keys, or for the sort a power of two of keys and 32-bit places.
-    fn bt_select_short[T: Element](x: dev &CudaSlice<T>, offsets: dev OrNull<&CudaSlice<u64>>,
-                                   cols: val u64, stride: val u64, nspans: val u64,
+    fn bt_select_short[T: Element](spans: dev &SpanArgs<'_, T>,
                                    ranks: dev &CudaSlice<u64>, m: val u32, one_per_span: val u32,
                                    out: dev &mut CudaSlice<T>, nan_counts: dev &mut CudaSlice<u64>)
         from BATCH_SELECT as kernel_name("bt_select_short", T::DTYPE);
-        requires spans_fit(x.len(), offsets.given_len(), cols, stride, nspans),
-            ranks.len() as u64 >= (if one_per_span != 0 { nspans } else { m as u64 }),
-            out.len() as u64 >= nspans * m as u64, nan_counts.len() as u64 >= nspans;
+        requires spans.fit(),
+            ranks.len() as u64 >= (if one_per_span != 0 { spans.nspans } else { m as u64 }),
+            out.len() as u64 >= spans.nspans * m as u64, nan_counts.len() as u64 >= spans.nspans;
 
     /// One block a short span: its `k` first in the order of `mode` (ties by index) from its
     /// order keys in shared memory (spans of at most `room` values), written by index and
     /// sorted when asked; each span's NaNs. The shared memory holds `room` keys, and for the
     /// sort a power of two of at least `k` keys and 32-bit places.
-    fn bt_topk_short[T: Element](x: dev &CudaSlice<T>, offsets: dev OrNull<&CudaSlice<u64>>,
-                                 cols: val u64, stride: val u64, nspans: val u64, room: val u64,
+    fn bt_topk_short[T: Element](spans: dev &SpanArgs<'_, T>, room: val u64,
                                  k: val u64, mode: val u32, sorted: val u32,
                                  out_values: dev &mut CudaSlice<T>, out_idx: dev &mut CudaSlice<u64>,
                                  nan_counts: dev &mut CudaSlice<u64>)
         from BATCH_SELECT as kernel_name("bt_topk_short", T::DTYPE);
-        requires spans_fit(x.len(), offsets.given_len(), cols, stride, nspans),
-            out_values.len() as u64 >= nspans * k, out_idx.len() as u64 >= nspans * k,
-            nan_counts.len() as u64 >= nspans, k <= room;
+        requires spans.fit(),
+            out_values.len() as u64 >= spans.nspans * k, out_idx.len() as u64 >= spans.nspans * k,
+            nan_counts.len() as u64 >= spans.nspans, k <= room;
 
     /// [`bt_topk_short`] by one block of `RESIDENT_THREADS` a span with a histogram a warp,
     /// never sorting: the shared memory holds `room` keys, then the histograms.
-    fn bt_topk_resident[T: Element](x: dev &CudaSlice<T>, offsets: dev OrNull<&CudaSlice<u64>>,
-                                    cols: val u64, stride: val u64, nspans: val u64, room: val u64,
+    fn bt_topk_resident[T: Element](spans: dev &SpanArgs<'_, T>, room: val u64,
                                     k: val u64, mode: val u32, sorted: val u32,
                                     out_values: dev &mut CudaSlice<T>,
                                     out_idx: dev &mut CudaSlice<u64>,
                                     nan_counts: dev &mut CudaSlice<u64>)
         from BATCH_SELECT as kernel_name("bt_topk_resident", T::DTYPE);
-        requires spans_fit(x.len(), offsets.given_len(), cols, stride, nspans),
-            out_values.len() as u64 >= nspans * k, out_idx.len() as u64 >= nspans * k,
-            nan_counts.len() as u64 >= nspans, k <= room, sorted == 0;
+        requires spans.fit(),
+            out_values.len() as u64 >= spans.nspans * k, out_idx.len() as u64 >= spans.nspans * k,
+            nan_counts.len() as u64 >= spans.nspans, k <= room, sorted == 0;
 
     /// One digit's histogram pass of long-span queries over every tile (few tiles cut into
     /// `parts` parts, a block each): each query's histogram of the digit at `shift` among the
@@ -130,45 +170,42 @@ launchers! {
     /// span), each tile's histogram into `tile_hist` (or null; then one part a tile), each
     /// span's NaNs in the first pass. With `done` (a zeroed counter, or null) the last block
     /// also makes the `nq` queries' choices.
-    fn bt_hist[T: Element](x: dev &CudaSlice<T>, offsets: dev OrNull<&CudaSlice<u64>>, cols: val u64,
-                           stride: val u64, nspans: val u64, tile_first: dev &CudaSlice<u64>,
+    fn bt_hist[T: Element](spans: dev &SpanArgs<'_, T>, tile_first: dev &CudaSlice<u64>,
                            q_first: dev OrNull<&CudaSlice<u64>>, mode: val u32,
                            state: dev &mut CudaSlice<QueryState>, hist: dev &mut CudaSlice<u32>,
                            shift: val u32, nan_counts: dev &mut CudaSlice<u64>,
                            tile_hist: dev OrNull<&mut CudaSlice<u32>>, parts: val u32,
                            done: dev OrNull<&mut CudaSlice<u32>>, nq: val u64)
         from BATCH_SELECT as kernel_name("bt_hist", T::DTYPE);
-        requires spans_fit(x.len(), offsets.given_len(), cols, stride, nspans),
-            tile_first.len() as u64 > nspans,
-            q_first.given_len().map_or(nq >= nspans, |len| len as u64 > nspans),
+        requires spans.fit(),
+            tile_first.len() as u64 > spans.nspans,
+            q_first.given_len().map_or(nq >= spans.nspans, |len| len as u64 > spans.nspans),
             state.len() as u64 >= nq, hist.len() as u64 >= nq * BINS, shift < T::Key::BITS,
-            nan_counts.len() as u64 >= nspans, tile_parts(parts),
+            nan_counts.len() as u64 >= spans.nspans, tile_parts(parts),
             tile_hist.given_len().is_none() || parts == 1,
             done.given_len().is_none_or(|len| len >= 1);
 
     /// Each span's NaNs (for selections of no rank), a tile a block.
-    fn bt_nan_counts[T: Element](x: dev &CudaSlice<T>, offsets: dev OrNull<&CudaSlice<u64>>,
-                                 cols: val u64, stride: val u64, nspans: val u64,
+    fn bt_nan_counts[T: Element](spans: dev &SpanArgs<'_, T>,
                                  tile_first: dev &CudaSlice<u64>,
                                  nan_counts: dev &mut CudaSlice<u64>)
         from BATCH_SELECT as kernel_name("bt_nan_counts", T::DTYPE);
-        requires spans_fit(x.len(), offsets.given_len(), cols, stride, nspans),
-            tile_first.len() as u64 > nspans, nan_counts.len() as u64 >= nspans;
+        requires spans.fit(),
+            tile_first.len() as u64 > spans.nspans, nan_counts.len() as u64 >= spans.nspans;
 
     /// The filter of long spans (one query a span): the (order key, index in span) pairs of
     /// the values whose digits above `shift` are at most (or with `equal_only` equal to) the
     /// query's chosen ones, in index order, each tile's at its place in `tile_counts` (the
     /// exclusive prefixes of what `bt_filter_counts` counted). `K` is `T`'s key type.
-    fn bt_filter[T: Element, K: RadixKey](x: dev &CudaSlice<T>, offsets: dev OrNull<&CudaSlice<u64>>,
-                                          cols: val u64, stride: val u64, nspans: val u64,
+    fn bt_filter[T: Element, K: RadixKey](spans: dev &SpanArgs<'_, T>,
                                           tile_first: dev &CudaSlice<u64>, mode: val u32,
                                           state: dev &CudaSlice<QueryState>, shift: val u32,
                                           equal_only: val u32, tile_counts: dev &CudaSlice<u64>,
                                           ckeys: dev &mut CudaSlice<K>, cidx: dev &mut CudaSlice<u32>)
         from BATCH_SELECT as kernel_name("bt_filter", T::DTYPE);
         requires K::BITS == T::Key::BITS,
-            spans_fit(x.len(), offsets.given_len(), cols, stride, nspans),
-            tile_first.len() as u64 > nspans, state.len() as u64 >= nspans, shift < K::BITS,
+            spans.fit(),
+            tile_first.len() as u64 > spans.nspans, state.len() as u64 >= spans.nspans, shift < K::BITS,
             ckeys.len() == cidx.len();
 
     /// Results on candidates mapped back (`total`, `k` a span): the candidate places
@@ -187,14 +224,13 @@ launchers! {
 
     /// Per part of a tile (`parts` a tile): the keys below the span's selected key and those
     /// equal to it, packed (high, low) into `tile_counts`.
-    fn bt_tile_counts[T: Element](x: dev &CudaSlice<T>, offsets: dev OrNull<&CudaSlice<u64>>,
-                                  cols: val u64, stride: val u64, nspans: val u64,
+    fn bt_tile_counts[T: Element](spans: dev &SpanArgs<'_, T>,
                                   tile_first: dev &CudaSlice<u64>, mode: val u32,
                                   state: dev &CudaSlice<QueryState>,
                                   tile_counts: dev &mut CudaSlice<u64>, parts: val u32)
         from BATCH_SELECT as kernel_name("bt_tile_counts", T::DTYPE);
-        requires spans_fit(x.len(), offsets.given_len(), cols, stride, nspans),
-            tile_first.len() as u64 > nspans, state.len() as u64 >= nspans, tile_parts(parts);
+        requires spans.fit(),
+            tile_first.len() as u64 > spans.nspans, state.len() as u64 >= spans.nspans, tile_parts(parts);
 
     /// One block a span: its parts' counts (`parts` a tile, those of span s at
     /// `parts * tile_first[s]..parts * tile_first[s + 1]`) turned into exclusive prefixes
@@ -208,17 +244,16 @@ launchers! {
     /// and the first of those equal to it (as many as its state's rank says), `k` at `s * k`,
     /// in rounds of `BT_WINDOW_VECS` 16-byte loads a thread, at the places the scanned
     /// `tile_counts` give.
-    fn bt_compact_long[T: Element](x: dev &CudaSlice<T>, offsets: dev OrNull<&CudaSlice<u64>>,
-                                   cols: val u64, stride: val u64, nspans: val u64,
+    fn bt_compact_long[T: Element](spans: dev &SpanArgs<'_, T>,
                                    tile_first: dev &CudaSlice<u64>, mode: val u32,
                                    state: dev &CudaSlice<QueryState>,
                                    tile_counts: dev &CudaSlice<u64>, k: val u64,
                                    out_values: dev &mut CudaSlice<T>,
                                    out_idx: dev &mut CudaSlice<u64>, parts: val u32)
         from BATCH_SELECT as kernel_name("bt_compact_long", T::DTYPE);
-        requires spans_fit(x.len(), offsets.given_len(), cols, stride, nspans),
-            tile_first.len() as u64 > nspans, state.len() as u64 >= nspans,
-            out_values.len() as u64 >= nspans * k, out_idx.len() as u64 >= nspans * k,
+        requires spans.fit(),
+            tile_first.len() as u64 > spans.nspans, state.len() as u64 >= spans.nspans,
+            out_values.len() as u64 >= spans.nspans * k, out_idx.len() as u64 >= spans.nspans * k,
             tile_parts(parts);
 
     /// The order keys of `total` results (`k` a span) for their sort, with the span above a
@@ -278,14 +313,13 @@ launchers! {
 
     /// `m` sample order keys a span (`m` a multiple of `CHUNK`, at most a span's length):
     /// `m / CHUNK` evenly spaced chunks of consecutive values. `K` is `T`'s key type.
-    fn bt_sample[T: Element, K: RadixKey](x: dev &CudaSlice<T>, offsets: dev OrNull<&CudaSlice<u64>>,
-                                          cols: val u64, stride: val u64, nspans: val u64,
+    fn bt_sample[T: Element, K: RadixKey](spans: dev &SpanArgs<'_, T>,
                                           m: val u32, mode: val u32,
                                           samples: dev &mut CudaSlice<K>)
         from BATCH_SELECT as kernel_name("bt_sample", T::DTYPE);
         requires K::BITS == T::Key::BITS,
-            spans_fit(x.len(), offsets.given_len(), cols, stride, nspans),
-            m > 0, m as usize % CHUNK == 0, samples.len() as u64 >= nspans * m as u64;
+            spans.fit(),
+            m > 0, m as usize % CHUNK == 0, samples.len() as u64 >= spans.nspans * m as u64;
 
     /// One block a span: the sample keys of ranks `brackets[2s]` and `brackets[2s + 1]`
     /// (`NO_BOUND`: that side open) by radix selection of its `m` sample keys in shared
@@ -300,8 +334,7 @@ launchers! {
     /// inside it (`counts[2s + 1]`, counted on past the region's end), those inside copied to
     /// its region `region[s]..region[s + 1]` of `ckeys` (and their indices to `cidx`, or
     /// null) until the region is full; each span's NaNs. `K` is `T`'s key type.
-    fn bt_window[T: Element, K: RadixKey](x: dev &CudaSlice<T>, offsets: dev OrNull<&CudaSlice<u64>>,
-                                          cols: val u64, stride: val u64, nspans: val u64,
+    fn bt_window[T: Element, K: RadixKey](spans: dev &SpanArgs<'_, T>,
                                           tile_first: dev &CudaSlice<u64>, mode: val u32,
                                           bounds: dev &CudaSlice<K>, region: dev &CudaSlice<u64>,
                                           counts: dev &mut CudaSlice<u64>,
@@ -310,18 +343,17 @@ launchers! {
                                           cidx: dev OrNull<&mut CudaSlice<u32>>)
         from BATCH_SELECT as kernel_name("bt_window", T::DTYPE);
         requires K::BITS == T::Key::BITS,
-            spans_fit(x.len(), offsets.given_len(), cols, stride, nspans),
-            tile_first.len() as u64 > nspans, bounds.len() as u64 >= 2 * nspans,
-            region.len() as u64 > nspans, counts.len() as u64 >= 2 * nspans,
-            nan_counts.len() as u64 >= nspans,
+            spans.fit(),
+            tile_first.len() as u64 > spans.nspans, bounds.len() as u64 >= 2 * spans.nspans,
+            region.len() as u64 > spans.nspans, counts.len() as u64 >= 2 * spans.nspans,
+            nan_counts.len() as u64 >= spans.nspans,
             cidx.given_len().is_none_or(|len| len == ckeys.len());
 
     /// One block a span, 32-bit keys: the `k` first of the span's copied (key, index) pairs
     /// (`counts[2s + 1]` of them in its region) as words in shared memory (the largest region,
     /// `max_region` words, then a power of two of at least `k`), sorted when asked, else by
     /// index; the values read from `x`.
-    fn bt_topk_window[T: Element](x: dev &CudaSlice<T>, offsets: dev OrNull<&CudaSlice<u64>>,
-                                  cols: val u64, stride: val u64, nspans: val u64,
+    fn bt_topk_window[T: Element](spans: dev &SpanArgs<'_, T>,
                                   region: dev &CudaSlice<u64>, counts: dev &CudaSlice<u64>,
                                   max_region: val u64, ckeys: dev &CudaSlice<u32>,
                                   cidx: dev &CudaSlice<u32>, k: val u64, sorted: val u32,
@@ -329,10 +361,10 @@ launchers! {
                                   out_idx: dev &mut CudaSlice<u64>)
         from BATCH_SELECT as kernel_name("bt_topk_window", T::DTYPE);
         requires T::Key::BITS == 32,
-            spans_fit(x.len(), offsets.given_len(), cols, stride, nspans),
-            region.len() as u64 > nspans, counts.len() as u64 >= 2 * nspans,
-            ckeys.len() == cidx.len(), out_values.len() as u64 >= nspans * k,
-            out_idx.len() as u64 >= nspans * k;
+            spans.fit(),
+            region.len() as u64 > spans.nspans, counts.len() as u64 >= 2 * spans.nspans,
+            ckeys.len() == cidx.len(), out_values.len() as u64 >= spans.nspans * k,
+            out_idx.len() as u64 >= spans.nspans * k;
 
     /// One block a query: the digit of its rank from its histogram (`nq` queries of 256 bins),
     /// its prefix and rank narrowed, the histogram cleared.

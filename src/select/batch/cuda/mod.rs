@@ -21,8 +21,8 @@ use cudarc::driver::{CudaSlice, CudaView, LaunchConfig};
 use crate::device::cuda::kernels::batch_select::{
     bt_choose, bt_compact_long, bt_filter, bt_filter_counts, bt_hist, bt_iota, bt_map_results,
     bt_nan_counts, bt_permute, bt_result_keys, bt_select_short, bt_sort_small, bt_span_ids,
-    bt_tile_counts, bt_tile_scan, bt_topk_resident, bt_topk_short, QueryState, RESIDENT_HISTOGRAMS,
-    RESIDENT_THREADS, THREADS, TILE, WINDOW_VECS,
+    bt_tile_counts, bt_tile_scan, bt_topk_resident, bt_topk_short, QueryState, SpanArgs,
+    RESIDENT_HISTOGRAMS, RESIDENT_THREADS, THREADS, TILE, WINDOW_VECS,
 };
 use crate::device::cuda::kernels::OrNull;
 use crate::device::cuda::kernels::{kernel_name, BATCH_SELECT};
@@ -121,6 +121,17 @@ impl DeviceSpans {
     fn offsets(&self) -> OrNull<&CudaSlice<u64>> {
         OrNull(self.offsets.as_ref())
     }
+
+    /// These spans of `x`, as the kernels take them.
+    fn of<'a, T>(&'a self, x: &'a CudaSlice<T>) -> SpanArgs<'a, T> {
+        SpanArgs {
+            x,
+            offsets: self.offsets.as_ref(),
+            cols: self.cols,
+            stride: self.stride,
+            nspans: self.count,
+        }
+    }
 }
 
 fn upload<W: cudarc::driver::DeviceRepr>(
@@ -215,11 +226,7 @@ fn nan_counts<T: Element>(
     bt_nan_counts(
         dev,
         config(blocks, THREADS),
-        x,
-        ds.offsets(),
-        ds.cols,
-        ds.stride,
-        ds.count,
+        &ds.of(x),
         &tile_first,
         &mut nans,
     )?;
@@ -272,11 +279,7 @@ fn select_short<T: Element>(
     bt_select_short(
         dev,
         short_config::<T>(count, spans.max_len()),
-        x,
-        ds.offsets(),
-        ds.cols,
-        ds.stride,
-        ds.count,
+        &ds.of(x),
         &rank_buf,
         m,
         one,
@@ -428,11 +431,7 @@ impl LongPasses {
         bt_hist(
             dev,
             config(blocks, THREADS),
-            x,
-            self.ds.offsets(),
-            self.ds.cols,
-            self.ds.stride,
-            self.ds.count,
+            &self.ds.of(x),
             &self.tile_first,
             OrNull(self.q_first.as_ref()),
             self.mode,
@@ -555,11 +554,7 @@ fn copy_candidates<T: Element, K: RadixKey>(
     bt_filter(
         dev,
         config(passes.tile_blocks(dev), THREADS),
-        x,
-        passes.ds.offsets(),
-        passes.ds.cols,
-        passes.ds.stride,
-        passes.ds.count,
+        &passes.ds.of(x),
         &passes.tile_first,
         passes.mode,
         &passes.state,
@@ -1015,11 +1010,7 @@ fn top_k_by_blocks<T: Element>(
     launch(
         dev,
         cfg,
-        x,
-        ds.offsets(),
-        ds.cols,
-        ds.stride,
-        ds.count,
+        &ds.of(x),
         spans.max_len() as u64,
         k as u64,
         mode,
@@ -1058,11 +1049,7 @@ fn compact_long<T: Element>(
     bt_tile_counts(
         dev,
         config(blocks, THREADS),
-        x,
-        ds.offsets(),
-        ds.cols,
-        ds.stride,
-        ds.count,
+        &ds.of(x),
         &passes.tile_first,
         mode,
         &passes.state,
@@ -1080,11 +1067,7 @@ fn compact_long<T: Element>(
     bt_compact_long(
         dev,
         config(blocks, THREADS),
-        x,
-        ds.offsets(),
-        ds.cols,
-        ds.stride,
-        ds.count,
+        &ds.of(x),
         &passes.tile_first,
         mode,
         &passes.state,
