@@ -5,11 +5,8 @@ use cudarc::driver::{CudaSlice, DeviceRepr, LaunchConfig};
 
 use crate::device::cuda::blas::blas_handle;
 use crate::device::cuda::kernels::knn::{
-    knn_cosine_parts, knn_direct_cosine, knn_direct_euclidean, knn_direct_inner_product,
-    knn_direct_manhattan, knn_direct_sqeuclidean, knn_finish, knn_finish_values, knn_gather,
-    knn_gather_positions, knn_measure_cosine, knn_measure_euclidean, knn_measure_inner_product,
-    knn_measure_manhattan, knn_measure_sqeuclidean, knn_merge_rows, knn_scatter_rows,
-    knn_screen_rows, MEASURE_QUERIES,
+    knn_cosine_parts, knn_direct, knn_finish, knn_finish_values, knn_gather, knn_gather_positions,
+    knn_measure, knn_merge_rows, knn_scatter_rows, knn_screen_rows, MetricArgs, MEASURE_QUERIES,
 };
 use crate::device::cuda::kernels::NULL;
 use crate::device::cuda::launch::{config, stride_blocks};
@@ -34,67 +31,6 @@ const MEASURE_PAIRS: usize = 256;
 /// The most blocks of a grid.
 const MOST_BLOCKS: usize = i32::MAX as usize;
 
-/// The launcher of a metric's distance tiles (`knn_direct_{metric}_{dtype}`): queries,
-/// points, their counts and dimension, the cosine parts, the output and its row stride.
-type Direct<T> = fn(
-    &CudaDevice,
-    LaunchConfig,
-    &CudaSlice<T>,
-    &CudaSlice<T>,
-    u64,
-    u64,
-    u32,
-    &CudaSlice<f64>,
-    &CudaSlice<f64>,
-    &CudaSlice<f64>,
-    &CudaSlice<f64>,
-    &mut CudaSlice<f64>,
-    u64,
-) -> Result<()>;
-
-/// The launcher of a metric's distance tiles.
-fn direct_launcher<T: KnnFloat>(metric: Metric) -> Direct<T> {
-    match metric {
-        Metric::SquaredEuclidean => knn_direct_sqeuclidean::<T>,
-        Metric::Euclidean => knn_direct_euclidean::<T>,
-        Metric::Manhattan => knn_direct_manhattan::<T>,
-        Metric::Cosine => knn_direct_cosine::<T>,
-        Metric::InnerProduct => knn_direct_inner_product::<T>,
-    }
-}
-
-/// The launcher of a metric's exact keys of candidates (`knn_measure_{metric}_{dtype}`):
-/// queries, points, candidates, the queries and candidates a query, the dimension, the chunk
-/// and the query groups, the cosine parts, the output.
-type Measure<T> = fn(
-    &CudaDevice,
-    LaunchConfig,
-    &CudaSlice<T>,
-    &CudaSlice<T>,
-    &CudaSlice<u64>,
-    u64,
-    u32,
-    u32,
-    u64,
-    u64,
-    &CudaSlice<f64>,
-    &CudaSlice<f64>,
-    &CudaSlice<f64>,
-    &CudaSlice<f64>,
-    &mut CudaSlice<f64>,
-) -> Result<()>;
-
-/// The launcher of a metric's exact keys of candidates.
-fn measure_launcher<T: KnnFloat>(metric: Metric) -> Measure<T> {
-    match metric {
-        Metric::SquaredEuclidean => knn_measure_sqeuclidean::<T>,
-        Metric::Euclidean => knn_measure_euclidean::<T>,
-        Metric::Manhattan => knn_measure_manhattan::<T>,
-        Metric::Cosine => knn_measure_cosine::<T>,
-        Metric::InnerProduct => knn_measure_inner_product::<T>,
-    }
-}
-
 /// Cosine's per-point scales and scaled squared norms on the device (empty for the other
 /// metrics, whose kernels do not read them).
 pub(super) struct CosineParts {
@@ -107,6 +43,22 @@ pub(super) struct PointTile<'a, T> {
     pub data: &'a CudaSlice<T>,
     pub rows: usize,
     pub cosine: &'a CosineParts,
+}
+
+/// `metric` with the cosine parts of `queries` and `reference`, as the distance and measure
+/// kernels take them.
+fn metric_args<'a, T>(
+    metric: Metric,
+    queries: &PointTile<'a, T>,
+    reference: &PointTile<'a, T>,
+) -> MetricArgs<'a> {
+    MetricArgs {
+        metric,
+        q_scale: &queries.cosine.scale,
+        q_norm: &queries.cosine.norm,
+        x_scale: &reference.cosine.scale,
+        x_norm: &reference.cosine.norm,
+    }
 }
 
 /// `out[i * ld + j]` = the rank key of query `i` and reference point `j` under `metric`.
@@ -136,7 +88,7 @@ pub(super) fn distances<T: KnnFloat>(
     };
     // The grid covers ceil(nx / 64) x ceil(nq / 64) tiles, under the 2^16 limit of grid.y for
     // the tiles chosen.
-    direct_launcher::<T>(metric)(
+    knn_direct(
         dev,
         cfg,
         queries.data,
@@ -144,10 +96,7 @@ pub(super) fn distances<T: KnnFloat>(
         nq,
         nx,
         d,
-        &queries.cosine.scale,
-        &queries.cosine.norm,
-        &reference.cosine.scale,
-        &reference.cosine.norm,
+        &metric_args(metric, queries, reference),
         out,
         ld,
     )
@@ -318,7 +267,7 @@ pub(super) fn measure<T: KnnFloat>(
     let (chunk64, groups64) = (chunk as u64, groups as u64);
     // Every candidate row ascending (top-k's unsorted results are in index order), so that
     // the blocks of the chunks cover every pair.
-    measure_launcher::<T>(metric)(
+    knn_measure(
         dev,
         config(blocks, MEASURE_THREADS),
         queries.data,
@@ -329,10 +278,7 @@ pub(super) fn measure<T: KnnFloat>(
         d,
         chunk64,
         groups64,
-        &queries.cosine.scale,
-        &queries.cosine.norm,
-        &reference.cosine.scale,
-        &reference.cosine.norm,
+        &metric_args(metric, queries, reference),
         &mut out,
     )?;
     Ok(DeviceBuffer::from_slice(dev, out))

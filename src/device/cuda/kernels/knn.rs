@@ -3,14 +3,16 @@
 //! keys of candidates, the final values.
 //!
 //! The distance and measure kernels exist once a metric (`knn_direct_{metric}_{dtype}`,
-//! `knn_measure_{metric}_{dtype}`): one launcher each. The cosine ones read the points' scales
-//! and norms, the others take them unread.
+//! `knn_measure_{metric}_{dtype}`): one launcher each for all metrics, the metric given with
+//! the points' cosine parts ([`MetricArgs`]). The cosine kernels read the points' scales and
+//! norms, the others take them unread.
 
-use cudarc::driver::{CudaSlice, CudaView, CudaViewMut};
+use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, LaunchArgs, PushKernelArg};
 
 use super::NullPtr;
 use super::{kernel_name, KNN};
-use crate::knn::KnnFloat;
+use crate::element::DType;
+use crate::knn::{KnnFloat, Metric};
 
 /// Queries a block of the measure kernels takes (`KNN_MEASURE_QUERIES`).
 pub(crate) const MEASURE_QUERIES: usize = 16;
@@ -18,64 +20,68 @@ pub(crate) const MEASURE_QUERIES: usize = 16;
 /// center.
 const LAST_SCREEN_MODE: u32 = 5;
 
+/// A metric, which names the distance and measure kernels, and the cosine parts they take,
+/// pushed as four parameters in this order: the queries' canonical scales and scaled squared
+/// norms (one a query), then the points' (one a point). Only the cosine kernels read them.
+pub(crate) struct MetricArgs<'a> {
+    /// The metric whose kernel runs.
+    pub metric: Metric,
+    /// The queries' canonical scales.
+    pub q_scale: &'a CudaSlice<f64>,
+    /// The queries' scaled squared norms.
+    pub q_norm: &'a CudaSlice<f64>,
+    /// The points' canonical scales.
+    pub x_scale: &'a CudaSlice<f64>,
+    /// The points' scaled squared norms.
+    pub x_norm: &'a CudaSlice<f64>,
+}
+
+impl MetricArgs<'_> {
+    /// The kernel `{op}_{metric}_{dtype}`.
+    fn kernel(&self, op: &str, dtype: DType) -> String {
+        let metric = match self.metric {
+            Metric::SquaredEuclidean => "sqeuclidean",
+            Metric::Euclidean => "euclidean",
+            Metric::Manhattan => "manhattan",
+            Metric::Cosine => "cosine",
+            Metric::InnerProduct => "inner_product",
+        };
+        kernel_name(&format!("{op}_{metric}"), dtype)
+    }
+
+    /// Whether the parts a cosine kernel reads cover `nq` queries and `nx` points (the other
+    /// metrics' kernels read none).
+    fn cover(&self, nq: u64, nx: u64) -> bool {
+        self.metric != Metric::Cosine
+            || (self.q_scale.len() as u64 >= nq
+                && self.q_norm.len() as u64 >= nq
+                && self.x_scale.len() as u64 >= nx
+                && self.x_norm.len() as u64 >= nx)
+    }
+}
+
+// SAFETY: pushes the four slices through their own implementation (device pointers, with the
+// synchronisation of their reads), in the order of the kernels' four parameters of cosine
+// parts; the metric is not a parameter (it names the kernel).
+unsafe impl<'a, 'b: 'a, 'c: 'b> PushKernelArg<&'b MetricArgs<'c>> for LaunchArgs<'a> {
+    fn arg(&mut self, parts: &'b MetricArgs<'c>) -> &mut Self {
+        self.arg(parts.q_scale)
+            .arg(parts.q_norm)
+            .arg(parts.x_scale)
+            .arg(parts.x_norm)
+    }
+}
+
 launchers! {
-    /// `out[i ld + j]` = the squared Euclidean rank key of query `i` of `q` and point `j` of `x`
-    /// (`d` coordinates each), a 64 x 64 tile a block (grid `ceil(nx / 64) x ceil(nq / 64)`).
-    fn knn_direct_sqeuclidean[T: KnnFloat](q: dev &CudaSlice<T>, x: dev &CudaSlice<T>, nq: val u64,
-                                           nx: val u64, d: val u32, q_scale: dev &CudaSlice<f64>,
-                                           q_norm: dev &CudaSlice<f64>,
-                                           x_scale: dev &CudaSlice<f64>,
-                                           x_norm: dev &CudaSlice<f64>,
-                                           out: dev &mut CudaSlice<f64>, ld: val u64)
-        from KNN as kernel_name("knn_direct_sqeuclidean", T::DTYPE);
+    /// `out[i ld + j]` = the rank key of `parts.metric` of query `i` of `q` and point `j` of
+    /// `x` (`d` coordinates each), a 64 x 64 tile a block (grid `ceil(nx / 64) x ceil(nq /
+    /// 64)`).
+    fn knn_direct[T: KnnFloat](q: dev &CudaSlice<T>, x: dev &CudaSlice<T>, nq: val u64, nx: val u64,
+                               d: val u32, parts: dev &MetricArgs<'_>,
+                               out: dev &mut CudaSlice<f64>, ld: val u64)
+        from KNN as parts.kernel("knn_direct", T::DTYPE);
         requires q.len() as u64 >= nq * d as u64, x.len() as u64 >= nx * d as u64, ld >= nx,
-            nq == 0 || out.len() as u64 >= (nq - 1) * ld + nx;
-
-    /// [`knn_direct_sqeuclidean`] for the Euclidean distance's rank key.
-    fn knn_direct_euclidean[T: KnnFloat](q: dev &CudaSlice<T>, x: dev &CudaSlice<T>, nq: val u64,
-                                         nx: val u64, d: val u32, q_scale: dev &CudaSlice<f64>,
-                                         q_norm: dev &CudaSlice<f64>,
-                                         x_scale: dev &CudaSlice<f64>,
-                                         x_norm: dev &CudaSlice<f64>,
-                                         out: dev &mut CudaSlice<f64>, ld: val u64)
-        from KNN as kernel_name("knn_direct_euclidean", T::DTYPE);
-        requires q.len() as u64 >= nq * d as u64, x.len() as u64 >= nx * d as u64, ld >= nx,
-            nq == 0 || out.len() as u64 >= (nq - 1) * ld + nx;
-
-    /// [`knn_direct_sqeuclidean`] for the Manhattan distance.
-    fn knn_direct_manhattan[T: KnnFloat](q: dev &CudaSlice<T>, x: dev &CudaSlice<T>, nq: val u64,
-                                         nx: val u64, d: val u32, q_scale: dev &CudaSlice<f64>,
-                                         q_norm: dev &CudaSlice<f64>,
-                                         x_scale: dev &CudaSlice<f64>,
-                                         x_norm: dev &CudaSlice<f64>,
-                                         out: dev &mut CudaSlice<f64>, ld: val u64)
-        from KNN as kernel_name("knn_direct_manhattan", T::DTYPE);
-        requires q.len() as u64 >= nq * d as u64, x.len() as u64 >= nx * d as u64, ld >= nx,
-            nq == 0 || out.len() as u64 >= (nq - 1) * ld + nx;
-
-    /// [`knn_direct_sqeuclidean`] for the cosine distance, from the points' canonical scales
-    /// and scaled squared norms (one a point).
-    fn knn_direct_cosine[T: KnnFloat](q: dev &CudaSlice<T>, x: dev &CudaSlice<T>, nq: val u64,
-                                      nx: val u64, d: val u32, q_scale: dev &CudaSlice<f64>,
-                                      q_norm: dev &CudaSlice<f64>, x_scale: dev &CudaSlice<f64>,
-                                      x_norm: dev &CudaSlice<f64>, out: dev &mut CudaSlice<f64>,
-                                      ld: val u64)
-        from KNN as kernel_name("knn_direct_cosine", T::DTYPE);
-        requires q.len() as u64 >= nq * d as u64, x.len() as u64 >= nx * d as u64, ld >= nx,
-            nq == 0 || out.len() as u64 >= (nq - 1) * ld + nx, q_scale.len() as u64 >= nq,
-            q_norm.len() as u64 >= nq, x_scale.len() as u64 >= nx, x_norm.len() as u64 >= nx;
-
-    /// [`knn_direct_sqeuclidean`] for the inner product's rank key.
-    fn knn_direct_inner_product[T: KnnFloat](q: dev &CudaSlice<T>, x: dev &CudaSlice<T>,
-                                             nq: val u64, nx: val u64, d: val u32,
-                                             q_scale: dev &CudaSlice<f64>,
-                                             q_norm: dev &CudaSlice<f64>,
-                                             x_scale: dev &CudaSlice<f64>,
-                                             x_norm: dev &CudaSlice<f64>,
-                                             out: dev &mut CudaSlice<f64>, ld: val u64)
-        from KNN as kernel_name("knn_direct_inner_product", T::DTYPE);
-        requires q.len() as u64 >= nq * d as u64, x.len() as u64 >= nx * d as u64, ld >= nx,
-            nq == 0 || out.len() as u64 >= (nq - 1) * ld + nx;
+            nq == 0 || out.len() as u64 >= (nq - 1) * ld + nx, parts.cover(nq, nx);
 
     /// Row `i` of `keys` and `index` (width `k + t`) = the `k` running entries of row `i`, then
     /// the tile's `t` with `first` added to their indices.
@@ -132,78 +138,18 @@ launchers! {
         from KNN as kernel_name("knn_cosine_parts", T::DTYPE);
         requires x.len() as u64 >= n * d as u64, scale.len() as u64 >= n, norm.len() as u64 >= n;
 
-    /// The exact squared Euclidean rank keys of each of the `rows` queries of `q` with its `kc`
-    /// candidates (`cand`: reference indices, each row ascending), into `out` (`rows x kc`);
-    /// blocks of `MEASURE_QUERIES` queries (`groups` of them) and one `chunk` of the reference
-    /// points each.
-    fn knn_measure_sqeuclidean[T: KnnFloat](q: dev &CudaSlice<T>, x: dev &CudaSlice<T>,
-                                            cand: dev &CudaSlice<u64>, rows: val u64, kc: val u32,
-                                            d: val u32, chunk: val u64, groups: val u64,
-                                            q_scale: dev &CudaSlice<f64>,
-                                            q_norm: dev &CudaSlice<f64>,
-                                            x_scale: dev &CudaSlice<f64>,
-                                            x_norm: dev &CudaSlice<f64>,
-                                            out: dev &mut CudaSlice<f64>)
-        from KNN as kernel_name("knn_measure_sqeuclidean", T::DTYPE);
+    /// The exact rank keys of `parts.metric` of each of the `rows` queries of `q` with its
+    /// `kc` candidates (`cand`: reference indices, each row ascending), into `out`
+    /// (`rows x kc`); blocks of `MEASURE_QUERIES` queries (`groups` of them) and one `chunk` of
+    /// the reference points each.
+    fn knn_measure[T: KnnFloat](q: dev &CudaSlice<T>, x: dev &CudaSlice<T>,
+                                cand: dev &CudaSlice<u64>, rows: val u64, kc: val u32, d: val u32,
+                                chunk: val u64, groups: val u64, parts: dev &MetricArgs<'_>,
+                                out: dev &mut CudaSlice<f64>)
+        from KNN as parts.kernel("knn_measure", T::DTYPE);
         requires q.len() as u64 >= rows * d as u64, cand.len() as u64 >= rows * kc as u64,
             out.len() as u64 >= rows * kc as u64, chunk > 0,
-            groups == rows.div_ceil(MEASURE_QUERIES as u64);
-
-    /// [`knn_measure_sqeuclidean`] for the Euclidean distance's rank key.
-    fn knn_measure_euclidean[T: KnnFloat](q: dev &CudaSlice<T>, x: dev &CudaSlice<T>,
-                                          cand: dev &CudaSlice<u64>, rows: val u64, kc: val u32,
-                                          d: val u32, chunk: val u64, groups: val u64,
-                                          q_scale: dev &CudaSlice<f64>,
-                                          q_norm: dev &CudaSlice<f64>,
-                                          x_scale: dev &CudaSlice<f64>,
-                                          x_norm: dev &CudaSlice<f64>,
-                                          out: dev &mut CudaSlice<f64>)
-        from KNN as kernel_name("knn_measure_euclidean", T::DTYPE);
-        requires q.len() as u64 >= rows * d as u64, cand.len() as u64 >= rows * kc as u64,
-            out.len() as u64 >= rows * kc as u64, chunk > 0,
-            groups == rows.div_ceil(MEASURE_QUERIES as u64);
-
-    /// [`knn_measure_sqeuclidean`] for the Manhattan distance.
-    fn knn_measure_manhattan[T: KnnFloat](q: dev &CudaSlice<T>, x: dev &CudaSlice<T>,
-                                          cand: dev &CudaSlice<u64>, rows: val u64, kc: val u32,
-                                          d: val u32, chunk: val u64, groups: val u64,
-                                          q_scale: dev &CudaSlice<f64>,
-                                          q_norm: dev &CudaSlice<f64>,
-                                          x_scale: dev &CudaSlice<f64>,
-                                          x_norm: dev &CudaSlice<f64>,
-                                          out: dev &mut CudaSlice<f64>)
-        from KNN as kernel_name("knn_measure_manhattan", T::DTYPE);
-        requires q.len() as u64 >= rows * d as u64, cand.len() as u64 >= rows * kc as u64,
-            out.len() as u64 >= rows * kc as u64, chunk > 0,
-            groups == rows.div_ceil(MEASURE_QUERIES as u64);
-
-    /// [`knn_measure_sqeuclidean`] for the cosine distance, from the points' canonical scales
-    /// and scaled squared norms (one a point).
-    fn knn_measure_cosine[T: KnnFloat](q: dev &CudaSlice<T>, x: dev &CudaSlice<T>,
-                                       cand: dev &CudaSlice<u64>, rows: val u64, kc: val u32,
-                                       d: val u32, chunk: val u64, groups: val u64,
-                                       q_scale: dev &CudaSlice<f64>, q_norm: dev &CudaSlice<f64>,
-                                       x_scale: dev &CudaSlice<f64>, x_norm: dev &CudaSlice<f64>,
-                                       out: dev &mut CudaSlice<f64>)
-        from KNN as kernel_name("knn_measure_cosine", T::DTYPE);
-        requires q.len() as u64 >= rows * d as u64, cand.len() as u64 >= rows * kc as u64,
-            out.len() as u64 >= rows * kc as u64, chunk > 0,
-            groups == rows.div_ceil(MEASURE_QUERIES as u64), q_scale.len() as u64 >= rows,
-            q_norm.len() as u64 >= rows;
-
-    /// [`knn_measure_sqeuclidean`] for the inner product's rank key.
-    fn knn_measure_inner_product[T: KnnFloat](q: dev &CudaSlice<T>, x: dev &CudaSlice<T>,
-                                              cand: dev &CudaSlice<u64>, rows: val u64,
-                                              kc: val u32, d: val u32, chunk: val u64,
-                                              groups: val u64, q_scale: dev &CudaSlice<f64>,
-                                              q_norm: dev &CudaSlice<f64>,
-                                              x_scale: dev &CudaSlice<f64>,
-                                              x_norm: dev &CudaSlice<f64>,
-                                              out: dev &mut CudaSlice<f64>)
-        from KNN as kernel_name("knn_measure_inner_product", T::DTYPE);
-        requires q.len() as u64 >= rows * d as u64, cand.len() as u64 >= rows * kc as u64,
-            out.len() as u64 >= rows * kc as u64, chunk > 0,
-            groups == rows.div_ceil(MEASURE_QUERIES as u64);
+            groups == rows.div_ceil(MEASURE_QUERIES as u64), parts.cover(rows, 0);
 
     /// The first `count` rank keys as canonical values of the metric (`similarity`: a
     /// similarity's) in `T`, and their indices as `u32` into `index32`.
