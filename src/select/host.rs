@@ -452,7 +452,9 @@ pub(crate) mod testing {
 
     /// Emits the test `matches_sort_on_adversarial_inputs`: the generic single-rank function
     /// `$select` (`fn<T: Element>(&[T], usize, bool) -> T`) against sort&choose by
-    /// [`check_all`], threads included.
+    /// [`check_all`], threads included. Given `multiselect $multiselect`, the multiselection
+    /// `$multiselect` (`fn<T: Element>(&[T], &[usize], bool) -> Vec<T>`) of one rank, declared
+    /// as `select_one`.
     macro_rules! matches_sort_on_adversarial_inputs {
         ($select:path) => {
             /// Every type, adversarial input and boundary length agrees with sort&choose.
@@ -471,6 +473,14 @@ pub(crate) mod testing {
                 }
                 $crate::select::host::testing::check_all(Subject, true);
             }
+        };
+        (multiselect $multiselect:path) => {
+            /// The multiselection of one rank.
+            fn select_one<T: $crate::element::Element>(data: &[T], k: usize, parallel: bool) -> T {
+                $multiselect(data, &[k], parallel)[0]
+            }
+
+            $crate::select::host::testing::matches_sort_on_adversarial_inputs!(select_one);
         };
     }
     pub(crate) use matches_sort_on_adversarial_inputs;

@@ -457,79 +457,54 @@ where
     (counts, buffer)
 }
 
-/// [`scan_inclusive`], compiled for AVX2 when the CPU has it (twice the vector width of the
-/// x86-64 baseline, and the counts stay in registers).
-fn scan_inclusive_dispatch<T, W, P, F, const COUNT_NANS: bool>(
-    chunk: &[T],
-    by: F,
-    lo: P,
-    hi: P,
-    keys: (W, W),
-    cap: usize,
-) -> Option<(Counts, Vec<W>)>
-where
-    T: Element,
-    W: Element,
-    P: PartialOrd + Copy,
-    F: Fn(T) -> P + Copy,
-{
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2 (detected at run time just above).
-        return unsafe {
-            scan_inclusive_avx2::<T, W, P, F, COUNT_NANS>(chunk, by, lo, hi, keys, cap)
-        };
-    }
-    scan_inclusive::<T, W, P, F, COUNT_NANS>(chunk, by, lo, hi, keys, cap)
+/// Declares `$name`, which runs `$scan` compiled for AVX2 (as `$avx2`) when the CPU has it
+/// (twice the vector width of the x86-64 baseline, and the counts stay in registers), else as
+/// it is. Both take `$scan`'s generics (with its const parameter, if any) and arguments.
+macro_rules! with_avx2 {
+    ($(#[$meta:meta])* fn $name:ident, $avx2:ident = $scan:ident<$(const $c:ident: $ct:ty)?>
+        ($($arg:ident: $ty:ty),*) -> $ret:ty;) => {
+        $(#[$meta])*
+        fn $name<T, W, P, F, $(const $c: $ct)?>($($arg: $ty),*) -> $ret
+        where
+            T: Element,
+            W: Element,
+            P: PartialOrd + Copy,
+            F: Fn(T) -> P + Copy,
+        {
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU supports AVX2 (detected at run time just above).
+                return unsafe { $avx2::<T, W, P, F, $($c)?>($($arg),*) };
+            }
+            $scan::<T, W, P, F, $($c)?>($($arg),*)
+        }
+
+        #[doc = concat!("[`", stringify!($scan), "`] compiled with AVX2 enabled (callers check ")]
+        #[doc = "the CPU supports it)."]
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2")]
+        unsafe fn $avx2<T, W, P, F, $(const $c: $ct)?>($($arg: $ty),*) -> $ret
+        where
+            T: Element,
+            W: Element,
+            P: PartialOrd + Copy,
+            F: Fn(T) -> P + Copy,
+        {
+            $scan::<T, W, P, F, $($c)?>($($arg),*)
+        }
+    };
 }
 
-/// [`scan_inclusive`] compiled with AVX2 enabled (callers check the CPU supports it).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn scan_inclusive_avx2<T, W, P, F, const COUNT_NANS: bool>(
-    chunk: &[T],
-    by: F,
-    lo: P,
-    hi: P,
-    keys: (W, W),
-    cap: usize,
-) -> Option<(Counts, Vec<W>)>
-where
-    T: Element,
-    W: Element,
-    P: PartialOrd + Copy,
-    F: Fn(T) -> P + Copy,
-{
-    scan_inclusive::<T, W, P, F, COUNT_NANS>(chunk, by, lo, hi, keys, cap)
+with_avx2! {
+    /// [`scan_inclusive`], compiled for AVX2 when the CPU has it.
+    fn scan_inclusive_dispatch, scan_inclusive_avx2 = scan_inclusive<const COUNT_NANS: bool>
+        (chunk: &[T], by: F, lo: P, hi: P, keys: (W, W), cap: usize) -> Option<(Counts, Vec<W>)>;
 }
 
-/// [`scan_exclusive`], compiled for AVX2 when the CPU has it.
-fn scan_exclusive_dispatch<T, W, P, F>(chunk: &[T], by: F, lo: P, hi: P) -> (Counts, Vec<W>)
-where
-    T: Element,
-    W: Element,
-    P: PartialOrd + Copy,
-    F: Fn(T) -> P + Copy,
-{
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2 (detected at run time just above).
-        return unsafe { scan_exclusive_avx2(chunk, by, lo, hi) };
-    }
-    scan_exclusive(chunk, by, lo, hi)
-}
-
-/// [`scan_exclusive`] compiled with AVX2 enabled (callers check the CPU supports it).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn scan_exclusive_avx2<T, W, P, F>(chunk: &[T], by: F, lo: P, hi: P) -> (Counts, Vec<W>)
-where
-    T: Element,
-    W: Element,
-    P: PartialOrd + Copy,
-    F: Fn(T) -> P + Copy,
-{
-    scan_exclusive(chunk, by, lo, hi)
+with_avx2! {
+    /// [`scan_exclusive`], compiled for AVX2 when the CPU has it.
+    fn scan_exclusive_dispatch, scan_exclusive_avx2 = scan_exclusive<>
+        (chunk: &[T], by: F, lo: P, hi: P) -> (Counts, Vec<W>);
 }
 
 /// Values per block of a scan: a block is looked at again only when it holds a value inside
@@ -724,12 +699,7 @@ mod tests {
     use crate::select::host::testing::{inputs, matches_sort_on_adversarial_inputs};
     use crate::select::sort_choose;
 
-    /// Floyd–Rivest of one rank.
-    fn select_one<T: Element>(data: &[T], k: usize, parallel: bool) -> T {
-        multiselect(data, &[k], parallel)[0]
-    }
-
-    matches_sort_on_adversarial_inputs!(select_one);
+    matches_sort_on_adversarial_inputs!(multiselect multiselect);
 
     /// Several ranks at once (repeats, neighbours, extremes) agree with sort&choose.
     #[test]

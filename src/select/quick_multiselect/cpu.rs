@@ -101,30 +101,14 @@ fn recurse<K: Ord + Copy + Send + Sync>(
         && !ranks_right.is_empty()
         && left.len().min(right.len()) >= PARALLEL_THRESHOLD / 2;
     let right_offset = offset + n_lt + n_eq;
+    let depth = depth - 1;
+    let mut go_left = || recurse(left, ranks_left, offset, out_left, depth, parallel);
+    let mut go_right = || recurse(right, ranks_right, right_offset, out_right, depth, parallel);
     if worth_threads {
-        rayon::join(
-            || recurse(left, ranks_left, offset, out_left, depth - 1, parallel),
-            || {
-                recurse(
-                    right,
-                    ranks_right,
-                    right_offset,
-                    out_right,
-                    depth - 1,
-                    parallel,
-                )
-            },
-        );
+        rayon::join(go_left, go_right);
     } else {
-        recurse(left, ranks_left, offset, out_left, depth - 1, parallel);
-        recurse(
-            right,
-            ranks_right,
-            right_offset,
-            out_right,
-            depth - 1,
-            parallel,
-        );
+        go_left();
+        go_right();
     }
 }
 
@@ -179,12 +163,7 @@ mod tests {
     use crate::select::host::testing::matches_sort_on_adversarial_inputs;
     use crate::select::sort_choose;
 
-    /// quickMultiSelect of one rank.
-    fn select_one<T: Element>(data: &[T], k: usize, parallel: bool) -> T {
-        multiselect(data, &[k], parallel)[0]
-    }
-
-    matches_sort_on_adversarial_inputs!(select_one);
+    matches_sort_on_adversarial_inputs!(multiselect multiselect);
 
     /// Many ranks (any order, repeats) agree with sort&choose.
     #[test]
