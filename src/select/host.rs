@@ -248,6 +248,27 @@ pub(crate) mod testing {
     gen_int!(u32);
     gen_int!(u64);
 
+    /// Inputs of `n` values that need many levels of a bucket selection: clusters at ever
+    /// smaller scales, and 64-bit integers a few apart among huge ones.
+    pub(crate) fn many_level_inputs(n: usize) -> (Vec<f64>, Vec<i64>) {
+        let nested = (0..n)
+            .map(|i| match i % 4 {
+                0 => i as f64,
+                1 => 1.0 + i as f64 * 1e-9,
+                2 => 1.0 + i as f64 * 1e-15,
+                _ => 1.0 + (i % 7) as f64 * 2e-16,
+            })
+            .collect();
+        let ints = (0..n as i64)
+            .map(|i| match i % 3 {
+                0 => i64::MIN + i,
+                1 => i64::MAX - i % 5,
+                _ => (i % 1000) * 3,
+            })
+            .collect();
+        (nested, ints)
+    }
+
     /// The named adversarial inputs of length `n` (`n >= 1`).
     pub(crate) fn inputs<T: Gen>(n: usize, seed: u64) -> Vec<(&'static str, Vec<T>)> {
         let mut rng = SplitMix64::new(seed);

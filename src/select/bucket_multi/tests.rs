@@ -3,27 +3,14 @@
 
 use super::bms::{self, Reduction};
 use super::iterative;
+use crate::device::cuda::tests::gpu;
 use crate::device::cuda::CudaDevice;
 use crate::device::DeviceBuffer;
 use crate::element::Element;
 use crate::error::Result;
 use crate::random::SplitMix64;
-use crate::select::host::testing::{inputs, Gen};
+use crate::select::host::testing::{inputs, many_level_inputs, Gen};
 use crate::select::sort_choose;
-
-/// CUDA device 0, or `None` (a skip) when there is none and no GPU is required.
-fn gpu() -> Option<CudaDevice> {
-    match CudaDevice::new(0) {
-        Ok(dev) => Some(dev),
-        Err(e) if std::env::var("KSELECT_REQUIRE_GPU").as_deref() == Ok("1") => {
-            panic!("KSELECT_REQUIRE_GPU=1 but no GPU: {e}")
-        }
-        Err(e) => {
-            eprintln!("skipped (no GPU): {e}");
-            None
-        }
-    }
-}
 
 /// A multiselection under test.
 type Method<T> = fn(&DeviceBuffer<T>, &[usize]) -> Result<(Vec<T>, Option<usize>)>;
@@ -118,22 +105,7 @@ fn gpu_matches_sort_on_every_input() {
 #[test]
 fn gpu_runs_many_levels() {
     let Some(dev) = gpu() else { return };
-    let n = 400_000;
-    let nested: Vec<f64> = (0..n)
-        .map(|i| match i % 4 {
-            0 => i as f64,
-            1 => 1.0 + i as f64 * 1e-9,
-            2 => 1.0 + i as f64 * 1e-15,
-            _ => 1.0 + (i % 7) as f64 * 2e-16,
-        })
-        .collect();
-    let ints: Vec<i64> = (0..n as i64)
-        .map(|i| match i % 3 {
-            0 => i64::MIN + i,
-            1 => i64::MAX - i % 5,
-            _ => (i % 1000) * 3,
-        })
-        .collect();
+    let (nested, ints) = many_level_inputs(400_000);
     fn run<T: Element>(dev: &CudaDevice, data: &[T]) {
         let keys = sort_choose::cpu::sorted_keys(data, true);
         let buf = DeviceBuffer::from_host_on(dev, data).unwrap();
