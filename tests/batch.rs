@@ -519,6 +519,33 @@ fn check_layout<T: TestElement>(sel: &Selector, data: &[T], layout: &Layout, lab
     }
 }
 
+/// A batch whose first span, `place`, is empty (on the host): its rank 0 is out of range, a
+/// multiselection of no ranks is empty, and its top-1 has too few values.
+fn check_first_empty<T: TestElement>(sel: &Selector, data: &[T], layout: &Layout, place: Place) {
+    let batch = Batch {
+        sel: sel.clone(),
+        data,
+        buf: None,
+        layout,
+    };
+    assert_err!(
+        batch.select(BatchRank::Same(0)),
+        Error::RankOutOfRange { k: 0, n: 0 },
+        "rank 0 of {place:?}, empty"
+    );
+    assert_eq!(batch.multiselect(&[]).unwrap(), Vec::<T>::new());
+    assert_err!(
+        batch.top_k(1, TopKOrder::Largest.into()),
+        Error::Batch(BatchError::TooFewValues {
+            k: 1,
+            place: p,
+            have: 0,
+            not_nan: false
+        }) if p == place,
+        "top-1 of {place:?}, empty"
+    );
+}
+
 /// The pad value of strided rows: NaN for floats, the maximum for integers (so a row that read
 /// its padding would select or take it).
 fn pad<T: TestElement>() -> T {
@@ -772,28 +799,8 @@ backend_test!(
         let layout = Layout::Rows(Rows::new(3, 1));
         check_layout(&selector, &data, &layout, "one-value rows");
         // Rows of no values: no rank and no top-k, but a multiselection of no ranks.
-        let empty_rows = Rows::new(3, 0);
-        assert_err!(
-            selector.select_rows(empty_rows.of(&data), 0),
-            Error::RankOutOfRange { k: 0, n: 0 },
-            "rank 0 of an empty row"
-        );
-        assert_eq!(
-            selector
-                .multiselect_rows(empty_rows.of(&data), &[])
-                .unwrap(),
-            Vec::<u32>::new()
-        );
-        assert_err!(
-            selector.top_k_rows(empty_rows.of(&data), 1, TopKOrder::Largest),
-            Error::Batch(BatchError::TooFewValues {
-                k: 1,
-                place: Place::Row(0),
-                have: 0,
-                not_nan: false
-            }),
-            "top-1 of an empty row"
-        );
+        let empty_rows = Layout::Rows(Rows::new(3, 0));
+        check_first_empty(&selector, &data, &empty_rows, Place::Row(0));
         // No rows, no segments: empty results.
         for rows in [Rows::new(0, 5), Rows::new(0, 0)] {
             assert!(selector.select_rows(rows.of(&data), 3).unwrap().is_empty());
@@ -851,29 +858,12 @@ backend_test!(segments_with_empty_ones, |selector: Selector| {
     let offsets = [1, 1, 4, 4, 4, 9, 9];
     let segs = Segments::new(&offsets);
     assert_eq!(segs.count(), 6);
-    assert_err!(
-        selector.select_segments(&data, segs, 0),
-        Error::RankOutOfRange { k: 0, n: 0 },
-        "segment 0 is empty"
-    );
+    let layout = Layout::Segments(offsets.to_vec());
+    check_first_empty(&selector, &data, &layout, Place::Segment(0));
     assert_err!(
         selector.select_segments(&data, segs, &[0, 2, 0, 0, 4, 0]),
         Error::RankOutOfRange { k: 0, n: 0 },
         "segment 0 is empty"
-    );
-    assert_eq!(
-        selector.multiselect_segments(&data, segs, &[]).unwrap(),
-        Vec::<i32>::new()
-    );
-    assert_err!(
-        selector.top_k_segments(&data, segs, 1, TopKOrder::Largest),
-        Error::Batch(BatchError::TooFewValues {
-            k: 1,
-            place: Place::Segment(0),
-            have: 0,
-            not_nan: false
-        }),
-        "top-1 of an empty segment"
     );
     // The non-empty segments alone.
     let nonempty = [1, 4, 9];
