@@ -45,10 +45,8 @@ const MAX_ITERS: u64 = 500;
 struct Options {
     backend: String,
     sizes: Vec<u32>,
-    types: Vec<String>,
     dists: Vec<String>,
-    reps: usize,
-    json: Option<String>,
+    common: options::Common,
 }
 
 /// The options of the command line, with the defaults for those it does not give.
@@ -56,28 +54,25 @@ fn parse_options() -> Options {
     let mut opts = Options {
         backend: "cpu".into(),
         sizes: vec![20, 22, 24],
-        types: vec!["f32".into(), "f64".into()],
         dists: vec![
             "uniform".into(),
             "normal".into(),
             "half-normal".into(),
             "outliers".into(),
         ],
-        reps: 11,
-        json: None,
+        common: options::Common::new(&["f32", "f64"], 11),
     };
     options::for_each(|name, value| {
         match name {
             "--backend" => opts.backend = value,
             "--sizes" => opts.sizes = options::parsed(&value),
-            "--types" => opts.types = options::list(&value),
             "--dists" => opts.dists = options::list(&value),
-            "--reps" => opts.reps = value.parse().unwrap_or(opts.reps).max(1),
-            "--json" => opts.json = Some(value),
-            _ => return false,
+            _ => return opts.common.take(name, value),
         }
         true
     });
+    // At least one timed run.
+    opts.common.reps = opts.common.reps.max(1);
     opts
 }
 
@@ -317,10 +312,10 @@ fn run_case<T: BenchFloat>(
             let exact = |t: Option<Transform>| {
                 select_host(HostData::new(&data), k, t).map(|(x, tr)| (x, tr.reductions))
             };
-            run_methods(&clock, opts.reps, k, &make, &exact, want, &mut emit)?;
+            run_methods(&clock, opts.common.reps, k, &make, &exact, want, &mut emit)?;
             let sort = Selector::new().algorithm(Algorithm::SortChoose);
             let mut times = Vec::new();
-            for r in 0..=opts.reps {
+            for r in 0..=opts.common.reps {
                 let (ms, _) = clock.time(|| sort.select(&data, k))?;
                 if r > 0 {
                     times.push(ms);
@@ -335,9 +330,9 @@ fn run_case<T: BenchFloat>(
             let exact = |t: Option<Transform>| {
                 select_device(&DeviceData::new(&buf)?, k, t).map(|(x, tr)| (x, tr.reductions))
             };
-            run_methods(&clock, opts.reps, k, &make, &exact, want, &mut emit)?;
+            run_methods(&clock, opts.common.reps, k, &make, &exact, want, &mut emit)?;
             let mut times = Vec::new();
-            for r in 0..=opts.reps {
+            for r in 0..=opts.common.reps {
                 let (ms, _) = clock.time(|| kselect::select::sort_device(&buf))?;
                 if r > 0 {
                     times.push(ms);
@@ -405,7 +400,7 @@ fn main() {
     println!("device: {device_name}");
     let mut rows = Vec::new();
     let mut failed = false;
-    for dtype in &opts.types {
+    for dtype in &opts.common.types {
         for dist in &opts.dists {
             for &log2n in &opts.sizes {
                 let result = match dtype.as_str() {
@@ -427,7 +422,7 @@ fn main() {
     failed |= rows
         .iter()
         .any(|r| r.method.starts_with("cutting-plane") && !r.exact);
-    report::finish(opts.json.as_deref(), failed, || {
+    report::finish(opts.common.json.as_deref(), failed, || {
         let results: Vec<serde_json::Value> = rows
             .iter()
             .map(|r| {

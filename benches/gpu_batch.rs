@@ -39,9 +39,7 @@ struct Options {
     ks_long: Vec<usize>,
     ks_short: Vec<usize>,
     threshold_sizes: Vec<u32>,
-    types: Vec<String>,
-    reps: usize,
-    json: Option<String>,
+    common: options::Common,
 }
 
 fn parse_options() -> Options {
@@ -50,9 +48,7 @@ fn parse_options() -> Options {
         ks_long: vec![32, 1024, 65536],
         ks_short: vec![16, 256],
         threshold_sizes: vec![26],
-        types: vec!["f32".into()],
-        reps: 21,
-        json: None,
+        common: options::Common::new(&["f32"], 21),
     };
     options::for_each(|name, value| {
         match name {
@@ -69,10 +65,7 @@ fn parse_options() -> Options {
             "--ks-short" => opts.ks_short = options::parsed(&value),
             "--threshold-sizes" if value == "none" => opts.threshold_sizes = Vec::new(),
             "--threshold-sizes" => opts.threshold_sizes = options::parsed(&value),
-            "--types" => opts.types = options::list(&value),
-            "--reps" => opts.reps = value.parse().unwrap_or(opts.reps),
-            "--json" => opts.json = Some(value),
-            _ => return false,
+            _ => return opts.common.take(name, value),
         }
         true
     });
@@ -147,7 +140,7 @@ impl<'a> Recorder<'a> {
             shape,
             shown,
             bytes: copies.bytes(),
-            floor_ms: median(copies.floor_times(gpu, WARMUPS, opts.reps)?),
+            floor_ms: median(copies.floor_times(gpu, WARMUPS, opts.common.reps)?),
             out,
         })
     }
@@ -219,7 +212,7 @@ fn run_shape<T: BenchFloat>(
                     .iter()
                     .zip(want.values())
                     .all(|(a, b)| a.to_key() == b.to_key());
-            let ms = time_ms(gpu, opts.reps, |r| {
+            let ms = time_ms(gpu, opts.common.reps, |r| {
                 sel.top_k_rows_device(Matrix::new(copies.get(r), rows, cols), k, options)
                     .map(|_| ())
             })?;
@@ -233,7 +226,7 @@ fn run_shape<T: BenchFloat>(
         .iter()
         .zip(&want)
         .all(|(a, b)| a.to_key() == b.to_key());
-    let ms = time_ms(gpu, opts.reps, |r| {
+    let ms = time_ms(gpu, opts.common.reps, |r| {
         sel.select_rows(Matrix::new(copies.get(r), rows, cols), BatchRank::Same(kth))
             .map(|_| ())
     })?;
@@ -268,21 +261,21 @@ fn run_threshold<T: BenchFloat>(
         let got = sel.threshold_device(copies.get(0), k)?.to_host()?;
         let correct = got.support == want.support && got.index == want.index;
         // The support left on the device (as the peers leave theirs), then copied to the host.
-        let ms = time_ms(gpu, opts.reps, |r| {
+        let ms = time_ms(gpu, opts.common.reps, |r| {
             sel.threshold_device(copies.get(r), k).map(|_| ())
         })?;
         rec.push("threshold", k, ms, correct);
-        let ms = time_ms(gpu, opts.reps, |r| {
+        let ms = time_ms(gpu, opts.common.reps, |r| {
             sel.threshold_device(copies.get(r), k)?
                 .to_host()
                 .map(|_| ())
         })?;
         rec.push("threshold-to-host", k, ms, correct);
         // In place: each run gets a fresh copy of the data (made outside the timed region).
-        let mut times = Vec::with_capacity(opts.reps);
+        let mut times = Vec::with_capacity(opts.common.reps);
         let mut support = Vec::new();
         let mut work = DeviceBuffer::from_host(&device, &data)?;
-        for rep in 0..opts.reps + WARMUPS {
+        for rep in 0..opts.common.reps + WARMUPS {
             work = if rep == 0 {
                 work
             } else {
@@ -312,13 +305,12 @@ fn run_threshold<T: BenchFloat>(
 
 fn main() {
     let opts = parse_options();
-    let Some(gpu) = gpu::device_or_exit("gpu_batch") else {
+    let Some(gpu) = gpu::device_printed("gpu_batch") else {
         return;
     };
-    println!("device: {}", gpu::describe(&gpu));
     let mut rows = Vec::new();
     let mut failed = false;
-    for dtype in &opts.types {
+    for dtype in &opts.common.types {
         for &(r, c) in &opts.shapes {
             let result = match dtype.as_str() {
                 "f32" => run_shape::<f32>(&gpu, &opts, r, c, &mut rows),
@@ -346,7 +338,7 @@ fn main() {
         }
     }
     failed |= rows.iter().any(|r| !r.correct);
-    report::finish(opts.json.as_deref(), failed, || {
+    report::finish(opts.common.json.as_deref(), failed, || {
         let results: Vec<serde_json::Value> = rows
             .iter()
             .map(|r| {

@@ -42,42 +42,35 @@ const WARMUPS: usize = 3;
 /// Command-line options.
 struct Options {
     sizes: Vec<u32>,
-    types: Vec<String>,
     dists: Vec<String>,
     ranks: Vec<String>,
     percentiles: Vec<usize>,
     clustered: Vec<usize>,
     algorithms: Vec<Algorithm>,
-    reps: usize,
-    json: Option<String>,
+    common: options::Common,
 }
 
 /// The options of the command line, with the defaults for those it does not give.
 fn parse_options() -> Options {
     let mut opts = Options {
         sizes: vec![20, 24, 26, 28],
-        types: vec!["f32".into(), "f64".into(), "u32".into()],
         dists: vec!["uniform".into(), "normal".into()],
         ranks: vec!["n/2".into()],
         percentiles: Vec::new(),
         clustered: Vec::new(),
         algorithms: vec![Algorithm::Radix, Algorithm::SortChoose],
-        reps: 21,
-        json: None,
+        common: options::Common::new(&["f32", "f64", "u32"], 21),
     };
     options::for_each(|name, value| {
         match name {
             "--sizes" => opts.sizes = options::parsed(&value),
-            "--types" => opts.types = options::list(&value),
             "--dists" => opts.dists = options::list(&value),
             "--ranks" if value == "none" => opts.ranks = Vec::new(),
             "--ranks" => opts.ranks = options::list(&value),
             "--percentiles" => opts.percentiles = options::parsed(&value),
             "--clustered" => opts.clustered = options::parsed(&value),
             "--algorithms" => opts.algorithms = options::parsed(&value),
-            "--reps" => opts.reps = value.parse().unwrap_or(opts.reps),
-            "--json" => opts.json = Some(value),
-            _ => return false,
+            _ => return opts.common.take(name, value),
         }
         true
     });
@@ -198,7 +191,7 @@ fn run_case<T: BenchElement>(
     let copies = Copies::upload(&device, &data)?;
     let bytes = copies.bytes();
     drop(data);
-    let floor_ms = median(copies.floor_times(gpu, WARMUPS, opts.reps)?);
+    let floor_ms = median(copies.floor_times(gpu, WARMUPS, opts.common.reps)?);
     let mut cases: Vec<(String, Vec<usize>, Vec<T::Key>)> = ranks
         .into_iter()
         .zip(expected)
@@ -214,7 +207,7 @@ fn run_case<T: BenchElement>(
             let sel = Selector::on(device.clone()).algorithm(algorithm);
             let got = sel.multiselect(copies.get(0), &set)?;
             let correct = got.iter().map(|v| v.to_key()).eq(want.iter().copied());
-            let times = gpu::event_times(gpu, WARMUPS, opts.reps, |r| {
+            let times = gpu::event_times(gpu, WARMUPS, opts.common.reps, |r| {
                 sel.multiselect(copies.get(r), &set).map(|_| ())
             })?;
             let min_ms = times.iter().copied().fold(f64::INFINITY, f64::min);
@@ -294,13 +287,12 @@ fn rank_of(expr: &str, n: usize) -> Option<usize> {
 
 fn main() {
     let opts = parse_options();
-    let Some(gpu) = gpu::device_or_exit("gpu_select") else {
+    let Some(gpu) = gpu::device_printed("gpu_select") else {
         return;
     };
-    println!("device: {}", gpu::describe(&gpu));
     let mut rows = Vec::new();
     let mut failed = false;
-    for dtype in &opts.types {
+    for dtype in &opts.common.types {
         for dist in &opts.dists {
             for &log2n in &opts.sizes {
                 let result = match dtype.as_str() {
@@ -323,7 +315,7 @@ fn main() {
         }
     }
     failed |= rows.iter().any(|r| !r.correct);
-    report::finish(opts.json.as_deref(), failed, || {
+    report::finish(opts.common.json.as_deref(), failed, || {
         let results: Vec<serde_json::Value> = rows
             .iter()
             .map(|r| {

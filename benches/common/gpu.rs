@@ -21,6 +21,13 @@ pub fn device_or_exit(bench: &str) -> Option<CudaDevice> {
     }
 }
 
+/// [`device_or_exit`], its description printed (`device: ...`) when there is one.
+pub fn device_printed(bench: &str) -> Option<CudaDevice> {
+    let gpu = device_or_exit(bench)?;
+    println!("device: {}", describe(&gpu));
+    Some(gpu)
+}
+
 /// The GPU's name, architecture and number of SMs, as the benchmarks print them.
 pub fn describe(gpu: &CudaDevice) -> String {
     format!(

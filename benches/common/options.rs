@@ -25,3 +25,35 @@ pub fn list(s: &str) -> Vec<String> {
 pub fn parsed<T: FromStr>(s: &str) -> Vec<T> {
     list(s).iter().filter_map(|s| s.parse().ok()).collect()
 }
+
+/// The options of the benchmarks over element types: `--types` (comma separated), `--reps`
+/// (timed runs a case; kept where the value does not parse) and `--json PATH`.
+#[allow(dead_code)] // Not every benchmark takes these.
+pub struct Common {
+    pub types: Vec<String>,
+    pub reps: usize,
+    pub json: Option<String>,
+}
+
+#[allow(dead_code)]
+impl Common {
+    /// The types and runs given, no JSON output.
+    pub fn new(types: &[&str], reps: usize) -> Common {
+        Common {
+            types: types.iter().map(|t| t.to_string()).collect(),
+            reps,
+            json: None,
+        }
+    }
+
+    /// Takes the option `name` with its `value` where it is one of these; whether it was.
+    pub fn take(&mut self, name: &str, value: String) -> bool {
+        match name {
+            "--types" => self.types = list(&value),
+            "--reps" => self.reps = value.parse().unwrap_or(self.reps),
+            "--json" => self.json = Some(value),
+            _ => return false,
+        }
+        true
+    }
+}
