@@ -80,6 +80,15 @@ pub enum Error {
     #[error("invalid argument: {0}")]
     Batch(#[from] crate::select::batch::BatchError),
 
+    /// An LTS or LMS fit's data or settings that do not fit: which check failed, with its
+    /// numbers.
+    #[error("invalid argument: {0}")]
+    Regression(#[from] crate::regression::RegressionError),
+
+    /// A cutting-plane selection that cannot go on: which step failed, with its numbers.
+    #[error("invalid argument: {0}")]
+    CuttingPlane(#[from] crate::select::cutting_plane::CuttingPlaneError),
+
     /// The transport between the ranks of a distributed job failed.
     #[error("communication between the ranks failed: {0}")]
     Communication(String),

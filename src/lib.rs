@@ -67,7 +67,9 @@ pub mod select;
 pub use device::{CudaDevice, Device, DeviceBuffer, GpuTimer};
 pub use element::{key_cmp, DType, Element, RadixKey};
 pub use error::{Error, Result};
+pub use regression::RegressionError;
 pub use regression::{Lms, Lts, RegressionFit};
+pub use select::cutting_plane::CuttingPlaneError;
 pub use select::{
     median, median_mean, multiselect, quantile, quantiles, select, select_largest, Algorithm,
     Approximate, ApproximateQuantile, BatchError, BatchRank, DeviceThreshold, DeviceTopK, Matrix,

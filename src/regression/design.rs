@@ -6,7 +6,7 @@
 //! C-steps well conditioned whatever the units of the columns; coefficients are mapped back to
 //! the user's units at the end ([`Design::to_original`]). Residuals are the same in both.
 //!
-//! Checks, each a clear [`Error::InvalidArgument`]: matching lengths, `n > p` (coefficients,
+//! Checks, each a [`RegressionError`] naming its numbers: matching lengths, `n > p` (coefficients,
 //! counting the intercept), finite values (the first non-finite value is named by row and
 //! column), no constant column (robustbase refuses them too: with an intercept such a column
 //! duplicates it, without one it should be replaced by the intercept), and no column that is
@@ -15,7 +15,8 @@
 use rayon::prelude::*;
 
 use crate::element::first_non_finite;
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::regression::error::RegressionError;
 use crate::regression::linalg::first_dependent_column;
 
 /// Rows per chunk of the parallel passes (fixed, so that sums do not depend on the threads).
@@ -103,54 +104,35 @@ impl Design {
     pub fn new(x: &[f64], n: usize, k: usize, y: &[f64], intercept: bool) -> Result<Design> {
         let p = k + usize::from(intercept);
         if n == 0 {
-            return Err(Error::InvalidArgument(
-                "no observations: a regression needs rows (n = 0)".into(),
-            ));
+            return Err(RegressionError::NoRows.into());
         }
         if p == 0 {
-            return Err(Error::InvalidArgument(
-                "no coefficient to fit: give predictors or an intercept".into(),
-            ));
+            return Err(RegressionError::NoCoefficients.into());
         }
         if n.checked_mul(k) != Some(x.len()) {
-            return Err(Error::InvalidArgument(format!(
-                "x holds {} values, but n x p = {n} x {k} needs {}",
-                x.len(),
-                n.saturating_mul(k)
-            )));
+            return Err(RegressionError::XLength { len: x.len(), n, k }.into());
         }
         if y.len() != n {
-            return Err(Error::InvalidArgument(format!(
-                "y holds {} values, but x has n = {n} rows",
-                y.len()
-            )));
+            return Err(RegressionError::YLength { len: y.len(), n }.into());
         }
         if n <= p {
-            return Err(Error::InvalidArgument(format!(
-                "n = {n} rows are too few for p = {p} coefficients{}: a robust fit needs n > p \
-                 (and at least about 2p rows to resist outliers)",
-                if intercept {
-                    " (counting the intercept)"
-                } else {
-                    ""
-                }
-            )));
+            return Err(RegressionError::TooFewRows { n, p, intercept }.into());
         }
         if let Some(pos) = first_non_finite(x) {
-            return Err(Error::InvalidArgument(format!(
-                "x[row {}, column {}] is {}: every value must be a finite number \
-                 (remove or impute missing values before the fit)",
-                pos / k,
-                pos % k,
-                x[pos]
-            )));
+            return Err(RegressionError::NonFinite {
+                row: pos / k,
+                column: Some(pos % k),
+                value: x[pos],
+            }
+            .into());
         }
         if let Some(pos) = first_non_finite(y) {
-            return Err(Error::InvalidArgument(format!(
-                "y[{pos}] is {}: every value must be a finite number \
-                 (remove or impute missing values before the fit)",
-                y[pos]
-            )));
+            return Err(RegressionError::NonFinite {
+                row: pos,
+                column: None,
+                value: y[pos],
+            }
+            .into());
         }
 
         // Column centers and scales, each sum in row order (as a column-by-column loop would
@@ -169,22 +151,19 @@ impl Design {
         }
         for j in 0..k {
             if constant[j] {
-                return Err(Error::InvalidArgument(format!(
-                    "x column {j} is constant ({}): {}",
-                    x[j],
-                    if intercept {
-                        "it duplicates the intercept; remove it"
-                    } else {
-                        "remove it and fit with an intercept instead"
-                    }
-                )));
+                return Err(RegressionError::ConstantColumn {
+                    column: j,
+                    value: x[j],
+                    intercept,
+                }
+                .into());
             }
             if !scale[j].is_finite() || scale[j] <= 0.0 {
-                return Err(Error::InvalidArgument(format!(
-                    "x column {j} cannot be standardized (its spread is {}): \
-                     rescale it",
-                    scale[j]
-                )));
+                return Err(RegressionError::Unscalable {
+                    column: j,
+                    spread: scale[j],
+                }
+                .into());
             }
         }
 
@@ -246,22 +225,11 @@ impl Design {
         let p = self.p;
         match first_dependent_column(&xtx, p) {
             None => Ok(()),
-            Some(col) => {
-                let what = if self.intercept && col == 0 {
-                    "the intercept".to_string()
-                } else {
-                    format!("x column {}", col - usize::from(self.intercept))
-                };
-                Err(Error::InvalidArgument(format!(
-                    "the design is singular: {what} is (numerically) a linear combination of \
-                     the columns before it{}; remove collinear columns",
-                    if self.intercept {
-                        " and the intercept"
-                    } else {
-                        ""
-                    }
-                )))
+            Some(col) => Err(RegressionError::Collinear {
+                column: col.checked_sub(usize::from(self.intercept)),
+                intercept: self.intercept,
             }
+            .into()),
         }
     }
 
@@ -432,34 +400,82 @@ mod tests {
 
     #[test]
     fn bad_inputs() {
+        use crate::error::Error;
+        use RegressionError as E;
         let y = [1.0, 2.0, 3.0, 4.0];
-        let err = |x: &[f64], n, k, y: &[f64], i| Design::new(x, n, k, y, i).unwrap_err();
-        assert!(err(&[], 0, 1, &[], true).to_string().contains("n = 0"));
-        assert!(err(&[1.0, 2.0], 2, 1, &y[..2], true)
-            .to_string()
-            .contains("too few"));
-        let e = err(&[1.0, 2.0, f64::NAN, 4.0], 4, 1, &y, true).to_string();
-        assert!(e.contains("row 2, column 0"), "{e}");
-        assert!(err(
-            &[1.0, 2.0, 3.0, 4.0],
-            4,
-            1,
-            &[1.0, 2.0, f64::INFINITY, 4.0],
-            true
-        )
-        .to_string()
-        .contains("y[2]"));
-        assert!(err(&[5.0; 4], 4, 1, &y, true)
-            .to_string()
-            .contains("constant"));
-        let collinear = [1.0, 2.0, 2.0, 4.0, 3.0, 6.0, 4.0, 8.0, 5.0, 10.0];
-        let e = err(&collinear, 5, 2, &[1.0, 2.0, 3.0, 4.0, 6.0], true).to_string();
-        assert!(e.contains("singular") && e.contains("column 1"), "{e}");
-        assert!(err(&[1.0; 3], 4, 1, &y, true)
-            .to_string()
-            .contains("x holds"));
-        assert!(err(&[], 4, 0, &y, false)
-            .to_string()
-            .contains("no coefficient"));
+        let err = |x: &[f64], n, k, y: &[f64], i| match Design::new(x, n, k, y, i).unwrap_err() {
+            Error::Regression(e) => e,
+            other => panic!("{other:?}"),
+        };
+        let cases = [
+            (err(&[], 0, 1, &[], true), E::NoRows, "n = 0"),
+            (
+                err(&[1.0, 2.0], 2, 1, &y[..2], true),
+                E::TooFewRows {
+                    n: 2,
+                    p: 2,
+                    intercept: true,
+                },
+                "too few",
+            ),
+            (
+                err(
+                    &[1.0, 2.0, 3.0, 4.0],
+                    4,
+                    1,
+                    &[1.0, 2.0, f64::INFINITY, 4.0],
+                    true,
+                ),
+                E::NonFinite {
+                    row: 2,
+                    column: None,
+                    value: f64::INFINITY,
+                },
+                "y[2]",
+            ),
+            (
+                err(&[5.0; 4], 4, 1, &y, true),
+                E::ConstantColumn {
+                    column: 0,
+                    value: 5.0,
+                    intercept: true,
+                },
+                "constant",
+            ),
+            (
+                err(
+                    &[1.0, 2.0, 2.0, 4.0, 3.0, 6.0, 4.0, 8.0, 5.0, 10.0],
+                    5,
+                    2,
+                    &[1.0, 2.0, 3.0, 4.0, 6.0],
+                    true,
+                ),
+                E::Collinear {
+                    column: Some(1),
+                    intercept: true,
+                },
+                "singular: x column 1",
+            ),
+            (
+                err(&[1.0; 3], 4, 1, &y, true),
+                E::XLength { len: 3, n: 4, k: 1 },
+                "x holds 3 values, but n x p = 4 x 1 needs 4",
+            ),
+            (
+                err(&[], 4, 0, &y, false),
+                E::NoCoefficients,
+                "no coefficient",
+            ),
+        ];
+        for (got, want, text) in cases {
+            assert_eq!(got, want);
+            assert!(got.to_string().contains(text), "{got}");
+        }
+        let e = err(&[1.0, 2.0, f64::NAN, 4.0], 4, 1, &y, true);
+        assert!(
+            matches!(e, E::NonFinite { row: 2, column: Some(0), value } if value.is_nan()),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("row 2, column 0"), "{e}");
     }
 }

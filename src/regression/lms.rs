@@ -42,6 +42,7 @@ use crate::regression::chebyshev::minimax;
 use crate::regression::csteps::{hth_smallest, Best, Candidate};
 use crate::regression::design::{dot, Design, Rows, Sample, PARALLEL_ROWS};
 use crate::regression::engine::Engine;
+use crate::regression::error::RegressionError;
 use crate::regression::fit::Found;
 use crate::regression::linalg::solve_square;
 use crate::regression::progress::{FitStage, Progress};
@@ -451,16 +452,18 @@ pub(crate) fn search(
         first = last;
     }
     if best.is_empty() {
-        return Err(Error::InvalidArgument(format!(
-            "every one of the {starts} starting subsets of {p} rows is singular: the design is \
-             degenerate (e.g. mostly repeated rows)"
-        )));
+        return Err(RegressionError::NoStartFits {
+            p,
+            singular,
+            starts: starts as usize,
+        }
+        .into());
     }
     let best = match scoring {
         Scoring::AllRows => refine_all(rows, h, intercept, best.into_candidates(), progress),
         Scoring::Subsample { .. } => refine_large(rows, h, engine, best, progress)?,
     }
-    .ok_or_else(|| Error::InvalidArgument("no LMS candidate".into()))?;
+    .ok_or(RegressionError::NoFit)?;
     Ok(Found {
         b: best.b,
         starts: starts as usize,

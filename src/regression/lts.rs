@@ -38,6 +38,7 @@ use crate::error::{Error, Result};
 use crate::regression::csteps::{gather, iterate, Best, Candidate, Work};
 use crate::regression::design::{Design, Rows, Sample};
 use crate::regression::engine::{Engine, MAX_STEPS};
+use crate::regression::error::RegressionError;
 use crate::regression::exchange;
 use crate::regression::fit::Found;
 use crate::regression::linalg::{least_squares, solve_square};
@@ -110,10 +111,12 @@ pub(crate) fn search(
         random_starts(rows, h, s.nsamp, 0, s.seed, &stage)
     };
     if kept.is_empty() {
-        return Err(Error::InvalidArgument(format!(
-            "no starting subset of {p} rows determines a fit ({singular} of {starts} were \
-             singular): the design is degenerate (e.g. mostly repeated rows)"
-        )));
+        return Err(RegressionError::NoStartFits {
+            p,
+            singular,
+            starts,
+        }
+        .into());
     }
     let candidates = kept.into_candidates();
     // The candidates converge, then (small n) each is refined by exchanges.
@@ -151,7 +154,7 @@ pub(crate) fn search(
 }
 
 fn singular_design() -> Error {
-    Error::InvalidArgument("the rows do not determine a least-squares fit".into())
+    RegressionError::NoFit.into()
 }
 
 /// The candidates iterated to convergence on `engine` (module documentation, step 3): all of

@@ -94,6 +94,7 @@ mod chebyshev;
 mod csteps;
 mod design;
 mod engine;
+mod error;
 mod exchange;
 mod fit;
 mod gpu;
@@ -107,6 +108,7 @@ mod reweight;
 mod scale;
 mod subsets;
 
+pub use error::RegressionError;
 pub use fit::{Method, RegressionFit};
 pub use options::{
     h_alpha, lms_breakdown, Lms, LmsCoverage, Lts, DEFAULT_EXHAUSTIVE_LIMIT, DEFAULT_SEED,

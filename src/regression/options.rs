@@ -3,10 +3,11 @@
 use std::borrow::Cow;
 
 use crate::device::Device;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::regression::design::Design;
 use crate::regression::engine::{CpuEngine, Engine};
-use crate::regression::fit::RegressionFit;
+use crate::regression::error::RegressionError;
+use crate::regression::fit::{Method, RegressionFit};
 use crate::regression::progress::{FitProgress, Progress};
 use crate::regression::subsets::{Search, Starts};
 use crate::regression::{gpu, lms, lts, reweight};
@@ -56,26 +57,18 @@ pub const MAX_LMS_WORK: u64 = 1_000_000_000_000;
 /// coefficients: every `p`-subset when there are at most `max(nsamp, exhaustive_limit)`, else
 /// `nsamp`. An error when `nsamp` is 0 or the starts are more than [`MAX_NSAMP`].
 fn planned_starts(nsamp: usize, n: usize, p: usize, exhaustive_limit: u64) -> Result<u64> {
-    if nsamp == 0 {
-        return Err(Error::InvalidArgument(
-            "nsamp = 0: at least one starting subset is needed".into(),
-        ));
-    }
-    if nsamp > MAX_NSAMP {
-        return Err(Error::InvalidArgument(format!(
-            "nsamp = {nsamp} is more than the {MAX_NSAMP} random starts a fit takes (hours of \
-             work; the defaults are 500 for LTS and at most 3000 for LMS)"
-        )));
+    if nsamp == 0 || nsamp > MAX_NSAMP {
+        return Err(RegressionError::Nsamp { nsamp }.into());
     }
     let starts = Starts::of(n, p, nsamp, exhaustive_limit);
     if starts.count > MAX_NSAMP as u64 {
-        return Err(Error::InvalidArgument(format!(
-            "every {p}-subset of the {n} rows would be a start (C({n}, {p}) = {} is at most \
-             the exhaustive limit {}), more than the {MAX_NSAMP} starts a fit takes: lower the \
-             exhaustive limit",
-            starts.count,
-            exhaustive_limit.max(nsamp as u64)
-        )));
+        return Err(RegressionError::TooManyStarts {
+            n,
+            p,
+            count: starts.count,
+            limit: exhaustive_limit.max(nsamp as u64),
+        }
+        .into());
     }
     Ok(starts.count)
 }
@@ -249,7 +242,9 @@ fn predictors<'m>(x: &'m Matrix<'_, f64>) -> Result<Cow<'m, [f64]>> {
 /// [module documentation](super) for the algorithm).
 ///
 /// Settings, checked when [`fit`](Lts::fit) runs (a bad one is an
-/// [`Error::InvalidArgument`]):
+/// [`Error::Regression`](crate::Error::Regression): [`RegressionError::Alpha`],
+/// [`RegressionError::Coverage`], [`RegressionError::Nsamp`] or, when the starts are too many,
+/// [`RegressionError::TooManyStarts`]):
 ///
 /// | setting | default | range |
 /// | --- | --- | --- |
@@ -369,19 +364,20 @@ impl Lts {
         match self.coverage {
             Coverage::Alpha(alpha) => {
                 if !(0.5..=1.0).contains(&alpha) {
-                    return Err(Error::InvalidArgument(format!(
-                        "alpha = {alpha} is not in [0.5, 1] (the fraction of rows the LTS \
-                         criterion covers)"
-                    )));
+                    return Err(RegressionError::Alpha { alpha }.into());
                 }
                 Ok((h_alpha(alpha, n, p).clamp(lo.min(n), n), alpha))
             }
             Coverage::H(h) => {
                 if h < lo || h > n {
-                    return Err(Error::InvalidArgument(format!(
-                        "h = {h} is not in [{lo}, {n}]: LTS with n = {n} rows and p = {p} \
-                         coefficients covers between floor((n + p + 1) / 2) and n rows"
-                    )));
+                    return Err(RegressionError::Coverage {
+                        method: Method::Lts,
+                        h,
+                        low: lo,
+                        n,
+                        p,
+                    }
+                    .into());
                 }
                 let alpha = if n > n2 {
                     (h as f64 - 2.0 * n2 as f64 + n as f64) / (2.0 * (n - n2) as f64)
@@ -398,11 +394,18 @@ impl Lts {
     /// ndarray), plus the intercept when set. `k = 0` with an intercept is the LTS location of
     /// `y`. `y` is a slice, a vector or a 1-D ndarray of the `n` responses.
     ///
-    /// Errors ([`Error::InvalidArgument`] unless said): lengths that do not match `n` and `k`;
-    /// `n <= p`; a NaN or infinite value (named by row and column); a constant column; columns
-    /// that are (numerically) collinear; a setting out of its range; no starting subset that
-    /// determines a fit. On a GPU also the device's errors ([`Error::CudaUnavailable`] when
-    /// cuBLAS or NVRTC is missing, [`Error::OutOfDeviceMemory`], [`Error::Cuda`]).
+    /// Errors ([`Error::Regression`](crate::Error::Regression) unless said, the
+    /// [`RegressionError`] naming its numbers): lengths that do not match `n` and `k`
+    /// ([`XLength`](RegressionError::XLength), [`YLength`](RegressionError::YLength));
+    /// `n <= p` ([`TooFewRows`](RegressionError::TooFewRows)); a NaN or infinite value, named
+    /// by row and column ([`NonFinite`](RegressionError::NonFinite)); a constant column
+    /// ([`ConstantColumn`](RegressionError::ConstantColumn)); columns that are (numerically)
+    /// collinear ([`Collinear`](RegressionError::Collinear)); a setting out of its range (see
+    /// the table above); no starting subset that determines a fit
+    /// ([`NoStartFits`](RegressionError::NoStartFits)). On a GPU also the device's errors
+    /// ([`Error::CudaUnavailable`](crate::Error::CudaUnavailable) when cuBLAS or NVRTC is
+    /// missing, [`Error::OutOfDeviceMemory`](crate::Error::OutOfDeviceMemory),
+    /// [`Error::Cuda`](crate::Error::Cuda)).
     ///
     /// ```
     /// use kselect::regression::Lts;
@@ -637,25 +640,30 @@ impl Lms {
         let p = k + usize::from(self.shared.intercept);
         // p + 1 > n, said first: no coverage is possible then.
         if n <= p {
-            return Err(Error::InvalidArgument(format!(
-                "LMS with p = {p} coefficients needs at least p + 1 = {} rows, and the data \
-                 have {n}",
-                p.saturating_add(1)
-            )));
+            return Err(RegressionError::TooFewRows {
+                n,
+                p,
+                intercept: self.shared.intercept,
+            }
+            .into());
         }
         let h = self.coverage.rows(n, p);
         if h <= p || h > n {
-            return Err(Error::InvalidArgument(format!(
-                "h = {h} is not in [{}, {n}]: LMS with n = {n} rows and p = {p} coefficients \
-                 covers between p + 1 and n rows",
-                p + 1
-            )));
+            return Err(RegressionError::Coverage {
+                method: Method::Lms,
+                h,
+                low: p + 1,
+                n,
+                p,
+            }
+            .into());
         }
         Ok(h)
     }
 
     /// Fits `y` on `x` (`n` rows of `k` predictors, row-major), as [`Lts::fit`], with the same
-    /// errors.
+    /// errors, and [`RegressionError::LmsWork`] when the starts times the rows are more than
+    /// [`MAX_LMS_WORK`].
     ///
     /// ```
     /// use kselect::regression::Lms;
@@ -680,13 +688,7 @@ impl Lms {
         let nsamp = self.nsamp.unwrap_or((500 * design.p).min(3000));
         let starts = planned_starts(nsamp, n, design.p, self.shared.exhaustive_limit)?;
         if starts.saturating_mul(n as u64) > MAX_LMS_WORK {
-            return Err(Error::InvalidArgument(format!(
-                "{starts} starts on n = {n} rows evaluate {} residuals, more than the 10^12 \
-                 (about an hour of work on the CPU) an LMS search takes: at most {} starts fit \
-                 (nsamp)",
-                starts as u128 * n as u128,
-                MAX_LMS_WORK / n as u64
-            )));
+            return Err(RegressionError::LmsWork { starts, n }.into());
         }
         let search = Search {
             h,

@@ -3,7 +3,9 @@
 
 use std::time::Instant;
 
-use kselect::regression::{h_alpha, Lms, LmsCoverage, Lts, Method, RegressionFit, DEFAULT_SEED};
+use kselect::regression::{
+    h_alpha, Lms, LmsCoverage, Lts, Method, RegressionError, RegressionFit, DEFAULT_SEED,
+};
 use kselect::Matrix;
 use kselect::{Device, Error, Result};
 
@@ -86,7 +88,9 @@ impl Model {
     }
 
     /// The response and the predictors from `table`, logged where asked, checked to be finite
-    /// (and positive before a logarithm), with errors that name the column and the row.
+    /// (and positive before a logarithm), with errors that name the column and the row. The
+    /// fit checks the rest (a constant predictor, collinear ones), and [`Request::fit`] names
+    /// the predictors in its errors.
     pub fn data(&self, table: &Table) -> Result<Data> {
         let y = self.column(table, &self.response)?;
         let columns: Vec<Vec<f64>> = self
@@ -94,21 +98,6 @@ impl Model {
             .iter()
             .map(|name| self.column(table, name))
             .collect::<Result<_>>()?;
-        for (name, values) in self.predictors.iter().zip(&columns) {
-            if let Some(&first) = values.first() {
-                if values.len() > 1 && values.iter().all(|&v| v == first) {
-                    let remedy = if self.intercept {
-                        "it duplicates the intercept: leave it out of --predictors"
-                    } else {
-                        "leave it out of --predictors and fit with an intercept instead"
-                    };
-                    return Err(Error::InvalidArgument(format!(
-                        "predictor `{}` is constant ({first:?}): {remedy}",
-                        self.label(name)
-                    )));
-                }
-            }
-        }
         let (n, k) = (y.len(), columns.len());
         // Row-major: x[i * k + j] is row i, predictor j.
         let x = row_major(&columns);
@@ -247,9 +236,9 @@ impl Request {
         }
     }
 
-    /// Fits `data` and times the fit. An error about a predictor by its position (`x column
-    /// j`) is completed with the names of the positions, and an LMS coverage out of range
-    /// with the `h` that `--alpha` gave.
+    /// Fits `data` and times the fit. A constant predictor is named; an error about a
+    /// predictor by its position (`x column j`) is completed with the names of the positions,
+    /// and an LMS coverage out of range with the `h` that `--alpha` gave.
     pub fn fit(&self, data: &Data, model: &Model) -> Result<Outcome> {
         let start = Instant::now();
         let fit = match self.method {
@@ -267,31 +256,55 @@ impl Request {
             }
         };
         let seconds = start.elapsed().as_secs_f64();
-        let message = match fit {
+        let err = match fit {
             Ok(fit) => return Ok(Outcome { fit, seconds }),
-            Err(Error::InvalidArgument(message)) => message,
+            Err(Error::Regression(err)) => err,
             Err(e) => return Err(e),
         };
-        if message.contains("x column ") {
-            let names: Vec<String> = model
-                .predictors
-                .iter()
-                .enumerate()
-                .map(|(j, p)| format!("{j} = {}", model.label(p)))
-                .collect();
-            return Err(Error::InvalidArgument(format!(
-                "{message} (x columns: {})",
-                names.join(", ")
-            )));
-        }
-        match (self.method, self.coverage) {
-            (Method::Lms, Some(Coverage::Alpha(alpha))) if message.starts_with("h = ") => {
-                let h = self.lms_h(alpha, data.n, data.k);
+        match err {
+            RegressionError::ConstantColumn {
+                column,
+                value,
+                intercept,
+            } => {
+                let remedy = if intercept {
+                    "it duplicates the intercept: leave it out of --predictors"
+                } else {
+                    "leave it out of --predictors and fit with an intercept instead"
+                };
                 Err(Error::InvalidArgument(format!(
-                    "{message} (--alpha {alpha} gives h = {h})"
+                    "predictor `{}` is constant ({value:?}): {remedy}",
+                    model.label(&model.predictors[column])
                 )))
             }
-            _ => Err(Error::InvalidArgument(message)),
+            RegressionError::Unscalable { .. }
+            | RegressionError::Collinear {
+                column: Some(_), ..
+            } => {
+                let names: Vec<String> = model
+                    .predictors
+                    .iter()
+                    .enumerate()
+                    .map(|(j, p)| format!("{j} = {}", model.label(p)))
+                    .collect();
+                Err(Error::InvalidArgument(format!(
+                    "{err} (x columns: {})",
+                    names.join(", ")
+                )))
+            }
+            RegressionError::Coverage {
+                method: Method::Lms,
+                ..
+            } => match self.coverage {
+                Some(Coverage::Alpha(alpha)) => {
+                    let h = self.lms_h(alpha, data.n, data.k);
+                    Err(Error::InvalidArgument(format!(
+                        "{err} (--alpha {alpha} gives h = {h})"
+                    )))
+                }
+                _ => Err(err.into()),
+            },
+            err => Err(err.into()),
         }
     }
 

@@ -5,6 +5,7 @@
 //! `n` when many values share the answer's `f64` (64-bit integers above 2^53) with three or
 //! more distinct keys, or when the step bound ends the search.
 
+use super::error::CuttingPlaneError;
 use super::hybrid::{self, Plan, Trace};
 use super::problem::{Census, Data, Exact, Reduction};
 use super::transform::{Frame, Transform};
@@ -174,12 +175,11 @@ impl<T: Element> Exact for HostData<'_, T> {
             )
         });
         let mut keys = parts.concat();
+        let rank = r;
         let r = r.min(keys.len().saturating_sub(1));
         match keys.get_mut(..) {
             Some(k) if !k.is_empty() => Ok(T::from_key(*k.select_nth_unstable(r).1)),
-            _ => Err(crate::error::Error::InvalidArgument(
-                "no candidate inside the bracket".to_string(),
-            )),
+            _ => Err(CuttingPlaneError::RankOutsideBracket { rank, count: 0 }.into()),
         }
     }
 
@@ -222,9 +222,7 @@ impl<T: Element> Exact for HostData<'_, T> {
             max = combine(max, hi, false);
         }
         let (Some((min, n_min)), Some((max, n_max))) = (min, max) else {
-            return Err(crate::error::Error::InvalidArgument(
-                "no value at the minimiser".to_string(),
-            ));
+            return Err(CuttingPlaneError::NoValueAtMinimiser { y }.into());
         };
         if r < n_min {
             return Ok(T::from_key(min));

@@ -18,6 +18,7 @@ use std::cell::{Cell, RefCell};
 
 use cudarc::driver::CudaSlice;
 
+use super::error::CuttingPlaneError;
 use super::hybrid::{self, Plan, Trace};
 use super::problem::{Census, Data, Exact, Reduction};
 use super::transform::{Frame, Transform};
@@ -28,7 +29,7 @@ use crate::device::cuda::launch::{config, stride_blocks};
 use crate::device::cuda::{driver_error, CudaDevice};
 use crate::device::DeviceBuffer;
 use crate::element::{DType, Element, RadixKey};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::select::radix;
 
 /// Threads a block (`CP_BLOCK` in the kernel).
@@ -207,9 +208,7 @@ impl<T: Element> Exact for DeviceData<'_, T> {
     fn between(&self, lo: f64, hi: f64, below: usize, r: usize, count: usize) -> Result<T> {
         let n = self.buf.len();
         if count == 0 || r >= count {
-            return Err(Error::InvalidArgument(format!(
-                "rank {r} among {count} candidates of the cutting-plane bracket"
-            )));
+            return Err(CuttingPlaneError::RankOutsideBracket { rank: r, count }.into());
         }
         if count > FINISH.max(n / MAX_COPY_FRACTION) {
             return self.radix_rank(self.neg_inf() + below + r);

@@ -4,6 +4,7 @@
 
 use argmin::core::Executor;
 
+use super::error::CuttingPlaneError;
 use super::problem::{from_argmin, CheckLoss, Exact, Prepared};
 use super::solver::{Kelley, Outcome};
 use super::transform::Transform;
@@ -67,9 +68,7 @@ pub(crate) fn select<D: Exact>(data: D, k: usize, plan: Plan) -> Result<(D::Elem
         .map_err(from_argmin)?;
     let outcome = result.solver.outcome();
     let Some(problem) = result.problem.problem else {
-        return Err(crate::error::Error::InvalidArgument(
-            "the cutting-plane problem was lost".to_string(),
-        ));
+        return Err(CuttingPlaneError::ProblemLost.into());
     };
     let mut trace = Trace {
         reductions: problem.reductions(),
@@ -92,11 +91,7 @@ pub(crate) fn select<D: Exact>(data: D, k: usize, plan: Plan) -> Result<(D::Elem
             trace.candidates = inside;
             data.between(lo, hi, below, kf - below, inside)?
         }
-        None => {
-            return Err(crate::error::Error::InvalidArgument(
-                "the cutting-plane search did not start".to_string(),
-            ))
-        }
+        None => return Err(CuttingPlaneError::NotStarted.into()),
     };
     Ok((value, trace))
 }

@@ -36,6 +36,7 @@
 mod bisection;
 mod cpu;
 mod cuda;
+mod error;
 mod hybrid;
 mod problem;
 mod solver;
@@ -47,6 +48,7 @@ mod tests;
 pub use bisection::{Bisection, BisectionState};
 pub use cpu::{select_host, HostData};
 pub use cuda::{select_device, DeviceData};
+pub use error::CuttingPlaneError;
 pub use hybrid::Trace;
 pub use problem::{from_argmin, Census, CheckLoss, Data, Evaluation, Reduction};
 pub use solver::{Kelley, KelleyState, Outcome};

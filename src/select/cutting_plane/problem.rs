@@ -12,6 +12,7 @@ use std::cell::Cell;
 
 use argmin::core::{CostFunction, Gradient};
 
+use super::error::CuttingPlaneError;
 use super::transform::{Frame, Transform};
 use crate::element::{Element, RadixKey};
 use crate::error::{Error, Result};
@@ -172,10 +173,7 @@ impl<D: Data> CheckLoss<D> {
     pub fn new(data: D, k: usize) -> Result<Self> {
         match Self::prepare(data, k)? {
             Prepared::Search(p) => Ok(*p),
-            _ => Err(Error::InvalidArgument(
-                "rank k falls on a non-finite value or on a single point: no search needed"
-                    .to_string(),
-            )),
+            _ => Err(CuttingPlaneError::NoSearch { k }.into()),
         }
     }
 
@@ -323,9 +321,7 @@ impl<D: Data> CheckLoss<D> {
     /// [`evaluate`](Self::evaluate) without counting.
     fn evaluate_uncounted(&self, y: f64) -> Result<Evaluation> {
         if !y.is_finite() {
-            return Err(Error::InvalidArgument(format!(
-                "the objective is evaluated at finite points, not {y}"
-            )));
+            return Err(CuttingPlaneError::NonFinitePoint { y }.into());
         }
         let r = self.data.reduce(y, &self.frame)?;
         Ok(self.evaluation(y, &r))
@@ -373,7 +369,10 @@ pub(crate) fn to_argmin(e: Error) -> argmin::core::Error {
 pub fn from_argmin(e: argmin::core::Error) -> Error {
     match e.downcast::<Error>() {
         Ok(e) => e,
-        Err(e) => Error::InvalidArgument(format!("the solver failed: {e}")),
+        Err(e) => CuttingPlaneError::Solver {
+            message: e.to_string(),
+        }
+        .into(),
     }
 }
 

@@ -154,3 +154,64 @@ fn every_rank_of_small_hard_inputs() {
         );
     }
 }
+
+/// Each failure of the search is its own [`CuttingPlaneError`], with its numbers.
+#[test]
+fn failures_are_cutting_plane_errors() {
+    use super::problem::Exact;
+    use crate::Error;
+    let cut = |r: crate::Result<_>| match r {
+        Err(Error::CuttingPlane(e)) => e,
+        other => panic!("expected a CuttingPlaneError, got {other:?}"),
+    };
+    // Nothing to minimise: one point, or a rank on a non-finite value.
+    let single = [2.0f64; 4];
+    assert_eq!(
+        cut(CheckLoss::new(HostData::new(&single), 1).map(|_| ())),
+        CuttingPlaneError::NoSearch { k: 1 }
+    );
+    let with_inf = [1.0, 2.0, 3.0, f64::INFINITY];
+    assert_eq!(
+        cut(CheckLoss::new(HostData::new(&with_inf), 3).map(|_| ())),
+        CuttingPlaneError::NoSearch { k: 3 }
+    );
+    // The objective at a point that is not finite.
+    let data = uniform(100);
+    let problem = CheckLoss::new(HostData::new(&data), 50).unwrap();
+    let err = cut(problem.evaluate(f64::NEG_INFINITY).map(|_| ()));
+    assert_eq!(
+        err,
+        CuttingPlaneError::NonFinitePoint {
+            y: f64::NEG_INFINITY
+        }
+    );
+    assert!(err.to_string().contains("not -inf"), "{err}");
+    // The solver's own errors, and kselect's errors back through it.
+    let err = cut(Err(from_argmin(argmin::core::Error::msg("diverged"))));
+    assert_eq!(
+        err,
+        CuttingPlaneError::Solver {
+            message: "diverged".to_string()
+        }
+    );
+    assert!(matches!(
+        from_argmin(problem::to_argmin(Error::EmptyInput)),
+        Error::EmptyInput
+    ));
+    // Finishing outside the values: an empty bracket, a minimiser no value equals.
+    let host = HostData::new(&data);
+    let err = cut(host.between(2.0, 3.0, 0, 4, 0).map(|_| ()));
+    assert_eq!(
+        err,
+        CuttingPlaneError::RankOutsideBracket { rank: 4, count: 0 }
+    );
+    assert!(err.to_string().contains("rank 4"), "{err}");
+    assert_eq!(
+        cut(host.at(2.5, 0, 0, 1).map(|_| ())),
+        CuttingPlaneError::NoValueAtMinimiser { y: 2.5 }
+    );
+    assert_eq!(
+        Error::from(CuttingPlaneError::ProblemLost).to_string(),
+        "invalid argument: the cutting-plane problem was lost"
+    );
+}
