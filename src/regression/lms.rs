@@ -482,17 +482,11 @@ fn refine_all(
     progress: &Progress,
 ) -> Option<Candidate> {
     let stage = progress.stage(FitStage::Refinement, 2 * candidates.len() as u64);
-    let descended: Vec<Candidate> = candidates
-        .into_par_iter()
-        .map_init(
-            || Work::new(rows.p),
-            |work, c| {
-                let c = descend(rows, h, intercept, c, work);
-                stage.advance(1);
-                c
-            },
-        )
-        .collect();
+    let descended = stage.map_each(
+        candidates,
+        || Work::new(rows.p),
+        |work, c| descend(rows, h, intercept, c, work),
+    );
     // Starts that descend to the same fit are improved once.
     let descended_len = descended.len();
     let mut distinct: Vec<Candidate> = Vec::with_capacity(descended_len);
@@ -508,17 +502,12 @@ fn refine_all(
     distinct.sort_by(|a, b| a.objective.total_cmp(&b.objective));
     distinct.truncate(IMPROVED);
     stage.advance((descended_len - distinct.len()) as u64);
-    distinct
-        .into_par_iter()
-        .map_init(
+    stage
+        .map_each(
+            distinct,
             || Work::new(rows.p),
-            |work, c| {
-                let c = improve_by_drops(rows, h, intercept, c, work);
-                stage.advance(1);
-                c
-            },
+            |work, c| improve_by_drops(rows, h, intercept, c, work),
         )
-        .collect::<Vec<Candidate>>()
         .into_iter()
         .reduce(|a, b| if b.objective < a.objective { b } else { a })
 }

@@ -126,17 +126,11 @@ pub(crate) fn search(
     let refined = converge(engine, n, h, candidates)?;
     stage.advance(refined.len() as u64);
     let refined: Vec<Candidate> = if exchanges {
-        refined
-            .into_par_iter()
-            .map_init(
-                || Work::new(p),
-                |work, c| {
-                    let c = exchange::refine(rows, h, c, work);
-                    stage.advance(1);
-                    c
-                },
-            )
-            .collect()
+        stage.map_each(
+            refined,
+            || Work::new(p),
+            |work, c| exchange::refine(rows, h, c, work),
+        )
     } else {
         refined
     };

@@ -9,6 +9,8 @@ use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+use rayon::prelude::*;
+
 /// The stages of a fit that [`FitProgress`] reports.
 ///
 /// ```
@@ -132,6 +134,24 @@ impl StageProgress<'_> {
         if after / self.every != before / self.every || after >= self.total {
             self.report(after.min(self.total));
         }
+    }
+
+    /// `f` of every item, in parallel (each task with its own scratch space from `init`), in
+    /// the items' order; each item one unit done.
+    pub fn map_each<T: Send, U: Send, W>(
+        &self,
+        items: Vec<T>,
+        init: impl Fn() -> W + Sync + Send,
+        f: impl Fn(&mut W, T) -> U + Sync + Send,
+    ) -> Vec<U> {
+        items
+            .into_par_iter()
+            .map_init(init, |work, item| {
+                let out = f(work, item);
+                self.advance(1);
+                out
+            })
+            .collect()
     }
 
     fn report(&self, done: u64) {
