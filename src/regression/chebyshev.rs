@@ -315,6 +315,23 @@ impl Basis {
 mod tests {
     use super::*;
 
+    /// The rows of `y` on `x` (`p` columns, row-major).
+    fn rows_of<'a>(x: &'a [f64], y: &'a [f64], p: usize) -> Rows<'a> {
+        Rows {
+            x,
+            y,
+            n: y.len(),
+            p,
+        }
+    }
+
+    /// The largest absolute residual of `b` on every row.
+    fn largest_residual(rows: Rows<'_>, b: &[f64]) -> f64 {
+        (0..rows.n)
+            .map(|i| (rows.y[i] - dot(rows.row(i), b)).abs())
+            .fold(0.0, f64::max)
+    }
+
     #[test]
     fn minimax_line() {
         // Points on y = x with alternating +-1 errors at the ends: the minimax line is y = x
@@ -322,12 +339,7 @@ mod tests {
         let xs = [0.0, 1.0, 2.0, 3.0, 4.0];
         let ys = [1.0, 1.5, 1.0, 3.2, 5.0];
         let x: Vec<f64> = xs.iter().flat_map(|&v| [1.0, v]).collect();
-        let rows = Rows {
-            x: &x,
-            y: &ys,
-            n: 5,
-            p: 2,
-        };
+        let rows = rows_of(&x, &ys, 2);
         let idx: Vec<usize> = (0..5).collect();
         let b = minimax(rows, &idx, &[0.0, 0.0]).unwrap();
         let max = (0..5)
@@ -370,16 +382,11 @@ mod tests {
         // 3 coefficients, 12 rows with pseudo-random values.
         let n = 12;
         let (x, y) = noisy_plane(n, 7, 0.3);
-        let rows = Rows {
-            x: &x,
-            y: &y,
-            n,
-            p: 3,
-        };
+        let rows = rows_of(&x, &y, 3);
         let idx: Vec<usize> = (0..n).collect();
         let b = minimax(rows, &idx, &[0.0; 3]).unwrap();
         let r: Vec<f64> = (0..n).map(|i| y[i] - dot(rows.row(i), &b)).collect();
-        let max = r.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+        let max = largest_residual(rows, &b);
         // At the optimum at least p + 1 = 4 residuals reach the maximum.
         let at_max = r.iter().filter(|v| (v.abs() - max).abs() < 1e-9).count();
         assert!(at_max >= 4, "{r:?}");
@@ -388,10 +395,7 @@ mod tests {
             for sgn in [-1.0, 1.0] {
                 let mut c = b.clone();
                 c[d] += sgn * 1e-4;
-                let m2 = (0..n)
-                    .map(|i| (y[i] - dot(rows.row(i), &c)).abs())
-                    .fold(0.0, f64::max);
-                assert!(m2 >= max - 1e-12);
+                assert!(largest_residual(rows, &c) >= max - 1e-12);
             }
         }
     }
@@ -402,21 +406,14 @@ mod tests {
         // gives on all rows at once.
         let n = 6000;
         let (x, y) = noisy_plane(n, 11, 1.0);
-        let rows = Rows {
-            x: &x,
-            y: &y,
-            n,
-            p: 3,
-        };
+        let rows = rows_of(&x, &y, 3);
         let idx: Vec<usize> = (0..n).collect();
-        let largest = |b: &[f64]| {
-            (0..n)
-                .map(|i| (y[i] - dot(rows.row(i), b)).abs())
-                .fold(0.0, f64::max)
-        };
         let generated = minimax(rows, &idx, &[0.0; 3]).unwrap();
         let direct = minimax_direct(rows, &idx, &[0.0; 3]).unwrap();
-        let (g, d) = (largest(&generated), largest(&direct));
+        let (g, d) = (
+            largest_residual(rows, &generated),
+            largest_residual(rows, &direct),
+        );
         assert!((g - d).abs() <= 1e-12 * d, "{g} vs {d}");
     }
 }
