@@ -88,6 +88,10 @@ pub enum Error {
     /// A cutting-plane selection that cannot go on: which step failed, with its numbers.
     #[error("invalid argument: {0}")]
     CuttingPlane(#[from] crate::select::cutting_plane::CuttingPlaneError),
+    /// A recovery problem (its operator, measurements, signal, options, or a phase-transition
+    /// experiment) that does not fit: which check failed, with its numbers.
+    #[error("invalid argument: {0}")]
+    Recovery(#[from] crate::recovery::RecoveryError),
 
     /// The transport between the ranks of a distributed job failed.
     #[error("communication between the ranks failed: {0}")]

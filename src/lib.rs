@@ -67,6 +67,7 @@ pub mod select;
 pub use device::{CudaDevice, Device, DeviceBuffer, GpuTimer};
 pub use element::{key_cmp, DType, Element, RadixKey};
 pub use error::{Error, Result};
+pub use recovery::RecoveryError;
 pub use regression::RegressionError;
 pub use regression::{Lms, Lts, RegressionFit};
 pub use select::cutting_plane::CuttingPlaneError;

@@ -876,12 +876,12 @@ fn errors_are_one_clear_message() {
         (
             vec!["--matrix", &c, "--y", &y, "--k", "300", "--out", &out],
             1,
-            "k = 300 is more than n = 256",
+            "k = 300 nonzeros asked for in signals of n = 256 entries",
         ),
         (
             args(&base, &["--y", &y, "--k", "257"]),
             1,
-            "k = 257 is more than n = 256",
+            "k = 257 nonzeros asked for in signals of n = 256 entries",
         ),
         (
             vec!["--matrix", &c, "--y", &y, "--k", "10", "--algorithm", "omp"],

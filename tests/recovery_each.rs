@@ -4,12 +4,12 @@
 
 mod common;
 
-use common::recovery::{assert_close_to_scale, measure, products, relative_error};
+use common::recovery::{assert_close_to_scale, measure, products, recovery_error, relative_error};
 use kselect::recovery::{
-    sparse_signal, Algorithm, DeviceOperator, Ensemble, LinearOperator, Operator, PhaseTransition,
-    Real, Recovery, SignalKind, Solver, StopReason, ALGORITHMS,
+    sparse_signal, Algorithm, DeviceOperator, Ensemble, LinearOperator, Operator, OperatorKind,
+    PhaseTransition, Real, Recovery, SignalKind, Solver, StopReason, ALGORITHMS,
 };
-use kselect::DeviceBuffer;
+use kselect::{DeviceBuffer, RecoveryError};
 
 /// `count` operators of `ensemble`, seeds `seed, seed + 1, ...`.
 fn operators<T: Real>(
@@ -66,24 +66,42 @@ fn solve_each_equals_single_solves_on_the_cpu() {
 fn solve_each_checks_its_operators_and_problems() {
     let ops = operators::<f64>(Ensemble::Gaussian, (10, 20), 3, 1);
     let solver = Solver::new(Algorithm::Niht, 2);
-    let e = solver.solve_each(&ops, &[0.0; 20]).unwrap_err().to_string();
-    assert!(e.contains("2 problems given for 3 operators"), "{e}");
-    let e = solver.solve_each(&ops, &[0.0; 25]).unwrap_err().to_string();
-    assert!(e.contains("whole problems"), "{e}");
+    let e = recovery_error(solver.solve_each(&ops, &[0.0; 20]));
+    let want = RecoveryError::OneEach {
+        what: "problems",
+        given: 2,
+        operators: 3,
+    };
+    assert_eq!(e, want);
+    assert!(
+        e.to_string().contains("2 problems given for 3 operators"),
+        "{e}"
+    );
+    let e = recovery_error(solver.solve_each(&ops, &[0.0; 25]));
+    assert_eq!(e, RecoveryError::WholeProblems { len: 25, m: 10 });
     let mut mixed = ops.clone();
     mixed.push(Ensemble::Gaussian.generate::<f64>(10, 21, 9).unwrap());
-    let e = solver
-        .solve_each(&mixed, &[0.0; 40])
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("operator 3 is 10 x 21"), "{e}");
+    let e = recovery_error(solver.solve_each(&mixed, &[0.0; 40]));
+    let want = RecoveryError::ShapeMismatch {
+        index: 3,
+        shape: (10, 21),
+        first: (10, 20),
+    };
+    assert_eq!(e, want);
+    assert!(e.to_string().contains("operator 3 is 10 x 21"), "{e}");
     let none: [Operator<f64>; 0] = [];
     assert!(solver.solve_each(&none, &[]).unwrap().is_empty());
-    assert!(solver.solve_each(&none, &[1.0]).is_err());
+    let e = recovery_error(solver.solve_each(&none, &[1.0]));
+    assert_eq!(e, RecoveryError::NoOperators { measurements: 1 });
     let mut bad = vec![0.0; 30];
     bad[25] = f64::INFINITY;
-    let e = solver.solve_each(&ops, &bad).unwrap_err().to_string();
-    assert!(e.contains("problem 2"), "{e}");
+    let e = recovery_error(solver.solve_each(&ops, &bad));
+    let want = RecoveryError::NonFiniteMeasurement {
+        index: 5,
+        problem: Some(2),
+        value: f64::INFINITY,
+    };
+    assert_eq!(e, want);
 }
 
 /// A stack's products against each member's on the CPU.
@@ -133,15 +151,18 @@ fn stack_products_are_each_members<T: Real>(tol: f64) {
         let mut short =
             DeviceBuffer::from_host(&device, &vec![T::zero(); (count - 1) * m]).unwrap();
         let fewer = DeviceBuffer::from_host(&device, &xs[..(count - 1) * n]).unwrap();
-        let e = stack
-            .apply_many(&fewer, &mut short)
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("stack of 5 operators"), "{e}");
+        let e = recovery_error(stack.apply_many(&fewer, &mut short));
+        let want = RecoveryError::OneEach {
+            what: "vectors",
+            given: count - 1,
+            operators: count,
+        };
+        assert_eq!(e, want);
         let one = DeviceBuffer::from_host(&device, &xs[..n]).unwrap();
         let mut out = DeviceBuffer::from_host(&device, &vec![T::zero(); m]).unwrap();
-        let e = stack.apply(&one, &mut out).unwrap_err().to_string();
-        assert!(e.contains("apply_many"), "{e}");
+        let e = recovery_error(stack.apply(&one, &mut out));
+        assert!(matches!(e, RecoveryError::Stacked { operators, .. } if operators == count));
+        assert!(e.to_string().contains("apply_many"), "{e}");
     }
 }
 
@@ -249,43 +270,69 @@ fn mismatched_stacks_are_clear_errors() {
         eprintln!("skipped (no CUDA device)");
         return;
     };
-    let e = DeviceOperator::<f32>::upload_each(&[], &device)
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("no operators"), "{e}");
+    let e = recovery_error(DeviceOperator::<f32>::upload_each(&[], &device));
+    assert!(
+        matches!(
+            e,
+            RecoveryError::Empty {
+                item: "operator",
+                ..
+            }
+        ),
+        "{e}"
+    );
     let mut ops = operators::<f32>(Ensemble::Gaussian, (16, 32), 3, 1);
     ops.push(Ensemble::Dct.generate::<f32>(16, 32, 4).unwrap());
-    let e = DeviceOperator::upload_each(&ops, &device)
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("operator 3 is a subsampled DCT"), "{e}");
+    let e = recovery_error(DeviceOperator::upload_each(&ops, &device));
+    let want = RecoveryError::KindMismatch {
+        index: 3,
+        kind: OperatorKind::Dct,
+        first: OperatorKind::Dense,
+    };
+    assert_eq!(e, want);
+    assert!(
+        e.to_string().contains("operator 3 is a subsampled DCT"),
+        "{e}"
+    );
     let mut sparse = operators::<f32>(Ensemble::Sparse { d: 3 }, (16, 32), 2, 1);
     sparse.push(
         Ensemble::Sparse { d: 4 }
             .generate::<f32>(16, 32, 4)
             .unwrap(),
     );
-    let e = DeviceOperator::upload_each(&sparse, &device)
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("d = 4"), "{e}");
+    let e = recovery_error(DeviceOperator::upload_each(&sparse, &device));
+    let want = RecoveryError::KindMismatch {
+        index: 2,
+        kind: OperatorKind::Sparse { d: 4 },
+        first: OperatorKind::Sparse { d: 3 },
+    };
+    assert_eq!(e, want);
     ops.pop();
     ops.push(Ensemble::Gaussian.generate::<f32>(16, 33, 4).unwrap());
-    let e = DeviceOperator::upload_each(&ops, &device)
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("16 x 33"), "{e}");
+    let e = recovery_error(DeviceOperator::upload_each(&ops, &device));
+    let want = RecoveryError::ShapeMismatch {
+        index: 3,
+        shape: (16, 33),
+        first: (16, 32),
+    };
+    assert_eq!(e, want);
     assert!(DeviceOperator::upload_each(&ops[..1], &kselect::Device::Cpu).is_err());
     ops.pop();
     let stack = DeviceOperator::upload_each(&ops, &device).unwrap();
     let solver = Solver::new(Algorithm::Niht, 2);
-    let e = solver
-        .solve_many_on(&stack, &[0.0; 32])
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("2 problems given for 3 operators"), "{e}");
-    let e = solver.solve_on(&stack, &[0.0; 16]).unwrap_err().to_string();
-    assert!(e.contains("solve_many_on"), "{e}");
+    let e = recovery_error(solver.solve_many_on(&stack, &[0.0; 32]));
+    let want = RecoveryError::OneEach {
+        what: "problems",
+        given: 2,
+        operators: 3,
+    };
+    assert_eq!(e, want);
+    let e = recovery_error(solver.solve_on(&stack, &[0.0; 16]));
+    let want = RecoveryError::Stacked {
+        operators: 3,
+        instead: "solve_many_on",
+    };
+    assert_eq!(e, want);
     let zeros = solver.solve_many_on(&stack, &[0.0; 48]).unwrap();
     assert!(zeros
         .iter()
@@ -299,11 +346,9 @@ fn a_phase_transition_on_the_gpu_counts_as_on_the_cpu() {
         .rhos(vec![0.05, 0.3, 0.6, 0.9])
         .trials(6)
         .algorithms(vec![Algorithm::Niht, Algorithm::Htp]);
-    let e = experiment
-        .run_on::<f64>(&kselect::Device::Cpu, &|_, _| {})
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("CUDA device"), "{e}");
+    let e = recovery_error(experiment.run_on::<f64>(&kselect::Device::Cpu, &|_, _| {}));
+    assert!(matches!(e, RecoveryError::NotCuda { .. }), "{e}");
+    assert!(e.to_string().contains("CUDA device"), "{e}");
     let Some(device) = common::cuda_device() else {
         eprintln!("skipped (no CUDA device)");
         return;

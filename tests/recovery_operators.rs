@@ -5,12 +5,13 @@
 
 mod common;
 
-use common::recovery::products;
+use common::recovery::{products, recovery_error};
 use common::SplitMix64;
 use kselect::recovery::{
     sparse_signal, DenseMatrix, Ensemble, LinearOperator, Operator, Real, SignalKind, SparseBinary,
     SubsampledDct,
 };
+use kselect::RecoveryError;
 use ndarray::Array2;
 
 const ENSEMBLES: [Ensemble; 5] = [
@@ -555,66 +556,137 @@ fn assert_error<T: std::fmt::Debug>(result: kselect::Result<T>, words: &[&str]) 
     }
 }
 
+/// Asserts the message of `e` contains every one of `words`.
+fn says(e: RecoveryError, words: &[&str]) {
+    assert_error::<()>(Err(e.into()), words);
+}
+
 #[test]
 fn bad_arguments_are_errors_that_say_what_to_fix() {
+    use RecoveryError::*;
     // Dense matrices.
-    assert_error(DenseMatrix::new(vec![1.0f64; 5], 2, 3), &["6 values", "5"]);
-    assert_error(DenseMatrix::<f64>::new(vec![], 0, 3), &["at least one row"]);
-    assert_error(DenseMatrix::<f32>::new(vec![], 3, 0), &["at least one row"]);
-    assert_error(
-        DenseMatrix::new(vec![0.0, 1.0, 2.0, f32::NAN, 4.0, 5.0], 2, 3),
-        &["row 1", "column 0", "finite"],
-    );
-    assert_error(
-        DenseMatrix::new(vec![0.0, f64::NEG_INFINITY], 1, 2),
-        &["row 0", "column 1", "finite"],
-    );
+    let e = recovery_error(DenseMatrix::new(vec![1.0f64; 5], 2, 3));
+    let want = MatrixValues {
+        rows: 2,
+        cols: 3,
+        expected: 6,
+        given: 5,
+    };
+    assert_eq!(e, want);
+    says(e, &["6 values", "5"]);
+    let e = recovery_error(DenseMatrix::<f64>::new(vec![], 0, 3));
+    assert!(matches!(e, EmptyOperator { m: 0, n: 3, .. }), "{e}");
+    says(e, &["at least one measurement", "m = 0"]);
+    let e = recovery_error(DenseMatrix::<f32>::new(vec![], 3, 0));
+    assert!(matches!(e, EmptyOperator { m: 3, n: 0, .. }), "{e}");
+    let e = recovery_error(DenseMatrix::new(
+        vec![0.0, 1.0, 2.0, f32::NAN, 4.0, 5.0],
+        2,
+        3,
+    ));
+    let NonFiniteEntry {
+        row: 1,
+        column: 0,
+        value,
+    } = e
+    else {
+        panic!("{e:?}")
+    };
+    assert!(value.is_nan());
+    says(e, &["row 1", "column 0", "finite"]);
+    let e = recovery_error(DenseMatrix::new(vec![0.0, f64::NEG_INFINITY], 1, 2));
+    let want = NonFiniteEntry {
+        row: 0,
+        column: 1,
+        value: f64::NEG_INFINITY,
+    };
+    assert_eq!(e, want);
     let a = Array2::from_elem((2, 2), f64::INFINITY);
-    assert_error(DenseMatrix::from_array(a.view()), &["row 0", "column 0"]);
+    let e = recovery_error(DenseMatrix::from_array(a.view()));
+    assert!(
+        matches!(
+            e,
+            NonFiniteEntry {
+                row: 0,
+                column: 0,
+                ..
+            }
+        ),
+        "{e}"
+    );
 
     // DCTs.
-    assert_error(SubsampledDct::<f64>::new(0, vec![0]), &["n = 0"]);
-    assert_error(SubsampledDct::<f64>::new(4, vec![]), &["at least one row"]);
-    assert_error(
-        SubsampledDct::<f64>::new(4, vec![0, 4]),
-        &["row 4", "0 <= row < 4"],
+    let e = recovery_error(SubsampledDct::<f64>::new(0, vec![0]));
+    assert!(matches!(e, EmptyOperator { m: 1, n: 0, .. }), "{e}");
+    says(e, &["n = 0"]);
+    let e = recovery_error(SubsampledDct::<f64>::new(4, vec![]));
+    assert!(matches!(e, EmptyOperator { m: 0, n: 4, .. }), "{e}");
+    let e = recovery_error(SubsampledDct::<f64>::new(4, vec![0, 4]));
+    let want = RowOutOfRange {
+        column: None,
+        row: 4,
+        rows: 4,
+    };
+    assert_eq!(e, want);
+    says(e, &["row 4", "0 <= row < 4"]);
+    let e = recovery_error(SubsampledDct::<f64>::new(4, vec![3, 1, 3]));
+    assert_eq!(
+        e,
+        RepeatedRow {
+            column: None,
+            row: 3
+        }
     );
-    assert_error(
-        SubsampledDct::<f64>::new(4, vec![3, 1, 3]),
-        &["row 3", "twice"],
-    );
+    says(e, &["row 3", "twice"]);
 
     // Sparse matrices.
-    assert_error(SparseBinary::<f64>::new(4, 0, 1, vec![]), &["n = 0"]);
-    assert_error(SparseBinary::<f64>::new(4, 2, 0, vec![]), &["d = 0"]);
-    assert_error(SparseBinary::<f64>::new(2, 2, 3, vec![0; 6]), &["d <= m"]);
-    assert_error(
-        SparseBinary::<f64>::new(4, 2, 2, vec![0, 1, 2]),
-        &["4 row indices", "3"],
-    );
-    assert_error(
-        SparseBinary::<f64>::new(4, 2, 2, vec![0, 1, 2, 4]),
-        &["column 1", "row 4"],
-    );
-    assert_error(
-        SparseBinary::<f64>::new(4, 2, 2, vec![3, 3, 2, 1]),
-        &["column 0", "row 3 twice"],
-    );
+    let e = recovery_error(SparseBinary::<f64>::new(4, 0, 1, vec![]));
+    assert!(matches!(e, EmptyOperator { m: 4, n: 0, .. }), "{e}");
+    let e = recovery_error(SparseBinary::<f64>::new(4, 2, 0, vec![]));
+    assert_eq!(e, NonzerosPerColumn { d: 0, m: 4 });
+    says(e, &["d = 0"]);
+    let e = recovery_error(SparseBinary::<f64>::new(2, 2, 3, vec![0; 6]));
+    assert_eq!(e, NonzerosPerColumn { d: 3, m: 2 });
+    let e = recovery_error(SparseBinary::<f64>::new(4, 2, 2, vec![0, 1, 2]));
+    let want = RowIndices {
+        n: 2,
+        d: 2,
+        expected: 4,
+        given: 3,
+    };
+    assert_eq!(e, want);
+    says(e, &["4 row indices", "3"]);
+    let e = recovery_error(SparseBinary::<f64>::new(4, 2, 2, vec![0, 1, 2, 4]));
+    let want = RowOutOfRange {
+        column: Some(1),
+        row: 4,
+        rows: 4,
+    };
+    assert_eq!(e, want);
+    says(e, &["column 1", "row 4"]);
+    let e = recovery_error(SparseBinary::<f64>::new(4, 2, 2, vec![3, 3, 2, 1]));
+    let want = RepeatedRow {
+        column: Some(0),
+        row: 3,
+    };
+    assert_eq!(e, want);
+    says(e, &["row 3 is given twice in column 0"]);
 
     // Ensembles.
     for ensemble in ENSEMBLES {
-        assert_error(ensemble.generate::<f32>(0, 10, 0), &["m = 0"]);
-        assert_error(ensemble.generate::<f64>(10, 0, 0), &["n = 0"]);
+        let e = recovery_error(ensemble.generate::<f32>(0, 10, 0));
+        assert!(matches!(e, EmptyOperator { m: 0, n: 10, .. }), "{e}");
+        let e = recovery_error(ensemble.generate::<f64>(10, 0, 0));
+        assert!(matches!(e, EmptyOperator { m: 10, n: 0, .. }), "{e}");
     }
-    assert_error(Ensemble::Dct.generate::<f64>(11, 10, 0), &["m <= n"]);
-    assert_error(
-        Ensemble::Sparse { d: 11 }.generate::<f64>(10, 100, 0),
-        &["d = 11", "1 <= d <= 10"],
-    );
-    assert_error(
-        Ensemble::Sparse { d: 0 }.generate::<f64>(10, 100, 0),
-        &["d = 0"],
-    );
+    let e = recovery_error(Ensemble::Dct.generate::<f64>(11, 10, 0));
+    assert_eq!(e, DctRows { m: 11, n: 10 });
+    says(e, &["m <= n"]);
+    let e = recovery_error(Ensemble::Sparse { d: 11 }.generate::<f64>(10, 100, 0));
+    assert_eq!(e, NonzerosPerColumn { d: 11, m: 10 });
+    says(e, &["d = 11", "1 <= d <= 10"]);
+    let e = recovery_error(Ensemble::Sparse { d: 0 }.generate::<f64>(10, 100, 0));
+    assert_eq!(e, NonzerosPerColumn { d: 0, m: 10 });
     assert_error(
         "gauss".parse::<Ensemble>(),
         &["gauss", "gaussian, sign, dct, sparse"],
@@ -623,14 +695,15 @@ fn bad_arguments_are_errors_that_say_what_to_fix() {
     assert_error("sparse:many".parse::<Ensemble>(), &["positive integer"]);
 
     // Signals.
-    assert_error(
-        sparse_signal::<f64>(5, 6, SignalKind::Sign, 0),
-        &["k = 6", "k <= 5"],
-    );
-    assert_error(
-        sparse_signal::<f32>(0, 0, SignalKind::Gaussian, 0),
-        &["n = 0"],
-    );
+    let e = recovery_error(sparse_signal::<f64>(5, 6, SignalKind::Sign, 0));
+    assert_eq!(e, Sparsity { k: 6, n: 5 });
+    says(e, &["k = 6", "k <= 5"]);
+    let e = recovery_error(sparse_signal::<f32>(0, 0, SignalKind::Gaussian, 0));
+    let want = Empty {
+        what: "a signal",
+        item: "entry",
+    };
+    assert_eq!(e, want);
     assert_error(
         "uniform".parse::<SignalKind>(),
         &["uniform", "known: gaussian, sign"],

@@ -20,7 +20,10 @@ use crate::device::{Device, DeviceBuffer};
 use crate::error::{Error, Result};
 use crate::recovery::backend::Backend;
 use crate::recovery::columns::{upload, Columns};
-use crate::recovery::{DenseMatrix, LinearOperator, Operator, Real, SparseBinary};
+use crate::recovery::operator::check_one_shape;
+use crate::recovery::{
+    DenseMatrix, LinearOperator, Operator, OperatorKind, Real, RecoveryError, SparseBinary,
+};
 use crate::select::batch::cuda::largest_magnitudes;
 
 /// Blocks of the reductions: their parts are summed on the host.
@@ -116,21 +119,18 @@ impl<T: Real> DeviceOperator<T> {
     /// ```
     pub fn upload_each(ops: &[Operator<T>], device: &Device) -> Result<DeviceOperator<T>> {
         let Device::Cuda(dev) = device else {
-            return Err(Error::InvalidArgument(
-                "an operator is uploaded to a CUDA device, not the CPU".into(),
-            ));
+            return Err(RecoveryError::NotCuda {
+                what: "DeviceOperator::upload",
+                on_cpu: "the solvers take the operator itself there",
+            }
+            .into());
         };
-        let first = ops.first().ok_or_else(|| {
-            Error::InvalidArgument("no operators to upload: give at least one".into())
+        let first = ops.first().ok_or(RecoveryError::Empty {
+            what: "an upload",
+            item: "operator",
         })?;
         let (m, n) = first.shape();
-        if let Some((c, other)) = ops.iter().enumerate().find(|(_, o)| o.shape() != (m, n)) {
-            let (mc, nc) = other.shape();
-            return Err(Error::InvalidArgument(format!(
-                "operator {c} is {mc} x {nc}, operator 0 {m} x {n}: a stack of operators has \
-                 one shape"
-            )));
-        }
+        check_one_shape(ops)?;
         let form = match first {
             Operator::Dense(_) => dense(
                 dev,
@@ -312,17 +312,15 @@ impl<T: Real> DeviceOperator<T> {
     ) -> Result<usize> {
         let count = input / len_in;
         if input % len_in != 0 || output != count * len_out || i32::try_from(count).is_err() {
-            return Err(Error::InvalidArgument(format!(
-                "products of the {} x {} operator take whole vectors of {len_in} values to \
-                 vectors of {len_out}: {input} values do not go to {output}",
-                self.m, self.n
-            )));
+            return Err(self.product_length(len_in, len_out, input, output));
         }
         if self.stacked() && count != self.members {
-            return Err(Error::InvalidArgument(format!(
-                "{count} vectors given to a stack of {} operators: one for each",
-                self.members
-            )));
+            return Err(RecoveryError::OneEach {
+                what: "vectors",
+                given: count,
+                operators: self.members,
+            }
+            .into());
         }
         Ok(count)
     }
@@ -337,20 +335,30 @@ impl<T: Real> DeviceOperator<T> {
         want_out: usize,
     ) -> Result<()> {
         if self.stacked() {
-            return Err(Error::InvalidArgument(format!(
-                "a stack of {} operators multiplies one vector by each: apply_many or \
-                 adjoint_many",
-                self.members
-            )));
+            return Err(RecoveryError::Stacked {
+                operators: self.members,
+                instead: "apply_many or adjoint_many",
+            }
+            .into());
         }
         if input != want_in || output != want_out {
-            return Err(Error::InvalidArgument(format!(
-                "a product of the {} x {} operator takes {want_in} values to {want_out}, not \
-                 {input} to {output}",
-                self.m, self.n
-            )));
+            return Err(self.product_length(want_in, want_out, input, output));
         }
         Ok(())
+    }
+
+    /// The error for products of vectors of `len_in` values to `len_out` given `input` values
+    /// and room for `output`.
+    fn product_length(&self, len_in: usize, len_out: usize, input: usize, output: usize) -> Error {
+        RecoveryError::ProductLength {
+            m: self.m,
+            n: self.n,
+            len_in,
+            len_out,
+            input,
+            output,
+        }
+        .into()
     }
 
     /// `y = A x` (`transpose`: `x = A^T y`) with member `member` of a stack (0 for one
@@ -523,12 +531,7 @@ fn dct_plans<'p, T: Real>(
     let index = match plans.iter().position(|p| p.batch == batch) {
         Some(index) => index,
         None => {
-            let error = || {
-                Error::InvalidArgument(format!(
-                    "a DCT of length {n} ({batch} at once) is too long for cuFFT (at most \
-                     2^31 - 1)"
-                ))
-            };
+            let error = || RecoveryError::DctTooLong { n, batch };
             let n32 = i32::try_from(n).map_err(|_| error())?;
             let batch32 = i32::try_from(batch).map_err(|_| error())?;
             let plan = |kind| {
@@ -626,20 +629,22 @@ fn members<'a, T: Real, K>(
     pick: impl Fn(&'a Operator<T>) -> Option<&'a K>,
 ) -> Result<Vec<&'a K>> {
     let kind = |o: &Operator<T>| match o {
-        Operator::Dense(_) => "a dense matrix".to_string(),
-        Operator::Dct(_) => "a subsampled DCT".to_string(),
-        Operator::Sparse(a) => format!("a sparse matrix of d = {}", a.nonzeros_per_column()),
+        Operator::Dense(_) => OperatorKind::Dense,
+        Operator::Dct(_) => OperatorKind::Dct,
+        Operator::Sparse(a) => OperatorKind::Sparse {
+            d: a.nonzeros_per_column(),
+        },
     };
     ops.iter()
         .enumerate()
         .map(|(c, o)| {
-            pick(o).ok_or_else(|| {
-                Error::InvalidArgument(format!(
-                    "operator {c} is {}, operator 0 {}: a stack holds operators of one kind",
-                    kind(o),
-                    kind(&ops[0])
-                ))
-            })
+            pick(o)
+                .ok_or_else(|| RecoveryError::KindMismatch {
+                    index: c,
+                    kind: kind(o),
+                    first: kind(&ops[0]),
+                })
+                .map_err(Error::from)
         })
         .collect()
 }

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use rustfft::num_complex::Complex;
 use rustfft::{Fft, FftPlanner};
 
-use crate::error::{Error, Result};
-use crate::recovery::operator::assert_lengths;
-use crate::recovery::{LinearOperator, Real};
+use crate::error::Result;
+use crate::recovery::operator::{assert_lengths, sort_rows};
+use crate::recovery::{LinearOperator, Real, RecoveryError};
 
 /// The rows `rows` (sorted ascending, distinct) of the orthonormal DCT-II of length `n`,
 /// `C[k][j] = s_k cos(pi (2j + 1) k / (2n))` with `s_0 = sqrt(1/n)` and `s_k = sqrt(2/n)` for
@@ -55,29 +55,15 @@ impl<T: Real> SubsampledDct<T> {
     /// # Ok::<(), kselect::Error>(())
     /// ```
     pub fn new(n: usize, mut rows: Vec<usize>) -> Result<SubsampledDct<T>> {
-        if n == 0 {
-            return Err(Error::InvalidArgument(
-                "a DCT needs a length of at least 1 (n = 0)".into(),
-            ));
+        if n == 0 || rows.is_empty() {
+            return Err(RecoveryError::EmptyOperator {
+                what: "a subsampled DCT",
+                m: rows.len(),
+                n,
+            }
+            .into());
         }
-        if rows.is_empty() {
-            return Err(Error::InvalidArgument(format!(
-                "a subsampled DCT needs at least one row (of 0 ..= {})",
-                n - 1
-            )));
-        }
-        if let Some(&row) = rows.iter().find(|&&r| r >= n) {
-            return Err(Error::InvalidArgument(format!(
-                "DCT row {row} is out of range for length {n} (rows are 0-based: 0 <= row < {n})"
-            )));
-        }
-        rows.sort_unstable();
-        if let Some(pair) = rows.windows(2).find(|w| w[0] == w[1]) {
-            return Err(Error::InvalidArgument(format!(
-                "DCT row {} is given twice; the rows must be distinct",
-                pair[0]
-            )));
-        }
+        sort_rows(&mut rows, n, None)?;
         let mut planner = FftPlanner::new();
         let forward = planner.plan_fft_forward(n);
         let inverse = planner.plan_fft_inverse(n);

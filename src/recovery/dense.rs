@@ -3,9 +3,9 @@
 use ndarray::ArrayView2;
 use rayon::prelude::*;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::recovery::operator::assert_lengths;
-use crate::recovery::{LinearOperator, Real};
+use crate::recovery::{LinearOperator, Real, RecoveryError};
 
 /// Multiply–adds below which a product is not split further between threads.
 const GRAIN: usize = 1 << 14;
@@ -61,29 +61,32 @@ impl<T: Real> DenseMatrix<T> {
     /// ```
     pub fn new(data: Vec<T>, rows: usize, cols: usize) -> Result<DenseMatrix<T>> {
         if rows == 0 || cols == 0 {
-            return Err(Error::InvalidArgument(format!(
-                "a measurement matrix needs at least one row and one column (got {rows} x {cols})"
-            )));
+            return Err(RecoveryError::EmptyOperator {
+                what: "a measurement matrix",
+                m: rows,
+                n: cols,
+            }
+            .into());
         }
-        let expected = rows.checked_mul(cols).ok_or_else(|| {
-            Error::InvalidArgument(format!(
-                "a {rows} x {cols} matrix has more entries than memory can address"
-            ))
-        })?;
+        let expected = rows
+            .checked_mul(cols)
+            .ok_or(RecoveryError::OperatorTooLarge { m: rows, n: cols })?;
         if data.len() != expected {
-            return Err(Error::InvalidArgument(format!(
-                "a {rows} x {cols} matrix needs {expected} values (row-major), but {} were given",
-                data.len()
-            )));
+            return Err(RecoveryError::MatrixValues {
+                rows,
+                cols,
+                expected,
+                given: data.len(),
+            }
+            .into());
         }
         if let Some(at) = data.iter().position(|&v| !num_traits::Float::is_finite(v)) {
-            return Err(Error::InvalidArgument(format!(
-                "the matrix entry in row {} and column {} is {}; measurement matrices need \
-                 finite entries",
-                at / cols,
-                at % cols,
-                data[at]
-            )));
+            return Err(RecoveryError::NonFiniteEntry {
+                row: at / cols,
+                column: at % cols,
+                value: data[at].as_f64(),
+            }
+            .into());
         }
         Ok(DenseMatrix { data, rows, cols })
     }
@@ -278,13 +281,41 @@ mod tests {
     }
 
     #[test]
-    fn error_messages_name_the_problem() {
-        let e = DenseMatrix::new(vec![1.0f64, 2.0, f64::INFINITY, 4.0], 2, 2).unwrap_err();
-        assert!(e.to_string().contains("row 1 and column 0"), "{e}");
-        let e = DenseMatrix::<f32>::new(vec![], 0, 3).unwrap_err();
-        assert!(e.to_string().contains("at least one row"), "{e}");
-        let e = DenseMatrix::<f32>::new(vec![], usize::MAX, 2).unwrap_err();
+    fn errors_name_the_problem_and_its_numbers() {
+        let err = |data: Vec<f64>, rows, cols| match DenseMatrix::new(data, rows, cols) {
+            Err(crate::Error::Recovery(e)) => e,
+            other => panic!("unexpected {other:?}"),
+        };
+        let e = err(vec![1.0, 2.0, f64::INFINITY, 4.0], 2, 2);
+        let want = RecoveryError::NonFiniteEntry {
+            row: 1,
+            column: 0,
+            value: f64::INFINITY,
+        };
+        assert_eq!(e, want);
+        assert!(e.to_string().contains("row 1 and column 0 is inf"), "{e}");
+        let e = err(vec![], 0, 3);
+        assert!(
+            matches!(e, RecoveryError::EmptyOperator { m: 0, n: 3, .. }),
+            "{e}"
+        );
+        assert!(e.to_string().contains("at least one measurement"), "{e}");
+        let e = err(vec![], usize::MAX, 2);
+        assert_eq!(
+            e,
+            RecoveryError::OperatorTooLarge {
+                m: usize::MAX,
+                n: 2
+            }
+        );
         assert!(e.to_string().contains("memory"), "{e}");
+        let want = RecoveryError::MatrixValues {
+            rows: 3,
+            cols: 2,
+            expected: 6,
+            given: 5,
+        };
+        assert_eq!(err(vec![1.0; 5], 3, 2), want);
     }
 
     #[test]

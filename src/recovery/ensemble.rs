@@ -6,7 +6,9 @@ use std::str::FromStr;
 
 use crate::error::{Error, Result};
 use crate::recovery::random::Rng;
-use crate::recovery::{DenseMatrix, LinearOperator, Real, SparseBinary, SubsampledDct};
+use crate::recovery::{
+    DenseMatrix, LinearOperator, Real, RecoveryError, SparseBinary, SubsampledDct,
+};
 
 /// A family of random `m x n` measurement operators, each drawn from a 64-bit seed.
 ///
@@ -115,10 +117,12 @@ impl Ensemble {
     /// ```
     pub fn generate<T: Real>(self, m: usize, n: usize, seed: u64) -> Result<Operator<T>> {
         if m == 0 || n == 0 {
-            return Err(Error::InvalidArgument(format!(
-                "a {self} operator needs at least one measurement and one signal entry \
-                 (got m = {m}, n = {n})"
-            )));
+            return Err(RecoveryError::EmptyOperator {
+                what: "a random operator",
+                m,
+                n,
+            }
+            .into());
         }
         let mut rng = Rng::new(seed);
         match self {
@@ -140,20 +144,14 @@ impl Ensemble {
             }
             Ensemble::Dct => {
                 if m > n {
-                    return Err(Error::InvalidArgument(format!(
-                        "a DCT of length {n} has only {n} rows, so it cannot take m = {m} \
-                         measurements: choose m <= n"
-                    )));
+                    return Err(RecoveryError::DctRows { m, n }.into());
                 }
                 let rows = rng.distinct_below(m, n);
                 Ok(Operator::Dct(SubsampledDct::new(n, rows)?))
             }
             Ensemble::Sparse { d } => {
                 if d == 0 || d > m {
-                    return Err(Error::InvalidArgument(format!(
-                        "a sparse operator with {m} rows needs 1 <= d <= {m} nonzeros per \
-                         column (got d = {d})"
-                    )));
+                    return Err(RecoveryError::NonzerosPerColumn { d, m }.into());
                 }
                 let total = n.checked_mul(d).ok_or_else(|| too_large(m, n))?;
                 let mut rows = Vec::new();
@@ -177,10 +175,8 @@ fn dense_entries<T>(m: usize, n: usize, mut next: impl FnMut() -> T) -> Result<V
 }
 
 /// The error for an operator too large to allocate.
-fn too_large(m: usize, n: usize) -> Error {
-    Error::InvalidArgument(format!(
-        "an {m} x {n} operator does not fit in memory: choose smaller m or n"
-    ))
+fn too_large(m: usize, n: usize) -> RecoveryError {
+    RecoveryError::OperatorTooLarge { m, n }
 }
 
 impl fmt::Display for Ensemble {
@@ -346,14 +342,38 @@ mod tests {
     }
 
     #[test]
-    fn huge_operators_are_errors() {
-        let e = Ensemble::Gaussian
-            .generate::<f32>(usize::MAX, 2, 0)
-            .unwrap_err();
+    fn sizes_out_of_range_are_errors_with_their_numbers() {
+        let err = |e: Ensemble, m, n| match e.generate::<f32>(m, n, 0) {
+            Err(Error::Recovery(e)) => e,
+            other => panic!("unexpected {other:?}"),
+        };
+        let e = err(Ensemble::Gaussian, usize::MAX, 2);
+        assert_eq!(
+            e,
+            RecoveryError::OperatorTooLarge {
+                m: usize::MAX,
+                n: 2
+            }
+        );
         assert!(e.to_string().contains("memory"), "{e}");
-        let e = Ensemble::Sparse { d: 3 }
-            .generate::<f32>(10, usize::MAX, 0)
-            .unwrap_err();
-        assert!(e.to_string().contains("memory"), "{e}");
+        let e = err(Ensemble::Sparse { d: 3 }, 10, usize::MAX);
+        assert_eq!(
+            e,
+            RecoveryError::OperatorTooLarge {
+                m: 10,
+                n: usize::MAX
+            }
+        );
+        assert_eq!(
+            err(Ensemble::Dct, 11, 10),
+            RecoveryError::DctRows { m: 11, n: 10 }
+        );
+        let e = err(Ensemble::Sparse { d: 4 }, 3, 10);
+        assert_eq!(e, RecoveryError::NonzerosPerColumn { d: 4, m: 3 });
+        let e = err(Ensemble::Sign, 0, 10);
+        assert!(
+            matches!(e, RecoveryError::EmptyOperator { m: 0, n: 10, .. }),
+            "{e}"
+        );
     }
 }

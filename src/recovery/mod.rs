@@ -18,6 +18,8 @@
 //!   divergence, cycling, no progress, slow convergence, iteration limit).
 //! - [`PhaseTransition`]: the success rate over a grid of `delta = m / n` and `rho = k / m`,
 //!   and the 50% curve ([`PhaseDiagram`]; drawn by `plot::plot_phase_diagram`, the `plot` feature).
+//! - [`RecoveryError`]: why a problem cannot be set up or solved (`Error::Recovery`), with its
+//!   numbers.
 //!
 //! ```
 //! use kselect::recovery::{LinearOperator, Real};
@@ -47,6 +49,7 @@ pub use stopping::StopReason;
 mod dct;
 mod dense;
 mod ensemble;
+mod error;
 mod random;
 mod signal;
 mod sparse;
@@ -54,6 +57,7 @@ mod sparse;
 pub use dct::SubsampledDct;
 pub use dense::DenseMatrix;
 pub use ensemble::{Ensemble, Operator};
+pub use error::{OperatorKind, RecoveryError};
 pub use signal::{sparse_signal, SignalKind};
 pub use sparse::SparseBinary;
 

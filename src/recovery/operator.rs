@@ -2,7 +2,7 @@
 
 use rayon::prelude::*;
 
-use crate::recovery::Real;
+use crate::recovery::{Real, RecoveryError};
 
 /// A linear map `A` from signals of `n` values to measurements of `m` values, with its
 /// adjoint `A^T`, on the CPU. The solvers only touch `A` through these two products, so any
@@ -126,4 +126,50 @@ pub(crate) fn assert_lengths((m, n): (usize, usize), input: usize, output: usize
         output, want_out,
         "{product} of an {m} x {n} operator fills {to} of {want_out} values"
     );
+}
+
+/// Sorts `rows` ascending: an error where a row is not below `bound` or is given twice (naming
+/// the sparse matrix's `column` they are the nonzeros of; `None` for a DCT's rows).
+pub(crate) fn sort_rows(
+    rows: &mut [usize],
+    bound: usize,
+    column: Option<usize>,
+) -> Result<(), RecoveryError> {
+    if let Some(&row) = rows.iter().find(|&&r| r >= bound) {
+        return Err(RecoveryError::RowOutOfRange {
+            column,
+            row,
+            rows: bound,
+        });
+    }
+    rows.sort_unstable();
+    match rows.windows(2).find(|w| w[0] == w[1]) {
+        Some(pair) => Err(RecoveryError::RepeatedRow {
+            column,
+            row: pair[0],
+        }),
+        None => Ok(()),
+    }
+}
+
+/// An error naming the first of `ops` of another shape than the first.
+pub(crate) fn check_one_shape<T: Real, O: LinearOperator<T>>(
+    ops: &[O],
+) -> Result<(), RecoveryError> {
+    let Some(first) = ops.first().map(O::shape) else {
+        return Ok(());
+    };
+    match ops
+        .iter()
+        .map(O::shape)
+        .enumerate()
+        .find(|(_, s)| *s != first)
+    {
+        Some((index, shape)) => Err(RecoveryError::ShapeMismatch {
+            index,
+            shape,
+            first,
+        }),
+        None => Ok(()),
+    }
 }

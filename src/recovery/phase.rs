@@ -19,10 +19,11 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::device::Device;
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::recovery::solver::positive;
 use crate::recovery::{
     sparse_signal, Algorithm, DeviceOperator, Ensemble, LinearOperator, Operator, Real, Recovery,
-    SignalKind, Solver,
+    RecoveryError, SignalKind, Solver,
 };
 
 /// The settings of a phase-transition experiment.
@@ -356,9 +357,11 @@ impl PhaseTransition {
         progress: &(dyn Fn(usize, usize) + Sync),
     ) -> Result<PhaseDiagram> {
         if !matches!(device, Device::Cuda(_)) {
-            return Err(Error::InvalidArgument(
-                "run_on takes a CUDA device; run solves the trials on the CPU".into(),
-            ));
+            return Err(RecoveryError::NotCuda {
+                what: "PhaseTransition::run_on",
+                on_cpu: "PhaseTransition::run solves the trials on the CPU",
+            }
+            .into());
         }
         self.check()?;
         let total = self.problems() * self.algorithms.len();
@@ -577,31 +580,29 @@ impl PhaseTransition {
     }
 
     fn check(&self) -> Result<()> {
-        let bad = |what: String| Err(Error::InvalidArgument(what));
-        if self.n == 0 {
-            return bad("a phase transition needs signals of at least one entry".into());
+        let what = "a phase transition";
+        let empty = [
+            (self.n == 0, "signal entry"),
+            (self.trials == 0, "trial a cell"),
+            (self.algorithms.is_empty(), "algorithm"),
+            (self.deltas.is_empty(), "delta"),
+            (self.rhos.is_empty(), "rho"),
+        ];
+        if let Some(&(_, item)) = empty.iter().find(|(empty, _)| *empty) {
+            return Err(RecoveryError::Empty { what, item }.into());
         }
-        if self.trials == 0 {
-            return bad("a phase transition needs at least one trial a cell".into());
-        }
-        if self.algorithms.is_empty() {
-            return bad("a phase transition needs at least one algorithm".into());
-        }
-        for (name, values) in [("delta", &self.deltas), ("rho", &self.rhos)] {
-            if values.is_empty() {
-                return bad(format!("the grid has no {name} value"));
+        for (setting, values) in [("delta", &self.deltas), ("rho", &self.rhos)] {
+            if let Some(&value) = values.iter().find(|v| !(**v > 0.0 && **v <= 1.0)) {
+                let range = "in (0, 1]";
+                return Err(RecoveryError::OutOfRange {
+                    setting,
+                    value,
+                    range,
+                }
+                .into());
             }
-            if let Some(v) = values.iter().find(|v| !(**v > 0.0 && **v <= 1.0)) {
-                return bad(format!("{name} = {v} is outside (0, 1]"));
-            }
         }
-        if !(self.success > 0.0 && self.success.is_finite()) {
-            return bad(format!(
-                "the success threshold must be positive, not {}",
-                self.success
-            ));
-        }
-        Ok(())
+        positive("the success threshold", self.success)
     }
 }
 
@@ -677,6 +678,38 @@ fn fifty_percent(column: &[Cell]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn settings_out_of_range_are_errors_naming_them() {
+        let base = || PhaseTransition::new(Ensemble::Gaussian, 16).trials(1);
+        let err = |experiment: PhaseTransition| match experiment.run::<f64>(&|_, _| {}) {
+            Err(crate::Error::Recovery(e)) => e,
+            other => panic!("unexpected {other:?}"),
+        };
+        let empty = |item| RecoveryError::Empty {
+            what: "a phase transition",
+            item,
+        };
+        let e = err(PhaseTransition::new(Ensemble::Gaussian, 0));
+        assert_eq!(e, empty("signal entry"));
+        assert_eq!(err(base().trials(0)), empty("trial a cell"));
+        assert_eq!(err(base().algorithms(vec![])), empty("algorithm"));
+        assert_eq!(err(base().deltas(vec![])), empty("delta"));
+        assert_eq!(err(base().rhos(vec![])), empty("rho"));
+        let out_of_range = |setting, value, range| RecoveryError::OutOfRange {
+            setting,
+            value,
+            range,
+        };
+        let e = err(base().deltas(vec![0.5, 1.5]));
+        assert_eq!(e, out_of_range("delta", 1.5, "in (0, 1]"));
+        assert!(e.to_string().contains("delta = 1.5 is out of range"), "{e}");
+        let e = err(base().rhos(vec![0.0]));
+        assert_eq!(e, out_of_range("rho", 0.0, "in (0, 1]"));
+        let e = err(base().success(-1.0));
+        let want = out_of_range("the success threshold", -1.0, "positive and finite");
+        assert_eq!(e, want);
+    }
 
     fn cell(rho: f64, successes: usize) -> Cell {
         Cell {

@@ -6,7 +6,7 @@ use std::str::FromStr;
 
 use crate::error::{Error, Result};
 use crate::recovery::random::Rng;
-use crate::recovery::Real;
+use crate::recovery::{Real, RecoveryError};
 
 /// The distribution of a test signal's nonzeros.
 ///
@@ -88,21 +88,18 @@ impl FromStr for SignalKind {
 /// ```
 pub fn sparse_signal<T: Real>(n: usize, k: usize, kind: SignalKind, seed: u64) -> Result<Vec<T>> {
     if n == 0 {
-        return Err(Error::InvalidArgument(
-            "a signal needs at least one entry (n = 0)".into(),
-        ));
+        return Err(RecoveryError::Empty {
+            what: "a signal",
+            item: "entry",
+        }
+        .into());
     }
     if k > n {
-        return Err(Error::InvalidArgument(format!(
-            "a signal of {n} entries cannot have k = {k} nonzeros: choose k <= {n}"
-        )));
+        return Err(RecoveryError::Sparsity { k, n }.into());
     }
     let mut x = Vec::new();
-    x.try_reserve_exact(n).map_err(|_| {
-        Error::InvalidArgument(format!(
-            "a signal of {n} entries does not fit in memory: choose a smaller n"
-        ))
-    })?;
+    x.try_reserve_exact(n)
+        .map_err(|_| RecoveryError::SignalTooLarge { n })?;
     x.resize(n, T::zero());
     let mut rng = Rng::new(seed);
     for j in rng.distinct_below(k, n) {
@@ -152,7 +149,18 @@ mod tests {
         let x = sparse_signal::<f64>(50, 0, SignalKind::Sign, 1).unwrap();
         assert!(x.iter().all(|v| *v == 0.0));
         let e = sparse_signal::<f64>(0, 0, SignalKind::Sign, 1).unwrap_err();
-        assert!(e.to_string().contains("n = 0"), "{e}");
+        let want = RecoveryError::Empty {
+            what: "a signal",
+            item: "entry",
+        };
+        assert!(matches!(&e, Error::Recovery(got) if *got == want), "{e}");
+        assert!(
+            e.to_string().contains("a signal needs at least one entry"),
+            "{e}"
+        );
+        let e = sparse_signal::<f32>(usize::MAX, 1, SignalKind::Sign, 1).unwrap_err();
+        let want = RecoveryError::SignalTooLarge { n: usize::MAX };
+        assert!(matches!(&e, Error::Recovery(got) if *got == want), "{e}");
         let e = "laplace".parse::<SignalKind>().unwrap_err();
         assert!(e.to_string().contains("(known: gaussian, sign)"), "{e}");
     }

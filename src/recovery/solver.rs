@@ -8,8 +8,9 @@ use crate::error::{Error, Result};
 use crate::recovery::backend::{Backend, Host};
 use crate::recovery::batch::{Lockstep, Settings};
 use crate::recovery::cuda::Cuda;
+use crate::recovery::operator::check_one_shape;
 use crate::recovery::stopping::{Monitor, StopReason};
-use crate::recovery::{iterative, pursuit, DeviceOperator, LinearOperator, Real};
+use crate::recovery::{iterative, pursuit, DeviceOperator, LinearOperator, Real, RecoveryError};
 
 /// The recovery algorithms.
 ///
@@ -270,7 +271,7 @@ impl Solver {
     /// ```
     pub fn solve<T: Real>(&self, op: &dyn LinearOperator<T>, y: &[T]) -> Result<Recovery<T>> {
         self.check(op.shape(), y.len())?;
-        check_finite(y, 0, y.len())?;
+        check_finite(y, None)?;
         self.run(op.shape(), y, || Ok(Host::new(op, y)))
     }
 
@@ -292,13 +293,14 @@ impl Solver {
     /// ```
     pub fn solve_on<T: Real>(&self, op: &DeviceOperator<T>, y: &[T]) -> Result<Recovery<T>> {
         if op.stacked() {
-            return Err(Error::InvalidArgument(format!(
-                "a stack of {} operators solves one problem with each: solve_many_on",
-                op.operators()
-            )));
+            return Err(RecoveryError::Stacked {
+                operators: op.operators(),
+                instead: "solve_many_on",
+            }
+            .into());
         }
         self.check(op.shape(), y.len())?;
-        check_finite(y, 0, y.len())?;
+        check_finite(y, None)?;
         if let Some(found) = self.lockstep(op, y, 1)? {
             return Ok(found.into_iter().next().expect("one problem"));
         }
@@ -363,18 +365,11 @@ impl Solver {
         let Some(first) = ops.first() else {
             return match ys.len() {
                 0 => Ok(Vec::new()),
-                len => Err(Error::InvalidArgument(format!(
-                    "{len} measurements given for no operators"
-                ))),
+                measurements => Err(RecoveryError::NoOperators { measurements }.into()),
             };
         };
         let shape = first.shape();
-        if let Some((c, other)) = ops.iter().enumerate().find(|(_, o)| o.shape() != shape) {
-            let ((m, n), (mc, nc)) = (shape, other.shape());
-            return Err(Error::InvalidArgument(format!(
-                "operator {c} is {mc} x {nc}, operator 0 {m} x {n}: the operators have one shape"
-            )));
-        }
+        check_one_shape(ops)?;
         let count = self.check_many(shape, ys)?;
         check_one_each(count, ops.len())?;
         ys.par_chunks(shape.0)
@@ -421,9 +416,7 @@ impl Solver {
             return Ok(Vec::new());
         }
         if i32::try_from(count).is_err() {
-            return Err(Error::InvalidArgument(format!(
-                "{count} problems at once: at most 2^31 - 1 on CUDA"
-            )));
+            return Err(RecoveryError::TooManyProblems { count }.into());
         }
         match self.lockstep(op, ys, count)? {
             Some(found) => Ok(found),
@@ -466,15 +459,12 @@ impl Solver {
     /// problems, finite measurements. Returns the number of problems.
     fn check_many<T: Real>(&self, (m, n): (usize, usize), ys: &[T]) -> Result<usize> {
         if m == 0 || ys.len() % m != 0 {
-            return Err(Error::InvalidArgument(format!(
-                "{} measurements do not make whole problems of m = {m} each",
-                ys.len()
-            )));
+            return Err(RecoveryError::WholeProblems { len: ys.len(), m }.into());
         }
         let count = ys.len() / m;
         self.check((m, n), m)?;
         for p in 0..count {
-            check_finite(&ys[p * m..(p + 1) * m], p, m)?;
+            check_finite(&ys[p * m..(p + 1) * m], Some(p))?;
         }
         Ok(count)
     }
@@ -482,33 +472,22 @@ impl Solver {
     /// The checks of the options against the operator.
     fn check(&self, (m, n): (usize, usize), len: usize) -> Result<()> {
         if m == 0 || n == 0 {
-            return Err(Error::InvalidArgument(format!(
-                "the operator is {m} x {n}: it needs at least one measurement and one unknown"
-            )));
+            return Err(RecoveryError::EmptyOperator {
+                what: "the operator",
+                m,
+                n,
+            }
+            .into());
         }
         if len != m {
-            return Err(Error::InvalidArgument(format!(
-                "{len} measurements given for an operator of {m} rows"
-            )));
+            return Err(RecoveryError::Measurements { given: len, m }.into());
         }
         if self.k > n {
-            return Err(Error::InvalidArgument(format!(
-                "k = {} nonzeros asked for in signals of n = {n} entries",
-                self.k
-            )));
+            return Err(RecoveryError::Sparsity { k: self.k, n }.into());
         }
-        let tol = self.tolerance.unwrap_or(1.0);
-        if !(tol > 0.0 && tol.is_finite()) {
-            return Err(Error::InvalidArgument(format!(
-                "the tolerance must be positive and finite, not {tol}"
-            )));
-        }
+        positive("the tolerance", self.tolerance.unwrap_or(1.0))?;
         if let Some(step) = self.step {
-            if !(step > 0.0 && step.is_finite()) {
-                return Err(Error::InvalidArgument(format!(
-                    "the step must be positive and finite, not {step}"
-                )));
-            }
+            positive("the step", step)?;
         }
         Ok(())
     }
@@ -577,27 +556,41 @@ impl Solver {
 /// An error unless there are as many problems as operators.
 fn check_one_each(problems: usize, operators: usize) -> Result<()> {
     if problems != operators {
-        return Err(Error::InvalidArgument(format!(
-            "{problems} problems given for {operators} operators: one problem for each"
-        )));
+        return Err(RecoveryError::OneEach {
+            what: "problems",
+            given: problems,
+            operators,
+        }
+        .into());
     }
     Ok(())
 }
 
-/// An error naming the first entry of problem `p`'s measurements that is not finite.
-fn check_finite<T: Real>(y: &[T], p: usize, m: usize) -> Result<()> {
+/// An error naming the first entry of the measurements that is not finite (and their
+/// `problem`, where several were given).
+fn check_finite<T: Real>(y: &[T], problem: Option<usize>) -> Result<()> {
     match first_non_finite(y) {
         None => Ok(()),
-        Some(i) => Err(Error::InvalidArgument(format!(
-            "measurement {i}{} is {}: measurements must be finite",
-            if y.len() == m && p > 0 {
-                format!(" of problem {p}")
-            } else {
-                String::new()
-            },
-            y[i]
-        ))),
+        Some(index) => Err(RecoveryError::NonFiniteMeasurement {
+            index,
+            problem,
+            value: y[index].as_f64(),
+        }
+        .into()),
     }
+}
+
+/// An error unless the `setting` is positive and finite.
+pub(crate) fn positive(setting: &'static str, value: f64) -> Result<()> {
+    if value > 0.0 && value.is_finite() {
+        return Ok(());
+    }
+    Err(RecoveryError::OutOfRange {
+        setting,
+        value,
+        range: "positive and finite",
+    }
+    .into())
 }
 
 /// What the algorithms need to know of a problem besides its backend: the sparsity, the

@@ -2,9 +2,9 @@
 
 use rayon::prelude::*;
 
-use crate::error::{Error, Result};
-use crate::recovery::operator::assert_lengths;
-use crate::recovery::{LinearOperator, Real};
+use crate::error::Result;
+use crate::recovery::operator::{assert_lengths, sort_rows};
+use crate::recovery::{LinearOperator, Real, RecoveryError};
 
 /// Output entries below which a product is not split further between threads.
 const GRAIN: usize = 4096;
@@ -63,55 +63,37 @@ impl<T: Real> SparseBinary<T> {
         rows_of_columns: Vec<usize>,
     ) -> Result<SparseBinary<T>> {
         if n == 0 {
-            return Err(Error::InvalidArgument(
-                "a sparse measurement matrix needs at least one column (n = 0)".into(),
-            ));
+            return Err(RecoveryError::EmptyOperator {
+                what: "a sparse measurement matrix",
+                m,
+                n,
+            }
+            .into());
         }
-        if d == 0 {
-            return Err(Error::InvalidArgument(
-                "a sparse measurement matrix needs at least one nonzero per column (d = 0)".into(),
-            ));
+        if d == 0 || d > m {
+            return Err(RecoveryError::NonzerosPerColumn { d, m }.into());
         }
-        if d > m {
-            return Err(Error::InvalidArgument(format!(
-                "{d} nonzeros per column do not fit in {m} rows: choose d <= m"
-            )));
-        }
-        let expected = n.checked_mul(d).ok_or_else(|| {
-            Error::InvalidArgument(format!(
-                "{n} columns of {d} nonzeros are more entries than memory can address"
-            ))
-        })?;
+        let too_large = || RecoveryError::OperatorTooLarge { m, n };
+        let expected = n.checked_mul(d).ok_or_else(too_large)?;
         if rows_of_columns.len() != expected {
-            return Err(Error::InvalidArgument(format!(
-                "{n} columns of {d} nonzeros need {expected} row indices, but {} were given",
-                rows_of_columns.len()
-            )));
+            return Err(RecoveryError::RowIndices {
+                n,
+                d,
+                expected,
+                given: rows_of_columns.len(),
+            }
+            .into());
         }
         let mut counts = Vec::new();
-        counts.try_reserve_exact(m.saturating_add(1)).map_err(|_| {
-            Error::InvalidArgument(format!(
-                "a sparse matrix of {m} rows does not fit in memory: choose a smaller m"
-            ))
-        })?;
+        counts
+            .try_reserve_exact(m.saturating_add(1))
+            .map_err(|_| too_large())?;
         counts.resize(m, 0usize);
         let mut sorted = Vec::with_capacity(d);
         for (j, column) in rows_of_columns.chunks_exact(d).enumerate() {
-            if let Some(&row) = column.iter().find(|&&r| r >= m) {
-                return Err(Error::InvalidArgument(format!(
-                    "column {j} has a nonzero in row {row}, out of range for {m} rows \
-                     (rows are 0-based: 0 <= row < {m})"
-                )));
-            }
             sorted.clear();
             sorted.extend_from_slice(column);
-            sorted.sort_unstable();
-            if let Some(pair) = sorted.windows(2).find(|w| w[0] == w[1]) {
-                return Err(Error::InvalidArgument(format!(
-                    "column {j} lists row {} twice; a column's {d} rows must be distinct",
-                    pair[0]
-                )));
-            }
+            sort_rows(&mut sorted, m, Some(j))?;
             column.iter().for_each(|&r| counts[r] += 1);
         }
         // The transpose by counting sort: each row's columns come out ascending.
@@ -220,15 +202,62 @@ mod tests {
     }
 
     #[test]
-    fn error_messages_name_the_column() {
-        let e = SparseBinary::<f64>::new(3, 2, 2, vec![0, 1, 2, 2]).unwrap_err();
-        assert!(e.to_string().contains("column 1 lists row 2 twice"), "{e}");
-        let e = SparseBinary::<f64>::new(3, 2, 2, vec![0, 5, 2, 1]).unwrap_err();
+    fn errors_name_the_column_and_the_numbers() {
+        let err = |m, n, d, rows: Vec<usize>| match SparseBinary::<f64>::new(m, n, d, rows) {
+            Err(crate::Error::Recovery(e)) => e,
+            other => panic!("unexpected {other:?}"),
+        };
+        let e = err(3, 2, 2, vec![0, 1, 2, 2]);
+        assert_eq!(
+            e,
+            RecoveryError::RepeatedRow {
+                column: Some(1),
+                row: 2
+            }
+        );
         assert!(
-            e.to_string().contains("column 0 has a nonzero in row 5"),
+            e.to_string().contains("row 2 is given twice in column 1"),
             "{e}"
         );
-        let e = SparseBinary::<f64>::new(3, usize::MAX, 2, vec![]).unwrap_err();
+        let e = err(3, 2, 2, vec![0, 5, 2, 1]);
+        let want = RecoveryError::RowOutOfRange {
+            column: Some(0),
+            row: 5,
+            rows: 3,
+        };
+        assert_eq!(e, want);
+        assert!(
+            e.to_string().contains("row 5 in column 0 is out of range"),
+            "{e}"
+        );
+        let e = err(3, usize::MAX, 2, vec![]);
+        assert_eq!(
+            e,
+            RecoveryError::OperatorTooLarge {
+                m: 3,
+                n: usize::MAX
+            }
+        );
         assert!(e.to_string().contains("memory"), "{e}");
+        assert_eq!(
+            err(3, 2, 4, vec![0; 8]),
+            RecoveryError::NonzerosPerColumn { d: 4, m: 3 }
+        );
+        assert_eq!(
+            err(3, 2, 0, vec![]),
+            RecoveryError::NonzerosPerColumn { d: 0, m: 3 }
+        );
+        let e = err(3, 0, 1, vec![]);
+        assert!(
+            matches!(e, RecoveryError::EmptyOperator { m: 3, n: 0, .. }),
+            "{e}"
+        );
+        let want = RecoveryError::RowIndices {
+            n: 2,
+            d: 2,
+            expected: 4,
+            given: 3,
+        };
+        assert_eq!(err(3, 2, 2, vec![0, 1, 2]), want);
     }
 }

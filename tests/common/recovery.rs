@@ -1,6 +1,15 @@
 //! Helpers of the sparse recovery tests: measuring a signal, and its error.
 
 use kselect::recovery::{LinearOperator, Real};
+use kselect::{Error, RecoveryError};
+
+/// The recovery error of `result`: a panic on success or on another error.
+pub fn recovery_error<T: std::fmt::Debug>(result: kselect::Result<T>) -> RecoveryError {
+    match result {
+        Err(Error::Recovery(e)) => e,
+        other => panic!("expected a recovery error, got {other:?}"),
+    }
+}
 
 /// `A x`.
 pub fn measure<T: Real>(op: &dyn LinearOperator<T>, x: &[T]) -> Vec<T> {

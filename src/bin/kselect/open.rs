@@ -35,6 +35,10 @@ pub fn naming(e: Error, file: &Path) -> Error {
             path: file.to_path_buf(),
             message,
         },
+        Error::Recovery(e) => Error::Format {
+            path: file.to_path_buf(),
+            message: e.to_string(),
+        },
         other => other,
     }
 }

@@ -12,7 +12,7 @@ use kselect::io::{Column, FileFormat};
 use kselect::recovery::{
     Algorithm, DenseMatrix, DeviceOperator, Ensemble, Operator, Real, Recovery, Solver, StopReason,
 };
-use kselect::{Device, Error, Result};
+use kselect::{Device, Error, RecoveryError, Result};
 use serde::{Serialize, Serializer};
 
 use crate::cli::{Backend, Operators, RecoverArgs};
@@ -290,10 +290,7 @@ pub fn run(args: &RecoverArgs, device: &Device) -> Result<Outcome> {
         }));
     }
     if args.k > n {
-        return Err(Error::InvalidArgument(format!(
-            "k = {} is more than n = {n}, the length of the signal: choose k <= {n}",
-            args.k
-        )));
+        return Err(RecoveryError::Sparsity { k: args.k, n }.into());
     }
     let each = one_operator_each(args, stacked, batch, &y.name)?;
     let setup = Setup {
@@ -366,10 +363,12 @@ fn operators<T: Real>(
     match (matrix, &setup.matrix, args.ensemble) {
         (Some(data), Some(name), _) => {
             if m * n == 0 {
-                return Err(Error::InvalidArgument(format!(
-                    "--matrix {}: a {m} x {n} matrix has no entries",
-                    name.display()
-                )));
+                let empty = RecoveryError::EmptyOperator {
+                    what: "a measurement matrix",
+                    m,
+                    n,
+                };
+                return Err(open::naming(empty.into(), name));
             }
             let ops = data
                 .chunks(m * n)
