@@ -93,6 +93,27 @@ pub enum Error {
     #[error("invalid argument: {0}")]
     Recovery(#[from] crate::recovery::RecoveryError),
 
+    /// A kNN search or estimator given points, a `k`, responses or settings that do not fit:
+    /// which check failed, with its numbers.
+    #[error("invalid argument: {0}")]
+    Knn(#[from] crate::knn::KnnError),
+
+    /// A distribution estimated, smoothed or plotted from order statistics, a bandwidth or
+    /// histogram and plot settings that do not fit: which check failed, with its numbers.
+    #[error("invalid argument: {0}")]
+    Density(#[from] crate::density::DensityError),
+
+    /// A request to the data-file readers and writers that the file or the data cannot meet
+    /// (a part beyond the parts, a shape that is not the data's, a column a file cannot give).
+    #[cfg(feature = "io")]
+    #[error("invalid argument: {0}")]
+    File(#[from] crate::io::FileError),
+
+    /// A group of ranks that cannot be formed as asked (a rank beyond the group, a GPU given
+    /// twice, more ranks on a host than GPUs).
+    #[error("invalid argument: {0}")]
+    Distributed(#[from] crate::distributed::DistributedError),
+
     /// The transport between the ranks of a distributed job failed.
     #[error("communication between the ranks failed: {0}")]
     Communication(String),

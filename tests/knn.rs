@@ -8,9 +8,19 @@ mod common;
 
 use common::sklearn::{self, matrix};
 use common::SplitMix64;
-use kselect::knn::{KnnFloat, Metric, NeighborLists, Neighbors, Points, METRICS};
-use kselect::{Device, Selector};
+use kselect::knn::{
+    Among, KnnError, KnnFloat, Metric, NeighborLists, Neighbors, PointSet, Points, METRICS,
+};
+use kselect::{Device, Error, Selector};
 use serde_json::Value;
+
+/// The kNN check that `e` reports.
+fn knn_error(e: &Error) -> KnnError {
+    match e {
+        Error::Knn(e) => e.clone(),
+        other => panic!("not a kNN argument error: {other:?}"),
+    }
+}
 
 /// The metric's value of a pair, written out plainly (cosine through the crate's own
 /// canonical scaling, checked against the plain formula separately).
@@ -111,6 +121,7 @@ fn assert_device_lists_exact<T: KnnFloat>(
             .all(|(&a, &b)| a as usize == b));
     } else {
         let e = index.search_device(queries.clone(), k).unwrap_err();
+        assert_eq!(knn_error(&e), KnnError::DeviceListsOnCpu);
         assert!(e.to_string().contains("CUDA device"), "{e}");
     }
 }
@@ -250,35 +261,99 @@ backend_test!(bad_input_is_a_clear_error, |selector: Selector| {
         .device(device.clone());
     let q = Points::new(&[0.0, 0.0], 2).unwrap();
     for (k, want) in [(0, "k = 0"), (3, "k = 3")] {
-        let e = index.search(q.clone(), k).unwrap_err().to_string();
+        let e = index.search(q.clone(), k).unwrap_err();
+        assert_eq!(
+            knn_error(&e),
+            KnnError::KOutOfRange {
+                k,
+                available: 2,
+                among: Among::Reference
+            }
+        );
+        let e = e.to_string();
         assert!(e.contains(want) && e.contains("2 reference points"), "{e}");
     }
-    let e = index.search_self(2).unwrap_err().to_string();
-    assert!(e.contains("1 other reference points"), "{e}");
+    let e = index.search_self(2).unwrap_err();
+    assert_eq!(
+        knn_error(&e),
+        KnnError::KOutOfRange {
+            k: 2,
+            available: 1,
+            among: Among::OtherReference
+        }
+    );
+    assert!(e.to_string().contains("1 other reference points"), "{e}");
     let e = index
         .search(Points::new(&[0.0], 1).unwrap(), 1)
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("1 coordinates") && e.contains("have 2"), "{e}");
-    let e = index
-        .search(Points::new(&[], 2).unwrap(), 1)
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("query set is empty"), "{e}");
+        .unwrap_err();
+    assert_eq!(
+        knn_error(&e),
+        KnnError::DimMismatch {
+            queries: 1,
+            reference: 2
+        }
+    );
+    assert!(
+        e.to_string().contains("1 coordinates") && e.to_string().contains("have 2"),
+        "{e}"
+    );
+    let e = index.search(Points::new(&[], 2).unwrap(), 1).unwrap_err();
+    assert_eq!(
+        knn_error(&e),
+        KnnError::EmptySet {
+            set: PointSet::Query
+        }
+    );
+    assert!(e.to_string().contains("query set is empty"), "{e}");
     let e = index
         .search(Points::new(&[0.0, f64::NAN], 2).unwrap(), 1)
         .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::Knn(KnnError::NonFiniteCoordinate {
+                set: PointSet::Query,
+                row: 0,
+                column: 1,
+                value
+            }) if value.is_nan()
+        ),
+        "{e:?}"
+    );
     assert!(
         e.to_string().contains("query 0") && e.to_string().contains("column 1"),
         "{e}"
     );
     let e = Neighbors::new(Points::new(&[1.0, f64::INFINITY, 0.0, 0.0], 2).unwrap()).unwrap_err();
+    assert_eq!(
+        knn_error(&e),
+        KnnError::NonFiniteCoordinate {
+            set: PointSet::Reference,
+            row: 0,
+            column: 1,
+            value: f64::INFINITY
+        }
+    );
     assert!(e.to_string().contains("reference point 0"), "{e}");
     let one = Neighbors::new(Points::new(&[1.0f32], 1).unwrap()).unwrap();
-    let e = one.device(device).search_self(1).unwrap_err().to_string();
-    assert!(e.contains("no other reference point"), "{e}");
-    assert!(Points::new(&[1.0f32, 2.0, 3.0], 2).is_err());
-    assert!(Points::<f32>::new(&[], 0).is_err());
+    let e = one.device(device).search_self(1).unwrap_err();
+    assert_eq!(
+        knn_error(&e),
+        KnnError::KOutOfRange {
+            k: 1,
+            available: 0,
+            among: Among::OtherReference
+        }
+    );
+    assert!(e.to_string().contains("no other reference point"), "{e}");
+    assert_eq!(
+        knn_error(&Points::new(&[1.0f32, 2.0, 3.0], 2).unwrap_err()),
+        KnnError::Ragged { len: 3, dim: 2 }
+    );
+    assert_eq!(
+        knn_error(&Points::<f32>::new(&[], 0).unwrap_err()),
+        KnnError::NoCoordinate { set: None }
+    );
 });
 
 backend_test!(searches_equal_scikit_learn, |selector: Selector| {

@@ -487,7 +487,7 @@ fn assert_error<T: std::fmt::Debug>(result: kselect::Result<T>, words: &[&str]) 
     assert!(
         matches!(
             e,
-            kselect::Error::InvalidArgument(_) | kselect::Error::UnknownName { .. }
+            kselect::Error::Knn(_) | kselect::Error::UnknownName { .. }
         ),
         "not an invalid argument: {e:?}"
     );

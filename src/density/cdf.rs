@@ -2,6 +2,8 @@
 
 use crate::element::Element;
 use crate::error::{Error, Result};
+
+use super::DensityError;
 use crate::select::{QuantileMethod, Selector};
 
 use super::pdf::{components, Component};
@@ -41,7 +43,7 @@ pub struct DensityEstimate {
 impl DensityEstimate {
     /// The estimate through the points `(values[i], probs[i])`.
     ///
-    /// Errors (`Error::InvalidArgument` unless said otherwise) when there are fewer than two
+    /// Errors (`Error::Density` unless said otherwise) when there are fewer than two
     /// points, the two slices differ in length, a probability is not in `[0, 1]`
     /// (`Error::InvalidProbability`), the probabilities are not strictly increasing, a value
     /// is NaN or infinite, or the values decrease.
@@ -245,20 +247,17 @@ impl DensityEstimate {
 /// The checks of [`DensityEstimate::new`] on the probabilities alone.
 fn validate_probs(probs: &[f64]) -> Result<()> {
     if probs.len() < 2 {
-        return Err(Error::InvalidArgument(format!(
-            "a distribution is estimated from at least 2 order statistics, got {}",
-            probs.len()
-        )));
+        return Err(DensityError::TooFewPoints { count: probs.len() }.into());
     }
     if let Some(&q) = probs.iter().find(|q| !(0.0..=1.0).contains(*q)) {
         return Err(Error::InvalidProbability { q });
     }
     if let Some(i) = (1..probs.len()).find(|&i| probs[i] <= probs[i - 1]) {
-        return Err(Error::InvalidArgument(format!(
-            "the probabilities must be strictly increasing: {} follows {}",
-            probs[i],
-            probs[i - 1]
-        )));
+        return Err(DensityError::ProbabilitiesNotIncreasing {
+            previous: probs[i - 1],
+            next: probs[i],
+        }
+        .into());
     }
     Ok(())
 }
@@ -267,27 +266,27 @@ fn validate_probs(probs: &[f64]) -> Result<()> {
 fn validate(probs: &[f64], values: &[f64]) -> Result<()> {
     validate_probs(probs)?;
     if probs.len() != values.len() {
-        return Err(Error::InvalidArgument(format!(
-            "{} probabilities but {} order statistics",
-            probs.len(),
-            values.len()
-        )));
+        return Err(DensityError::LengthMismatch {
+            probs: probs.len(),
+            values: values.len(),
+        }
+        .into());
     }
     if let Some(i) = values.iter().position(|v| !v.is_finite()) {
-        return Err(Error::InvalidArgument(format!(
-            "the order statistic at p = {} is {}: a distribution is estimated from finite \
-             order statistics only",
-            probs[i], values[i]
-        )));
+        return Err(DensityError::NonFiniteValue {
+            p: probs[i],
+            value: values[i],
+        }
+        .into());
     }
     if let Some(i) = (1..values.len()).find(|&i| values[i] < values[i - 1]) {
-        return Err(Error::InvalidArgument(format!(
-            "the order statistics must not decrease: {:?} at p = {} follows {:?} at p = {}",
-            values[i],
-            probs[i],
-            values[i - 1],
-            probs[i - 1]
-        )));
+        return Err(DensityError::ValuesDecrease {
+            previous: values[i - 1],
+            previous_p: probs[i - 1],
+            value: values[i],
+            p: probs[i],
+        }
+        .into());
     }
     Ok(())
 }

@@ -43,11 +43,13 @@
 //! [`Selector::quantiles`]: crate::Selector::quantiles
 
 mod cdf;
+mod error;
 mod ks;
 mod pdf;
 mod smooth;
 
 pub use cdf::DensityEstimate;
+pub use error::DensityError;
 pub use pdf::Component;
 pub use smooth::{Bandwidth, SmoothedDensity};
 

@@ -12,10 +12,11 @@
 //! data are dense and far apart in the tails, so local bandwidths smooth the tails without
 //! flattening a sharp peak.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 use super::cdf::DensityEstimate;
 use super::pdf::Component;
+use super::DensityError;
 
 /// How wide the smoothing kernels are.
 ///
@@ -72,8 +73,8 @@ pub struct SmoothedDensity {
 impl DensityEstimate {
     /// The estimate smoothed with biweight kernels of the given bandwidth.
     ///
-    /// Errors with `Error::InvalidArgument` unless the bandwidth's number is finite and
-    /// positive.
+    /// Errors with `Error::Density` ([`DensityError::Bandwidth`](super::DensityError::Bandwidth))
+    /// unless the bandwidth's number is finite and positive.
     ///
     /// ```
     /// use kselect::density::{Bandwidth, DensityEstimate};
@@ -87,9 +88,7 @@ impl DensityEstimate {
     pub fn smoothed(&self, bandwidth: Bandwidth) -> Result<SmoothedDensity> {
         let (Bandwidth::Fixed(value) | Bandwidth::Local(value)) = bandwidth;
         if !(value.is_finite() && value > 0.0) {
-            return Err(Error::InvalidArgument(format!(
-                "the bandwidth of the smoothing kernels must be finite and positive, got {value:?}"
-            )));
+            return Err(DensityError::Bandwidth { value }.into());
         }
         let widths = match bandwidth {
             Bandwidth::Fixed(h) => vec![h; self.components().len()],

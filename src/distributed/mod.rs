@@ -39,6 +39,7 @@
 mod bucket;
 mod communicator;
 mod device_shard;
+mod error;
 mod link;
 pub mod model;
 #[cfg(feature = "mpi")]
@@ -59,6 +60,7 @@ mod threads;
 mod traffic;
 
 pub use communicator::{Communicator, ReduceOp, SingleProcess};
+pub use error::DistributedError;
 #[cfg(feature = "mpi")]
 pub use mpi::Mpi;
 pub use nccl::{Nccl, NcclId, NCCL_ID_BYTES};

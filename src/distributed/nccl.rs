@@ -15,6 +15,7 @@ use crate::error::{Error, Result};
 
 use super::communicator::{Communicator, ReduceOp};
 use super::link::{bytes_to_words, words_to_bytes};
+use super::DistributedError;
 
 /// The bytes of an NCCL unique id.
 pub const NCCL_ID_BYTES: usize = 128;
@@ -121,9 +122,7 @@ impl Nccl {
     pub fn new(device: &CudaDevice, rank: usize, size: usize, id: &NcclId) -> Result<Nccl> {
         library()?;
         if rank >= size {
-            return Err(Error::InvalidArgument(format!(
-                "rank {rank} of an NCCL group of {size} ranks"
-            )));
+            return Err(DistributedError::RankBeyondSize { rank, size }.into());
         }
         bind(device)?;
         let comm = Comm::from_rank(device.stream().clone(), rank, size, id.0)
@@ -156,10 +155,7 @@ impl Nccl {
         let mut ordinals: Vec<usize> = devices.iter().map(CudaDevice::ordinal).collect();
         ordinals.sort_unstable();
         if let Some(w) = ordinals.windows(2).find(|w| w[0] == w[1]) {
-            return Err(Error::InvalidArgument(format!(
-                "GPU {} is given twice; an NCCL group has one rank per GPU",
-                w[0]
-            )));
+            return Err(DistributedError::GpuTwice { gpu: w[0] }.into());
         }
         if devices.is_empty() {
             return Ok(Vec::new());
@@ -200,11 +196,11 @@ impl Nccl {
         let (local, on_host) = mpi.local_rank_and_size();
         let device = CudaDevice::count().and_then(|gpus| {
             if on_host > gpus {
-                return Err(Error::InvalidArgument(format!(
-                    "{on_host} ranks on a host with {gpus} GPU(s); NCCL needs a GPU for each \
-                     rank (run fewer ranks, or use the MPI communicator, whose ranks may \
-                     share a GPU)"
-                )));
+                return Err(DistributedError::TooFewGpus {
+                    ranks: on_host,
+                    gpus,
+                }
+                .into());
             }
             CudaDevice::new(local)
         });

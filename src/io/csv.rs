@@ -28,7 +28,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
-use crate::io::{Column, Source};
+use crate::io::{Column, FileError, Source};
 
 /// The values of one CSV column.
 ///
@@ -196,7 +196,7 @@ impl CsvTable {
     /// The fields of the column `name` as text, one per data row (trimmed, as every field is
     /// read), whether they are numbers or not: for a table read by
     /// [`Source::read_csv_table_with_text`] naming the column. [`Error::MissingColumn`] when
-    /// the header has no such name, [`Error::InvalidArgument`] when its text was not kept.
+    /// the header has no such name, [`Error::File`] ([`FileError::TextNotKept`]) when its text was not kept.
     ///
     /// ```
     /// use kselect::io::Source;
@@ -212,12 +212,11 @@ impl CsvTable {
     pub fn text(&self, name: &str) -> Result<&[String]> {
         let index = position(&self.path, &self.names, name)?;
         self.texts[index].as_deref().ok_or_else(|| {
-            Error::InvalidArgument(format!(
-                "the text of column `{}` of {} was not kept: read the table with \
-                 Source::read_csv_table_with_text naming it",
-                self.names[index],
-                self.path.display()
-            ))
+            FileError::TextNotKept {
+                path: self.path.clone(),
+                column: self.names[index].clone(),
+            }
+            .into()
         })
     }
 }

@@ -39,12 +39,14 @@
 //! ```
 
 pub mod csv;
+mod error;
 pub mod npy;
 mod source;
 
 pub use self::csv::{
     read_csv_column, read_csv_column_from, read_csv_table, read_csv_table_from, CsvColumn, CsvTable,
 };
+pub use self::error::FileError;
 pub use self::npy::{read_npy, read_npy_from, write_npy};
 pub use self::source::{open_file, Source};
 

@@ -32,7 +32,7 @@ use std::path::{Path, PathBuf};
 
 use crate::element::{DType, Element};
 use crate::error::{Error, Result};
-use crate::io::{read_up_to, Column, Source};
+use crate::io::{read_up_to, Column, FileError, Source};
 
 /// The magic string every `.npy` file starts with.
 pub(crate) const MAGIC: &[u8; 6] = b"\x93NUMPY";
@@ -115,9 +115,7 @@ pub fn read_npy_part(path: impl AsRef<Path>, part: usize, parts: usize) -> Resul
     use std::io::{BufReader, Seek, SeekFrom};
     let path = path.as_ref();
     if part >= parts {
-        return Err(Error::InvalidArgument(format!(
-            "part {part} of {parts} does not exist (parts are numbered from 0)"
-        )));
+        return Err(FileError::NoSuchPart { part, parts }.into());
     }
     let (file, size) = crate::io::open_file(path)?;
     let mut reader = BufReader::new(file);
@@ -250,10 +248,12 @@ pub fn write_npy_matrix<T: Element>(
 ) -> Result<()> {
     let path = path.as_ref();
     if rows.checked_mul(cols) != Some(data.len()) {
-        return Err(Error::InvalidArgument(format!(
-            "{} values cannot be written as {rows} rows of {cols} columns",
-            data.len()
-        )));
+        return Err(FileError::ShapeMismatch {
+            len: data.len(),
+            rows,
+            cols,
+        }
+        .into());
     }
     write_file(path, |w| {
         write_shaped(w, data, &format!("({rows}, {cols})"))

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::io::csv::{self, CsvColumn, CsvTable};
 use crate::io::npy::{self, NpyArray};
-use crate::io::{read_up_to, Column, FileFormat};
+use crate::io::{read_up_to, Column, FileError, FileFormat};
 
 /// The buffer of the raw bytes and of the decompressed ones.
 const BUFFER: usize = 1 << 16;
@@ -241,11 +241,11 @@ impl<'a> Source<'a> {
         match self.format {
             FileFormat::Npy => {
                 if let Some(wanted) = column {
-                    return Err(Error::InvalidArgument(format!(
-                        "{}: a .npy file holds one array without column names, \
-                         so no column `{wanted}` can be chosen in it",
-                        self.name.display()
-                    )));
+                    return Err(FileError::NpyColumn {
+                        path: self.name.clone(),
+                        column: wanted.to_string(),
+                    }
+                    .into());
                 }
                 self.read_npy()
             }

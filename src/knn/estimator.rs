@@ -1,9 +1,9 @@
 //! What the kNN estimators share: their settings and the checks of a training set.
 
 use crate::device::Device;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::knn::validation::check_leave_one_out;
-use crate::knn::{KnnFloat, Metric, Neighbors, Points, Weights};
+use crate::knn::{Among, KnnError, KnnFloat, Metric, Neighbors, PointSet, Points, Weights};
 
 /// The settings of a kNN estimator.
 #[derive(Clone, Debug)]
@@ -40,38 +40,42 @@ impl Settings {
         &self,
         x: Points<'_, T>,
         targets: usize,
-        what: &str,
+        what: &'static str,
         leave_one_out: bool,
     ) -> Result<Neighbors<'static, T>> {
-        let k = self.n_neighbors;
+        let (k, rows) = (self.n_neighbors, x.rows());
+        let k_out_of_range = KnnError::KOutOfRange {
+            k,
+            available: rows,
+            among: Among::Training,
+        };
         if k == 0 {
-            return Err(Error::InvalidArgument(
-                "n_neighbors = 0: at least one neighbour is needed".into(),
-            ));
+            return Err(k_out_of_range.into());
         }
         if self.weights == Weights::Distance && self.metric.is_similarity() {
-            return Err(Error::InvalidArgument(format!(
-                "weights = distance needs a distance, but the {} metric is a similarity; \
-                 use uniform weights or a distance metric",
-                self.metric
-            )));
+            return Err(KnnError::DistanceWeightsOfSimilarity {
+                metric: self.metric,
+            }
+            .into());
         }
-        let rows = x.rows();
         if rows == 0 {
-            return Err(Error::InvalidArgument("the training set is empty".into()));
+            return Err(KnnError::EmptySet {
+                set: PointSet::Training,
+            }
+            .into());
         }
         if targets != rows {
-            return Err(Error::InvalidArgument(format!(
-                "{what} has {targets} values but the training set has {rows} points"
-            )));
+            return Err(KnnError::TargetCount {
+                what,
+                targets,
+                rows,
+            }
+            .into());
         }
         if leave_one_out {
             check_leave_one_out(k, rows)?;
         } else if k > rows {
-            return Err(Error::InvalidArgument(format!(
-                "n_neighbors = {k} but the training set has only {rows} points \
-                 (n_neighbors runs from 1 to {rows})"
-            )));
+            return Err(k_out_of_range.into());
         }
         Ok(Neighbors::new(x.into_owned())?
             .metric(self.metric)

@@ -43,6 +43,7 @@
 mod candidates;
 mod classifier;
 mod cpu;
+mod error;
 mod estimator;
 mod gpu;
 mod lists;
@@ -54,6 +55,7 @@ mod validation;
 mod weights;
 
 pub use classifier::{FittedKnnClassifier, KnnClassifier};
+pub use error::{Among, KnnError, PointSet};
 pub use lists::{DeviceNeighborLists, NeighborLists};
 pub use metric::{Metric, METRICS};
 pub use neighbors::Neighbors;

@@ -1,10 +1,12 @@
 //! [`Neighbors`]: exact k-nearest-neighbour search over a reference set.
 
 use crate::device::{CudaDevice, Device, DeviceBuffer};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::knn::gpu::{Lists, Place};
 use crate::knn::metric::Metric;
-use crate::knn::{cpu, gpu, DeviceNeighborLists, KnnFloat, NeighborLists, Points};
+use crate::knn::{
+    cpu, gpu, Among, DeviceNeighborLists, KnnError, KnnFloat, NeighborLists, PointSet, Points,
+};
 
 /// Exact nearest-neighbour search over a set of reference points, on the CPU or a CUDA GPU.
 ///
@@ -68,7 +70,7 @@ impl<'a, T: KnnFloat> Neighbors<'a, T> {
     /// ```
     pub fn new(reference: impl Into<Points<'a, T>>) -> Result<Neighbors<'a, T>> {
         let reference = reference.into();
-        check_set(&reference, "reference set", "reference point")?;
+        check_set(&reference, PointSet::Reference)?;
         Ok(Neighbors {
             reference,
             metric: Metric::default(),
@@ -189,9 +191,7 @@ impl<'a, T: KnnFloat> Neighbors<'a, T> {
     ) -> Result<DeviceNeighborLists<T>> {
         let queries = queries.into();
         let Device::Cuda(dev) = &self.device else {
-            return Err(Error::InvalidArgument(
-                "lists left on a device need a search on a CUDA device (Neighbors::device)".into(),
-            ));
+            return Err(KnnError::DeviceListsOnCpu.into());
         };
         self.check_queries(&queries, k)?;
         match self.run_gpu(dev, &queries, k, Place::Device)? {
@@ -208,14 +208,14 @@ impl<'a, T: KnnFloat> Neighbors<'a, T> {
     /// An error unless `queries` match the reference points and `1 <= k <=` their count.
     fn check_queries(&self, queries: &Points<'_, T>, k: usize) -> Result<()> {
         if queries.dim() != self.reference.dim() {
-            return Err(Error::InvalidArgument(format!(
-                "queries have {} coordinates but the reference points have {}",
-                queries.dim(),
-                self.reference.dim()
-            )));
+            return Err(KnnError::DimMismatch {
+                queries: queries.dim(),
+                reference: self.reference.dim(),
+            }
+            .into());
         }
-        check_set(queries, "query set", "query")?;
-        check_k(k, self.reference.rows(), "")
+        check_set(queries, PointSet::Query)?;
+        check_k(k, self.reference.rows(), Among::Reference)
     }
 
     /// The kNN graph: the `k` nearest other points of every reference point (each point left
@@ -234,7 +234,7 @@ impl<'a, T: KnnFloat> Neighbors<'a, T> {
     /// ```
     pub fn search_self(&self, k: usize) -> Result<NeighborLists<T>> {
         let n = self.reference.rows();
-        check_k(k, n.saturating_sub(1), " other")?;
+        check_k(k, n.saturating_sub(1), Among::OtherReference)?;
         // The k + 1 best of each point, then the point itself taken out (or the last
         // dropped where the point is not among them, as for cosine's zero vector).
         let (values, indices) = self.run(&self.reference, k + 1)?;
@@ -306,30 +306,25 @@ fn lists<T: KnnFloat>(
 }
 
 /// An error for an empty set, points of no coordinate, or a coordinate that is not finite.
-fn check_set<T: KnnFloat>(points: &Points<'_, T>, set: &str, point: &str) -> Result<()> {
+fn check_set<T: KnnFloat>(points: &Points<'_, T>, set: PointSet) -> Result<()> {
     if points.dim() == 0 {
-        return Err(Error::InvalidArgument(format!(
-            "the {set}'s points have no coordinate"
-        )));
+        return Err(KnnError::NoCoordinate { set: Some(set) }.into());
     }
     if points.is_empty() {
-        return Err(Error::InvalidArgument(format!("the {set} is empty")));
+        return Err(KnnError::EmptySet { set }.into());
     }
-    points.check_finite(point)
+    points.check_finite(set)
 }
 
 /// An error unless `1 <= k <= available`.
-fn check_k(k: usize, available: usize, other: &str) -> Result<()> {
-    if available == 0 {
-        return Err(Error::InvalidArgument(format!(
-            "k = {k} neighbours asked for, but there is no{other} reference point to be one"
-        )));
-    }
+fn check_k(k: usize, available: usize, among: Among) -> Result<()> {
     if k == 0 || k > available {
-        return Err(Error::InvalidArgument(format!(
-            "k = {k} neighbours asked for, but there are {available}{other} reference points \
-             (k runs from 1 to {available})"
-        )));
+        return Err(KnnError::KOutOfRange {
+            k,
+            available,
+            among,
+        }
+        .into());
     }
     Ok(())
 }

@@ -5,8 +5,8 @@ use std::borrow::Cow;
 use ndarray::ArrayView2;
 
 use crate::element::first_non_finite;
-use crate::error::{Error, Result};
-use crate::knn::KnnFloat;
+use crate::error::Result;
+use crate::knn::{KnnError, KnnFloat, PointSet};
 
 /// `rows` points of `dim` coordinates each, stored row-major (point `i` at
 /// `i * dim .. (i + 1) * dim`); borrowed from the caller where it can be, owned otherwise.
@@ -146,16 +146,16 @@ impl<'a, T: KnnFloat> Points<'a, T> {
 
     /// An error naming the first coordinate that is not finite, `what` naming the set
     /// (e.g. "reference point", "query").
-    pub(crate) fn check_finite(&self, what: &str) -> Result<()> {
+    pub(crate) fn check_finite(&self, set: PointSet) -> Result<()> {
         match first_non_finite(&self.data) {
             None => Ok(()),
-            Some(at) => Err(Error::InvalidArgument(format!(
-                "{what} {} has a non-finite coordinate ({} in column {}); \
-                 neighbours need finite coordinates",
-                at / self.dim,
-                self.data[at],
-                at % self.dim
-            ))),
+            Some(at) => Err(KnnError::NonFiniteCoordinate {
+                set,
+                row: at / self.dim,
+                column: at % self.dim,
+                value: self.data[at].to_f64(),
+            }
+            .into()),
         }
     }
 }
@@ -176,15 +176,10 @@ impl<'a, T: KnnFloat> From<ArrayView2<'a, T>> for Points<'a, T> {
 /// The number of rows of `len` values of `dim` coordinates each.
 fn shape(len: usize, dim: usize) -> Result<usize> {
     if dim == 0 {
-        return Err(Error::InvalidArgument(
-            "points need at least one coordinate (dim = 0)".into(),
-        ));
+        return Err(KnnError::NoCoordinate { set: None }.into());
     }
     if len % dim != 0 {
-        return Err(Error::InvalidArgument(format!(
-            "{len} values do not make points of {dim} coordinates ({} left over)",
-            len % dim
-        )));
+        return Err(KnnError::Ragged { len, dim }.into());
     }
     Ok(len / dim)
 }

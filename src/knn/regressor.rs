@@ -1,10 +1,10 @@
 //! [`KnnRegressor`]: k-nearest-neighbour regression, as scikit-learn's `KNeighborsRegressor`.
 
 use crate::device::Device;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::knn::estimator::Settings;
 use crate::knn::validation::{check_leave_one_out, largest_k};
-use crate::knn::{KnnFloat, LooScore, Metric, NeighborLists, Neighbors, Points, Weights};
+use crate::knn::{KnnError, KnnFloat, LooScore, Metric, NeighborLists, Neighbors, Points, Weights};
 
 /// k-nearest-neighbour regression: the prediction at a query is the mean of the responses of
 /// its `n_neighbors` nearest training points, weighted by [`Weights`] (scikit-learn's
@@ -195,10 +195,11 @@ impl<T: KnnFloat> FittedKnnRegressor<T> {
     ) -> Result<FittedKnnRegressor<T>> {
         let index = settings.train(x, y.len(), "y", leave_one_out)?;
         if let Some(i) = y.iter().position(|v| !v.is_finite()) {
-            return Err(Error::InvalidArgument(format!(
-                "y[{i}] = {} is not finite; responses must be finite",
-                y[i]
-            )));
+            return Err(KnnError::NonFiniteResponse {
+                index: i,
+                value: y[i],
+            }
+            .into());
         }
         Ok(FittedKnnRegressor {
             index,

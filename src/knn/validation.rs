@@ -7,7 +7,8 @@
 //! distances ordered by the lower index, so the first `k` entries of a longer list are
 //! exactly the list of `k`.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::knn::KnnError;
 
 /// The leave-one-out error of a kNN estimator with `k` neighbours: for
 /// [`KnnRegressor`](crate::knn::KnnRegressor) the mean squared error of the leave-one-out
@@ -34,14 +35,10 @@ pub struct LooScore {
 /// The largest of `ks`; an error when there is none or one is 0.
 pub(crate) fn largest_k(ks: &[usize]) -> Result<usize> {
     if ks.is_empty() {
-        return Err(Error::InvalidArgument(
-            "no neighbour counts (ks) to score: give at least one k".into(),
-        ));
+        return Err(KnnError::NoKs.into());
     }
     if ks.contains(&0) {
-        return Err(Error::InvalidArgument(
-            "the neighbour counts (ks) hold k = 0: every k must be at least 1".into(),
-        ));
+        return Err(KnnError::ZeroInKs.into());
     }
     Ok(ks.iter().copied().max().unwrap_or(1))
 }
@@ -49,12 +46,7 @@ pub(crate) fn largest_k(ks: &[usize]) -> Result<usize> {
 /// An error unless leave-one-out with `k` neighbours fits `n` training points (`k < n`).
 pub(crate) fn check_leave_one_out(k: usize, n: usize) -> Result<()> {
     if k >= n {
-        return Err(Error::InvalidArgument(format!(
-            "leave-one-out with k = {k} neighbours needs more than {k} training points, \
-             but there are {n}: each point is predicted from the other {} \
-             (k runs from 1 to n - 1)",
-            n.saturating_sub(1)
-        )));
+        return Err(KnnError::LeaveOneOut { k, n }.into());
     }
     Ok(())
 }

@@ -2,7 +2,8 @@
 
 use std::path::Path;
 
-use crate::error::{Error, Result};
+use crate::density::DensityError;
+use crate::error::Result;
 
 /// The image format of a plot file.
 ///
@@ -23,7 +24,7 @@ pub enum ImageFormat {
 
 impl ImageFormat {
     /// The format named by `path`'s extension, `.png` or `.svg` (any case); any other is an
-    /// `Error::InvalidArgument`.
+    /// `Error::Density` ([`DensityError::ImageExtension`]).
     ///
     /// ```
     /// use kselect::plot::ImageFormat;
@@ -37,10 +38,10 @@ impl ImageFormat {
         match extension.as_deref() {
             Some("png") => Ok(ImageFormat::Png),
             Some("svg") => Ok(ImageFormat::Svg),
-            _ => Err(Error::InvalidArgument(format!(
-                "{}: a plot file name ends in .png or .svg",
-                path.display()
-            ))),
+            _ => Err(DensityError::ImageExtension {
+                path: path.to_path_buf(),
+            }
+            .into()),
         }
     }
 

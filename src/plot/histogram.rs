@@ -2,7 +2,7 @@
 
 use rayon::prelude::*;
 
-use crate::density::DensityEstimate;
+use crate::density::{DensityError, DensityEstimate};
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::select::NanPolicy;
@@ -46,7 +46,7 @@ impl Histogram {
     ///
     /// NaN follows `nan_policy`: `Error` refuses it (`Error::NanInInput`), `Omit` leaves it out
     /// of everything, `Last` counts it in the total (above every bin), as
-    /// [`DensityEstimate::ks_distance`] does. Errors (`Error::InvalidArgument`) unless
+    /// [`DensityEstimate::ks_distance`] does. Errors (`Error::Density`) unless
     /// `lo < hi` are finite and `1 <= bins <=` [`MAX_BINS`]; `Error::EmptyInput` when no value
     /// is left. Any finite range will do, even one wider than `f64::MAX` or with bins narrower
     /// than the spacing of subnormal numbers: values are counted without overflow.
@@ -67,14 +67,14 @@ impl Histogram {
         nan_policy: NanPolicy,
     ) -> Result<Self> {
         if !(lo.is_finite() && hi.is_finite() && lo < hi) {
-            return Err(Error::InvalidArgument(format!(
-                "a histogram's range needs finite lo < hi, not [{lo:?}, {hi:?}]"
-            )));
+            return Err(DensityError::HistogramRange { lo, hi }.into());
         }
         if !(1..=MAX_BINS).contains(&bins) {
-            return Err(Error::InvalidArgument(format!(
-                "a histogram has 1 to {MAX_BINS} bins, not {bins}"
-            )));
+            return Err(DensityError::BinCount {
+                bins,
+                max: MAX_BINS,
+            }
+            .into());
         }
         let binning = Binning::new(lo, hi, bins);
         let tally = data
@@ -426,20 +426,19 @@ mod tests {
     #[test]
     fn bad_ranges_and_bins() {
         let d = [1.0];
-        for (lo, hi, bins) in [
-            (1.0, 0.0, 3),
-            (f64::NAN, 1.0, 3),
-            (0.0, f64::INFINITY, 3),
-            (0.0, 1.0, 0),
-            (0.0, 1.0, MAX_BINS + 1),
-        ] {
-            assert!(
-                matches!(
-                    Histogram::new(&d, lo, hi, bins, NanPolicy::Error),
-                    Err(Error::InvalidArgument(_))
-                ),
-                "{lo} {hi} {bins}"
-            );
+        for (lo, hi) in [(1.0, 0.0), (f64::NAN, 1.0), (0.0, f64::INFINITY)] {
+            match Histogram::new(&d, lo, hi, 3, NanPolicy::Error) {
+                Err(Error::Density(DensityError::HistogramRange { lo: l, hi: h })) => {
+                    assert_eq!((l.to_bits(), h.to_bits()), (lo.to_bits(), hi.to_bits()))
+                }
+                other => panic!("{lo} {hi}: {other:?}"),
+            }
+        }
+        for bins in [0, MAX_BINS + 1] {
+            assert!(matches!(
+                Histogram::new(&d, 0.0, 1.0, bins, NanPolicy::Error),
+                Err(Error::Density(DensityError::BinCount { bins: b, max: MAX_BINS })) if b == bins
+            ));
         }
         assert!(matches!(
             Histogram::new(&[f64::NAN], 0.0, 1.0, 1, NanPolicy::Omit),

@@ -49,8 +49,8 @@ pub use histogram::{Histogram, MAX_BINS};
 pub use pdf::plot_pdf;
 pub use phase::plot_phase_diagram;
 
-use crate::density::Bandwidth;
-use crate::error::{Error, Result};
+use crate::density::{Bandwidth, DensityError};
+use crate::error::Result;
 
 /// What a plot shows besides the data and the estimate: title, axis label, size and the
 /// smoothed curve.
@@ -99,7 +99,7 @@ impl Default for PlotOptions {
 }
 
 impl PlotOptions {
-    /// Checks the size (`Error::InvalidArgument` when out of range).
+    /// Checks the size (`Error::Density`, [`DensityError::PlotSize`], when out of range).
     ///
     /// ```
     /// use kselect::plot::PlotOptions;
@@ -108,10 +108,11 @@ impl PlotOptions {
     /// ```
     pub fn validate(&self) -> Result<()> {
         if !(200..=8000).contains(&self.width) || !(150..=8000).contains(&self.height) {
-            return Err(Error::InvalidArgument(format!(
-                "a plot is 200 to 8000 pixels wide and 150 to 8000 high, not {} × {}",
-                self.width, self.height
-            )));
+            return Err(DensityError::PlotSize {
+                width: self.width,
+                height: self.height,
+            }
+            .into());
         }
         Ok(())
     }

@@ -24,8 +24,8 @@ use super::PlotOptions;
 /// the histogram bar it falls in); and, unless `options.smoothed` is false, the smoothed PDF
 /// (biweight kernels of `options.bandwidth`).
 ///
-/// Errors with `Error::InvalidArgument` for a file name that does not end in `.png` or `.svg`
-/// or bad options, and `Error::Plot` when drawing or writing the file fails.
+/// Errors with `Error::Density` for a file name that does not end in `.png` or `.svg` or bad
+/// options, and `Error::Plot` when drawing or writing the file fails.
 ///
 /// ```
 /// use kselect::density::DensityEstimate;

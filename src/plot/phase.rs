@@ -6,7 +6,8 @@ use std::path::Path;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::error::{Error, Result};
+use crate::density::DensityError;
+use crate::error::Result;
 use crate::recovery::PhaseDiagram;
 
 use super::font::FAMILY;
@@ -41,9 +42,7 @@ const SUCCESS: RGBColor = RGBColor(150, 185, 225);
 /// ```
 pub fn plot_phase_diagram(path: impl AsRef<Path>, diagram: &PhaseDiagram) -> Result<()> {
     if diagram.algorithms.is_empty() {
-        return Err(Error::InvalidArgument(
-            "a phase diagram with no algorithm has nothing to draw".into(),
-        ));
+        return Err(DensityError::EmptyPhaseDiagram.into());
     }
     render(path.as_ref(), (900, 760), &Phase(diagram))
 }

@@ -3,8 +3,8 @@
 
 use std::borrow::Cow;
 
-use crate::density::{Bandwidth, DensityEstimate, SmoothedDensity};
-use crate::error::{Error, Result};
+use crate::density::{Bandwidth, DensityError, DensityEstimate, SmoothedDensity};
+use crate::error::Result;
 
 use super::histogram::Histogram;
 use super::scale::Scale;
@@ -74,13 +74,12 @@ fn scaled_estimate(
 ) -> Result<DensityEstimate> {
     let values: Vec<f64> = estimate.values().iter().map(|&v| scale.apply(v)).collect();
     if let Some(i) = values.iter().position(|v| !v.is_finite()) {
-        return Err(Error::InvalidArgument(format!(
-            "the plot range [{:?}, {:?}] is too narrow to draw with an order statistic as far \
-             out as {:?}: choose a wider range",
-            range.0,
-            range.1,
-            estimate.values()[i]
-        )));
+        return Err(DensityError::RangeTooNarrow {
+            lo: range.0,
+            hi: range.1,
+            value: estimate.values()[i],
+        }
+        .into());
     }
     DensityEstimate::new(estimate.probs(), &values)
 }

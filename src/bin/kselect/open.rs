@@ -39,6 +39,10 @@ pub fn naming(e: Error, file: &Path) -> Error {
             path: file.to_path_buf(),
             message: e.to_string(),
         },
+        Error::Knn(e) => Error::Format {
+            path: file.to_path_buf(),
+            message: e.to_string(),
+        },
         other => other,
     }
 }

@@ -1,6 +1,7 @@
 //! Tile sizes under a memory budget.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
+use crate::knn::KnnError;
 
 /// How a search uses its memory budget.
 #[derive(Debug, PartialEq)]
@@ -72,10 +73,7 @@ impl Plan {
             .min(MOST_QUERIES)
             .min(u32::MAX as usize / 2 / k.max(1));
         if reference_tile == 0 || query_tile == 0 {
-            return Err(Error::InvalidArgument(format!(
-                "a GPU memory budget of {budget} bytes is too small for the lists of one \
-                 query with k = {k} and a tile of reference points"
-            )));
+            return Err(KnnError::BudgetTooSmall { budget, k }.into());
         }
         Ok(Plan {
             reference_tile,
