@@ -410,6 +410,15 @@ fn arrays_are_accepted_in_any_layout() {
     assert_eq!(lists.indices(), &[0, 1, 2]);
     let (d, i) = lists.into_arrays();
     assert_eq!((d[[2, 0]], i[[2, 0]]), (0.0, 2));
+    // The same points as a slice with its shape, and as strided rows (a gap after each).
+    let flat = [0.0f64, 0.0, 1.0, 1.0, 5.0, 5.0];
+    let by_matrix = Neighbors::new(kselect::Matrix::new(&flat, 3, 2)).unwrap();
+    assert_eq!(by_matrix.search(t.t(), 1).unwrap().indices(), &[0, 1, 2]);
+    let padded = [0.9f64, 0.9, -1.0, 4.0, 4.0, -1.0];
+    let queries = kselect::Matrix::new(&padded, 2, 2).with_stride(3);
+    assert_eq!(index.search(queries, 1).unwrap().indices(), &[1, 2]);
+    let short = kselect::Matrix::new(&flat, 4, 2);
+    assert!(Neighbors::new(short).is_err(), "4 rows of 2 need 8 values");
 }
 
 backend_test!(

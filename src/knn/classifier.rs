@@ -8,6 +8,7 @@ use crate::error::Result;
 use crate::knn::estimator::Settings;
 use crate::knn::validation::{check_leave_one_out, largest_k};
 use crate::knn::{KnnFloat, LooScore, Metric, NeighborLists, Neighbors, Points, Weights};
+use crate::select::Matrix;
 
 /// k-nearest-neighbour classification: each of a query's `n_neighbors` nearest training
 /// points votes for its label with its [`Weights`] weight; the probability of a class is its
@@ -105,7 +106,7 @@ impl KnnClassifier {
         self
     }
 
-    /// The model of the training points `x` (a [`Points`] or a row-major `ndarray` view) with
+    /// The model of the training points `x` (any [`Matrix`](crate::Matrix), one point a row: a [`Points`], a slice with its shape or a 2-D ndarray) with
     /// `labels` (one per point), which keeps a copy of both. A single class is fine.
     ///
     /// An error when `n_neighbors` is 0 or more than the number of points, the set is empty,
@@ -123,10 +124,10 @@ impl KnnClassifier {
     /// ```
     pub fn fit<'a, T: KnnFloat, L: Clone + Ord>(
         &self,
-        x: impl Into<Points<'a, T>>,
+        x: impl Into<Matrix<'a, T>>,
         labels: &[L],
     ) -> Result<FittedKnnClassifier<T, L>> {
-        FittedKnnClassifier::train(&self.settings, x.into(), labels, false)
+        FittedKnnClassifier::train(&self.settings, Points::try_from(x.into())?, labels, false)
     }
 
     /// The leave-one-out error of each `k` of `ks` (in their order): the fraction of training
@@ -153,13 +154,17 @@ impl KnnClassifier {
     /// ```
     pub fn leave_one_out_scores<'a, T: KnnFloat, L: Clone + Ord>(
         &self,
-        x: impl Into<Points<'a, T>>,
+        x: impl Into<Matrix<'a, T>>,
         labels: &[L],
         ks: &[usize],
     ) -> Result<Vec<LooScore>> {
         let largest = largest_k(ks)?;
-        let model =
-            FittedKnnClassifier::train(&self.settings.with_k(largest), x.into(), labels, true)?;
+        let model = FittedKnnClassifier::train(
+            &self.settings.with_k(largest),
+            Points::try_from(x.into())?,
+            labels,
+            true,
+        )?;
         let graph = model.index.search_self(largest)?;
         Ok(ks
             .iter()
@@ -250,7 +255,7 @@ impl<T: KnnFloat, L: Clone + Ord> FittedKnnClassifier<T, L> {
     /// assert_eq!(model.predict(Points::new(&[0.0, 1.5, 3.0], 1)?)?, vec![5, 4, 4]);
     /// # Ok::<(), kselect::Error>(())
     /// ```
-    pub fn predict<'q>(&self, x: impl Into<Points<'q, T>>) -> Result<Vec<L>> {
+    pub fn predict<'q>(&self, x: impl Into<Matrix<'q, T>>) -> Result<Vec<L>> {
         let lists = self.index.search(x, self.k)?;
         Ok(self.labels_of(&self.votes(&lists, self.k)))
     }
@@ -268,7 +273,7 @@ impl<T: KnnFloat, L: Clone + Ord> FittedKnnClassifier<T, L> {
     /// assert_eq!(proba.row(0).to_vec(), vec![0.25, 0.5, 0.25]);
     /// # Ok::<(), kselect::Error>(())
     /// ```
-    pub fn predict_proba<'q>(&self, x: impl Into<Points<'q, T>>) -> Result<Array2<f64>> {
+    pub fn predict_proba<'q>(&self, x: impl Into<Matrix<'q, T>>) -> Result<Array2<f64>> {
         let lists = self.index.search(x, self.k)?;
         let mut votes = self.votes(&lists, self.k);
         for row in votes.chunks_mut(self.classes.len()) {

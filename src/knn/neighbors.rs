@@ -7,6 +7,7 @@ use crate::knn::metric::Metric;
 use crate::knn::{
     cpu, gpu, Among, DeviceNeighborLists, KnnError, KnnFloat, NeighborLists, PointSet, Points,
 };
+use crate::select::Matrix;
 
 /// Exact nearest-neighbour search over a set of reference points, on the CPU or a CUDA GPU.
 ///
@@ -55,7 +56,7 @@ impl<T: KnnFloat> std::fmt::Debug for Neighbors<'_, T> {
 }
 
 impl<'a, T: KnnFloat> Neighbors<'a, T> {
-    /// A search over `reference` (a [`Points`] or a row-major `ndarray` view), on the CPU,
+    /// A search over `reference` (any [`Matrix`](crate::Matrix), one point a row: a [`Points`], a slice with its shape or a 2-D ndarray), on the CPU,
     /// with the Euclidean metric. An error when the set is empty, its points have no
     /// coordinate, or a coordinate is not finite.
     ///
@@ -68,8 +69,8 @@ impl<'a, T: KnnFloat> Neighbors<'a, T> {
     /// assert!(e.to_string().contains("reference point 1"));
     /// # Ok::<(), kselect::Error>(())
     /// ```
-    pub fn new(reference: impl Into<Points<'a, T>>) -> Result<Neighbors<'a, T>> {
-        let reference = reference.into();
+    pub fn new(reference: impl Into<Matrix<'a, T>>) -> Result<Neighbors<'a, T>> {
+        let reference = Points::try_from(reference.into())?;
         check_set(&reference, PointSet::Reference)?;
         Ok(Neighbors {
             reference,
@@ -162,10 +163,10 @@ impl<'a, T: KnnFloat> Neighbors<'a, T> {
     /// ```
     pub fn search<'q>(
         &self,
-        queries: impl Into<Points<'q, T>>,
+        queries: impl Into<Matrix<'q, T>>,
         k: usize,
     ) -> Result<NeighborLists<T>> {
-        let queries = queries.into();
+        let queries = Points::try_from(queries.into())?;
         self.check_queries(&queries, k)?;
         let (values, indices) = self.run(&queries, k)?;
         Ok(lists(values, indices, queries.rows(), k))
@@ -186,10 +187,10 @@ impl<'a, T: KnnFloat> Neighbors<'a, T> {
     /// ```
     pub fn search_device<'q>(
         &self,
-        queries: impl Into<Points<'q, T>>,
+        queries: impl Into<Matrix<'q, T>>,
         k: usize,
     ) -> Result<DeviceNeighborLists<T>> {
-        let queries = queries.into();
+        let queries = Points::try_from(queries.into())?;
         let Device::Cuda(dev) = &self.device else {
             return Err(KnnError::DeviceListsOnCpu.into());
         };

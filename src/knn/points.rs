@@ -2,23 +2,28 @@
 
 use std::borrow::Cow;
 
-use ndarray::ArrayView2;
-
 use crate::element::first_non_finite;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::knn::{KnnError, KnnFloat, PointSet};
+use crate::select::Matrix;
 
 /// `rows` points of `dim` coordinates each, stored row-major (point `i` at
 /// `i * dim .. (i + 1) * dim`); borrowed from the caller where it can be, owned otherwise.
 ///
+/// The kNN searches and estimators take their points as any [`Matrix`] (one point a row: a
+/// slice with its shape, a 2-D ndarray, or `Points`), and hold them as `Points`.
+///
 /// ```
 /// use kselect::knn::Points;
+/// use kselect::Matrix;
 /// use ndarray::array;
 /// let p = Points::new(&[0.0f64, 1.0, 2.0, 3.0, 4.0, 5.0], 2)?;
 /// assert_eq!((p.rows(), p.dim()), (3, 2));
 /// assert_eq!(p.row(1), &[2.0, 3.0]);
 /// let a = array![[1.0f32, 2.0], [3.0, 4.0]];
-/// assert_eq!(Points::from(a.view()).row(1), &[3.0, 4.0]);
+/// assert_eq!(Points::try_from(Matrix::from(&a))?.row(1), &[3.0, 4.0]);
+/// // The columns of `a` as points.
+/// assert_eq!(Points::try_from(Matrix::from(a.t()))?.row(1), &[2.0, 4.0]);
 /// # Ok::<(), kselect::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
@@ -160,16 +165,21 @@ impl<'a, T: KnnFloat> Points<'a, T> {
     }
 }
 
-impl<'a, T: KnnFloat> From<ArrayView2<'a, T>> for Points<'a, T> {
-    /// The rows of a matrix as points: borrowed when it is row-major and contiguous, copied
-    /// otherwise.
-    fn from(a: ArrayView2<'a, T>) -> Points<'a, T> {
-        let (rows, dim) = a.dim();
-        let data = match a.to_slice() {
-            Some(s) => Cow::Borrowed(s),
-            None => Cow::Owned(a.iter().copied().collect()),
-        };
-        Points { data, rows, dim }
+impl<'a, T: KnnFloat> TryFrom<Matrix<'a, T>> for Points<'a, T> {
+    type Error = Error;
+
+    /// The rows of `matrix` as points: borrowed where they are contiguous in host memory,
+    /// copied otherwise. An error when the matrix's shape does not fit its data.
+    fn try_from(matrix: Matrix<'a, T>) -> Result<Points<'a, T>> {
+        let (rows, dim) = (matrix.rows(), matrix.cols());
+        let data = matrix.into_host_rows()?;
+        Ok(Points { data, rows, dim })
+    }
+}
+
+impl<'a, T: KnnFloat> From<Points<'a, T>> for Matrix<'a, T> {
+    fn from(points: Points<'a, T>) -> Matrix<'a, T> {
+        Matrix::from_host(points.data, points.rows, points.dim)
     }
 }
 

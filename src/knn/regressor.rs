@@ -5,6 +5,7 @@ use crate::error::Result;
 use crate::knn::estimator::Settings;
 use crate::knn::validation::{check_leave_one_out, largest_k};
 use crate::knn::{KnnError, KnnFloat, LooScore, Metric, NeighborLists, Neighbors, Points, Weights};
+use crate::select::Matrix;
 
 /// k-nearest-neighbour regression: the prediction at a query is the mean of the responses of
 /// its `n_neighbors` nearest training points, weighted by [`Weights`] (scikit-learn's
@@ -99,7 +100,7 @@ impl KnnRegressor {
         self
     }
 
-    /// The model of the training points `x` (a [`Points`] or a row-major `ndarray` view) with
+    /// The model of the training points `x` (any [`Matrix`](crate::Matrix), one point a row: a [`Points`], a slice with its shape or a 2-D ndarray) with
     /// responses `y` (one per point), which keeps a copy of both.
     ///
     /// An error when `n_neighbors` is 0 or more than the number of points, the set is empty,
@@ -117,10 +118,10 @@ impl KnnRegressor {
     /// ```
     pub fn fit<'a, T: KnnFloat>(
         &self,
-        x: impl Into<Points<'a, T>>,
+        x: impl Into<Matrix<'a, T>>,
         y: &[f64],
     ) -> Result<FittedKnnRegressor<T>> {
-        FittedKnnRegressor::train(&self.settings, x.into(), y, false)
+        FittedKnnRegressor::train(&self.settings, Points::try_from(x.into())?, y, false)
     }
 
     /// The leave-one-out error of each `k` of `ks` (in their order): the mean squared error of
@@ -149,12 +150,17 @@ impl KnnRegressor {
     /// ```
     pub fn leave_one_out_scores<'a, T: KnnFloat>(
         &self,
-        x: impl Into<Points<'a, T>>,
+        x: impl Into<Matrix<'a, T>>,
         y: &[f64],
         ks: &[usize],
     ) -> Result<Vec<LooScore>> {
         let largest = largest_k(ks)?;
-        let model = FittedKnnRegressor::train(&self.settings.with_k(largest), x.into(), y, true)?;
+        let model = FittedKnnRegressor::train(
+            &self.settings.with_k(largest),
+            Points::try_from(x.into())?,
+            y,
+            true,
+        )?;
         let graph = model.index.search_self(largest)?;
         Ok(ks
             .iter()
@@ -221,7 +227,7 @@ impl<T: KnnFloat> FittedKnnRegressor<T> {
     /// assert!(model.predict(Points::new(&[0.2], 1)?).is_err());
     /// # Ok::<(), kselect::Error>(())
     /// ```
-    pub fn predict<'q>(&self, x: impl Into<Points<'q, T>>) -> Result<Vec<f64>> {
+    pub fn predict<'q>(&self, x: impl Into<Matrix<'q, T>>) -> Result<Vec<f64>> {
         let lists = self.index.search(x, self.k)?;
         Ok(self.predict_lists(&lists, self.k))
     }

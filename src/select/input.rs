@@ -77,10 +77,24 @@ impl<'a, T: Element> Values<'a, T> {
         })
     }
 
+    /// The values in host memory for as long as they are borrowed: as
+    /// [`host`](Values::host), by value.
+    pub(crate) fn into_host(self) -> crate::error::Result<Cow<'a, [T]>> {
+        Ok(match self.source {
+            Source::Host(data) => data,
+            Source::Device(buf) => Cow::Owned(buf.to_host()?),
+        })
+    }
+
     /// Values owned by the caller's matrix or array copy.
     pub(crate) fn from_vec(data: Vec<T>) -> Values<'a, T> {
+        Values::from_cow(Cow::Owned(data))
+    }
+
+    /// Host values, borrowed or owned.
+    pub(crate) fn from_cow(data: Cow<'a, [T]>) -> Values<'a, T> {
         Values {
-            source: Source::Host(Cow::Owned(data)),
+            source: Source::Host(data),
         }
     }
 

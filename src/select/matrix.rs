@@ -118,6 +118,29 @@ impl<'a, T: Element> Matrix<'a, T> {
         self.shape
     }
 
+    /// A matrix of `rows x cols` host values, borrowed or owned.
+    pub(crate) fn from_host(data: Cow<'a, [T]>, rows: usize, cols: usize) -> Matrix<'a, T> {
+        Matrix {
+            values: Values::from_cow(data),
+            shape: Rows::new(rows, cols),
+        }
+    }
+
+    /// [`host_rows`](Matrix::host_rows) by value: the rows for as long as the matrix borrows
+    /// them.
+    pub(crate) fn into_host_rows(self) -> Result<Cow<'a, [T]>> {
+        let (rows, cols, stride) = (self.rows(), self.cols(), self.stride());
+        let shape = self.shape;
+        let data = self.values.into_host()?;
+        shape.spans().check(data.len())?;
+        Ok(match data {
+            Cow::Borrowed(data) if stride == cols || rows <= 1 => {
+                Cow::Borrowed(&data[..rows * cols])
+            }
+            data => Cow::Owned(packed_rows(&data, rows, cols, stride)),
+        })
+    }
+
     /// The rows in host memory, one after another: borrowed when they are, copied together
     /// when the stride leaves gaps, read back when they are on a device. An error when the
     /// shape does not fit the data.
@@ -125,17 +148,21 @@ impl<'a, T: Element> Matrix<'a, T> {
         let data = self.values.host()?;
         self.shape.spans().check(data.len())?;
         let (rows, cols, stride) = (self.rows(), self.cols(), self.stride());
-        let packed = match data {
+        Ok(match data {
             Cow::Borrowed(data) if stride == cols || rows <= 1 => {
-                return Ok(Cow::Borrowed(&data[..rows * cols]))
+                Cow::Borrowed(&data[..rows * cols])
             }
-            data => (0..rows)
-                .flat_map(|r| &data[r * stride..r * stride + cols])
-                .copied()
-                .collect(),
-        };
-        Ok(Cow::Owned(packed))
+            data => Cow::Owned(packed_rows(&data, rows, cols, stride)),
+        })
     }
+}
+
+/// The `rows` rows of `cols` values, `stride` apart in `data`, one after another.
+fn packed_rows<T: Copy>(data: &[T], rows: usize, cols: usize, stride: usize) -> Vec<T> {
+    (0..rows)
+        .flat_map(|r| &data[r * stride..r * stride + cols])
+        .copied()
+        .collect()
 }
 
 impl<'a, T: Element> From<ArrayView2<'a, T>> for Matrix<'a, T> {
