@@ -158,9 +158,7 @@ fn lts_recovers_the_truth_under_45_percent_contamination() {
     let (x, y) = contaminated(n, &beta, 0.45, 11);
     let fit = Lts::new().seed(5).fit(Matrix::new(&x, n, k), &y).unwrap();
     assert_eq!(fit.p, 6);
-    for (j, (b, t)) in fit.coefficients.iter().zip(&beta).enumerate() {
-        assert!((b - t).abs() < 0.15, "LTS coefficient {j}: {b} vs {t}");
-    }
+    assert_near_beta("LTS", &fit, &beta, 0.15);
     // The clean rows' residual spread is the error's (1). (`scale` itself is larger: its
     // consistency factor, robustbase's, assumes that the rows it keeps are the central part of
     // one normal sample, not all of the clean 55%.)
@@ -190,9 +188,7 @@ fn lts_recovers_the_truth_under_45_percent_contamination() {
         .nsamp(500)
         .fit(Matrix::new(&x, n, k), &y)
         .unwrap();
-    for (b, t) in lms.coefficients.iter().zip(&beta) {
-        assert!((b - t).abs() < 0.3, "LMS {:?}", lms.coefficients);
-    }
+    assert_near_beta("LMS", &lms, &beta, 0.3);
 }
 
 #[test]
@@ -659,9 +655,7 @@ fn lms_on_large_data_recovers_the_truth() {
     let (n, k) = (30_000, 3);
     let (x, y) = contaminated(n, &beta, 0.4, 3);
     let fit = Lms::new().seed(9).fit(Matrix::new(&x, n, k), &y).unwrap();
-    for (b, t) in fit.coefficients.iter().zip(&beta) {
-        assert!((b - t).abs() < 0.1, "LMS {:?}", fit.coefficients);
-    }
+    assert_near_beta("LMS", &fit, &beta, 0.1);
     assert_eq!(
         fit,
         Lms::new().seed(9).fit(Matrix::new(&x, n, k), &y).unwrap(),

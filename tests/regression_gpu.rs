@@ -14,8 +14,7 @@ mod common;
 mod robust;
 
 use kselect::regression::{Lms, Lts, RegressionFit};
-use kselect::Device;
-use kselect::Matrix;
+use kselect::{Device, Matrix};
 use robust::*;
 
 /// The GPU's LTS with the settings of `lts`, and the CPU's.
@@ -120,9 +119,7 @@ fn recovers_the_truth(frac: f64, seed: u64) {
     let (x, y) = contaminated(n, &beta, frac, seed);
     let [gpu, cpu] = lts_both(Lts::new().seed(seed), &device, &x, n, k, &y);
     assert_eq!((gpu.n, gpu.p), (n, 11));
-    for (j, (b, t)) in gpu.coefficients.iter().zip(&beta).enumerate() {
-        assert!((b - t).abs() < 0.05, "coefficient {j}: {b} vs {t}");
-    }
+    assert_near_beta("LTS on the GPU", &gpu, &beta, 0.05);
     let bad = (frac * n as f64) as usize;
     let flagged_bad = gpu.outliers.iter().filter(|&&i| i < bad).count();
     let flagged_clean = gpu.outliers.len() - flagged_bad;
@@ -192,9 +189,7 @@ fn exact_fits_on_the_gpu() {
     let off: Vec<usize> = (0..n).filter(|i| i % 10 < 3).collect();
     assert_eq!(gpu.outliers, off);
     assert_eq!(gpu.outliers, cpu.outliers);
-    for (b, t) in gpu.coefficients.iter().zip([1.0, 2.0, -1.0]) {
-        assert!((b - t).abs() < 1e-9, "{:?}", gpu.coefficients);
-    }
+    assert_near_beta("LTS", &gpu, &[1.0, 2.0, -1.0], 1e-9);
 }
 
 #[test]
@@ -211,9 +206,7 @@ fn lms_on_the_gpu_resists_45_percent_contamination() {
         .device(device)
         .fit(Matrix::new(&x, n, k), &y)
         .unwrap();
-    for (b, t) in fit.coefficients.iter().zip(&beta) {
-        assert!((b - t).abs() < 0.3, "LMS {:?}", fit.coefficients);
-    }
+    assert_near_beta("LMS", &fit, &beta, 0.3);
     assert_eq!(fit.starts, 500);
 }
 
@@ -246,9 +239,7 @@ fn lms_on_the_gpu_fits_large_data_as_the_cpu_does() {
         .fit(Matrix::new(&x, n, k), &y)
         .unwrap();
     let cpu = Lms::new().fit(Matrix::new(&x, n, k), &y).unwrap();
-    for (b, t) in gpu.coefficients.iter().zip(&beta) {
-        assert!((b - t).abs() < 0.1, "LMS {:?}", gpu.coefficients);
-    }
+    assert_near_beta("LMS", &gpu, &beta, 0.1);
     // The same search: rounding alone tells the scores apart (a descent may stop a step
     // sooner or later).
     assert!(

@@ -105,6 +105,17 @@ pub fn assert_close(name: &str, what: &str, got: &[f64], want: &[f64], tol: f64)
     }
 }
 
+/// Every coefficient of `fit` within `tol` (absolute) of the true `beta`.
+pub fn assert_near_beta(what: &str, fit: &RegressionFit, beta: &[f64], tol: f64) {
+    for (j, (b, t)) in fit.coefficients.iter().zip(beta).enumerate() {
+        assert!(
+            (b - t).abs() < tol,
+            "{what} coefficient {j}: {b} vs {t} (all: {:?})",
+            fit.coefficients
+        );
+    }
+}
+
 /// Internal consistency of a fit: residuals, weights, outliers, subset.
 pub fn check_consistency(name: &str, fit: &RegressionFit, y: &[f64]) {
     assert_eq!(fit.residuals.len(), fit.n, "{name}");
