@@ -11,6 +11,15 @@ use kselect::recovery::{
 };
 use kselect::{DeviceBuffer, RecoveryError};
 
+/// The error of `given` problems for `operators` operators.
+fn problems_for(given: usize, operators: usize) -> RecoveryError {
+    RecoveryError::OneEach {
+        what: "problems",
+        given,
+        operators,
+    }
+}
+
 /// `count` operators of `ensemble`, seeds `seed, seed + 1, ...`.
 fn operators<T: Real>(
     ensemble: Ensemble,
@@ -67,12 +76,7 @@ fn solve_each_checks_its_operators_and_problems() {
     let ops = operators::<f64>(Ensemble::Gaussian, (10, 20), 3, 1);
     let solver = Solver::new(Algorithm::Niht, 2);
     let e = recovery_error(solver.solve_each(&ops, &[0.0; 20]));
-    let want = RecoveryError::OneEach {
-        what: "problems",
-        given: 2,
-        operators: 3,
-    };
-    assert_eq!(e, want);
+    assert_eq!(e, problems_for(2, 3));
     assert!(
         e.to_string().contains("2 problems given for 3 operators"),
         "{e}"
@@ -321,12 +325,7 @@ fn mismatched_stacks_are_clear_errors() {
     let stack = DeviceOperator::upload_each(&ops, &device).unwrap();
     let solver = Solver::new(Algorithm::Niht, 2);
     let e = recovery_error(solver.solve_many_on(&stack, &[0.0; 32]));
-    let want = RecoveryError::OneEach {
-        what: "problems",
-        given: 2,
-        operators: 3,
-    };
-    assert_eq!(e, want);
+    assert_eq!(e, problems_for(2, 3));
     let e = recovery_error(solver.solve_on(&stack, &[0.0; 16]));
     let want = RecoveryError::Stacked {
         operators: 3,

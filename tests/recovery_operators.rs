@@ -561,19 +561,27 @@ fn says(e: RecoveryError, words: &[&str]) {
     assert_error::<()>(Err(e.into()), words);
 }
 
+/// Asserts `result` is the recovery error `want`, whose message contains every one of `words`.
+fn is<T: std::fmt::Debug>(result: kselect::Result<T>, want: RecoveryError, words: &[&str]) {
+    let e = recovery_error(result);
+    assert_eq!(e, want);
+    says(e, words);
+}
+
 #[test]
 fn bad_arguments_are_errors_that_say_what_to_fix() {
     use RecoveryError::*;
     // Dense matrices.
-    let e = recovery_error(DenseMatrix::new(vec![1.0f64; 5], 2, 3));
-    let want = MatrixValues {
-        rows: 2,
-        cols: 3,
-        expected: 6,
-        given: 5,
-    };
-    assert_eq!(e, want);
-    says(e, &["6 values", "5"]);
+    is(
+        DenseMatrix::new(vec![1.0f64; 5], 2, 3),
+        MatrixValues {
+            rows: 2,
+            cols: 3,
+            expected: 6,
+            given: 5,
+        },
+        &["6 values", "5"],
+    );
     let e = recovery_error(DenseMatrix::<f64>::new(vec![], 0, 3));
     assert!(matches!(e, EmptyOperator { m: 0, n: 3, .. }), "{e}");
     says(e, &["at least one measurement", "m = 0"]);
@@ -621,14 +629,15 @@ fn bad_arguments_are_errors_that_say_what_to_fix() {
     says(e, &["n = 0"]);
     let e = recovery_error(SubsampledDct::<f64>::new(4, vec![]));
     assert!(matches!(e, EmptyOperator { m: 0, n: 4, .. }), "{e}");
-    let e = recovery_error(SubsampledDct::<f64>::new(4, vec![0, 4]));
-    let want = RowOutOfRange {
-        column: None,
-        row: 4,
-        rows: 4,
-    };
-    assert_eq!(e, want);
-    says(e, &["row 4", "0 <= row < 4"]);
+    is(
+        SubsampledDct::<f64>::new(4, vec![0, 4]),
+        RowOutOfRange {
+            column: None,
+            row: 4,
+            rows: 4,
+        },
+        &["row 4", "0 <= row < 4"],
+    );
     let e = recovery_error(SubsampledDct::<f64>::new(4, vec![3, 1, 3]));
     assert_eq!(
         e,
@@ -642,35 +651,40 @@ fn bad_arguments_are_errors_that_say_what_to_fix() {
     // Sparse matrices.
     let e = recovery_error(SparseBinary::<f64>::new(4, 0, 1, vec![]));
     assert!(matches!(e, EmptyOperator { m: 4, n: 0, .. }), "{e}");
-    let e = recovery_error(SparseBinary::<f64>::new(4, 2, 0, vec![]));
-    assert_eq!(e, NonzerosPerColumn { d: 0, m: 4 });
-    says(e, &["d = 0"]);
+    is(
+        SparseBinary::<f64>::new(4, 2, 0, vec![]),
+        NonzerosPerColumn { d: 0, m: 4 },
+        &["d = 0"],
+    );
     let e = recovery_error(SparseBinary::<f64>::new(2, 2, 3, vec![0; 6]));
     assert_eq!(e, NonzerosPerColumn { d: 3, m: 2 });
-    let e = recovery_error(SparseBinary::<f64>::new(4, 2, 2, vec![0, 1, 2]));
-    let want = RowIndices {
-        n: 2,
-        d: 2,
-        expected: 4,
-        given: 3,
-    };
-    assert_eq!(e, want);
-    says(e, &["4 row indices", "3"]);
-    let e = recovery_error(SparseBinary::<f64>::new(4, 2, 2, vec![0, 1, 2, 4]));
-    let want = RowOutOfRange {
-        column: Some(1),
-        row: 4,
-        rows: 4,
-    };
-    assert_eq!(e, want);
-    says(e, &["column 1", "row 4"]);
-    let e = recovery_error(SparseBinary::<f64>::new(4, 2, 2, vec![3, 3, 2, 1]));
-    let want = RepeatedRow {
-        column: Some(0),
-        row: 3,
-    };
-    assert_eq!(e, want);
-    says(e, &["row 3 is given twice in column 0"]);
+    is(
+        SparseBinary::<f64>::new(4, 2, 2, vec![0, 1, 2]),
+        RowIndices {
+            n: 2,
+            d: 2,
+            expected: 4,
+            given: 3,
+        },
+        &["4 row indices", "3"],
+    );
+    is(
+        SparseBinary::<f64>::new(4, 2, 2, vec![0, 1, 2, 4]),
+        RowOutOfRange {
+            column: Some(1),
+            row: 4,
+            rows: 4,
+        },
+        &["column 1", "row 4"],
+    );
+    is(
+        SparseBinary::<f64>::new(4, 2, 2, vec![3, 3, 2, 1]),
+        RepeatedRow {
+            column: Some(0),
+            row: 3,
+        },
+        &["row 3 is given twice in column 0"],
+    );
 
     // Ensembles.
     for ensemble in ENSEMBLES {
@@ -679,12 +693,16 @@ fn bad_arguments_are_errors_that_say_what_to_fix() {
         let e = recovery_error(ensemble.generate::<f64>(10, 0, 0));
         assert!(matches!(e, EmptyOperator { m: 10, n: 0, .. }), "{e}");
     }
-    let e = recovery_error(Ensemble::Dct.generate::<f64>(11, 10, 0));
-    assert_eq!(e, DctRows { m: 11, n: 10 });
-    says(e, &["m <= n"]);
-    let e = recovery_error(Ensemble::Sparse { d: 11 }.generate::<f64>(10, 100, 0));
-    assert_eq!(e, NonzerosPerColumn { d: 11, m: 10 });
-    says(e, &["d = 11", "1 <= d <= 10"]);
+    is(
+        Ensemble::Dct.generate::<f64>(11, 10, 0),
+        DctRows { m: 11, n: 10 },
+        &["m <= n"],
+    );
+    is(
+        Ensemble::Sparse { d: 11 }.generate::<f64>(10, 100, 0),
+        NonzerosPerColumn { d: 11, m: 10 },
+        &["d = 11", "1 <= d <= 10"],
+    );
     let e = recovery_error(Ensemble::Sparse { d: 0 }.generate::<f64>(10, 100, 0));
     assert_eq!(e, NonzerosPerColumn { d: 0, m: 10 });
     assert_error(
@@ -695,9 +713,11 @@ fn bad_arguments_are_errors_that_say_what_to_fix() {
     assert_error("sparse:many".parse::<Ensemble>(), &["positive integer"]);
 
     // Signals.
-    let e = recovery_error(sparse_signal::<f64>(5, 6, SignalKind::Sign, 0));
-    assert_eq!(e, Sparsity { k: 6, n: 5 });
-    says(e, &["k = 6", "k <= 5"]);
+    is(
+        sparse_signal::<f64>(5, 6, SignalKind::Sign, 0),
+        Sparsity { k: 6, n: 5 },
+        &["k = 6", "k <= 5"],
+    );
     let e = recovery_error(sparse_signal::<f32>(0, 0, SignalKind::Gaussian, 0));
     let want = Empty {
         what: "a signal",
