@@ -866,6 +866,14 @@ fn quantiles_fails(file: &str, args: &[&str], code: i32) -> String {
     cpu_fails("quantiles", file, args, code)
 }
 
+/// `quantiles` of the fixture `name` with `args` fails (status 1), its message holding each
+/// of `needles`.
+#[track_caller]
+fn quantiles_fail_saying(name: &str, args: &[&str], needles: &[&str]) {
+    let err = quantiles_fails(&fixture(name), args, 1);
+    assert!(needles.iter().all(|n| err.contains(n)), "{err}");
+}
+
 /// The width and height of a PNG file, from its IHDR chunk.
 fn png_size(path: &Path) -> (u32, u32) {
     let bytes = std::fs::read(path).expect("the PNG file was written");
@@ -960,21 +968,16 @@ fn quantiles_probs_methods_and_the_table() {
 #[test]
 fn quantiles_nan_and_infinite_values() {
     // [1, nan, 3, nan, 2]
-    let err = quantiles_fails(&fixture("nan_f64.npy"), &["--count", "3"], 1);
-    assert!(err.contains("2 NaN") && err.contains("--nan omit"), "{err}");
+    quantiles_fail_saying("nan_f64.npy", &["--count", "3"], &["2 NaN", "--nan omit"]);
     let json = quantiles_json(&fixture("nan_f64.npy"), &["--count", "3", "--nan", "omit"]);
     assert_eq!(f64s(&json["values"]), vec![1.0, 2.0, 3.0]);
     assert_eq!(json["nan_count"], 2);
     // Ordered last, the NaNs are the largest values; quantiles that reach them (the median
     // interpolates towards the first NaN, as numpy's does) are NaN.
-    let err = quantiles_fails(
-        &fixture("nan_f64.npy"),
+    quantiles_fail_saying(
+        "nan_f64.npy",
         &["--count", "3", "--nan", "last"],
-        1,
-    );
-    assert!(
-        err.contains("p = 0.5 is NaN") && err.contains("--nan omit"),
-        "{err}"
+        &["p = 0.5 is NaN", "--nan omit"],
     );
     // Below them it works, and the distance counts them as values above every number:
     // F_est(2) = 1 but only 2 of the 5 values are at most 2.
@@ -986,23 +989,15 @@ fn quantiles_nan_and_infinite_values() {
     assert_eq!(json["ks_distance"], 0.6);
     // [nan, -2.5, inf] as f32, NaN omitted: the maximum is infinite, and interpolating next
     // to it gives NaN (-2.5 + inf * 0), as numpy does.
-    let err = quantiles_fails(
-        &fixture("nan_f32.npy"),
+    quantiles_fail_saying(
+        "nan_f32.npy",
         &["--count", "2", "--nan", "omit", "--method", "lower"],
-        1,
+        &["p = 1 is inf", "infinite"],
     );
-    assert!(
-        err.contains("p = 1 is inf") && err.contains("infinite"),
-        "{err}"
-    );
-    let err = quantiles_fails(
-        &fixture("nan_f32.npy"),
+    quantiles_fail_saying(
+        "nan_f32.npy",
         &["--count", "2", "--nan", "omit"],
-        1,
-    );
-    assert!(
-        err.contains("p = 0 is NaN") && err.contains("discrete"),
-        "{err}"
+        &["p = 0 is NaN", "discrete"],
     );
 }
 
