@@ -138,35 +138,14 @@ fn check_corpus<T: TestElement>(sizes: &[usize]) {
     }
 }
 
-#[test]
-fn corpus_f32() {
-    check_corpus::<f32>(&[1, 1000, (1 << 14) + 1, 100_003]);
-}
-
-#[test]
-fn corpus_f64() {
-    check_corpus::<f64>(&[33, (1 << 14) + 1, 65_537]);
-}
-
-#[test]
-fn corpus_i32() {
-    check_corpus::<i32>(&[257, 65_537]);
-}
-
-#[test]
-fn corpus_i64() {
-    check_corpus::<i64>(&[257, 65_537]);
-}
-
-#[test]
-fn corpus_u32() {
-    check_corpus::<u32>(&[257, 65_537]);
-}
-
-#[test]
-fn corpus_u64() {
-    check_corpus::<u64>(&[257, 65_537]);
-}
+typed_tests!(check_corpus:
+    corpus_f32 = f32(&[1, 1000, (1 << 14) + 1, 100_003]),
+    corpus_f64 = f64(&[33, (1 << 14) + 1, 65_537]),
+    corpus_i32 = i32(&[257, 65_537]),
+    corpus_i64 = i64(&[257, 65_537]),
+    corpus_u32 = u32(&[257, 65_537]),
+    corpus_u64 = u64(&[257, 65_537]),
+);
 
 proptest! {
     #![proptest_config(Config::with_cases(16))]

@@ -215,35 +215,14 @@ fn fused_corpus_u64() {
     check_corpus_ranks::<u64>(&[FUSED_LEN], &FUSED_SETS);
 }
 
-#[test]
-fn corpus_f32() {
-    check_corpus::<f32>(&[PASSES_FROM, 65_537, 300_000]);
-}
-
-#[test]
-fn corpus_f64() {
-    check_corpus::<f64>(&[PASSES_FROM, 65_537]);
-}
-
-#[test]
-fn corpus_i32() {
-    check_corpus::<i32>(&[PASSES_FROM, 65_537]);
-}
-
-#[test]
-fn corpus_i64() {
-    check_corpus::<i64>(&[PASSES_FROM, 65_537]);
-}
-
-#[test]
-fn corpus_u32() {
-    check_corpus::<u32>(&[PASSES_FROM, 65_537]);
-}
-
-#[test]
-fn corpus_u64() {
-    check_corpus::<u64>(&[PASSES_FROM, 65_537]);
-}
+typed_tests!(check_corpus:
+    corpus_f32 = f32(&[PASSES_FROM, 65_537, 300_000]),
+    corpus_f64 = f64(&[PASSES_FROM, 65_537]),
+    corpus_i32 = i32(&[PASSES_FROM, 65_537]),
+    corpus_i64 = i64(&[PASSES_FROM, 65_537]),
+    corpus_u32 = u32(&[PASSES_FROM, 65_537]),
+    corpus_u64 = u64(&[PASSES_FROM, 65_537]),
+);
 
 /// 11, 101 and 1001 quantiles by every method equal sort&choose's, bit for bit, on corpus
 /// inputs (NaN omitted).

@@ -479,38 +479,17 @@ fn check_integers_ignore_policy<T: TestElement>(selector: &Selector) {
     }
 }
 
-/// Emits the tests of one float type.
-macro_rules! float_tests {
-    ($($module:ident: $t:ty),* $(,)?) => {
-        $(
-            mod $module {
-                use super::*;
-
-                backend_test!(error_policy, |selector: Selector| {
-                    check_error_policy::<$t>(&selector);
-                });
-
-                backend_test!(omit_policy, |selector: Selector| {
-                    check_omit_policy::<$t>(&selector);
-                });
-
-                backend_test!(last_policy, |selector: Selector| {
-                    check_last_policy::<$t>(&selector);
-                });
-
-                backend_test!(negative_nans, |selector: Selector| {
-                    check_negative_nans::<$t>(&selector);
-                });
-
-                backend_test!(omit_quantiles, |selector: Selector| {
-                    check_omit_quantiles::<$t>(&selector);
-                });
-            }
-        )*
-    };
-}
-
-float_tests!(type_f32: f32, type_f64: f64);
+typed_backend_tests!(
+    [
+        error_policy: check_error_policy,
+        omit_policy: check_omit_policy,
+        last_policy: check_last_policy,
+        negative_nans: check_negative_nans,
+        omit_quantiles: check_omit_quantiles,
+    ]
+    type_f32: f32,
+    type_f64: f64,
+);
 
 backend_test!(integers_ignore_the_policy, |selector: Selector| {
     check_integers_ignore_policy::<i32>(&selector);

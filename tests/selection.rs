@@ -289,34 +289,14 @@ fn check_empty<T: TestElement>(selector: &Selector) {
     }
 }
 
-/// Emits, per element type, the tests of the small, medium and large sizes and of empty input.
-macro_rules! selection_tests {
-    ($($module:ident: $t:ty),* $(,)?) => {
-        $(
-            mod $module {
-                use super::*;
-
-                backend_test!(small_sizes, |selector: Selector| {
-                    check_small::<$t>(&selector);
-                });
-
-                backend_test!(medium_sizes, |selector: Selector| {
-                    check_medium::<$t>(&selector);
-                });
-
-                backend_test!(large_size, |selector: Selector| {
-                    check_large::<$t>(&selector);
-                });
-
-                backend_test!(empty_input, |selector: Selector| {
-                    check_empty::<$t>(&selector);
-                });
-            }
-        )*
-    };
-}
-
-selection_tests!(
+// Per element type, the tests of the small, medium and large sizes and of empty input.
+typed_backend_tests!(
+    [
+        small_sizes: check_small,
+        medium_sizes: check_medium,
+        large_size: check_large,
+        empty_input: check_empty,
+    ]
     type_f32: f32,
     type_f64: f64,
     type_i32: i32,

@@ -69,6 +69,27 @@ macro_rules! backend_test {
     };
 }
 
+/// Per element type, a module of [`backend_test!`]s, each calling a generic check with the
+/// selector: `typed_backend_tests!([small_sizes: check_small] type_f32: f32)` declares the
+/// module `type_f32` with the test `small_sizes`, which calls `check_small::<f32>(&selector)`.
+#[allow(unused_macros)]
+macro_rules! typed_backend_tests {
+    ($tests:tt $($module:ident: $t:ty),* $(,)?) => {
+        $(typed_backend_tests!(@module $tests $module $t);)*
+    };
+    (@module [$($test:ident: $check:ident),* $(,)?] $module:ident $t:ty) => {
+        mod $module {
+            use super::*;
+
+            $(
+                backend_test!($test, |selector: Selector| {
+                    $check::<$t>(&selector);
+                });
+            )*
+        }
+    };
+}
+
 /// Whether `KSELECT_REQUIRE_GPU=1` is set: CUDA tests then fail instead of skipping.
 pub fn require_gpu() -> bool {
     std::env::var("KSELECT_REQUIRE_GPU").is_ok_and(|v| v.trim() == "1")
@@ -641,6 +662,21 @@ pub fn scrambled_ranks(n: usize) -> Vec<usize> {
     assert!(n > 0);
     let ranks = [n - 1, 0, n / 2, (2 * n) / 3, n / 2, 1, n - 1];
     ranks.into_iter().filter(|&k| k < n).collect()
+}
+
+/// One test a type, each calling a generic check with its arguments: `typed_tests!(check:
+/// corpus_f32 = f32(&[33, 257]))` declares the test `corpus_f32`, which calls
+/// `check::<f32>(&[33, 257])`.
+#[allow(unused_macros)]
+macro_rules! typed_tests {
+    ($check:ident: $($name:ident = $t:ident($($arg:expr),*)),+ $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                $check::<$t>($($arg),*);
+            }
+        )+
+    };
 }
 
 /// Asserts that a result is the error `pattern` (a `kselect::Error` pattern, with guards).
