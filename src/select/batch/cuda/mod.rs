@@ -688,6 +688,26 @@ struct DeviceTopK<T: Element> {
     nans: CudaSlice<u64>,
 }
 
+impl<T: Element> DeviceTopK<T> {
+    /// These results written anew by `gather` (which reads them) into `total` values and
+    /// indices, the NaN counts kept.
+    fn regathered(
+        self,
+        dev: &CudaDevice,
+        total: usize,
+        gather: impl FnOnce(&Self, &mut CudaSlice<T>, &mut CudaSlice<u64>) -> Result<()>,
+    ) -> Result<Self> {
+        let mut values = dev.alloc::<T>(total, "the sorted top-k values")?;
+        let mut indices = dev.alloc::<u64>(total, "the sorted top-k indices")?;
+        gather(&self, &mut values, &mut indices)?;
+        Ok(DeviceTopK {
+            values,
+            indices,
+            nans: self.nans,
+        })
+    }
+}
+
 /// The first `k` values of every span in `order` (ties by index), with their indices, sorted
 /// or by index, and each span's NaN count.
 pub(crate) fn top_k_spans<T: Element>(
@@ -1141,22 +1161,17 @@ fn sort_many<T: Element>(
         let span_buf = DeviceBuffer::from_slice(dev, span_ids);
         sort_pairs_device(&span_buf, &by_key)?.1
     };
-    let mut values = dev.alloc::<T>(total, "the sorted top-k values")?;
-    let mut indices = dev.alloc::<u64>(total, "the sorted top-k indices")?;
-    bt_permute(
-        dev,
-        config(blocks, THREADS),
-        &top.values,
-        &top.indices,
-        perm.as_slice(),
-        total64,
-        &mut values,
-        &mut indices,
-    )?;
-    Ok(DeviceTopK {
-        values,
-        indices,
-        nans: top.nans,
+    top.regathered(dev, total, |top, values, indices| {
+        bt_permute(
+            dev,
+            config(blocks, THREADS),
+            &top.values,
+            &top.indices,
+            perm.as_slice(),
+            total64,
+            values,
+            indices,
+        )
     })
 }
 

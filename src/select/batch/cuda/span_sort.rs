@@ -26,26 +26,21 @@ pub(super) fn sort_spans<T: Element>(
     let mut keys_b = dev.alloc::<T::Key>(total, "the sort's keys")?;
     let mut places_a = dev.alloc::<u32>(total, "the sort's places")?;
     let mut places_b = dev.alloc::<u32>(total, "the sort's places")?;
-    let mut values = dev.alloc::<T>(total, "the sorted top-k values")?;
-    let mut indices = dev.alloc::<u64>(total, "the sorted top-k indices")?;
-    bt_sort_spans(
-        dev,
-        config(count.min(1 << 16), SEG_THREADS),
-        &top.values,
-        &top.indices,
-        count as u64,
-        k as u64,
-        mode,
-        &mut keys_a,
-        &mut places_a,
-        &mut keys_b,
-        &mut places_b,
-        &mut values,
-        &mut indices,
-    )?;
-    Ok(DeviceTopK {
-        values,
-        indices,
-        nans: top.nans,
+    top.regathered(dev, total, |top, values, indices| {
+        bt_sort_spans(
+            dev,
+            config(count.min(1 << 16), SEG_THREADS),
+            &top.values,
+            &top.indices,
+            count as u64,
+            k as u64,
+            mode,
+            &mut keys_a,
+            &mut places_a,
+            &mut keys_b,
+            &mut places_b,
+            values,
+            indices,
+        )
     })
 }
