@@ -5,9 +5,9 @@ use cudarc::driver::{CudaSlice, LaunchConfig};
 
 pub(super) use crate::device::cuda::kernels::regression::MAX_P;
 use crate::device::cuda::kernels::regression::{
-    rg_gram_mask, rg_gram_trim, rg_reduce, rg_residuals, rg_shortest_window, GRAM_THREADS,
+    rg_gram, rg_reduce, rg_residuals, rg_shortest_window, GRAM_THREADS,
 };
-use crate::device::cuda::kernels::NULL;
+use crate::device::cuda::kernels::OrNull;
 use crate::device::cuda::launch::config;
 use crate::device::cuda::{driver_error, CudaDevice};
 use crate::error::Result;
@@ -149,11 +149,13 @@ pub(super) fn sums(
 
     let (n64, p32, row0, chunk64) = (n as u64, p as u32, first as u64, chunk as u64);
     // With a mask the thresholds and cuts are not read: one placeholder each.
-    let (thresholds, cuts) = match keep {
+    let (squares, mask, thresholds, cuts) = match keep {
         Keep::Trim {
-            thresholds, cuts, ..
-        } => (*thresholds, *cuts),
-        Keep::Mask(_) => (&[0.0][..], &[0u64][..]),
+            squares,
+            thresholds,
+            cuts,
+        } => (Some(*squares), None, *thresholds, *cuts),
+        Keep::Mask(mask) => (None, Some(*mask), &[0.0][..], &[0u64][..]),
     };
     let thresholds = upload(dev, thresholds, "the thresholds")?;
     let cuts = upload(dev, cuts, "the tie cuts")?;
@@ -163,41 +165,22 @@ pub(super) fn sums(
         block_dim: (GRAM_THREADS, 1, 1),
         shared_mem_bytes: 0,
     };
-    let (x, y) = (design.x, design.y);
-    match keep {
-        Keep::Trim { squares, .. } => rg_gram_trim(
-            dev,
-            cfg,
-            x,
-            y,
-            n64,
-            p32,
-            squares,
-            NULL,
-            coef,
-            &thresholds,
-            &cuts,
-            row0,
-            chunk64,
-            &mut partial,
-        )?,
-        Keep::Mask(mask) => rg_gram_mask(
-            dev,
-            cfg,
-            x,
-            y,
-            n64,
-            p32,
-            NULL,
-            mask,
-            coef,
-            &thresholds,
-            &cuts,
-            row0,
-            chunk64,
-            &mut partial,
-        )?,
-    }
+    rg_gram(
+        dev,
+        cfg,
+        design.x,
+        design.y,
+        n64,
+        p32,
+        OrNull(squares),
+        OrNull(mask),
+        coef,
+        &thresholds,
+        &cuts,
+        row0,
+        chunk64,
+        &mut partial,
+    )?;
 
     // One block a candidate.
     rg_reduce(

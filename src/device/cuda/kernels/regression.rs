@@ -4,7 +4,7 @@
 
 use cudarc::driver::CudaSlice;
 
-use super::NullPtr;
+use super::OrNull;
 use super::REGRESSION;
 
 /// The most coefficients the Gram kernel handles (`RG_MAX_P`).
@@ -27,28 +27,23 @@ launchers! {
         requires v.len() as u64 >= n, y.len() as u64 >= n, op <= 2;
 
     /// The C-step sums (`p (p + 1) / 2 + p + 3` a block) of candidates `row0 + blockIdx.y` over
-    /// the rows of each block's `chunk` that they keep: those whose squared residual (`s`, rows
-    /// of `n`) is below the candidate's threshold, and those at it before its cut. `x` is `n x
-    /// p` row-major, `coef` holds `p` coefficients a candidate.
-    fn rg_gram_trim(x: dev &CudaSlice<f64>, y: dev &CudaSlice<f64>, n: val u64, p: val u32,
-                    s: dev &CudaSlice<f64>, mask: val NullPtr, coef: dev &CudaSlice<f64>,
-                    thresholds: dev &CudaSlice<f64>, cuts: dev &CudaSlice<u64>, row0: val u64,
-                    chunk: val u64, partial: dev &mut CudaSlice<f64>)
+    /// the rows of each block's `chunk` that they keep. Exactly one of `s` and `mask` is given:
+    /// with `s` (squared residuals, rows of `n`), the rows below the candidate's threshold and
+    /// those at it before its cut; with `mask` (`n` flags), the rows flagged (`thresholds` and
+    /// `cuts` are then not read). `x` is `n x p` row-major, `coef` holds `p` coefficients a
+    /// candidate.
+    fn rg_gram(x: dev &CudaSlice<f64>, y: dev &CudaSlice<f64>, n: val u64, p: val u32,
+               s: dev OrNull<&CudaSlice<f64>>, mask: dev OrNull<&CudaSlice<u8>>,
+               coef: dev &CudaSlice<f64>, thresholds: dev &CudaSlice<f64>,
+               cuts: dev &CudaSlice<u64>, row0: val u64, chunk: val u64,
+               partial: dev &mut CudaSlice<f64>)
         from REGRESSION as "rg_gram_f64";
         requires x.len() as u64 >= n * p as u64, y.len() as u64 >= n, p as usize <= MAX_P,
-            s.len() as u64 >= (row0 + 1) * n, coef.len() as u64 >= (row0 + 1) * p as u64,
-            row0 < thresholds.len() as u64, row0 < cuts.len() as u64, chunk > 0,
-            partial.len() as u64 >= n.div_ceil(chunk).max(1) * gram_sums(p);
-
-    /// [`rg_gram_trim`] over the rows flagged in `mask` (`n` flags) instead: `s` is null, and
-    /// `thresholds` and `cuts` are not read.
-    fn rg_gram_mask(x: dev &CudaSlice<f64>, y: dev &CudaSlice<f64>, n: val u64, p: val u32,
-                    s: val NullPtr, mask: dev &CudaSlice<u8>, coef: dev &CudaSlice<f64>,
-                    thresholds: dev &CudaSlice<f64>, cuts: dev &CudaSlice<u64>, row0: val u64,
-                    chunk: val u64, partial: dev &mut CudaSlice<f64>)
-        from REGRESSION as "rg_gram_f64";
-        requires x.len() as u64 >= n * p as u64, y.len() as u64 >= n, p as usize <= MAX_P,
-            mask.len() as u64 >= n, coef.len() as u64 >= (row0 + 1) * p as u64, chunk > 0,
+            s.given_len().is_some() != mask.given_len().is_some(),
+            s.given_len().is_none_or(|len| len as u64 >= (row0 + 1) * n),
+            s.given_len().is_none() || (row0 < thresholds.len() as u64 && row0 < cuts.len() as u64),
+            mask.given_len().is_none_or(|len| len as u64 >= n),
+            coef.len() as u64 >= (row0 + 1) * p as u64, chunk > 0,
             partial.len() as u64 >= n.div_ceil(chunk).max(1) * gram_sums(p);
 
     /// `out[j entries + e]` = the sum in block order of the `blocks` partial sums of row `j`
