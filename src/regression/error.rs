@@ -8,9 +8,9 @@ use crate::regression::fit::Method;
 /// involved; columns are counted from 0 among the predictors, without the intercept.
 ///
 /// ```
-/// use kselect::{Error, Lts, RegressionError};
+/// use kselect::{Error, Lts, Matrix, RegressionError};
 /// let x = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
-/// let err = Lts::new().fit(&x, 6, 1, &x[..5]).unwrap_err();
+/// let err = Lts::new().fit(Matrix::new(&x, 6, 1), &x[..5]).unwrap_err();
 /// assert!(matches!(err, Error::Regression(RegressionError::YLength { len: 5, n: 6 })));
 /// assert_eq!(err.to_string(), "invalid argument: y holds 5 values, but x has n = 6 rows");
 /// ```

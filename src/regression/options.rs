@@ -33,7 +33,6 @@ pub const DEFAULT_SEED: u64 = 42;
 /// assert_eq!(h_alpha(0.75, 21, 4), 17);
 /// assert_eq!(h_alpha(1.0, 21, 4), 21);
 /// ```
-/// use kselect::Matrix;
 pub fn h_alpha(alpha: f64, n: usize, p: usize) -> usize {
     let n2 = (n + p).div_ceil(2);
     let h = (2.0 * n2 as f64 - n as f64 + 2.0 * (n as f64 - n2 as f64) * alpha).floor();
