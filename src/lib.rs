@@ -57,6 +57,7 @@ pub mod error;
 #[cfg(feature = "io")]
 pub mod io;
 pub mod knn;
+mod names;
 #[cfg(feature = "plot")]
 pub mod plot;
 mod random;

@@ -3,7 +3,6 @@
 
 use std::cell::OnceCell;
 use std::fmt;
-use std::str::FromStr;
 
 use serde::Serialize;
 
@@ -90,21 +89,12 @@ impl fmt::Display for DistributedAlgorithm {
     }
 }
 
-impl FromStr for DistributedAlgorithm {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Self> {
-        let t = s.trim().to_ascii_lowercase().replace('_', "-");
-        Self::ALL
-            .into_iter()
-            .find(|a| a.name() == t || (t == "dbms" && *a == DistributedAlgorithm::DistributedBms))
-            .ok_or_else(|| Error::UnknownName {
-                kind: "distributed algorithm",
-                given: s.to_string(),
-                known: vec!["sort-choose", "distributed-bms", "dibms", "auto"],
-            })
-    }
-}
+crate::names::parse_by_name!(
+    DistributedAlgorithm,
+    "distributed algorithm",
+    DistributedAlgorithm::ALL,
+    "dbms" => DistributedAlgorithm::DistributedBms,
+);
 
 /// Which ranks get the results.
 ///

@@ -5,9 +5,7 @@
 //! operation rounded on its own (no fused multiply–add), as [`Metric::measure`] does.
 
 use std::fmt;
-use std::str::FromStr;
 
-use crate::error::{Error, Result};
 use crate::knn::KnnFloat;
 
 /// How the distance between two points is measured.
@@ -195,29 +193,18 @@ impl fmt::Display for Metric {
     }
 }
 
-impl FromStr for Metric {
-    type Err = Error;
-
-    /// A metric from its name: `euclidean` (also `l2`), `sqeuclidean`, `manhattan` (also
-    /// `cityblock`, `l1`), `cosine`, `inner_product` (also `ip`, `dot`); any case.
-    fn from_str(s: &str) -> Result<Metric> {
-        let metric = match s.to_ascii_lowercase().replace('-', "_").as_str() {
-            "euclidean" | "l2" => Metric::Euclidean,
-            "sqeuclidean" | "squared_euclidean" => Metric::SquaredEuclidean,
-            "manhattan" | "cityblock" | "l1" => Metric::Manhattan,
-            "cosine" => Metric::Cosine,
-            "inner_product" | "ip" | "dot" => Metric::InnerProduct,
-            _ => {
-                return Err(Error::UnknownName {
-                    kind: "metric",
-                    given: s.to_string(),
-                    known: METRICS.iter().map(|m| m.name()).collect(),
-                })
-            }
-        };
-        Ok(metric)
-    }
-}
+// Also `l2`, `squared_euclidean`, `cityblock`, `l1`, `ip` and `dot`.
+crate::names::parse_by_name!(
+    Metric,
+    "metric",
+    METRICS,
+    "l2" => Metric::Euclidean,
+    "squared_euclidean" => Metric::SquaredEuclidean,
+    "cityblock" => Metric::Manhattan,
+    "l1" => Metric::Manhattan,
+    "ip" => Metric::InnerProduct,
+    "dot" => Metric::InnerProduct,
+);
 
 #[cfg(test)]
 mod tests {

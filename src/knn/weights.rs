@@ -1,9 +1,7 @@
 //! [`Weights`]: how the neighbours of a query count in an estimate.
 
 use std::fmt;
-use std::str::FromStr;
 
-use crate::error::{Error, Result};
 use crate::knn::KnnFloat;
 
 /// How the `k` neighbours of a query are weighted by
@@ -82,22 +80,7 @@ impl fmt::Display for Weights {
     }
 }
 
-impl FromStr for Weights {
-    type Err = Error;
-
-    /// Weights from their name, `uniform` or `distance` (any case).
-    fn from_str(s: &str) -> Result<Weights> {
-        match s.to_ascii_lowercase().as_str() {
-            "uniform" => Ok(Weights::Uniform),
-            "distance" => Ok(Weights::Distance),
-            _ => Err(Error::UnknownName {
-                kind: "weights",
-                given: s.to_string(),
-                known: vec!["uniform", "distance"],
-            }),
-        }
-    }
-}
+crate::names::parse_by_name!(Weights, "weights", [Weights::Uniform, Weights::Distance]);
 
 #[cfg(test)]
 mod tests {

@@ -2,9 +2,8 @@
 //! nonzeros, [`SignalKind`].
 
 use std::fmt;
-use std::str::FromStr;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::recovery::random::Rng;
 use crate::recovery::{Real, RecoveryError};
 
@@ -45,22 +44,11 @@ impl fmt::Display for SignalKind {
     }
 }
 
-impl FromStr for SignalKind {
-    type Err = Error;
-
-    /// A kind from its name: `gaussian` or `sign`; any case, surrounding spaces ignored.
-    fn from_str(s: &str) -> Result<SignalKind> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "gaussian" => Ok(SignalKind::Gaussian),
-            "sign" => Ok(SignalKind::Sign),
-            _ => Err(Error::UnknownName {
-                kind: "signal kind",
-                given: s.to_string(),
-                known: vec!["gaussian", "sign"],
-            }),
-        }
-    }
-}
+crate::names::parse_by_name!(
+    SignalKind,
+    "signal kind",
+    [SignalKind::Gaussian, SignalKind::Sign]
+);
 
 /// A signal of `n` entries with exactly `k` nonzeros, drawn from `seed`. An error when
 /// `n` is 0 or `k > n`.
@@ -125,6 +113,7 @@ pub fn sparse_signal<T: Real>(n: usize, k: usize, kind: SignalKind, seed: u64) -
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
 
     #[test]
     fn positions_are_spread_uniformly() {

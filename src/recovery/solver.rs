@@ -4,7 +4,7 @@
 use rayon::prelude::*;
 
 use crate::element::first_non_finite;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::recovery::backend::{Backend, Host};
 use crate::recovery::batch::{Lockstep, Settings};
 use crate::recovery::cuda::Cuda;
@@ -84,23 +84,12 @@ impl std::fmt::Display for Algorithm {
     }
 }
 
-impl std::str::FromStr for Algorithm {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Algorithm> {
-        let name = s.trim().to_ascii_lowercase();
-        ALGORITHMS
-            .into_iter()
-            .find(|a| {
-                a.name() == name || (name == "subspace-pursuit" && *a == Algorithm::SubspacePursuit)
-            })
-            .ok_or_else(|| Error::UnknownName {
-                kind: "recovery algorithm",
-                given: s.to_string(),
-                known: ALGORITHMS.iter().map(|a| a.name()).collect(),
-            })
-    }
-}
+crate::names::parse_by_name!(
+    Algorithm,
+    "recovery algorithm",
+    ALGORITHMS,
+    "subspace-pursuit" => Algorithm::SubspacePursuit,
+);
 
 /// What a solve found: the `k`-sparse solution, its support, the iterations run, the
 /// residual norm `|y - A x|` before the first iteration and after each one, and why it

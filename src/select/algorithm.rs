@@ -357,16 +357,11 @@ impl FromStr for Algorithm {
     /// An algorithm by its name or one of its other names (case, `_` for `-` and surrounding
     /// spaces aside).
     fn from_str(s: &str) -> Result<Self> {
-        let wanted = s.trim().to_ascii_lowercase().replace('_', "-");
-        REGISTRY
-            .iter()
-            .find(|e| e.name == wanted || e.aliases.contains(&wanted.as_str()))
-            .map(|e| e.algorithm)
-            .ok_or_else(|| Error::UnknownName {
-                kind: "algorithm",
-                given: s.to_string(),
-                known: REGISTRY.iter().map(|e| e.name).collect(),
-            })
+        let names = REGISTRY.iter().flat_map(|e| {
+            let others = e.aliases.iter().map(|&alias| (alias, e.algorithm));
+            std::iter::once((e.name, e.algorithm)).chain(others)
+        });
+        crate::names::parse(s, "algorithm", names, REGISTRY.iter().map(|e| e.name))
     }
 }
 

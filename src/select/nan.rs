@@ -1,7 +1,5 @@
 //! What selection does with NaN.
 
-use std::str::FromStr;
-
 use crate::element::Element;
 use crate::error::{Error, Result};
 
@@ -42,22 +40,11 @@ impl NanPolicy {
     }
 }
 
-impl FromStr for NanPolicy {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Self> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "error" => Ok(NanPolicy::Error),
-            "omit" => Ok(NanPolicy::Omit),
-            "last" => Ok(NanPolicy::Last),
-            _ => Err(Error::UnknownName {
-                kind: "NaN policy",
-                given: s.to_string(),
-                known: vec!["error", "omit", "last"],
-            }),
-        }
-    }
-}
+crate::names::parse_by_name!(
+    NanPolicy,
+    "NaN policy",
+    [NanPolicy::Error, NanPolicy::Omit, NanPolicy::Last]
+);
 
 /// The NaNs of an input, as found by a scan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -57,7 +57,6 @@
 //! ```
 
 use std::fmt::{self, Display};
-use std::str::FromStr;
 
 use crate::element::{DType, Element};
 use crate::error::{Error, Result};
@@ -282,30 +281,19 @@ impl Display for QuantileMethod {
     }
 }
 
-/// Parses numpy's names, ignoring case and surrounding spaces, with `-` accepted for `_`.
-///
-/// ```
-/// use kselect::QuantileMethod;
-/// assert_eq!("Normal-Unbiased".parse::<QuantileMethod>().unwrap(), QuantileMethod::NormalUnbiased);
-/// assert_eq!("linear".parse::<QuantileMethod>().unwrap(), QuantileMethod::Linear);
-/// assert!("type7".parse::<QuantileMethod>().is_err());
-/// ```
-impl FromStr for QuantileMethod {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Self> {
-        let wanted = s.trim().to_ascii_lowercase().replace('-', "_");
-        QuantileMethod::ALL
-            .iter()
-            .copied()
-            .find(|m| m.name() == wanted)
-            .ok_or_else(|| Error::UnknownName {
-                kind: "quantile method",
-                given: s.to_string(),
-                known: QuantileMethod::ALL.iter().map(|m| m.name()).collect(),
-            })
-    }
-}
+crate::names::parse_by_name!(
+    /// Parses numpy's names, ignoring case and surrounding spaces, with `-` accepted for `_`.
+    ///
+    /// ```
+    /// use kselect::QuantileMethod;
+    /// assert_eq!("Normal-Unbiased".parse::<QuantileMethod>().unwrap(), QuantileMethod::NormalUnbiased);
+    /// assert_eq!("linear".parse::<QuantileMethod>().unwrap(), QuantileMethod::Linear);
+    /// assert!("type7".parse::<QuantileMethod>().is_err());
+    /// ```
+    QuantileMethod,
+    "quantile method",
+    QuantileMethod::ALL
+);
 
 /// How a [`Term`] combines the values of its two ranks.
 #[derive(Clone, Copy, Debug, PartialEq)]
