@@ -34,17 +34,26 @@ def restrict(v, idx):
     return out
 
 
-def niht(A, y, k, tol, maxit):
+def start(A, y, k):
+    """The start at x = 0: x, r = y, g = A^T y, the support of the k largest of g, and |y|."""
     x = torch.zeros(A.shape[1], device=A.device, dtype=A.dtype)
     r = y.clone()
     g = A.T @ r
-    supp = threshold(g, k)
-    ny = torch.linalg.norm(y).item()
+    return x, r, g, threshold(g, k), torch.linalg.norm(y).item()
+
+
+def step(A, g, supp):
+    """NIHT's step |g_S|^2 / |A g_S|^2 on the support S, and A g_S."""
+    gs = restrict(g, supp)
+    ag = A @ gs
+    return (gs @ gs / (ag @ ag)).item(), ag
+
+
+def niht(A, y, k, tol, maxit):
+    x, r, g, supp, ny = start(A, y, k)
     it = 0
     while it < maxit:
-        gs = restrict(g, supp)
-        ag = A @ gs
-        mu = (gs @ gs / (ag @ ag)).item()
+        mu, ag = step(A, g, supp)
         while True:
             v = x + mu * g
             idx = threshold(v, k)
@@ -94,16 +103,10 @@ def cgls(A, y, supp, z, tol, steps=50):
 
 
 def htp(A, y, k, tol, maxit):
-    x = torch.zeros(A.shape[1], device=A.device, dtype=A.dtype)
-    r = y.clone()
-    g = A.T @ r
-    supp = threshold(g, k)
-    ny = torch.linalg.norm(y).item()
+    x, r, g, supp, ny = start(A, y, k)
     it = 0
     while it < maxit:
-        gs = restrict(g, supp)
-        ag = A @ gs
-        mu = (gs @ gs / (ag @ ag)).item()
+        mu, ag = step(A, g, supp)
         v = x + mu * g
         supp = threshold(v, k)
         x, r = cgls(A, y, supp, restrict(v, supp), tol)

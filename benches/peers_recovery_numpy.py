@@ -51,6 +51,14 @@ def restrict(v, idx):
     return out
 
 
+def start(A, y, k):
+    """The start at x = 0: x, r = y, g = A^T y, the support of the k largest of g, and |y|."""
+    x = np.zeros(A.shape[1], dtype=A.dtype)
+    r = y.copy()
+    g = A.T @ r
+    return x, r, g, threshold(g, k), np.linalg.norm(y)
+
+
 def step(A, g, supp):
     gs = restrict(g, supp)
     ag = A @ gs
@@ -58,11 +66,7 @@ def step(A, g, supp):
 
 
 def niht(A, y, k, tol, maxit, c=0.01):
-    x = np.zeros(A.shape[1], dtype=A.dtype)
-    r = y.copy()
-    g = A.T @ r
-    supp = threshold(g, k)
-    ny = np.linalg.norm(y)
+    x, r, g, supp, ny = start(A, y, k)
     it = 0
     while it < maxit:
         mu, ag = step(A, g, supp)
@@ -95,11 +99,7 @@ def niht(A, y, k, tol, maxit, c=0.01):
 
 
 def htp(A, y, k, tol, maxit):
-    x = np.zeros(A.shape[1], dtype=A.dtype)
-    r = y.copy()
-    g = A.T @ r
-    supp = threshold(g, k)
-    ny = np.linalg.norm(y)
+    x, r, g, supp, ny = start(A, y, k)
     it = 0
     while it < maxit:
         mu, _ = step(A, g, supp)
