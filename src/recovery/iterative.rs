@@ -5,6 +5,8 @@
 //! (`r' = r - mu A g_S`), and is recomputed from `x` only when the support changes, every
 //! [`REFRESH`] iterations (against drift) and before convergence is declared.
 
+use std::ops::ControlFlow;
+
 use crate::error::Result;
 use crate::recovery::backend::{measured, zeros_each, Backend};
 use crate::recovery::solver::{Outcome, Problem};
@@ -118,23 +120,32 @@ pub(crate) fn normalised_step<T: Real, B: Backend<T>>(
     Ok(if agg > 0.0 { gg / agg } else { 1.0 })
 }
 
-/// The start of the gradient methods at `x = 0`: `g = A^T y`, the first support (the `k`
-/// largest of `g`) and its fingerprint, and the first record (`|y|`, the empty support);
-/// the outcome when that record already stops.
+/// What NIHT and CGIHT start from at `x = 0`: `x`, the residual `r = y`, five vectors of `n`
+/// values (the first `g = A^T y`, the others zeros) and two of `m` zeros, the first support
+/// (the `k` largest of `g`) and its fingerprint.
+type Start<V, S> = (V, Residual<V>, [V; 5], [V; 2], S, u64);
+
+/// The [`Start`] of the gradient methods, after the first record (`|y|`, the empty support);
+/// the outcome instead when that record already stops.
 #[allow(clippy::type_complexity)]
-fn first_support<T: Real, B: Backend<T>>(
+fn start<T: Real, B: Backend<T>>(
     b: &B,
     p: &Problem,
     monitor: &mut Monitor,
-    (x, r): (&B::Vector, &B::Vector),
-    g: &mut B::Vector,
-) -> Result<(B::Support, u64, Option<Outcome<T>>)> {
-    b.adjoint(r, g)?;
-    let support = b.largest(g, p.k)?;
+) -> Result<ControlFlow<Outcome<T>, Start<B::Vector, B::Support>>> {
+    let (m, n) = b.shape();
+    let x = b.zeros(n)?;
+    let res = Residual::new(b)?;
+    let [mut g, gs, v1, v2, v3] = zeros_each(b, n)?;
+    let ms = zeros_each(b, m)?;
+    b.adjoint(&res.r, &mut g)?;
+    let support = b.largest(&g, p.k)?;
     let print = b.fingerprint(&support)?;
     let empty = b.empty()?;
-    let done = record(b, monitor, (p.norm_y, 0), x, &empty)?;
-    Ok((support, print, done))
+    Ok(match record(b, monitor, (p.norm_y, 0), &x, &empty)? {
+        Some(done) => ControlFlow::Break(done),
+        None => ControlFlow::Continue((x, res, [g, gs, v1, v2, v3], ms, support, print)),
+    })
 }
 
 /// IHT: `x = H_k(x + mu A^T (y - A x))`, `mu` given or `1 / |A|^2`.
@@ -180,15 +191,11 @@ pub(crate) fn niht<T: Real, B: Backend<T>>(
     p: &Problem,
     monitor: &mut Monitor,
 ) -> Result<Outcome<T>> {
-    let (m, n) = b.shape();
-    let mut x = b.zeros(n)?;
-    let mut res = Residual::new(b)?;
-    let [mut g, mut gs, mut v, mut next, mut d] = zeros_each(b, n)?;
-    let [mut ag, mut ad] = zeros_each(b, m)?;
-    let (mut support, mut print, done) = first_support(b, p, monitor, (&x, &res.r), &mut g)?;
-    if let Some(done) = done {
-        return Ok(done);
-    }
+    let (mut x, mut res, n, m, mut support, mut print) = match start(b, p, monitor)? {
+        ControlFlow::Continue(start) => start,
+        ControlFlow::Break(done) => return Ok(done),
+    };
+    let ([mut g, mut gs, mut v, mut next, mut d], [mut ag, mut ad]) = (n, m);
     loop {
         let mut mu = normalised_step(b, &g, &support, &mut gs, &mut ag)?;
         if !mu.is_finite() {
@@ -248,15 +255,11 @@ pub(crate) fn cgiht<T: Real, B: Backend<T>>(
     p: &Problem,
     monitor: &mut Monitor,
 ) -> Result<Outcome<T>> {
-    let (m, n) = b.shape();
-    let mut x = b.zeros(n)?;
-    let mut res = Residual::new(b)?;
-    let [mut g, mut gs, mut dir, mut ds, mut v] = zeros_each(b, n)?;
-    let [mut ag, mut ad] = zeros_each(b, m)?;
-    let (mut support, mut print, done) = first_support(b, p, monitor, (&x, &res.r), &mut g)?;
-    if let Some(done) = done {
-        return Ok(done);
-    }
+    let (mut x, mut res, n, m, mut support, mut print) = match start(b, p, monitor)? {
+        ControlFlow::Continue(start) => start,
+        ControlFlow::Break(done) => return Ok(done),
+    };
+    let ([mut g, mut gs, mut dir, mut ds, mut v], [mut ag, mut ad]) = (n, m);
     // Whether the last direction (and A of it on the support) may be built on.
     let mut conjugate = false;
     loop {
