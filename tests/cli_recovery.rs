@@ -7,6 +7,7 @@
 //! with its `.npy` writer. `phase-transition`: a tiny grid written as JSON, PNG and SVG, and
 //! grids refused.
 
+#[macro_use]
 mod common;
 
 use std::path::Path;
@@ -298,15 +299,10 @@ fn recovers_from_the_ensemble<T: Real>(within: f64) {
     assert_eq!(names_in(&dir), ["x.npy", "y.npy"]);
 }
 
-#[test]
-fn recovers_from_an_ensemble_in_f64() {
-    recovers_from_the_ensemble::<f64>(1e-6);
-}
-
-#[test]
-fn recovers_from_an_ensemble_in_f32() {
-    recovers_from_the_ensemble::<f32>(1e-3);
-}
+typed_tests!(recovers_from_the_ensemble:
+    recovers_from_an_ensemble_in_f64 = f64(1e-6),
+    recovers_from_an_ensemble_in_f32 = f32(1e-3),
+);
 
 #[test]
 fn recovers_from_a_matrix_in_c_and_fortran_order() {

@@ -1,6 +1,7 @@
 //! Sparse recovery: every algorithm recovers k-sparse signals well inside the recovery region,
 //! in f32 and f64; the stopping rules, the edge cases and the errors.
 
+#[macro_use]
 mod common;
 
 use common::recovery::{assert_close_to_scale, measure, products, recovery_error, relative_error};
@@ -133,15 +134,10 @@ fn recovers_well_inside_the_region<T: Real>(bound: f64) {
     }
 }
 
-#[test]
-fn every_algorithm_recovers_f64() {
-    recovers_well_inside_the_region::<f64>(1e-8);
-}
-
-#[test]
-fn every_algorithm_recovers_f32() {
-    recovers_well_inside_the_region::<f32>(1e-3);
-}
+typed_tests!(recovers_well_inside_the_region:
+    every_algorithm_recovers_f64 = f64(1e-8),
+    every_algorithm_recovers_f32 = f32(1e-3),
+);
 
 fn every_ensemble_recovers<T: Real>(bound: f64) {
     let (m, n) = (256, 512);
@@ -172,15 +168,10 @@ fn every_ensemble_recovers<T: Real>(bound: f64) {
     }
 }
 
-#[test]
-fn every_ensemble_recovers_f64() {
-    every_ensemble_recovers::<f64>(1e-8);
-}
-
-#[test]
-fn every_ensemble_recovers_f32() {
-    every_ensemble_recovers::<f32>(1e-3);
-}
+typed_tests!(every_ensemble_recovers:
+    every_ensemble_recovers_f64 = f64(1e-8),
+    every_ensemble_recovers_f32 = f32(1e-3),
+);
 
 #[test]
 fn a_batch_equals_single_solves() {
@@ -351,15 +342,10 @@ fn the_gpu_recovers_as_the_cpu<T: Real>(bound: f64) {
     assert_eq!((zero.iterations, zero.stop), (0, StopReason::Converged));
 }
 
-#[test]
-fn the_gpu_recovers_as_the_cpu_f64() {
-    the_gpu_recovers_as_the_cpu::<f64>(1e-8);
-}
-
-#[test]
-fn the_gpu_recovers_as_the_cpu_f32() {
-    the_gpu_recovers_as_the_cpu::<f32>(1e-3);
-}
+typed_tests!(the_gpu_recovers_as_the_cpu:
+    the_gpu_recovers_as_the_cpu_f64 = f64(1e-8),
+    the_gpu_recovers_as_the_cpu_f32 = f32(1e-3),
+);
 
 #[test]
 fn an_operator_is_uploaded_to_a_cuda_device_only() {
@@ -434,15 +420,10 @@ fn device_products_equal_the_cpu<T: Real>(tol: f64) {
     }
 }
 
-#[test]
-fn device_products_equal_the_cpu_f64() {
-    device_products_equal_the_cpu::<f64>(1e-12);
-}
-
-#[test]
-fn device_products_equal_the_cpu_f32() {
-    device_products_equal_the_cpu::<f32>(1e-5);
-}
+typed_tests!(device_products_equal_the_cpu:
+    device_products_equal_the_cpu_f64 = f64(1e-12),
+    device_products_equal_the_cpu_f32 = f32(1e-5),
+);
 
 fn a_gpu_batch_solves_each_problem_as_alone<T: Real>(tol: f64) {
     let Some(device) = common::cuda_device() else {
@@ -541,12 +522,7 @@ fn a_gpu_batch_solves_each_problem_as_alone<T: Real>(tol: f64) {
     );
 }
 
-#[test]
-fn a_gpu_batch_solves_each_problem_as_alone_f64() {
-    a_gpu_batch_solves_each_problem_as_alone::<f64>(1e-9);
-}
-
-#[test]
-fn a_gpu_batch_solves_each_problem_as_alone_f32() {
-    a_gpu_batch_solves_each_problem_as_alone::<f32>(1e-4);
-}
+typed_tests!(a_gpu_batch_solves_each_problem_as_alone:
+    a_gpu_batch_solves_each_problem_as_alone_f64 = f64(1e-9),
+    a_gpu_batch_solves_each_problem_as_alone_f32 = f32(1e-4),
+);

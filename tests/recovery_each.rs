@@ -2,6 +2,7 @@
 //! stacks of operators (`DeviceOperator::upload_each`) on a GPU solve each problem as alone, with
 //! its own operator; the stacks' products are each member's; mismatched stacks are clear errors.
 
+#[macro_use]
 mod common;
 
 use common::recovery::{assert_close_to_scale, measure, products, recovery_error, relative_error};
@@ -170,15 +171,10 @@ fn stack_products_are_each_members<T: Real>(tol: f64) {
     }
 }
 
-#[test]
-fn stack_products_are_each_members_f64() {
-    stack_products_are_each_members::<f64>(1e-12);
-}
-
-#[test]
-fn stack_products_are_each_members_f32() {
-    stack_products_are_each_members::<f32>(1e-5);
-}
+typed_tests!(stack_products_are_each_members:
+    stack_products_are_each_members_f64 = f64(1e-12),
+    stack_products_are_each_members_f32 = f32(1e-5),
+);
 
 /// `found` (from a stack) against `alone` (the same problem solved alone) and the signal `x`
 /// of `nonzeros` entries. With `k` nonzeros, the same support, stop and iterations; where `k`
@@ -258,15 +254,10 @@ fn a_stack_solves_each_problem_as_alone<T: Real>(tol: f64) {
     }
 }
 
-#[test]
-fn a_stack_solves_each_problem_as_alone_f64() {
-    a_stack_solves_each_problem_as_alone::<f64>(1e-9);
-}
-
-#[test]
-fn a_stack_solves_each_problem_as_alone_f32() {
-    a_stack_solves_each_problem_as_alone::<f32>(1e-4);
-}
+typed_tests!(a_stack_solves_each_problem_as_alone:
+    a_stack_solves_each_problem_as_alone_f64 = f64(1e-9),
+    a_stack_solves_each_problem_as_alone_f32 = f32(1e-4),
+);
 
 #[test]
 fn mismatched_stacks_are_clear_errors() {

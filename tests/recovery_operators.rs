@@ -3,6 +3,7 @@
 //! for every ensemble, the ensembles' documented draws and statistics, determinism from the
 //! seed, and the errors of bad arguments.
 
+#[macro_use]
 mod common;
 
 use common::recovery::{products, recovery_error};
@@ -104,15 +105,10 @@ fn check_dct_against_definition<T: Real>(tolerance: f64) {
     }
 }
 
-#[test]
-fn dct_matches_its_definition_f64() {
-    check_dct_against_definition::<f64>(1e-12);
-}
-
-#[test]
-fn dct_matches_its_definition_f32() {
-    check_dct_against_definition::<f32>(1e-5);
-}
+typed_tests!(check_dct_against_definition:
+    dct_matches_its_definition_f64 = f64(1e-12),
+    dct_matches_its_definition_f32 = f32(1e-5),
+);
 
 #[test]
 fn dct_of_basis_vectors_is_the_matrix() {
@@ -291,15 +287,10 @@ fn check_adjointness<T: Real>(tolerance: f64) {
     assert!(adjoint_gap(&sparse, &mut rng) < tolerance);
 }
 
-#[test]
-fn adjoint_is_the_adjoint_f64() {
-    check_adjointness::<f64>(1e-10);
-}
-
-#[test]
-fn adjoint_is_the_adjoint_f32() {
-    check_adjointness::<f32>(1e-4);
-}
+typed_tests!(check_adjointness:
+    adjoint_is_the_adjoint_f64 = f64(1e-10),
+    adjoint_is_the_adjoint_f32 = f32(1e-4),
+);
 
 #[test]
 fn gaussian_columns_have_unit_norm_on_average() {
