@@ -139,6 +139,37 @@ typed_tests!(recovers_well_inside_the_region:
     every_algorithm_recovers_f32 = f32(1e-3),
 );
 
+/// Calls `check(algorithm, k, x, what)` for each algorithm and a signal `x` of each kind
+/// (seeds from `seed` on) for an `ensemble` operator of `n` columns: `k` = 16 nonzeros, 6 for
+/// plain IHT, whose step 1 / |A|^2 keeps it in a smaller region. With the sparse matrices
+/// (nonnegative entries) |A|^2 is the mean direction's, about 14 for 256 x 512, and the step
+/// too short to leave the first support: IHT is not run there.
+fn for_each_problem<T: Real>(
+    ensemble: Ensemble,
+    n: usize,
+    seed: u64,
+    mut check: impl FnMut(Algorithm, usize, &[T], &str),
+) {
+    for (trial, kind) in [SignalKind::Gaussian, SignalKind::Sign]
+        .into_iter()
+        .enumerate()
+    {
+        for algorithm in ALGORITHMS {
+            if (algorithm, ensemble.name()) == (Algorithm::Iht, "sparse") {
+                continue;
+            }
+            let k = if algorithm == Algorithm::Iht { 6 } else { 16 };
+            let x = sparse_signal::<T>(n, k, kind, seed + trial as u64).unwrap();
+            check(
+                algorithm,
+                k,
+                &x,
+                &format!("{ensemble}, {kind} signal, {algorithm}"),
+            );
+        }
+    }
+}
+
 fn every_ensemble_recovers<T: Real>(bound: f64) {
     let (m, n) = (256, 512);
     for ensemble in [
@@ -148,23 +179,9 @@ fn every_ensemble_recovers<T: Real>(bound: f64) {
         Ensemble::Sparse { d: 7 },
     ] {
         let op = ensemble.generate::<T>(m, n, 11).unwrap();
-        for (trial, kind) in [SignalKind::Gaussian, SignalKind::Sign]
-            .into_iter()
-            .enumerate()
-        {
-            for algorithm in ALGORITHMS {
-                // Plain IHT's step 1 / |A|^2 keeps it in a smaller region. With the sparse
-                // matrices (nonnegative entries) |A|^2 is the mean direction's, about 14 here,
-                // and the step too short to leave the first support: IHT is not run there.
-                if (algorithm, ensemble.name()) == (Algorithm::Iht, "sparse") {
-                    continue;
-                }
-                let k = if algorithm == Algorithm::Iht { 6 } else { 16 };
-                let x = sparse_signal::<T>(n, k, kind, 500 + trial as u64).unwrap();
-                let what = format!("{ensemble}, {kind} signal, {algorithm}");
-                recovers(&op, (algorithm, k), &x, bound, &what);
-            }
-        }
+        for_each_problem::<T>(ensemble, n, 500, |algorithm, k, x, what| {
+            recovers(&op, (algorithm, k), x, bound, what);
+        });
     }
 }
 
@@ -312,25 +329,15 @@ fn the_gpu_recovers_as_the_cpu<T: Real>(bound: f64) {
         let op = ensemble.generate::<T>(m, n, 21).unwrap();
         let on_gpu = DeviceOperator::upload(&op, &device).unwrap();
         assert_eq!(on_gpu.shape(), (m, n));
-        for (trial, kind) in [SignalKind::Gaussian, SignalKind::Sign]
-            .into_iter()
-            .enumerate()
-        {
-            for algorithm in ALGORITHMS {
-                if (algorithm, ensemble.name()) == (Algorithm::Iht, "sparse") {
-                    continue;
-                }
-                let k = if algorithm == Algorithm::Iht { 6 } else { 16 };
-                let x = sparse_signal::<T>(n, k, kind, 700 + trial as u64).unwrap();
-                let y = measure(&op, &x);
-                let solver = Solver::new(algorithm, k);
-                let gpu = solver.solve_on(&on_gpu, &y).unwrap();
-                let what = format!("{ensemble}, {kind} signal, {algorithm} on the GPU");
-                check_recovery(&gpu, &x, bound, &what);
-                let cpu = solver.solve(&op, &y).unwrap();
-                assert_eq!(gpu.support, cpu.support, "{what}: support as on the CPU");
-            }
-        }
+        for_each_problem::<T>(ensemble, n, 700, |algorithm, k, x, what| {
+            let y = measure(&op, x);
+            let solver = Solver::new(algorithm, k);
+            let gpu = solver.solve_on(&on_gpu, &y).unwrap();
+            let what = format!("{what} on the GPU");
+            check_recovery(&gpu, x, bound, &what);
+            let cpu = solver.solve(&op, &y).unwrap();
+            assert_eq!(gpu.support, cpu.support, "{what}: support as on the CPU");
+        });
     }
     // A batch of problems on the device, and the errors.
     let op = Ensemble::Gaussian.generate::<T>(64, 128, 3).unwrap();
