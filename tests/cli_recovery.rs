@@ -252,6 +252,21 @@ fn args<'a>(base: &'a [String], tail: &[&'a str]) -> Vec<&'a str> {
         .collect()
 }
 
+/// The options that solve `y` for `K` (10) nonzeros by `algorithm`, the solution written to
+/// `out`.
+fn solving<'a>(y: &'a str, algorithm: &'a str, out: &'a str) -> [&'a str; 8] {
+    [
+        "--y",
+        y,
+        "--k",
+        "10",
+        "--algorithm",
+        algorithm,
+        "--out",
+        out,
+    ]
+}
+
 // ---------------------------------------------------------------------------------------------
 // recover
 // ---------------------------------------------------------------------------------------------
@@ -265,19 +280,7 @@ fn recovers_from_the_ensemble<T: Real>(within: f64) {
     let out = path(&dir, "x.npy").display().to_string();
     let base = ensemble_args();
     for algorithm in ["niht", "htp"] {
-        let text = recover(&args(
-            &base,
-            &[
-                "--y",
-                &y,
-                "--k",
-                "10",
-                "--algorithm",
-                algorithm,
-                "--out",
-                &out,
-            ],
-        ));
+        let text = recover(&args(&base, &solving(&y, algorithm, &out)));
         assert!(text.contains("stopped:    converged after"), "{text}");
         assert!(
             text.contains(&format!(
@@ -316,20 +319,13 @@ fn recovers_from_a_matrix_in_c_and_fortran_order() {
     let mut solutions = Vec::new();
     for file in [&c, &fortran] {
         for algorithm in ["niht", "htp"] {
-            let text = recover(&[
-                "--matrix",
-                file,
-                "--y",
-                &y,
-                "--k",
-                "10",
-                "--algorithm",
-                algorithm,
-                "--out",
-                &out,
-                "--backend",
-                "cpu",
-            ]);
+            let solve = solving(&y, algorithm, &out);
+            let options = [
+                &["--matrix", file.as_str()][..],
+                &solve,
+                &["--backend", "cpu"],
+            ];
+            let text = recover(&options.concat());
             assert!(
                 text.contains(&format!("{file} (128 x 256 matrix, f64)")),
                 "{text}"
