@@ -30,6 +30,25 @@ fn start<T: Real, B: Backend<T>>(b: &B) -> Result<(Scratch<B::Vector>, [B::Vecto
     Ok((w, xgv, measured(b)?))
 }
 
+/// The step CoSaMP and subspace pursuit begin with: `T = supp H_width(g)` for `g = A^T r`,
+/// joined to `support`; least squares on `T` from `x` (supported inside it) into `v`; `x` =
+/// the `k` largest of `v`, whose support is returned. `r` is left as `v`'s residual.
+fn join_and_prune<T: Real, B: Backend<T>>(
+    b: &B,
+    p: &Problem,
+    (width, support): (usize, &B::Support),
+    [x, g, v]: [&mut B::Vector; 3],
+    (r, w): (&mut B::Vector, &mut Scratch<B::Vector>),
+) -> Result<B::Support> {
+    b.adjoint(r, g)?;
+    let wide = b.union(&b.largest(g, width)?, support)?;
+    b.copy(x, v)?;
+    solve_on(b, &wide, p.tol, v, r, w)?;
+    let kept = b.largest(v, p.k)?;
+    b.restrict(v, &kept, x)?;
+    Ok(kept)
+}
+
 /// HTP with NIHT's step: `S = supp H_k(x + mu A^T r)`, `mu = |g_T|^2 / |A g_T|^2` on the
 /// current support `T`; then `x` = least squares on `S`, started from `(x + mu g)_S`.
 pub(crate) fn htp<T: Real, B: Backend<T>>(
@@ -71,13 +90,8 @@ pub(crate) fn cosamp<T: Real, B: Backend<T>>(
         return Ok(done);
     }
     loop {
-        b.adjoint(&r, &mut g)?;
-        let wide = b.union(&b.largest(&g, 2 * p.k)?, &support)?;
-        // Least squares on the union, from x (supported inside it).
-        b.copy(&x, &mut v)?;
-        solve_on(b, &wide, p.tol, &mut v, &mut r, &mut w)?;
-        support = b.largest(&v, p.k)?;
-        b.restrict(&v, &support, &mut x)?;
+        let xgv = [&mut x, &mut g, &mut v];
+        support = join_and_prune(b, p, (2 * p.k, &support), xgv, (&mut r, &mut w))?;
         b.apply(&x, &mut ax)?;
         b.difference(b.measurements(), &ax, &mut r)?;
         if let Some(done) = record(b, monitor, &r, &x, &support)? {
@@ -99,12 +113,8 @@ pub(crate) fn subspace<T: Real, B: Backend<T>>(
         return Ok(done);
     }
     loop {
-        b.adjoint(&r, &mut g)?;
-        let wide = b.union(&b.largest(&g, p.k)?, &support)?;
-        b.copy(&x, &mut v)?;
-        solve_on(b, &wide, p.tol, &mut v, &mut r, &mut w)?;
-        support = b.largest(&v, p.k)?;
-        b.restrict(&v, &support, &mut x)?;
+        let xgv = [&mut x, &mut g, &mut v];
+        support = join_and_prune(b, p, (p.k, &support), xgv, (&mut r, &mut w))?;
         solve_on(b, &support, p.tol, &mut x, &mut r, &mut w)?;
         if let Some(done) = record(b, monitor, &r, &x, &support)? {
             return Ok(done);
