@@ -249,45 +249,36 @@ pub enum Operator<T: Real> {
     Sparse(SparseBinary<T>),
 }
 
+impl<T: Real> Operator<T> {
+    /// The operator of the variant, whose products are this one's.
+    fn variant(&self) -> &dyn LinearOperator<T> {
+        match self {
+            Operator::Dense(a) => a,
+            Operator::Dct(a) => a,
+            Operator::Sparse(a) => a,
+        }
+    }
+}
+
 impl<T: Real> LinearOperator<T> for Operator<T> {
     fn shape(&self) -> (usize, usize) {
-        match self {
-            Operator::Dense(a) => a.shape(),
-            Operator::Dct(a) => a.shape(),
-            Operator::Sparse(a) => a.shape(),
-        }
+        self.variant().shape()
     }
 
     fn apply(&self, x: &[T], y: &mut [T]) {
-        match self {
-            Operator::Dense(a) => a.apply(x, y),
-            Operator::Dct(a) => a.apply(x, y),
-            Operator::Sparse(a) => a.apply(x, y),
-        }
+        self.variant().apply(x, y)
     }
 
     fn adjoint(&self, y: &[T], x: &mut [T]) {
-        match self {
-            Operator::Dense(a) => a.adjoint(y, x),
-            Operator::Dct(a) => a.adjoint(y, x),
-            Operator::Sparse(a) => a.adjoint(y, x),
-        }
+        self.variant().adjoint(y, x)
     }
 
     fn apply_many(&self, xs: &[T], ys: &mut [T]) {
-        match self {
-            Operator::Dense(a) => a.apply_many(xs, ys),
-            Operator::Dct(a) => a.apply_many(xs, ys),
-            Operator::Sparse(a) => a.apply_many(xs, ys),
-        }
+        self.variant().apply_many(xs, ys)
     }
 
     fn adjoint_many(&self, ys: &[T], xs: &mut [T]) {
-        match self {
-            Operator::Dense(a) => a.adjoint_many(ys, xs),
-            Operator::Dct(a) => a.adjoint_many(ys, xs),
-            Operator::Sparse(a) => a.adjoint_many(ys, xs),
-        }
+        self.variant().adjoint_many(ys, xs)
     }
 
     fn apply_columns(&self, entries: &[(usize, T)], y: &mut [T]) -> bool {
