@@ -56,13 +56,7 @@ pub trait LinearOperator<T: Real>: Send + Sync {
     /// ```
     fn apply_many(&self, xs: &[T], ys: &mut [T]) {
         let (m, n) = self.shape();
-        if m == 0 || n == 0 {
-            ys.iter_mut().for_each(|v| *v = T::zero());
-            return;
-        }
-        xs.par_chunks(n)
-            .zip(ys.par_chunks_mut(m))
-            .for_each(|(x, y)| self.apply(x, y));
+        each_product((xs, n), (ys, m), |x, y| self.apply(x, y));
     }
 
     /// `y = A w` for a `w` of a few nonzero entries (`(index, value)`, indices below `n`), when
@@ -100,14 +94,26 @@ pub trait LinearOperator<T: Real>: Send + Sync {
     /// ```
     fn adjoint_many(&self, ys: &[T], xs: &mut [T]) {
         let (m, n) = self.shape();
-        if m == 0 || n == 0 {
-            xs.iter_mut().for_each(|v| *v = T::zero());
-            return;
-        }
-        ys.par_chunks(m)
-            .zip(xs.par_chunks_mut(n))
-            .for_each(|(y, x)| self.adjoint(y, x));
+        each_product((ys, m), (xs, n), |y, x| self.adjoint(y, x));
     }
+}
+
+/// `product(input, output)` of each input of `len_in` values in `inputs` into the output of
+/// `len_out` values at the same place in `outputs`, in parallel: the products of many vectors.
+/// Outputs of an empty operator (`len_in` or `len_out` 0) are zeros.
+fn each_product<T: Real>(
+    (inputs, len_in): (&[T], usize),
+    (outputs, len_out): (&mut [T], usize),
+    product: impl Fn(&[T], &mut [T]) + Sync,
+) {
+    if len_in == 0 || len_out == 0 {
+        outputs.iter_mut().for_each(|v| *v = T::zero());
+        return;
+    }
+    inputs
+        .par_chunks(len_in)
+        .zip(outputs.par_chunks_mut(len_out))
+        .for_each(|(input, output)| product(input, output));
 }
 
 /// Panics unless `input` and `output` hold the values of `A x` (`adjoint`: of `A^T y`) for an
