@@ -167,6 +167,21 @@ pub struct PhaseDiagram {
     pub algorithms: Vec<AlgorithmDiagram>,
 }
 
+/// Builder methods that each set the field of their name to their argument and return the
+/// builder: each `field(Type),` (after its documentation) in `setters!(Builder { ... })`
+/// writes `pub fn field(mut self, field: Type) -> Builder`.
+macro_rules! setters {
+    ($builder:ident { $($(#[$doc:meta])* $field:ident($t:ty),)+ }) => {
+        $(
+            $(#[$doc])*
+            pub fn $field(mut self, $field: $t) -> $builder {
+                self.$field = $field;
+                self
+            }
+        )+
+    };
+}
+
 impl PhaseTransition {
     /// An experiment over `ensemble` operators for signals of length `n`, with the defaults:
     /// `delta` and `rho` from 0.05 to 0.95 by 0.05, 10 trials a cell, NIHT, Gaussian nonzeros,
@@ -192,87 +207,68 @@ impl PhaseTransition {
         }
     }
 
-    /// The `delta = m / n` values, each in `(0, 1]`.
-    ///
-    /// ```
-    /// # use kselect::recovery::{Ensemble, PhaseTransition};
-    /// assert_eq!(PhaseTransition::new(Ensemble::Gaussian, 64).deltas(vec![0.25, 0.5]).problems(), 2 * 19 * 10);
-    /// ```
-    pub fn deltas(mut self, deltas: Vec<f64>) -> PhaseTransition {
-        self.deltas = deltas;
-        self
-    }
+    setters!(PhaseTransition {
+        /// The `delta = m / n` values, each in `(0, 1]`.
+        ///
+        /// ```
+        /// # use kselect::recovery::{Ensemble, PhaseTransition};
+        /// assert_eq!(PhaseTransition::new(Ensemble::Gaussian, 64).deltas(vec![0.25, 0.5]).problems(), 2 * 19 * 10);
+        /// ```
+        deltas(Vec<f64>),
 
-    /// The `rho = k / m` values, each in `(0, 1]`.
-    ///
-    /// ```
-    /// # use kselect::recovery::{Ensemble, PhaseTransition};
-    /// assert_eq!(PhaseTransition::new(Ensemble::Gaussian, 64).rhos(vec![0.1]).problems(), 19 * 10);
-    /// ```
-    pub fn rhos(mut self, rhos: Vec<f64>) -> PhaseTransition {
-        self.rhos = rhos;
-        self
-    }
+        /// The `rho = k / m` values, each in `(0, 1]`.
+        ///
+        /// ```
+        /// # use kselect::recovery::{Ensemble, PhaseTransition};
+        /// assert_eq!(PhaseTransition::new(Ensemble::Gaussian, 64).rhos(vec![0.1]).problems(), 19 * 10);
+        /// ```
+        rhos(Vec<f64>),
 
-    /// The problems a cell (at least 1).
-    ///
-    /// ```
-    /// # use kselect::recovery::{Ensemble, PhaseTransition};
-    /// assert_eq!(PhaseTransition::new(Ensemble::Gaussian, 64).trials(2).problems(), 19 * 19 * 2);
-    /// ```
-    pub fn trials(mut self, trials: usize) -> PhaseTransition {
-        self.trials = trials;
-        self
-    }
+        /// The problems a cell (at least 1).
+        ///
+        /// ```
+        /// # use kselect::recovery::{Ensemble, PhaseTransition};
+        /// assert_eq!(PhaseTransition::new(Ensemble::Gaussian, 64).trials(2).problems(), 19 * 19 * 2);
+        /// ```
+        trials(usize),
 
-    /// The algorithms, each run on the same problems.
-    ///
-    /// ```
-    /// # use kselect::recovery::{Algorithm, Ensemble, PhaseTransition};
-    /// let e = PhaseTransition::new(Ensemble::Gaussian, 64).algorithms(vec![Algorithm::Htp, Algorithm::Cosamp]);
-    /// assert_eq!(e.problems(), 19 * 19 * 10);
-    /// ```
-    pub fn algorithms(mut self, algorithms: Vec<Algorithm>) -> PhaseTransition {
-        self.algorithms = algorithms;
-        self
-    }
+        /// The algorithms, each run on the same problems.
+        ///
+        /// ```
+        /// # use kselect::recovery::{Algorithm, Ensemble, PhaseTransition};
+        /// let e = PhaseTransition::new(Ensemble::Gaussian, 64).algorithms(vec![Algorithm::Htp, Algorithm::Cosamp]);
+        /// assert_eq!(e.problems(), 19 * 19 * 10);
+        /// ```
+        algorithms(Vec<Algorithm>),
 
-    /// The signals' nonzeros.
-    ///
-    /// ```
-    /// # use kselect::recovery::{Ensemble, PhaseTransition, SignalKind};
-    /// let e = PhaseTransition::new(Ensemble::Gaussian, 64).signal(SignalKind::Sign);
-    /// # let _ = e;
-    /// ```
-    pub fn signal(mut self, signal: SignalKind) -> PhaseTransition {
-        self.signal = signal;
-        self
-    }
+        /// The signals' nonzeros.
+        ///
+        /// ```
+        /// # use kselect::recovery::{Ensemble, PhaseTransition, SignalKind};
+        /// let e = PhaseTransition::new(Ensemble::Gaussian, 64).signal(SignalKind::Sign);
+        /// # let _ = e;
+        /// ```
+        signal(SignalKind),
 
-    /// The seed every problem's seed is drawn from.
-    ///
-    /// ```
-    /// # use kselect::recovery::{Ensemble, PhaseTransition};
-    /// let e = PhaseTransition::new(Ensemble::Gaussian, 64).seed(42);
-    /// # let _ = e;
-    /// ```
-    pub fn seed(mut self, seed: u64) -> PhaseTransition {
-        self.seed = seed;
-        self
-    }
+        /// The seed every problem's seed is drawn from.
+        ///
+        /// ```
+        /// # use kselect::recovery::{Ensemble, PhaseTransition};
+        /// let e = PhaseTransition::new(Ensemble::Gaussian, 64).seed(42);
+        /// # let _ = e;
+        /// ```
+        seed(u64),
 
-    /// The success threshold: the largest error below `success` times the signal's largest
-    /// entry (`1e-3` by default; positive).
-    ///
-    /// ```
-    /// # use kselect::recovery::{Ensemble, PhaseTransition};
-    /// let e = PhaseTransition::new(Ensemble::Gaussian, 64).success(1e-4);
-    /// # let _ = e;
-    /// ```
-    pub fn success(mut self, success: f64) -> PhaseTransition {
-        self.success = success;
-        self
-    }
+        /// The success threshold: the largest error below `success` times the signal's largest
+        /// entry (`1e-3` by default; positive).
+        ///
+        /// ```
+        /// # use kselect::recovery::{Ensemble, PhaseTransition};
+        /// let e = PhaseTransition::new(Ensemble::Gaussian, 64).success(1e-4);
+        /// # let _ = e;
+        /// ```
+        success(f64),
+    });
 
     /// The solvers' iteration limit (their default when not given).
     ///
