@@ -244,6 +244,17 @@ fn ensemble_args() -> Vec<String> {
     .to_vec()
 }
 
+/// The signal of `seed` measured by the operator of the tests, in `f64`, with its files in
+/// `dir`: `y.npy`, the measurements, and `a.npy`, the operator's matrix in C order. The
+/// operator, the signal and the two files' paths.
+fn matrix_problem(dir: &tempfile::TempDir, seed: u64) -> (Operator<f64>, Vec<f64>, String, String) {
+    let a = operator::<f64>();
+    let x = signal::<f64>(seed);
+    let y = vector(dir, "y.npy", &measure(&a, &x));
+    let c = matrix(dir, "a.npy", &entries(&a), M, N);
+    (a, x, y, c)
+}
+
 /// `base` and `tail` as one argument list.
 fn args<'a>(base: &'a [String], tail: &[&'a str]) -> Vec<&'a str> {
     base.iter()
@@ -310,10 +321,7 @@ typed_tests!(recovers_from_the_ensemble:
 #[test]
 fn recovers_from_a_matrix_in_c_and_fortran_order() {
     let dir = tempfile::tempdir().unwrap();
-    let a = operator::<f64>();
-    let x = signal::<f64>(12);
-    let y = vector(&dir, "y.npy", &measure(&a, &x));
-    let c = matrix(&dir, "a.npy", &entries(&a), M, N);
+    let (a, x, y, c) = matrix_problem(&dir, 12);
     let fortran = fortran_matrix(&dir, "a_fortran.npy", &entries(&a), M, N);
     let out = path(&dir, "x.npy").display().to_string();
     let mut solutions = Vec::new();
@@ -807,10 +815,7 @@ fn a_solver_stopped_before_converging_exits_3_and_still_writes_its_solution() {
 #[test]
 fn measurements_and_matrices_may_come_from_standard_input() {
     let dir = tempfile::tempdir().unwrap();
-    let a = operator::<f64>();
-    let x = signal::<f64>(17);
-    let y = vector(&dir, "y.npy", &measure(&a, &x));
-    let c = matrix(&dir, "a.npy", &entries(&a), M, N);
+    let (_, x, y, c) = matrix_problem(&dir, 17);
     let matrix_bytes = std::fs::read(&c).unwrap();
     let out = common::cli::kselect_with_stdin(
         &["recover", "--matrix", "-", "--y", &y, "--k", "10", "--json"],
@@ -1286,10 +1291,7 @@ fn the_help_names_both_commands_and_the_exit_status() {
 #[test]
 fn truncated_huge_header_and_junk_inputs_are_errors() {
     let dir = tempfile::tempdir().unwrap();
-    let a = operator::<f64>();
-    let x = signal::<f64>(21);
-    let y = vector(&dir, "y.npy", &measure(&a, &x));
-    let c = matrix(&dir, "a.npy", &entries(&a), M, N);
+    let (_, _, y, c) = matrix_problem(&dir, 21);
     for broken in broken_copies(&dir, "-y.npy", &y, "128") {
         let err = fails("recover", &["--matrix", &c, "--y", &broken, "--k", "10"], 1);
         assert!(!err.is_empty(), "{broken}: no message");
