@@ -4,7 +4,10 @@
 #[macro_use]
 mod common;
 
-use common::recovery::{assert_close_to_scale, measure, products, recovery_error, relative_error};
+use common::recovery::{
+    assert_close_to_scale, assert_recovered_as_alone, measure, products, recovery_error,
+    relative_error,
+};
 use common::SplitMix64;
 use kselect::recovery::{
     sparse_signal, Algorithm, DeviceOperator, Ensemble, LinearOperator, Real, Recovery, SignalKind,
@@ -476,15 +479,8 @@ fn a_gpu_batch_solves_each_problem_as_alone<T: Real>(tol: f64) {
                 } else if *nonzeros <= k / 2 {
                     // Well inside the region: recovered, as alone.
                     let bound = if tol < 1e-9 { 1e-8 } else { 1e-3 };
-                    for (found, how) in [(found, "batch"), (&alone, "alone")] {
-                        assert!(found.stop.is_success(), "{what} ({how}): {}", found.stop);
-                        let err = relative_error(&found.solution, x);
-                        assert!(err < bound, "{what} ({how}): relative error {err:e}");
-                    }
-                    let scale = x.iter().map(|v| v.as_f64().abs()).fold(1e-30, f64::max);
-                    for (a, b) in found.solution.iter().zip(&alone.solution) {
-                        assert!((a.as_f64() - b.as_f64()).abs() <= tol * scale, "{what}");
-                    }
+                    let within = (bound, tol);
+                    assert_recovered_as_alone((found, &alone), x, within, (&what, "batch"));
                     if *nonzeros == k / 2 && k / 2 > 0 && algorithm != Algorithm::Htp {
                         // The entries kept beyond the signal's are rounding noise, where a
                         // product in another order may choose others: the signal's are kept.

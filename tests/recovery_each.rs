@@ -5,7 +5,9 @@
 #[macro_use]
 mod common;
 
-use common::recovery::{assert_close_to_scale, measure, products, recovery_error, relative_error};
+use common::recovery::{
+    assert_close_to_scale, assert_recovered_as_alone, measure, products, recovery_error,
+};
 use kselect::recovery::{
     sparse_signal, Algorithm, DeviceOperator, Ensemble, LinearOperator, Operator, OperatorKind,
     PhaseTransition, Real, Recovery, SignalKind, Solver, StopReason, ALGORITHMS,
@@ -194,15 +196,7 @@ fn as_alone<T: Real>(
         assert_eq!(found, alone, "{what}");
     } else if nonzeros <= k / 2 {
         let bound = if tol < 1e-6 { 1e-8 } else { 1e-3 };
-        for (r, how) in [(found, "stack"), (alone, "alone")] {
-            assert!(r.stop.is_success(), "{what} ({how}): {}", r.stop);
-            let err = relative_error(&r.solution, x);
-            assert!(err < bound, "{what} ({how}): relative error {err:e}");
-        }
-        let scale = x.iter().map(|v| v.as_f64().abs()).fold(1e-30, f64::max);
-        for (a, b) in found.solution.iter().zip(&alone.solution) {
-            assert!((a.as_f64() - b.as_f64()).abs() <= tol * scale, "{what}");
-        }
+        assert_recovered_as_alone((found, alone), x, (bound, tol), (what, "stack"));
     }
     if nonzeros == k {
         assert_eq!(found.support, alone.support, "{what}");

@@ -1,6 +1,6 @@
 //! Helpers of the sparse recovery tests: measuring a signal, and its error.
 
-use kselect::recovery::{LinearOperator, Real};
+use kselect::recovery::{LinearOperator, Real, Recovery};
 use kselect::{Error, RecoveryError};
 
 /// The recovery error of `result`: a panic on success or on another error.
@@ -50,5 +50,26 @@ pub fn assert_close_to_scale<T: Real>(got: &[T], want: &[T], tol: f64, what: &st
     for (i, (p, q)) in got.iter().zip(want).enumerate() {
         let d = (p.as_f64() - q.as_f64()).abs();
         assert!(d <= tol * scale, "{what}[{i}]: {p} vs {q}");
+    }
+}
+
+/// Asserts that `found`, solved among other problems (`among`: a batch, a stack), and `alone`,
+/// the same problem solved alone, both succeeded with a relative error below `bound`, and that
+/// their solutions agree within `tol` times the largest magnitude of the signal `x`.
+#[track_caller]
+pub fn assert_recovered_as_alone<T: Real>(
+    (found, alone): (&Recovery<T>, &Recovery<T>),
+    x: &[T],
+    (bound, tol): (f64, f64),
+    (what, among): (&str, &str),
+) {
+    for (r, how) in [(found, among), (alone, "alone")] {
+        assert!(r.stop.is_success(), "{what} ({how}): {}", r.stop);
+        let err = relative_error(&r.solution, x);
+        assert!(err < bound, "{what} ({how}): relative error {err:e}");
+    }
+    let scale = x.iter().map(|v| v.as_f64().abs()).fold(1e-30, f64::max);
+    for (a, b) in found.solution.iter().zip(&alone.solution) {
+        assert!((a.as_f64() - b.as_f64()).abs() <= tol * scale, "{what}");
     }
 }
