@@ -69,7 +69,7 @@ use std::process::ExitCode;
 use clap::error::ErrorKind;
 use kselect::io::{Column, FileFormat};
 use kselect::regression::Method;
-use kselect::{Device, Error, Result, Selector, TopKOptions, TopKOrder};
+use kselect::{Algorithm, Device, Error, NanPolicy, Result, Selector, TopKOptions, TopKOrder};
 
 use cli::{
     Backend, Command, KnnArgs, NeighborsArgs, QuantilesArgs, RecoverArgs, RegressionArgs,
@@ -233,6 +233,19 @@ struct Values {
     column: Option<String>,
 }
 
+impl Values {
+    /// The input as the output describes it, read with `selector`'s device.
+    fn summary(self, nan_policy: NanPolicy, selector: &Selector) -> Input {
+        Input::new(
+            &self.name,
+            self.format,
+            self.column,
+            nan_policy,
+            selector.device(),
+        )
+    }
+}
+
 /// The values of `file` (`-`: standard input; of its `column` for a CSV file).
 fn read_input(file: &Path, column: Option<&str>) -> Result<Values> {
     let source = open::open(file)?;
@@ -253,20 +266,34 @@ fn read_input(file: &Path, column: Option<&str>) -> Result<Values> {
     })
 }
 
+/// A selector on `backend` with `algorithm` and the NaN policy `nan`.
+fn selector(backend: Backend, algorithm: Algorithm, nan: NanPolicy) -> Result<Selector> {
+    Ok(Selector::on(device(backend)?)
+        .algorithm(algorithm)
+        .nan_policy(nan))
+}
+
+/// What a command prints: `as_json` of its context and outcome with `--json`, else `as_table`.
+fn report<C, O>(
+    json: bool,
+    ctx: &C,
+    outcome: &O,
+    as_json: impl FnOnce(&C, &O) -> Result<String>,
+    as_table: impl FnOnce(&C, &O) -> String,
+) -> Result<String> {
+    if json {
+        as_json(ctx, outcome)
+    } else {
+        Ok(as_table(ctx, outcome))
+    }
+}
+
 /// Runs `kselect select` and returns what it prints.
 fn run_select(args: &SelectArgs) -> Result<String> {
-    let device = device(args.backend)?;
-    let Values {
-        values,
-        name,
-        format,
-        column: column_name,
-    } = read_input(&args.file, args.column.as_deref())?;
+    let selector = selector(args.backend, args.algorithm, args.nan)?;
+    let data = read_input(&args.file, args.column.as_deref())?;
 
-    let selector = Selector::on(device)
-        .algorithm(args.algorithm)
-        .nan_policy(args.nan);
-    let outcome = values.visit(Request {
+    let outcome = data.values.visit(Request {
         selector: &selector,
         nan_policy: args.nan,
         k: &args.k,
@@ -277,38 +304,27 @@ fn run_select(args: &SelectArgs) -> Result<String> {
     })?;
 
     let ctx = Context {
-        input: Input::new(&name, format, column_name, args.nan, selector.device()),
+        input: data.summary(args.nan, &selector),
         largest: args.largest,
         k: &args.k,
         quantiles: &args.quantile,
         method: args.method.name(),
     };
-    Ok(if args.json {
-        output::json(&ctx, &outcome)?
-    } else {
-        output::table(&ctx, &outcome)
-    })
+    report(args.json, &ctx, &outcome, output::json, output::table)
 }
 
 /// Runs `kselect quantiles` and returns what it prints.
 fn run_quantiles(args: &QuantilesArgs) -> Result<String> {
-    let device = device(args.backend)?;
-    let Values {
-        values,
-        name,
-        format,
-        column: column_name,
-    } = read_input(&args.file, args.column.as_deref())?;
+    let selector = selector(args.backend, args.algorithm, args.nan)?;
+    let data = read_input(&args.file, args.column.as_deref())?;
     let probs = args.probabilities();
-    let selector = Selector::on(device)
-        .algorithm(args.algorithm)
-        .nan_policy(args.nan);
-    let file_name = name
+    let file_name = data
+        .name
         .file_name()
         .map(|file_name| file_name.to_string_lossy().into_owned())
-        .unwrap_or_else(|| name.display().to_string());
-    let label = column_name.as_deref().unwrap_or(&file_name);
-    let outcome = values.visit(quantiles::Request {
+        .unwrap_or_else(|| data.name.display().to_string());
+    let label = data.column.as_deref().unwrap_or(&file_name);
+    let outcome = data.values.visit(quantiles::Request {
         selector: &selector,
         nan_policy: args.nan,
         probs: &probs,
@@ -324,17 +340,19 @@ fn run_quantiles(args: &QuantilesArgs) -> Result<String> {
     })?;
 
     let ctx = quantiles_output::Context {
-        input: Input::new(&name, format, column_name, args.nan, selector.device()),
+        input: data.summary(args.nan, &selector),
         probs: &probs,
         method: args.method.name(),
         plot: args.plot.as_ref(),
         cdf_plot: args.cdf_plot.as_ref(),
     };
-    Ok(if args.json {
-        quantiles_output::json(&ctx, &outcome)?
-    } else {
-        quantiles_output::table(&ctx, &outcome)
-    })
+    report(
+        args.json,
+        &ctx,
+        &outcome,
+        quantiles_output::json,
+        quantiles_output::table,
+    )
 }
 
 /// Runs `kselect topk` and returns what it prints.
@@ -401,11 +419,13 @@ fn run_regression(method: Method, args: &RegressionArgs) -> Result<String> {
         backend: request.device.backend_name(),
         device: request.device.description(),
     };
-    Ok(if args.json {
-        regression_output::json(&ctx, &outcome)?
-    } else {
-        regression_output::table(&ctx, &outcome)
-    })
+    report(
+        args.json,
+        &ctx,
+        &outcome,
+        regression_output::json,
+        regression_output::table,
+    )
 }
 
 /// Exits with a usage error when two of the `inputs` ((name, path) pairs) are both standard
