@@ -118,10 +118,18 @@ fn run_on(comm: &dyn Communicator, device: &Device, args: &QuantilesArgs) -> Res
     } else {
         part.name.display().to_string()
     };
+    let printout = Printout {
+        args,
+        name: &name,
+        format: part.format,
+        dtype: dtype.name(),
+        probs: &probs,
+        out: &outcome,
+    };
     Ok(if args.json {
-        json(args, &name, part.format, dtype.name(), &probs, &outcome)?
+        json(&printout)?
     } else {
-        table(args, &name, part.format, dtype.name(), &probs, &outcome)
+        table(&printout)
     })
 }
 
@@ -266,15 +274,19 @@ fn job_traffic(out: &Outcome) -> Traffic {
         .fold(Traffic::default(), |all, t| all.sum(t))
 }
 
-/// The one JSON object of `--json`.
-fn json(
-    args: &QuantilesArgs,
-    name: &str,
+/// What rank 0 prints: the job's outcome, the file as named and its element type.
+struct Printout<'a> {
+    args: &'a QuantilesArgs,
+    name: &'a str,
     format: FileFormat,
-    dtype: &str,
-    probs: &[f64],
-    out: &Outcome,
-) -> Result<String> {
+    dtype: &'a str,
+    probs: &'a [f64],
+    out: &'a Outcome,
+}
+
+/// The one JSON object of `--json`.
+fn json(printout: &Printout) -> Result<String> {
+    let (args, out) = (printout.args, printout.out);
     #[derive(Serialize)]
     struct Distributed<'a> {
         file: &'a str,
@@ -298,13 +310,13 @@ fn json(
     }
 
     json_line(&Distributed {
-        file: name,
-        format: format.name(),
-        dtype,
+        file: printout.name,
+        format: printout.format.name(),
+        dtype: printout.dtype,
         ranks: out.report.ranks,
         n: out.report.values,
         nan_policy: args.nan.name(),
-        probs: nums(probs),
+        probs: nums(printout.probs),
         values: nums(&out.values),
         method: args.method.name(),
         algorithm: out.report.algorithm.name(),
@@ -319,14 +331,16 @@ fn json(
     })
 }
 
-fn table(
-    args: &QuantilesArgs,
-    name: &str,
-    format: FileFormat,
-    dtype: &str,
-    probs: &[f64],
-    out: &Outcome,
-) -> String {
+/// The report of `kselect quantiles --distributed` without `--json`.
+fn table(printout: &Printout) -> String {
+    let Printout {
+        args,
+        name,
+        format,
+        dtype,
+        probs,
+        out,
+    } = *printout;
     let r = &out.report;
     let total = job_traffic(out);
     let mut s = format!(
