@@ -14,12 +14,12 @@ use std::path::Path;
 use std::process::Output;
 
 use common::cli::{
-    f64s, kselect, kselect_fails, names_in, npy_with_header, path, stderr, stdout, u64s,
-    words_of_lines,
+    f64s, kselect, kselect_fails, names_in, npy_matrix, npy_vector, npy_with_header, path, stderr,
+    stdout, u64s, words_of_lines,
 };
 use common::recovery::measure;
-use kselect::io::npy::{read_npy_array, write_npy_matrix};
-use kselect::io::{write_npy, Column};
+use kselect::io::npy::read_npy_array;
+use kselect::io::Column;
 use kselect::recovery::{sparse_signal, DenseMatrix, Ensemble, Operator, Real, SignalKind};
 use serde_json::Value;
 
@@ -53,9 +53,7 @@ fn entries<T: Real>(a: &Operator<T>) -> Vec<T> {
 
 /// Writes `values` as a 1-D `.npy` file `name` in `dir`; returns its path as text.
 fn vector<T: Real>(dir: &tempfile::TempDir, name: &str, values: &[T]) -> String {
-    let p = path(dir, name);
-    write_npy(&p, values).unwrap();
-    p.display().to_string()
+    npy_vector(dir, name, values).display().to_string()
 }
 
 /// Writes `values` (row-major) as a `rows x cols` `.npy` file in C order.
@@ -66,9 +64,9 @@ fn matrix<T: Real>(
     rows: usize,
     cols: usize,
 ) -> String {
-    let p = path(dir, name);
-    write_npy_matrix(&p, values, rows, cols).unwrap();
-    p.display().to_string()
+    npy_matrix(dir, name, values, rows, cols)
+        .display()
+        .to_string()
 }
 
 /// Writes an `f8` `.npy` file `name` in `dir`: in `fortran_order` (`True` or `False`), of

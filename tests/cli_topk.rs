@@ -6,37 +6,16 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use common::cli::{
     assert_bits_eq, assert_cuda_matches_cpu, assert_own_usage_error, cpu_fails, cpu_fails_stdin,
     cpu_json, cpu_json_stdin, cpu_text, cuda_json, f64s, i64s, kselect, kselect_with_stdin,
-    names_in, npy_with_header, path, results_only, rows, stdout, u64s, without_file_and_time,
+    names_in, npy_matrix, npy_vector, npy_with_header, path, results_only, rows, stdout, u64s,
+    without_file_and_time,
 };
-use kselect::io::npy::write_npy_matrix;
-use kselect::io::{read_npy, write_npy, Column};
-use kselect::Element;
+use kselect::io::{read_npy, Column};
 use serde_json::Value;
-
-/// A 1-D `.npy` file of `data`.
-fn vector<T: Element>(dir: &tempfile::TempDir, name: &str, data: &[T]) -> PathBuf {
-    let p = path(dir, name);
-    write_npy(&p, data).expect("write the .npy fixture");
-    p
-}
-
-/// A 2-D `.npy` file of `data` (`rows` x `cols`, row-major).
-fn matrix<T: Element>(
-    dir: &tempfile::TempDir,
-    name: &str,
-    data: &[T],
-    rows: usize,
-    cols: usize,
-) -> PathBuf {
-    let p = path(dir, name);
-    write_npy_matrix(&p, data, rows, cols).expect("write the .npy fixture");
-    p
-}
 
 /// Runs `kselect threshold FILE --backend cpu --json ARGS --out OUT`, checks success, returns
 /// the text and the parsed JSON.
@@ -87,7 +66,7 @@ fn bits(rows: &[Vec<f64>]) -> Vec<Vec<u64>> {
 #[test]
 fn topk_json_has_exactly_the_documented_keys() {
     let dir = tempfile::tempdir().unwrap();
-    let file = vector(&dir, "x.npy", &[0.5f64, 3.0, -1.0, 3.0, 2.0]);
+    let file = npy_vector(&dir, "x.npy", &[0.5f64, 3.0, -1.0, 3.0, 2.0]);
     let (text, v) = cpu_json("topk", &file, &["--k", "3"]);
     assert!(
         text.starts_with("{\"rows\": 1, \"k\": 3, \"values\": [["),
@@ -113,7 +92,7 @@ fn topk_json_has_exactly_the_documented_keys() {
 fn topk_of_a_matrix_and_of_a_vector_read_as_rows() {
     let dir = tempfile::tempdir().unwrap();
     let data = [4i64, -7, 9, 9, i64::MIN, 0, i64::MAX, 2, 5, 5, 5, 5];
-    let m = matrix(&dir, "m.npy", &data, 3, 4);
+    let m = npy_matrix(&dir, "m.npy", &data, 3, 4);
     let (_, v) = cpu_json("topk", &m, &["--k", "2", "--sorted"]);
     assert_eq!(v["rows"], 3);
     assert_eq!(
@@ -125,7 +104,7 @@ fn topk_of_a_matrix_and_of_a_vector_read_as_rows() {
         vec![vec![9, 9], vec![i64::MAX, 2], vec![5, 5]]
     );
     // The same values as a 1-D array read as rows of 4 (and of 6, and of 12).
-    let flat = vector(&dir, "flat.npy", &data);
+    let flat = npy_vector(&dir, "flat.npy", &data);
     let (_, w) = cpu_json("topk", &flat, &["--k", "2", "--sorted", "--cols", "4"]);
     assert_eq!(w["indices"], v["indices"]);
     assert_eq!(w["values"], v["values"]);
@@ -141,25 +120,25 @@ fn topk_of_a_matrix_and_of_a_vector_read_as_rows() {
 #[test]
 fn topk_every_dtype() {
     let dir = tempfile::tempdir().unwrap();
-    let f32s = vector(&dir, "f32.npy", &[0.1f32, -0.0, 0.0, 3.5, f32::INFINITY]);
+    let f32s = npy_vector(&dir, "f32.npy", &[0.1f32, -0.0, 0.0, 3.5, f32::INFINITY]);
     let (text, v) = cpu_json("topk", &f32s, &["--k", "3", "--sorted"]);
     assert_eq!(indices(&v["indices"]), vec![vec![4, 3, 0]]);
     assert!(text.contains("[\"inf\", 3.5, 0.1]"), "{text}");
     let (text, _) = cpu_json("topk", &f32s, &["--k", "2", "--smallest", "--sorted"]);
     assert!(text.contains("[-0.0, 0.0]"), "{text}");
-    let i32s = vector(&dir, "i32.npy", &[i32::MIN, 3, i32::MAX]);
+    let i32s = npy_vector(&dir, "i32.npy", &[i32::MIN, 3, i32::MAX]);
     let (text, _) = cpu_json("topk", &i32s, &["--k", "1", "--smallest"]);
     assert!(text.contains("[[-2147483648]]"), "{text}");
-    let u32s = vector(&dir, "u32.npy", &[7u32, u32::MAX]);
+    let u32s = npy_vector(&dir, "u32.npy", &[7u32, u32::MAX]);
     let (text, _) = cpu_json("topk", &u32s, &["--k", "1"]);
     assert!(text.contains("[[4294967295]]"), "{text}");
-    let u64s = vector(&dir, "u64.npy", &[u64::MAX, (1 << 53) + 1]);
+    let u64s = npy_vector(&dir, "u64.npy", &[u64::MAX, (1 << 53) + 1]);
     let (text, _) = cpu_json("topk", &u64s, &["--k", "2", "--sorted"]);
     assert!(
         text.contains("[[18446744073709551615, 9007199254740993]]"),
         "{text}"
     );
-    let f64s = vector(&dir, "f64.npy.gz", &[1e300, -5e-324, f64::NEG_INFINITY]);
+    let f64s = npy_vector(&dir, "f64.npy.gz", &[1e300, -5e-324, f64::NEG_INFINITY]);
     let (text, _) = cpu_json("topk", &f64s, &["--k", "3", "--sorted", "--smallest"]);
     assert!(text.contains("[[\"-inf\", -5e-324, 1e300]]"), "{text}");
 }
@@ -168,7 +147,7 @@ fn topk_every_dtype() {
 fn topk_nan_policies() {
     let dir = tempfile::tempdir().unwrap();
     let data = [1.0f64, f64::NAN, 2.0, 0.5, f64::NAN, 3.0];
-    let m = matrix(&dir, "nan.npy", &data, 2, 3);
+    let m = npy_matrix(&dir, "nan.npy", &data, 2, 3);
     let err = cpu_fails("topk", &m, &["--k", "1"], 1);
     assert!(err.contains("NaN") && err.contains("--nan"), "{err}");
     let (_, v) = cpu_json("topk", &m, &["--k", "2", "--sorted", "--nan", "last"]);
@@ -189,7 +168,7 @@ fn topk_nan_policies() {
 #[test]
 fn topk_table() {
     let dir = tempfile::tempdir().unwrap();
-    let file = matrix(&dir, "t.npy", &[3u32, 1, 2, 9, 8, 7], 2, 3);
+    let file = npy_matrix(&dir, "t.npy", &[3u32, 1, 2, 9, 8, 7], 2, 3);
     let text = cpu_text("topk", &file, &["--k", "2"]);
     assert!(text.contains("2 row(s) of 3 value(s), type u32"), "{text}");
     assert!(
@@ -216,7 +195,7 @@ fn topk_table() {
 #[test]
 fn topk_errors() {
     let dir = tempfile::tempdir().unwrap();
-    let flat = vector(&dir, "flat.npy", &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    let flat = npy_vector(&dir, "flat.npy", &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]);
     let err = cpu_fails("topk", &flat, &["--k", "7"], 1);
     assert!(err.contains("k = 7") && err.contains("6"), "{err}");
     let err = cpu_fails("topk", &flat, &["--k", "0"], 1);
@@ -228,7 +207,7 @@ fn topk_errors() {
     );
     let err = cpu_fails("topk", &flat, &["--k", "3", "--cols", "2"], 1);
     assert!(err.contains("row 0 holds 2"), "{err}");
-    let m = matrix(&dir, "m.npy", &[1i32, 2, 3, 4, 5, 6], 2, 3);
+    let m = npy_matrix(&dir, "m.npy", &[1i32, 2, 3, 4, 5, 6], 2, 3);
     let err = cpu_fails("topk", &m, &["--k", "1", "--cols", "2"], 1);
     assert!(err.contains("--cols 2") && err.contains("2 x 3"), "{err}");
     // Fortran order, 3-D, not a .npy file, a missing file.
@@ -268,7 +247,7 @@ fn topk_errors() {
 fn threshold_writes_the_thresholded_array() {
     let dir = tempfile::tempdir().unwrap();
     let x = [0.5f64, -3.0, 2.0, -0.25, 3.0, -2.0];
-    let file = vector(&dir, "x.npy", &x);
+    let file = npy_vector(&dir, "x.npy", &x);
     let out = path(&dir, "out.npy");
     let (text, v) = threshold_json(&file, &out, &["--k", "3"]);
     assert!(
@@ -302,7 +281,7 @@ fn threshold_writes_the_thresholded_array() {
 #[test]
 fn threshold_keeps_the_dtype_and_applies_the_nan_policy() {
     let dir = tempfile::tempdir().unwrap();
-    let ints = vector(&dir, "i.npy", &[i32::MIN, 5, -5, 1]);
+    let ints = npy_vector(&dir, "i.npy", &[i32::MIN, 5, -5, 1]);
     let out = path(&dir, "i_out.npy.gz");
     let (_, v) = threshold_json(&ints, &out, &["--k", "2"]);
     assert_eq!(v["threshold"], 5);
@@ -311,7 +290,7 @@ fn threshold_keeps_the_dtype_and_applies_the_nan_policy() {
         read_npy(&out).unwrap(),
         Column::I32(vec![i32::MIN, 5, 0, 0])
     );
-    let unsigned = vector(&dir, "u.npy", &[3u64, u64::MAX, 3]);
+    let unsigned = npy_vector(&dir, "u.npy", &[3u64, u64::MAX, 3]);
     let out = path(&dir, "u_out.npy");
     let (text, _) = threshold_json(&unsigned, &out, &["--k", "3"]);
     assert!(
@@ -320,7 +299,7 @@ fn threshold_keeps_the_dtype_and_applies_the_nan_policy() {
     );
     assert_eq!(read_npy(&out).unwrap(), Column::U64(vec![3, u64::MAX, 3]));
 
-    let nan = vector(&dir, "n.npy", &[1.0f32, f32::NAN, -4.0]);
+    let nan = npy_vector(&dir, "n.npy", &[1.0f32, f32::NAN, -4.0]);
     let out = path(&dir, "n_out.npy");
     let err = threshold_fails(&nan, &out, &["--k", "1"], 1);
     assert!(err.contains("NaN"), "{err}");
@@ -338,7 +317,7 @@ fn threshold_keeps_the_dtype_and_applies_the_nan_policy() {
 #[test]
 fn threshold_summary_and_errors() {
     let dir = tempfile::tempdir().unwrap();
-    let file = vector(&dir, "x.npy", &[1i64, -9, 4]);
+    let file = npy_vector(&dir, "x.npy", &[1i64, -9, 4]);
     let out = path(&dir, "o.npy");
     let text = cpu_text("threshold", &file, &with_out(&["--k", "2"], &out));
     assert!(text.contains("threshold: 4 at index 2"), "{text}");
@@ -346,7 +325,7 @@ fn threshold_summary_and_errors() {
     assert!(text.contains("3 values of type i64"), "{text}");
     let err = threshold_fails(&file, &out, &["--k", "4"], 1);
     assert!(err.contains("k = 4"), "{err}");
-    let m = matrix(&dir, "m.npy", &[1.0f64, 2.0, 3.0, 4.0], 2, 2);
+    let m = npy_matrix(&dir, "m.npy", &[1.0f64, 2.0, 3.0, 4.0], 2, 2);
     let err = threshold_fails(&m, &out, &["--k", "1"], 1);
     assert!(err.contains("1-D"), "{err}");
     let bad_dir = path(&dir, "no/such/dir/o.npy");
@@ -359,7 +338,7 @@ fn threshold_summary_and_errors() {
 fn dash_reads_standard_input() {
     let dir = tempfile::tempdir().unwrap();
     let data = [4i32, -7, 9, 1, 8, 0];
-    let m = matrix(&dir, "m.npy", &data, 2, 3);
+    let m = npy_matrix(&dir, "m.npy", &data, 2, 3);
     let bytes = std::fs::read(&m).unwrap();
     let args = ["--k", "2", "--sorted"];
     let from_stdin = cpu_json_stdin("topk", &args, bytes.clone());
@@ -378,7 +357,7 @@ fn dash_reads_standard_input() {
     ));
     assert!(text.starts_with("file:      <stdin> (2 row(s)"), "{text}");
 
-    let x = vector(&dir, "x.npy.gz", &[0.5f64, -3.0, 2.0]);
+    let x = npy_vector(&dir, "x.npy.gz", &[0.5f64, -3.0, 2.0]);
     let out = path(&dir, "out.npy");
     let gz = std::fs::read(&x).unwrap();
     let v = cpu_json_stdin("threshold", &with_out(&["--k", "1"], &out), gz);
@@ -420,7 +399,7 @@ fn help_mentions_both_commands() {
 #[test]
 fn output_onto_the_input_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let file = vector(&dir, "x.npy", &[1.0f64, -9.0, 4.0]);
+    let file = npy_vector(&dir, "x.npy", &[1.0f64, -9.0, 4.0]);
     let before = std::fs::read(&file).unwrap();
     let sub = path(&dir, "sub");
     std::fs::create_dir(&sub).unwrap();
@@ -451,7 +430,7 @@ fn output_onto_the_input_is_refused() {
 #[test]
 fn threshold_output_is_replaced_only_when_complete() {
     let dir = tempfile::tempdir().unwrap();
-    let file = vector(&dir, "x.npy", &[1.0f64, -9.0, 4.0]);
+    let file = npy_vector(&dir, "x.npy", &[1.0f64, -9.0, 4.0]);
     let out = path(&dir, "o.npy.gz");
     std::fs::write(&out, b"an earlier result").unwrap();
     // A failed run leaves the existing output as it was, and no temporary file.
@@ -472,7 +451,7 @@ fn threshold_output_is_replaced_only_when_complete() {
 #[test]
 fn negative_k_is_a_clear_usage_error() {
     let dir = tempfile::tempdir().unwrap();
-    let file = vector(&dir, "x.npy", &[1.0f64, -9.0, 4.0, 2.0]);
+    let file = npy_vector(&dir, "x.npy", &[1.0f64, -9.0, 4.0, 2.0]);
     let out = path(&dir, "o.npy");
     let cases: [(&str, &[&str], &str); 4] = [
         (
@@ -505,7 +484,7 @@ fn negative_k_is_a_clear_usage_error() {
 #[test]
 fn algorithm_on_topk_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
-    let file = vector(&dir, "x.npy", &[1.0f64, -9.0, 4.0, 2.0]);
+    let file = npy_vector(&dir, "x.npy", &[1.0f64, -9.0, 4.0, 2.0]);
     let out = path(&dir, "o.npy");
     let out = out.to_str().unwrap();
     let cases: [(&str, &[&str], &str); 5] = [
@@ -554,9 +533,9 @@ fn cuda_backend_matches_cpu_for_topk_and_threshold() {
         .map(|i| ((i * 7919) % 997) as f64 / 4.0 - 100.0)
         .collect();
     let ints: Vec<i32> = values.iter().map(|&x| (x * 4.0) as i32).collect();
-    let m = matrix(&dir, "m.npy", &values, 30, 100);
-    let v = vector(&dir, "v.npy", &values);
-    let i = vector(&dir, "i.npy", &ints);
+    let m = npy_matrix(&dir, "m.npy", &values, 30, 100);
+    let v = npy_vector(&dir, "v.npy", &values);
+    let i = npy_vector(&dir, "i.npy", &ints);
     let topk: [(&Path, &[&str]); 5] = [
         (&m, &["--k", "5"]),
         (&m, &["--k", "7", "--sorted", "--smallest"]),
@@ -589,7 +568,7 @@ fn cuda_backend_matches_cpu_for_topk_and_threshold() {
 fn output_onto_the_file_standard_input_reads_is_refused() {
     // `kselect threshold - --out x.npy < x.npy`: standard input is that file.
     let dir = tempfile::tempdir().unwrap();
-    let file = vector(&dir, "x.npy", &[1.0f64, -9.0, 4.0]);
+    let file = npy_vector(&dir, "x.npy", &[1.0f64, -9.0, 4.0]);
     let before = std::fs::read(&file).unwrap();
     let out = std::process::Command::new(common::cli::binary())
         .args(["threshold", "-", "--backend", "cpu", "--k", "2", "--out"])

@@ -8,6 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use kselect::io::npy::write_npy_matrix;
+use kselect::io::write_npy;
+use kselect::Element;
 use serde_json::Value;
 
 // The JSON readers and the repository's files, importable with the rest from here (each test
@@ -306,6 +309,26 @@ pub fn assert_cuda_matches_cpu(
         file.as_ref().display()
     );
     Some(cpu)
+}
+
+/// A 1-D `.npy` file `name` in `dir` of `data`.
+pub fn npy_vector<T: Element>(dir: &tempfile::TempDir, name: &str, data: &[T]) -> PathBuf {
+    let p = path(dir, name);
+    write_npy(&p, data).expect("write the .npy fixture");
+    p
+}
+
+/// A 2-D `.npy` file `name` in `dir` of `data` (`rows` x `cols`, row-major, in C order).
+pub fn npy_matrix<T: Element>(
+    dir: &tempfile::TempDir,
+    name: &str,
+    data: &[T],
+    rows: usize,
+    cols: usize,
+) -> PathBuf {
+    let p = path(dir, name);
+    write_npy_matrix(&p, data, rows, cols).expect("write the .npy fixture");
+    p
 }
 
 /// The names of the entries of `dir`, sorted.
