@@ -9,7 +9,7 @@
 
 mod common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use common::cli::{
     assert_cuda_matches_cpu, cpu_fails, cpu_json, cpu_text, f64s, kselect_with_stdin, names_in,
@@ -243,6 +243,15 @@ fn bad_inputs_are_one_clear_sentence() {
     assert!(err.contains("nope.csv"), "{err}");
 }
 
+/// Runs `kselect COMMAND FILE --backend cpu ARGS` for each (ARGS, NEEDLE) of `cases`: a usage
+/// error (exit status 2) that says NEEDLE.
+fn assert_usage_errors(command: &str, file: &Path, cases: &[(&[&str], &str)]) {
+    for (args, needle) in cases {
+        let err = cpu_fails(command, file, args, 2);
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
 #[test]
 fn usage_errors_exit_with_status_2() {
     let dir = tempfile::tempdir().unwrap();
@@ -250,43 +259,44 @@ fn usage_errors_exit_with_status_2() {
     let q = file(&dir, "q.csv", QUERIES).display().to_string();
     let b = base.display().to_string();
     let out = path(&dir, "out.npy").display().to_string();
-    for (args, needle) in [
-        (&["--k", "1"][..], "--query <Q>|--self"),
-        (
-            &["--self", "--query", &q, "--k", "1"],
-            "cannot be used with",
-        ),
-        (&["--self", "--k", "0"], "1 or more"),
-        (&["--self", "--k", "-1"], "1 or more"),
-        (
-            &["--self", "--k", "1", "--metric", "hamming"],
-            "unknown metric `hamming`",
-        ),
-        (
-            &["--self", "--k", "1", "--out-indices", &b],
-            "is the input file",
-        ),
-        (
-            &["--query", &q, "--k", "1", "--out-distances", &q],
-            "is the input file",
-        ),
-        (
-            &[
-                "--self",
-                "--k",
-                "1",
-                "--out-indices",
-                &out,
-                "--out-distances",
-                &out,
-            ],
-            "are the same file",
-        ),
-        (&["--self", "--k", "1", "--nan", "omit"], "--nan"),
-    ] {
-        let err = cpu_fails("neighbors", &base, args, 2);
-        assert!(err.contains(needle), "{args:?}: {err}");
-    }
+    assert_usage_errors(
+        "neighbors",
+        &base,
+        &[
+            (&["--k", "1"][..], "--query <Q>|--self"),
+            (
+                &["--self", "--query", &q, "--k", "1"],
+                "cannot be used with",
+            ),
+            (&["--self", "--k", "0"], "1 or more"),
+            (&["--self", "--k", "-1"], "1 or more"),
+            (
+                &["--self", "--k", "1", "--metric", "hamming"],
+                "unknown metric `hamming`",
+            ),
+            (
+                &["--self", "--k", "1", "--out-indices", &b],
+                "is the input file",
+            ),
+            (
+                &["--query", &q, "--k", "1", "--out-distances", &q],
+                "is the input file",
+            ),
+            (
+                &[
+                    "--self",
+                    "--k",
+                    "1",
+                    "--out-indices",
+                    &out,
+                    "--out-distances",
+                    &out,
+                ],
+                "are the same file",
+            ),
+            (&["--self", "--k", "1", "--nan", "omit"], "--nan"),
+        ],
+    );
     assert_eq!(names_in(&dir), ["base.csv", "q.csv"], "nothing written");
     let out = kselect_with_stdin(
         &[
@@ -618,29 +628,30 @@ fn knn_usage_errors_exit_with_status_2() {
     let l = line.display().to_string();
     let q = file(&dir, "q.csv", "x\n1\n").display().to_string();
     let out = path(&dir, "p.csv").display().to_string();
-    for (args, needle) in [
-        (&["--response", "y"][..], "--k"),
-        (&["--k", "1"], "--response"),
-        (&["--response", "y", "--k", "0"], "1 or more"),
-        (&["--response", "y", "--k", "1", "--out", &out], "--query"),
-        (&["--response", "y", "--k", "1,2", "--query", &q], "one k"),
-        (
-            &["--response", "y", "--k", "1", "--query", &q, "--out", &l],
-            "is the input file",
-        ),
-        (
-            &["--response", "y", "--k", "1", "--query", &q, "--out", &q],
-            "is the input file",
-        ),
-        (
-            &["--response", "y", "--k", "1", "--weights", "cubic"],
-            "cubic",
-        ),
-        (&["--response", "y", "--k", "1", "--self"], "--self"),
-    ] {
-        let err = cpu_fails("knn", &line, args, 2);
-        assert!(err.contains(needle), "{args:?}: {err}");
-    }
+    assert_usage_errors(
+        "knn",
+        &line,
+        &[
+            (&["--response", "y"][..], "--k"),
+            (&["--k", "1"], "--response"),
+            (&["--response", "y", "--k", "0"], "1 or more"),
+            (&["--response", "y", "--k", "1", "--out", &out], "--query"),
+            (&["--response", "y", "--k", "1,2", "--query", &q], "one k"),
+            (
+                &["--response", "y", "--k", "1", "--query", &q, "--out", &l],
+                "is the input file",
+            ),
+            (
+                &["--response", "y", "--k", "1", "--query", &q, "--out", &q],
+                "is the input file",
+            ),
+            (
+                &["--response", "y", "--k", "1", "--weights", "cubic"],
+                "cubic",
+            ),
+            (&["--response", "y", "--k", "1", "--self"], "--self"),
+        ],
+    );
     assert_eq!(names_in(&dir), ["line.csv", "q.csv"], "nothing written");
     let out = kselect_with_stdin(
         &["knn", "-", "--response", "y", "--query", "-", "--k", "1"],
