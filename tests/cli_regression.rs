@@ -658,25 +658,21 @@ fn cuda_backend_matches_cpu_for_lts_and_lms() {
     }
 }
 
+/// Runs `kselect METHOD stackloss.csv --backend cpu --response stack.loss --h H`, expects exit
+/// status `code`, returns stderr.
+fn stackloss_with_h_fails(method: &str, h: &str, code: i32) -> String {
+    let args = ["--response", "stack.loss", "--h", h];
+    cpu_fails(method, robust("stackloss.csv"), &args, code)
+}
+
 #[test]
 fn lms_coverage_of_the_largest_integer_is_a_clear_error() {
-    let stackloss = robust("stackloss.csv");
-    let err = cpu_fails(
-        "lms",
-        &stackloss,
-        &["--response", "stack.loss", "--h", "18446744073709551615"],
-        1,
-    );
+    let err = stackloss_with_h_fails("lms", "18446744073709551615", 1);
     assert!(
         err.contains("h = 18446744073709551615 is not in [5, 21]"),
         "{err}"
     );
-    let err = cpu_fails(
-        "lms",
-        &stackloss,
-        &["--response", "stack.loss", "--h", "-1"],
-        2,
-    );
+    let err = stackloss_with_h_fails("lms", "-1", 2);
     assert!(err.contains("a number of rows"), "{err}");
 }
 
@@ -704,12 +700,7 @@ fn lms_takes_the_coverage_of_mass_lqs() {
         let want = if h == "lqs" { 13 } else { h.parse().unwrap() };
         assert_eq!(json["h"], want);
     }
-    let err = cpu_fails(
-        "lts",
-        &stackloss,
-        &["--response", "stack.loss", "--h", "lms"],
-        1,
-    );
+    let err = stackloss_with_h_fails("lts", "lms", 1);
     assert!(err.contains("coverage rule of LMS"), "{err}");
 }
 
