@@ -11,6 +11,7 @@
 mod common;
 
 use std::path::Path;
+use std::process::Output;
 
 use common::cli::{
     assert_bits_eq, assert_cuda_matches_cpu, assert_own_usage_error, binary_from, cpu_fails,
@@ -35,6 +36,12 @@ fn select_json(file: &str, args: &[&str]) -> Value {
 /// Runs `kselect select FILE ARGS --backend cpu`, expects exit status `code`, returns stderr.
 fn select_fails(file: &str, args: &[&str], code: i32) -> String {
     cpu_fails("select", file, args, code)
+}
+
+/// Runs `kselect select FIXTURE --k 0 --backend BACKEND ARGS` on the repository's `fixture`.
+fn select_first_on(fixture_name: &str, backend: &str, args: &[&str]) -> Output {
+    let file = fixture(fixture_name);
+    kselect(&[&["select", &file, "--k", "0", "--backend", backend], args].concat())
 }
 
 /// A temporary CSV file with `content`.
@@ -594,28 +601,13 @@ fn usage_errors_exit_2() {
     assert!(err.contains("--k"), "{err}");
     let out = kselect(&["frobnicate"]);
     assert_eq!(out.status.code(), Some(2));
-    let out = kselect(&[
-        "select",
-        &fixture("f64.npy"),
-        "--k",
-        "0",
-        "--backend",
-        "tpu",
-    ]);
+    let out = select_first_on("f64.npy", "tpu", &[]);
     assert_eq!(out.status.code(), Some(2));
 }
 
 #[test]
 fn backend_flag() {
-    let out = kselect(&[
-        "select",
-        &fixture("f64.npy"),
-        "--k",
-        "0",
-        "--backend",
-        "cuda",
-        "--json",
-    ]);
+    let out = select_first_on("f64.npy", "cuda", &["--json"]);
     match kselect::Device::cuda(0) {
         Err(e) => {
             assert!(!common::require_gpu(), "KSELECT_REQUIRE_GPU=1: {e}");
@@ -641,16 +633,7 @@ fn backend_flag() {
     );
     assert_eq!(i64s(&json["values"]), vec![i64::MIN]);
     // An algorithm the CPU has but CUDA has not is refused on CUDA only.
-    let out = kselect(&[
-        "select",
-        &fixture("i64.npy"),
-        "--k",
-        "0",
-        "--backend",
-        "cuda",
-        "--algorithm",
-        "introselect",
-    ]);
+    let out = select_first_on("i64.npy", "cuda", &["--algorithm", "introselect"]);
     assert_eq!(out.status.code(), Some(1));
 }
 
