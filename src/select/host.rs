@@ -36,6 +36,19 @@ where
     }
 }
 
+/// The bucket of histogram `hist` holding rank `k` (in bucket order) and the number of
+/// candidates in the buckets before it.
+pub(crate) fn locate(hist: &[usize], k: usize) -> (usize, usize) {
+    let mut before = 0;
+    for (b, &c) in hist.iter().enumerate() {
+        if k < before + c {
+            return (b, before);
+        }
+        before += c;
+    }
+    unreachable!("rank {k} beyond the {before} candidates")
+}
+
 /// A sample of about `s` elements of `data` as keys widened or narrowed into `W` (a `u32` or
 /// `u64`): runs of `run` consecutive elements (a cache line, so the gather reads little
 /// memory), one run at a random run-aligned offset in each of `s / run` equal strides, in

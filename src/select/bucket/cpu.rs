@@ -23,7 +23,7 @@
 
 use crate::element::{Element, RadixKey};
 use crate::select::bucket::Projection;
-use crate::select::host::{finite, finite_census, map_chunks};
+use crate::select::host::{finite, finite_census, locate, map_chunks};
 use crate::select::radix;
 
 /// Buckets per level (the paper's `B = 2^10`).
@@ -97,18 +97,6 @@ fn levels<T: Element>(
         min = lo;
         max = hi;
     }
-}
-
-/// The bucket holding rank `k` and the number of candidates in the buckets before it.
-fn locate(hist: &[usize], k: usize) -> (usize, usize) {
-    let mut before = 0;
-    for (b, &c) in hist.iter().enumerate() {
-        if k < before + c {
-            return (b, before);
-        }
-        before += c;
-    }
-    unreachable!("rank {k} beyond the {before} candidates")
 }
 
 /// The bucket counts of the candidates (the finite values when `first`).

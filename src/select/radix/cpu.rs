@@ -19,7 +19,7 @@
 use rayon::prelude::*;
 
 use crate::element::{Element, RadixKey};
-use crate::select::host::{map_chunks, use_parallel};
+use crate::select::host::{locate, map_chunks, use_parallel};
 
 /// The width of digits after the first.
 const DIGIT: u32 = 11;
@@ -67,7 +67,8 @@ where
     let mut cands: Candidates<K> = Candidates::Input;
     let mut count = n;
     loop {
-        let (digit, before, in_digit) = locate(&hist, k);
+        let (digit, before) = locate(&hist, k);
+        let in_digit = hist[digit];
         k -= before;
         prefix = (prefix << width) | digit as u64;
         fixed += width;
@@ -134,19 +135,6 @@ impl Prefix {
     fn matches(self, key: u64) -> bool {
         key >> self.shift == self.value
     }
-}
-
-/// The digit value holding rank `k`, the number of candidates with smaller digits, and the
-/// number with this digit.
-fn locate(hist: &[usize], k: usize) -> (usize, usize, usize) {
-    let mut before = 0;
-    for (digit, &c) in hist.iter().enumerate() {
-        if k < before + c {
-            return (digit, before, c);
-        }
-        before += c;
-    }
-    unreachable!("rank {k} beyond the {before} candidates")
 }
 
 /// The histogram of the digit at `shift` (`width` bits) of the keys (with prefix `only`, when

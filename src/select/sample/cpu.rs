@@ -20,7 +20,7 @@ use rayon::prelude::*;
 use crate::element::{Element, RadixKey};
 use crate::random::SplitMix64;
 use crate::select::approximate::{closest_splitter, exact, Approximate};
-use crate::select::host::{chunk_len, map_chunks, use_parallel};
+use crate::select::host::{chunk_len, locate, map_chunks, use_parallel};
 
 /// The most splitters per level (`2 · 127 + 1` buckets fit a byte).
 const SPLITTERS: usize = 127;
@@ -265,18 +265,6 @@ fn bucket_of<K: RadixKey>(tree: &[K; TREE], m: usize, at: usize, x: K) -> u8 {
     let j = at.min(m);
     let equal = j > 0 && tree[j - 1] == x;
     (2 * j - equal as usize) as u8
-}
-
-/// The bucket holding rank `k` and the number of candidates in the buckets before it.
-fn locate(hist: &[usize], k: usize) -> (usize, usize) {
-    let mut before = 0;
-    for (b, &c) in hist.iter().enumerate() {
-        if k < before + c {
-            return (b, before);
-        }
-        before += c;
-    }
-    unreachable!("rank {k} beyond the {before} candidates")
 }
 
 /// Unit tests against the sort reference.
