@@ -85,26 +85,31 @@ pub(crate) fn middle_mean<T: Element>(lower: T, upper: T) -> f64 {
     }
 }
 
-/// `(a + b) / 2` in `f64`, or `a / 2 + b / 2` where the finite `a + b` overflows.
-fn mean_f64(a: f64, b: f64) -> f64 {
-    let sum = a + b;
-    if sum.is_infinite() && a.is_finite() && b.is_finite() {
-        a / 2.0 + b / 2.0
-    } else {
-        sum / 2.0
-    }
+/// Defines `$name`: `(a + b) / 2` in `$t`, or `a / 2 + b / 2` where the finite `a + b`
+/// overflows.
+macro_rules! overflow_safe_mean {
+    ($(#[$doc:meta])* $name:ident: $t:ty) => {
+        $(#[$doc])*
+        fn $name(a: $t, b: $t) -> $t {
+            let sum = a + b;
+            if sum.is_infinite() && a.is_finite() && b.is_finite() {
+                a / 2.0 + b / 2.0
+            } else {
+                sum / 2.0
+            }
+        }
+    };
 }
 
-/// `(a + b) / 2` in `f32` (numpy's `float32` mean), or `a / 2 + b / 2` where the finite
-/// `a + b` overflows.
-fn mean_f32(a: f32, b: f32) -> f32 {
-    let sum = a + b;
-    if sum.is_infinite() && a.is_finite() && b.is_finite() {
-        a / 2.0 + b / 2.0
-    } else {
-        sum / 2.0
-    }
-}
+overflow_safe_mean!(
+    /// `(a + b) / 2` in `f64`, or `a / 2 + b / 2` where the finite `a + b` overflows.
+    mean_f64: f64
+);
+overflow_safe_mean!(
+    /// `(a + b) / 2` in `f32` (numpy's `float32` mean), or `a / 2 + b / 2` where the finite
+    /// `a + b` overflows.
+    mean_f32: f32
+);
 
 #[cfg(test)]
 mod tests {
