@@ -344,32 +344,19 @@ mod tests {
             cols: 8,
             stride: 8,
         };
-        let got = top_k_spans(
-            &data,
-            spans,
-            2,
-            KeyOrder::Largest { nan_low: true },
-            false,
-            false,
-        );
-        assert_eq!(got.indices, vec![0, 2]);
-        let got = top_k_spans(
-            &data,
-            spans,
-            3,
-            KeyOrder::Largest { nan_low: false },
-            true,
-            false,
-        );
-        assert_eq!(got.indices, vec![3, 7, 0]);
-        let got = top_k_spans(&data, spans, 5, KeyOrder::Smallest, true, false);
-        assert_eq!(got.indices, vec![1, 5, 4, 0, 2]);
         let magnitude = KeyOrder::LargestMagnitude { nan_low: true };
-        let got = top_k_spans(&data, spans, 4, magnitude, true, false);
-        assert_eq!(got.indices, vec![0, 1, 2, 6]);
-        let got = top_k_spans(&data, spans, 8, magnitude, true, false);
-        assert_eq!(got.indices, vec![0, 1, 2, 6, 4, 5, 3, 7]);
-        assert_eq!(got.nan_counts, vec![2]);
+        let cases: [(usize, KeyOrder, bool, &[usize]); 5] = [
+            (2, KeyOrder::Largest { nan_low: true }, false, &[0, 2]),
+            (3, KeyOrder::Largest { nan_low: false }, true, &[3, 7, 0]),
+            (5, KeyOrder::Smallest, true, &[1, 5, 4, 0, 2]),
+            (4, magnitude, true, &[0, 1, 2, 6]),
+            (8, magnitude, true, &[0, 1, 2, 6, 4, 5, 3, 7]),
+        ];
+        for (k, order, sorted, want) in cases {
+            let got = top_k_spans(&data, spans, k, order, sorted, false);
+            assert_eq!(got.indices, want, "k {k}, {order:?}, sorted {sorted}");
+            assert_eq!(got.nan_counts, vec![2]);
+        }
         for k in 1..=8 {
             check(&data, spans, k, false);
         }
