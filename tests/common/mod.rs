@@ -695,6 +695,21 @@ macro_rules! assert_err {
     };
 }
 
+/// Asserts that `result` is `Error::RankOutOfRange` for rank `k` of `n` values; `what` names
+/// the call.
+pub fn assert_rank_out_of_range<T: Debug>(
+    result: kselect::Result<T>,
+    k: usize,
+    n: usize,
+    what: &str,
+) {
+    assert_err!(
+        result,
+        kselect::Error::RankOutOfRange { k: got, n: len } if got == k && len == n,
+        "{what}"
+    );
+}
+
 /// `Debug` for a short slice, the first and last elements of a long one.
 pub fn preview<T: Debug>(data: &[T]) -> String {
     if data.len() <= 12 {
