@@ -75,14 +75,16 @@ fn assert_exact<T: KnnFloat>(
         .iter()
         .zip(&expected.1)
         .position(|(a, b)| a != b);
-    if let Some(at) = first_index {
+    let differ = |at: usize, difference: String| -> ! {
         panic!(
-            "{what}: query {} neighbour {}: index {} where brute force has {}",
+            "{what}: query {} neighbour {}: {difference}",
             at / k,
-            at % k,
-            lists.indices()[at],
-            expected.1[at]
-        );
+            at % k
+        )
+    };
+    if let Some(at) = first_index {
+        let (got, want) = (lists.indices()[at], expected.1[at]);
+        differ(at, format!("index {got} where brute force has {want}"));
     }
     let want: Vec<T> = expected.0.iter().map(|&v| T::from_f64(v)).collect();
     let first_value = lists.distances().iter().zip(&want).position(|(a, b)| {
@@ -90,12 +92,10 @@ fn assert_exact<T: KnnFloat>(
         a.to_bits() != b.to_bits() && !(a.is_nan() && b.is_nan())
     });
     if let Some(at) = first_value {
-        panic!(
-            "{what}: query {} neighbour {}: distance {:?} where brute force has {:?}",
-            at / k,
-            at % k,
-            lists.distances()[at],
-            want[at]
+        let (got, want) = (lists.distances()[at], want[at]);
+        differ(
+            at,
+            format!("distance {got:?} where brute force has {want:?}"),
         );
     }
 }
