@@ -282,6 +282,33 @@ pub(crate) mod testing {
         (nested, ints)
     }
 
+    /// `n` values `g(rng, i)` as `T`, for `i` in `0..n`, drawn from one SplitMix64 stream of
+    /// seed `seed`.
+    fn drawn<T: Gen>(
+        n: usize,
+        seed: u64,
+        mut g: impl FnMut(&mut SplitMix64, usize) -> f64,
+    ) -> Vec<T> {
+        let mut rng = SplitMix64::new(seed);
+        (0..n).map(|i| T::from_f64(g(&mut rng, i))).collect()
+    }
+
+    /// `n` values as `T`: NaN at the indices that are multiples of `period`, `-0.0` just after them,
+    /// the others whole numbers in `-spread / 2..spread / 2` drawn from the SplitMix64 stream of
+    /// seed `seed`.
+    pub(crate) fn nans_and_zeros<T: Gen>(
+        n: usize,
+        period: usize,
+        spread: usize,
+        seed: u64,
+    ) -> Vec<T> {
+        drawn(n, seed, |r, i| match i % period {
+            0 => f64::NAN,
+            1 => -0.0,
+            _ => r.below(spread) as f64 - (spread / 2) as f64,
+        })
+    }
+
     /// The named adversarial inputs of length `n` (`n >= 1`).
     pub(crate) fn inputs<T: Gen>(n: usize, seed: u64) -> Vec<(&'static str, Vec<T>)> {
         let mut rng = SplitMix64::new(seed);
@@ -309,61 +336,34 @@ pub(crate) mod testing {
             ("distinct16", 16),
             ("distinct1024", 1024),
         ] {
-            let mut r = SplitMix64::new(seed ^ d as u64);
-            out.push((
-                name,
-                (0..n).map(|_| f(r.below(d) as f64 * 7.0 - 20.0)).collect(),
-            ));
+            let values = drawn(n, seed ^ d as u64, |r, _| r.below(d) as f64 * 7.0 - 20.0);
+            out.push((name, values));
         }
-        let mut r = SplitMix64::new(seed ^ 5);
-        out.push((
-            "outliers",
-            (0..n)
-                .map(|i| match i % 97 {
-                    0 => f(1e300),
-                    1 => f(-1e300),
-                    _ => f(r.below(1000) as f64),
-                })
-                .collect(),
-        ));
-        let mut r = SplitMix64::new(seed ^ 6);
-        out.push((
-            "denormals",
-            (0..n)
-                .map(|_| f(r.below(9) as f64 * 5e-324 - 2e-323))
-                .collect(),
-        ));
+        let outliers = drawn(n, seed ^ 5, |r, i| match i % 97 {
+            0 => 1e300,
+            1 => -1e300,
+            _ => r.below(1000) as f64,
+        });
+        out.push(("outliers", outliers));
+        let denormals = drawn(n, seed ^ 6, |r, _| r.below(9) as f64 * 5e-324 - 2e-323);
+        out.push(("denormals", denormals));
         if T::DTYPE.is_float() {
-            let mut r = SplitMix64::new(seed ^ 7);
-            out.push((
-                "denormals32",
-                (0..n)
-                    .map(|_| f((r.below(9) as f64 - 4.0) * f32::from_bits(1) as f64))
-                    .collect(),
-            ));
+            let step = f32::from_bits(1) as f64;
+            let denormals32 = drawn(n, seed ^ 7, |r, _| (r.below(9) as f64 - 4.0) * step);
+            out.push(("denormals32", denormals32));
         }
-        let mut r = SplitMix64::new(seed ^ 8);
-        out.push((
-            "infinities",
-            (0..n)
-                .map(|_| match r.below(5) {
-                    0 => f(f64::INFINITY),
-                    1 => f(f64::NEG_INFINITY),
-                    _ => f(r.below(100) as f64 - 50.0),
-                })
-                .collect(),
-        ));
-        let mut r = SplitMix64::new(seed ^ 9);
-        out.push((
-            "zeros",
-            (0..n)
-                .map(|_| match r.below(3) {
-                    0 => f(-0.0),
-                    1 => f(0.0),
-                    _ => f(r.below(3) as f64 - 1.0),
-                })
-                .collect(),
-        ));
+        let infinities = drawn(n, seed ^ 8, |r, _| match r.below(5) {
+            0 => f64::INFINITY,
+            1 => f64::NEG_INFINITY,
+            _ => r.below(100) as f64 - 50.0,
+        });
+        out.push(("infinities", infinities));
+        let zeros = drawn(n, seed ^ 9, |r, _| match r.below(3) {
+            0 => -0.0,
+            1 => 0.0,
+            _ => r.below(3) as f64 - 1.0,
+        });
+        out.push(("zeros", zeros));
         // Alabi et al.'s bucket killer: 2^p for p in -32..=32, the rest near 2^-32.
         out.push((
             "bucket_killer",

@@ -150,6 +150,7 @@ fn select_long<T: Element>(span: &[T], ranks: &[usize], parallel: bool, out: &mu
 mod tests {
     use super::*;
     use crate::random::SplitMix64;
+    use crate::select::host::testing::nans_and_zeros;
 
     /// The sort-based values of `ranks` of every span.
     fn reference<T: Element>(data: &[T], spans: Spans<'_>, ranks: SpanRanks<'_>) -> Vec<T> {
@@ -172,15 +173,8 @@ mod tests {
 
     #[test]
     fn short_and_long_spans_match_the_sort() {
-        let mut rng = SplitMix64::new(7);
         let n = LONG_SPAN + 1000;
-        let data: Vec<f64> = (0..n)
-            .map(|i| match i % 97 {
-                0 => f64::NAN,
-                1 => -0.0,
-                _ => rng.below(1000) as f64 - 500.0,
-            })
-            .collect();
+        let data: Vec<f64> = nans_and_zeros(n, 97, 1000, 7);
         // Segments: empty, short, one long, short.
         let offsets = [0, 0, 10, 10 + LONG_SPAN, n];
         let spans = Spans::Offsets(&offsets);

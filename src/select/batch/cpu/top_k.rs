@@ -290,6 +290,7 @@ mod tests {
     use super::*;
     use crate::random::SplitMix64;
     use crate::select::batch::cpu::LONG_SPAN;
+    use crate::select::host::testing::nans_and_zeros;
 
     /// The sort-based top-k of one span: (priority, index) pairs sorted as taken.
     fn reference<T: Element>(span: &[T], k: usize, order: KeyOrder, sorted: bool) -> Vec<usize> {
@@ -386,15 +387,8 @@ mod tests {
 
     #[test]
     fn long_spans_on_threads() {
-        let mut rng = SplitMix64::new(5);
         let n = LONG_SPAN + 12_345;
-        let data: Vec<f32> = (0..n)
-            .map(|i| match i % 1000 {
-                0 => f32::NAN,
-                1 => -0.0,
-                _ => rng.below(4000) as f32 - 2000.0,
-            })
-            .collect();
+        let data: Vec<f32> = nans_and_zeros(n, 1000, 4000, 5);
         let spans = Spans::Rows {
             rows: 1,
             cols: n,
