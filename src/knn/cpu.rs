@@ -796,22 +796,7 @@ impl Kernel {
                 by_width!(width, avx2::screen64(centred, block, center, norms, limits))
             },
             Kernel::Portable => {
-                let mut open = 0u64;
-                for (i, q) in centred.chunks_exact(dim).enumerate() {
-                    let mut acc = [0.0f64; LANES];
-                    for (j, (&qj, &m)) in q.iter().zip(center).enumerate() {
-                        let x = &block[j * LANES..(j + 1) * LANES];
-                        for l in 0..LANES {
-                            acc[l] += qj * (x[l] - m);
-                        }
-                    }
-                    for l in 0..LANES {
-                        if left_open(norms[l] - 2.0 * acc[l], limits[i]) {
-                            open |= 1 << (i * LANES + l);
-                        }
-                    }
-                }
-                open
+                portable_screen::<f64, LANES>(centred, block, Some(center), norms, limits)[0]
             }
         }
     }
@@ -837,26 +822,42 @@ impl Kernel {
             Kernel::Avx2Fma => unsafe {
                 by_width!(width, avx2::screen32(narrow, wide, norms, limits))
             },
-            Kernel::Portable => {
-                let mut open = [0u64; 2];
-                for (i, q) in narrow.chunks_exact(dim).enumerate() {
-                    let mut acc = [0.0f32; WIDE];
-                    for (j, &qj) in q.iter().enumerate() {
-                        let x = &wide[j * WIDE..(j + 1) * WIDE];
-                        for l in 0..WIDE {
-                            acc[l] += qj * x[l];
-                        }
-                    }
-                    for l in 0..WIDE {
-                        if left_open(norms[l] - 2.0 * acc[l], limits[i]) {
-                            open[l / LANES] |= 1 << (i * LANES + l % LANES);
-                        }
-                    }
-                }
-                open
+            Kernel::Portable => portable_screen::<f32, WIDE>(narrow, wide, None, norms, limits),
+        }
+    }
+}
+
+/// The portable screen of the queries `queries` (row-major) against `N` points `points`
+/// (coordinate-major) less `center` (coordinatewise; none: no shift, `x - 0 = x` exactly) of
+/// squared norms `norms`: bit `i * LANES + l % LANES` of the result's element `l / LANES` is
+/// set when the pair of query `i` and point `l` is left open, its value `norms[l] - 2 q.x`
+/// (summed in coordinate order) not above `limits[i]`.
+fn portable_screen<F: num_traits::Float, const N: usize>(
+    queries: &[F],
+    points: &[F],
+    center: Option<&[F]>,
+    norms: &[F],
+    limits: &[F],
+) -> [u64; 2] {
+    let dim = points.len() / N;
+    let two = F::one() + F::one();
+    let mut open = [0u64; 2];
+    for (i, q) in queries.chunks_exact(dim).enumerate() {
+        let mut acc = [F::zero(); N];
+        for (j, &qj) in q.iter().enumerate() {
+            let m = center.map_or(F::zero(), |c| c[j]);
+            let x = &points[j * N..(j + 1) * N];
+            for l in 0..N {
+                acc[l] = acc[l] + qj * (x[l] - m);
+            }
+        }
+        for l in 0..N {
+            if left_open(norms[l] - two * acc[l], limits[i]) {
+                open[l / LANES] |= 1 << (i * LANES + l % LANES);
             }
         }
     }
+    open
 }
 
 /// Whether a screened value `y` leaves its pair open: not above `limit` (NaN included).
@@ -961,5 +962,45 @@ mod avx2 {
                 (_mm256_movemask_ps(_mm256_cmp_ps::<_CMP_NGT_UQ>(y1, limit)) as u64) << (i * LANES);
         }
         open
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// On small integers every sum is exact, so the portable screens and the kernel this CPU
+    /// runs leave the same pairs open.
+    #[test]
+    fn portable_screens_match_the_detected_kernel_on_exact_values() {
+        let (dim, kernel) = (3, Kernel::detect());
+        let center = [1.0, 2.0, -3.0];
+        let block: Vec<f64> = (0..LANES * dim).map(|i| ((i * 3) % 7) as f64).collect();
+        let norms: Vec<f64> = (0..LANES).map(|l| ((l * 5) % 11) as f64).collect();
+        let wide: Vec<f32> = (0..WIDE * dim)
+            .map(|i| ((i * 5) % 9) as f32 - 4.0)
+            .collect();
+        let norms32: Vec<f32> = (0..WIDE).map(|l| ((l * 7) % 13) as f32).collect();
+        for width in 1..=PANEL {
+            let queries: Vec<f64> = (0..width * dim)
+                .map(|i| ((i * 7) % 5) as f64 - 2.0)
+                .collect();
+            let limits: Vec<f64> = (0..width).map(|i| i as f64 * 3.0 - 4.0).collect();
+            let open = Kernel::Portable.screen64(&queries, &block, &center, &norms, &limits);
+            assert_eq!(
+                open,
+                kernel.screen64(&queries, &block, &center, &norms, &limits)
+            );
+            assert!(
+                open != 0 && open.count_ones() < (width * LANES) as u32,
+                "{open:b}"
+            );
+            let narrow: Vec<f32> = queries.iter().map(|&v| v as f32).collect();
+            let limits32: Vec<f32> = limits.iter().map(|&v| v as f32).collect();
+            let open = Kernel::Portable.screen32(&narrow, &wide, &norms32, &limits32);
+            assert_eq!(open, kernel.screen32(&narrow, &wide, &norms32, &limits32));
+            let count = open[0].count_ones() + open[1].count_ones();
+            assert!(count != 0 && count < (width * WIDE) as u32, "{open:?}");
+        }
     }
 }
