@@ -15,12 +15,7 @@ use robust::*;
 #[test]
 fn lts_matches_robustbase_on_the_classic_data_sets() {
     for case in cases() {
-        check_lts(
-            &case,
-            &Lts::new()
-                .fit(Matrix::new(&case.x, case.n, case.k), &case.y)
-                .unwrap(),
-        );
+        check_lts(&case, &Lts::new().fit(case.matrix(), &case.y).unwrap());
     }
 }
 
@@ -32,12 +27,7 @@ fn lts_matches_robustbase_with_other_settings() {
 #[test]
 fn lms_reaches_lqs_on_the_classic_data_sets() {
     for case in cases() {
-        check_lms(
-            &case,
-            &Lms::new()
-                .fit(Matrix::new(&case.x, case.n, case.k), &case.y)
-                .unwrap(),
-        );
+        check_lms(&case, &Lms::new().fit(case.matrix(), &case.y).unwrap());
     }
 }
 
@@ -47,7 +37,7 @@ fn lms_reaches_lqs_lms_with_its_coverage_on_the_classic_data_sets() {
     for case in cases() {
         let fit = Lms::new()
             .coverage(LmsCoverage::Median)
-            .fit(Matrix::new(&case.x, case.n, case.k), &case.y)
+            .fit(case.matrix(), &case.y)
             .unwrap();
         let r = &case.reference;
         assert_eq!(fit.h, r["lqs_lms_h"].as_u64().unwrap() as usize);
@@ -69,7 +59,7 @@ fn lms_accepts_every_coverage_from_p_plus_one_to_n() {
     for h in p + 1..=case.n {
         let fit = Lms::new()
             .h(h)
-            .fit(Matrix::new(&case.x, case.n, case.k), &case.y)
+            .fit(case.matrix(), &case.y)
             .unwrap_or_else(|e| panic!("h = {h}: {e}"));
         assert_eq!(fit.h, h);
         assert!(
@@ -82,16 +72,10 @@ fn lms_accepts_every_coverage_from_p_plus_one_to_n() {
     }
     // h = n: the minimax fit of every row, whose largest residual is the objective; it has a
     // positive scale, so not every row is flagged.
-    let all = Lms::new()
-        .h(case.n)
-        .fit(Matrix::new(&case.x, case.n, case.k), &case.y)
-        .unwrap();
+    let all = Lms::new().h(case.n).fit(case.matrix(), &case.y).unwrap();
     assert!(all.raw_scale > 0.0 && all.outliers.len() < case.n);
     for (h, want) in [(p, "h = 4"), (case.n + 1, "h = 22")] {
-        let err = Lms::new()
-            .h(h)
-            .fit(Matrix::new(&case.x, case.n, case.k), &case.y)
-            .unwrap_err();
+        let err = Lms::new().h(h).fit(case.matrix(), &case.y).unwrap_err();
         assert!(err.to_string().contains(want), "{err}");
     }
 }
@@ -99,10 +83,7 @@ fn lms_accepts_every_coverage_from_p_plus_one_to_n() {
 #[test]
 fn lms_coverage_of_the_largest_integer_is_a_clear_error() {
     let case = cases().into_iter().find(|c| c.name == "stackloss").unwrap();
-    match Lms::new()
-        .h(usize::MAX)
-        .fit(Matrix::new(&case.x, case.n, case.k), &case.y)
-    {
+    match Lms::new().h(usize::MAX).fit(case.matrix(), &case.y) {
         Err(Error::Regression(
             err @ RegressionError::Coverage {
                 method: Method::Lms,
@@ -473,9 +454,7 @@ fn array_views_fit_like_slices() {
     let x = ndarray::Array2::from_shape_vec((case.n, case.k), case.x.clone()).unwrap();
     let y = ndarray::Array1::from(case.y.clone());
     let a = Lts::new().fit(x.view(), y.view()).unwrap();
-    let b = Lts::new()
-        .fit(Matrix::new(&case.x, case.n, case.k), &case.y)
-        .unwrap();
+    let b = Lts::new().fit(case.matrix(), &case.y).unwrap();
     assert_eq!(a, b);
     // A transposed (column-major) view is copied into rows.
     let xt = x.t().to_owned();
@@ -497,9 +476,7 @@ fn array_views_fit_like_slices() {
         .fit(Matrix::new(&long, case.n, case.k), &case.y)
         .is_err());
     let too_few = &case.y[1..];
-    assert!(Lts::new()
-        .fit(Matrix::new(&case.x, case.n, case.k), too_few)
-        .is_err());
+    assert!(Lts::new().fit(case.matrix(), too_few).is_err());
 }
 
 mod no_panic {

@@ -40,6 +40,13 @@ pub struct Case {
     pub reference: Value,
 }
 
+impl Case {
+    /// The case's predictors, `n x k` row-major.
+    pub fn matrix(&self) -> Matrix<'_, f64> {
+        Matrix::new(&self.x, self.n, self.k)
+    }
+}
+
 pub fn cases() -> Vec<Case> {
     let dir = robust_dir();
     let text = std::fs::read_to_string(dir.join("references.json")).unwrap();
@@ -296,12 +303,8 @@ pub fn check_lts(case: &Case, fit: &RegressionFit) {
     assert_eq!(fit.h as u64, r["h"].as_u64().unwrap(), "{name}: h");
     assert_eq!(fit.p as u64, r["p"].as_u64().unwrap(), "{name}: p");
     let want = r["lts_objective"].as_f64().unwrap();
-    assert!(
-        fit.objective <= want * (1.0 + 1e-9),
-        "{name}: LTS objective {} above R's {want}",
-        fit.objective
-    );
-    if rel(fit.objective, want) > 1e-9 {
+    let above = format!("{name}: LTS objective {} above R's {want}", fit.objective);
+    if !matches_or_beats(fit.objective, want, &above) {
         // A strictly better optimum: nothing of robustbase's to compare.
         return;
     }
@@ -321,12 +324,7 @@ pub fn check_lts(case: &Case, fit: &RegressionFit) {
     );
     let raw_scale = r["ltsreg_raw_scale"].as_f64().unwrap();
     let scale = r["ltsreg_scale"].as_f64().unwrap();
-    assert!(
-        rel(fit.raw_scale, raw_scale) < 1e-6,
-        "{name}: raw scale {}",
-        fit.raw_scale
-    );
-    assert!(rel(fit.scale, scale) < 1e-6, "{name}: scale {}", fit.scale);
+    assert_scales(name, fit, (raw_scale, scale), 1e-6);
     let outliers: Vec<usize> = r["ltsreg_outliers_0based"]
         .as_array()
         .unwrap()
@@ -335,6 +333,24 @@ pub fn check_lts(case: &Case, fit: &RegressionFit) {
         .collect();
     assert_eq!(fit.outliers, outliers, "{name}: outliers");
     check_consistency(name, fit, &case.y);
+}
+
+/// Asserts that the objective `got` is at most `want` (relative 1e-9; `above` says what is
+/// wrong otherwise) and returns whether it matches `want` (relative 1e-9) rather than beats it.
+fn matches_or_beats(got: f64, want: f64, above: &str) -> bool {
+    assert!(got <= want * (1.0 + 1e-9), "{above}");
+    rel(got, want) <= 1e-9
+}
+
+/// Asserts that the raw scale and the scale of `fit` are within relative `tol` of `want`
+/// (raw scale, scale); `what` names the fit.
+fn assert_scales(what: &str, fit: &RegressionFit, want: (f64, f64), tol: f64) {
+    assert!(
+        rel(fit.raw_scale, want.0) < tol,
+        "{what}: raw scale {}",
+        fit.raw_scale
+    );
+    assert!(rel(fit.scale, want.1) < tol, "{what}: scale {}", fit.scale);
 }
 
 /// Fits every setting of [`OTHER_SETTINGS`] with `lts` (its other settings left as they are)
@@ -349,24 +365,15 @@ pub fn check_other_settings(lts: &Lts) {
             .clone()
             .intercept(intercept)
             .alpha(alpha)
-            .fit(Matrix::new(&case.x, case.n, case.k), &case.y)
+            .fit(case.matrix(), &case.y)
             .unwrap();
         let what = format!("{name} (intercept {intercept}, alpha {alpha})");
-        assert!(
-            fit.objective <= objective * (1.0 + 1e-9),
-            "{what}: {}",
-            fit.objective
-        );
-        if rel(fit.objective, objective) > 1e-9 {
+        let above = format!("{what}: {}", fit.objective);
+        if !matches_or_beats(fit.objective, objective, &above) {
             continue;
         }
         assert_close(&what, "coefficients", &fit.coefficients, coefficients, 1e-9);
-        assert!(
-            rel(fit.raw_scale, raw_scale) < 1e-9,
-            "{what}: raw scale {}",
-            fit.raw_scale
-        );
-        assert!(rel(fit.scale, scale) < 1e-9, "{what}: scale {}", fit.scale);
+        assert_scales(&what, &fit, (raw_scale, scale), 1e-9);
         assert_eq!(fit.outliers, outliers, "{what}");
     }
 }
