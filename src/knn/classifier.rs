@@ -5,7 +5,7 @@ use ndarray::Array2;
 
 use crate::device::Device;
 use crate::error::Result;
-use crate::knn::estimator::Settings;
+use crate::knn::estimator::{settings_setters, Settings};
 use crate::knn::validation::{check_leave_one_out, largest_k};
 use crate::knn::{KnnFloat, LooScore, Metric, NeighborLists, Neighbors, Points, Weights};
 use crate::select::Matrix;
@@ -61,49 +61,41 @@ impl KnnClassifier {
         }
     }
 
-    /// How votes are weighted (uniform by default). [`Weights::Distance`] with
-    /// [`Metric::InnerProduct`] is an error when fitting.
-    ///
-    /// ```
-    /// use kselect::knn::{KnnClassifier, Points, Weights};
-    /// let x = Points::new(&[0.0f64, 3.0, 4.0], 1)?;
-    /// let model = KnnClassifier::new(3).weights(Weights::Distance).fit(x, &[0, 1, 1])?;
-    /// // Distances 1, 2 and 3: weights 1, 1/2 and 1/3.
-    /// assert_eq!(model.predict(Points::new(&[1.0], 1)?)?, vec![0]);
-    /// # Ok::<(), kselect::Error>(())
-    /// ```
-    pub fn weights(mut self, weights: Weights) -> KnnClassifier {
-        self.settings.weights = weights;
-        self
-    }
-
-    /// The metric neighbours are found by (Euclidean by default).
-    ///
-    /// ```
-    /// use kselect::knn::{KnnClassifier, Metric, Points};
-    /// let x = Points::new(&[1.0f64, 0.0, 0.0, 5.0], 2)?;
-    /// let model = KnnClassifier::new(1).metric(Metric::Cosine).fit(x, &['x', 'y'])?;
-    /// assert_eq!(model.predict(Points::new(&[0.0, 0.1], 2)?)?, vec!['y']);
-    /// # Ok::<(), kselect::Error>(())
-    /// ```
-    pub fn metric(mut self, metric: Metric) -> KnnClassifier {
-        self.settings.metric = metric;
-        self
-    }
-
-    /// The device neighbours are searched on (the CPU by default); the predictions are the
-    /// same on every device.
-    ///
-    /// ```
-    /// use kselect::{knn::{KnnClassifier, Points}, Device};
-    /// let x = Points::new(&[0.0f64, 1.0], 1)?;
-    /// let model = KnnClassifier::new(1).device(Device::auto()).fit(x, &[false, true])?;
-    /// assert_eq!(model.predict(Points::new(&[0.9], 1)?)?, vec![true]);
-    /// # Ok::<(), kselect::Error>(())
-    /// ```
-    pub fn device(mut self, device: Device) -> KnnClassifier {
-        self.settings.device = device;
-        self
+    settings_setters! {
+        KnnClassifier;
+        /// How votes are weighted (uniform by default). [`Weights::Distance`] with
+        /// [`Metric::InnerProduct`] is an error when fitting.
+        ///
+        /// ```
+        /// use kselect::knn::{KnnClassifier, Points, Weights};
+        /// let x = Points::new(&[0.0f64, 3.0, 4.0], 1)?;
+        /// let model = KnnClassifier::new(3).weights(Weights::Distance).fit(x, &[0, 1, 1])?;
+        /// // Distances 1, 2 and 3: weights 1, 1/2 and 1/3.
+        /// assert_eq!(model.predict(Points::new(&[1.0], 1)?)?, vec![0]);
+        /// # Ok::<(), kselect::Error>(())
+        /// ```
+        weights: Weights;
+        /// The metric neighbours are found by (Euclidean by default).
+        ///
+        /// ```
+        /// use kselect::knn::{KnnClassifier, Metric, Points};
+        /// let x = Points::new(&[1.0f64, 0.0, 0.0, 5.0], 2)?;
+        /// let model = KnnClassifier::new(1).metric(Metric::Cosine).fit(x, &['x', 'y'])?;
+        /// assert_eq!(model.predict(Points::new(&[0.0, 0.1], 2)?)?, vec!['y']);
+        /// # Ok::<(), kselect::Error>(())
+        /// ```
+        metric: Metric;
+        /// The device neighbours are searched on (the CPU by default); the predictions are the
+        /// same on every device.
+        ///
+        /// ```
+        /// use kselect::{knn::{KnnClassifier, Points}, Device};
+        /// let x = Points::new(&[0.0f64, 1.0], 1)?;
+        /// let model = KnnClassifier::new(1).device(Device::auto()).fit(x, &[false, true])?;
+        /// assert_eq!(model.predict(Points::new(&[0.9], 1)?)?, vec![true]);
+        /// # Ok::<(), kselect::Error>(())
+        /// ```
+        device: Device;
     }
 
     /// The model of the training points `x` (any [`Matrix`](crate::Matrix), one point a row: a [`Points`], a slice with its shape or a 2-D ndarray) with

@@ -5,6 +5,21 @@ use crate::error::Result;
 use crate::knn::validation::check_leave_one_out;
 use crate::knn::{Among, KnnError, KnnFloat, Metric, Neighbors, PointSet, Points, Weights};
 
+/// The builder setters of the [`Settings`] fields named, each with its doc, in the `impl` of
+/// the estimator `$ty` (whose settings are its field `settings`).
+macro_rules! settings_setters {
+    ($ty:ident; $($(#[$doc:meta])* $name:ident: $t:ty;)+) => {
+        $(
+            $(#[$doc])*
+            pub fn $name(mut self, $name: $t) -> $ty {
+                self.settings.$name = $name;
+                self
+            }
+        )+
+    };
+}
+pub(crate) use settings_setters;
+
 /// The settings of a kNN estimator.
 #[derive(Clone, Debug)]
 pub(crate) struct Settings {

@@ -2,7 +2,7 @@
 
 use crate::device::Device;
 use crate::error::Result;
-use crate::knn::estimator::Settings;
+use crate::knn::estimator::{settings_setters, Settings};
 use crate::knn::validation::{check_leave_one_out, largest_k};
 use crate::knn::{KnnError, KnnFloat, LooScore, Metric, NeighborLists, Neighbors, Points, Weights};
 use crate::select::Matrix;
@@ -55,49 +55,41 @@ impl KnnRegressor {
         }
     }
 
-    /// How neighbours are weighted (uniform by default). [`Weights::Distance`] with
-    /// [`Metric::InnerProduct`] is an error when fitting.
-    ///
-    /// ```
-    /// use kselect::knn::{KnnRegressor, Points, Weights};
-    /// let x = Points::new(&[0.0f64, 3.0], 1)?;
-    /// let model = KnnRegressor::new(2).weights(Weights::Distance).fit(x, &[0.0, 4.0])?;
-    /// // Distances 1 and 2: weights 1 and 1/2.
-    /// assert_eq!(model.predict(Points::new(&[1.0], 1)?)?, vec![2.0 / 1.5]);
-    /// # Ok::<(), kselect::Error>(())
-    /// ```
-    pub fn weights(mut self, weights: Weights) -> KnnRegressor {
-        self.settings.weights = weights;
-        self
-    }
-
-    /// The metric neighbours are found by (Euclidean by default).
-    ///
-    /// ```
-    /// use kselect::knn::{KnnRegressor, Metric, Points};
-    /// let x = Points::new(&[1.0f64, 0.0, 0.0, 5.0], 2)?;
-    /// let model = KnnRegressor::new(1).metric(Metric::Cosine).fit(x, &[1.0, 2.0])?;
-    /// assert_eq!(model.predict(Points::new(&[0.0, 0.1], 2)?)?, vec![2.0]);
-    /// # Ok::<(), kselect::Error>(())
-    /// ```
-    pub fn metric(mut self, metric: Metric) -> KnnRegressor {
-        self.settings.metric = metric;
-        self
-    }
-
-    /// The device neighbours are searched on (the CPU by default); the predictions are the
-    /// same on every device.
-    ///
-    /// ```
-    /// use kselect::{knn::{KnnRegressor, Points}, Device};
-    /// let x = Points::new(&[0.0f64, 1.0], 1)?;
-    /// let model = KnnRegressor::new(1).device(Device::auto()).fit(x, &[5.0, 6.0])?;
-    /// assert_eq!(model.predict(Points::new(&[0.9], 1)?)?, vec![6.0]);
-    /// # Ok::<(), kselect::Error>(())
-    /// ```
-    pub fn device(mut self, device: Device) -> KnnRegressor {
-        self.settings.device = device;
-        self
+    settings_setters! {
+        KnnRegressor;
+        /// How neighbours are weighted (uniform by default). [`Weights::Distance`] with
+        /// [`Metric::InnerProduct`] is an error when fitting.
+        ///
+        /// ```
+        /// use kselect::knn::{KnnRegressor, Points, Weights};
+        /// let x = Points::new(&[0.0f64, 3.0], 1)?;
+        /// let model = KnnRegressor::new(2).weights(Weights::Distance).fit(x, &[0.0, 4.0])?;
+        /// // Distances 1 and 2: weights 1 and 1/2.
+        /// assert_eq!(model.predict(Points::new(&[1.0], 1)?)?, vec![2.0 / 1.5]);
+        /// # Ok::<(), kselect::Error>(())
+        /// ```
+        weights: Weights;
+        /// The metric neighbours are found by (Euclidean by default).
+        ///
+        /// ```
+        /// use kselect::knn::{KnnRegressor, Metric, Points};
+        /// let x = Points::new(&[1.0f64, 0.0, 0.0, 5.0], 2)?;
+        /// let model = KnnRegressor::new(1).metric(Metric::Cosine).fit(x, &[1.0, 2.0])?;
+        /// assert_eq!(model.predict(Points::new(&[0.0, 0.1], 2)?)?, vec![2.0]);
+        /// # Ok::<(), kselect::Error>(())
+        /// ```
+        metric: Metric;
+        /// The device neighbours are searched on (the CPU by default); the predictions are the
+        /// same on every device.
+        ///
+        /// ```
+        /// use kselect::{knn::{KnnRegressor, Points}, Device};
+        /// let x = Points::new(&[0.0f64, 1.0], 1)?;
+        /// let model = KnnRegressor::new(1).device(Device::auto()).fit(x, &[5.0, 6.0])?;
+        /// assert_eq!(model.predict(Points::new(&[0.9], 1)?)?, vec![6.0]);
+        /// # Ok::<(), kselect::Error>(())
+        /// ```
+        device: Device;
     }
 
     /// The model of the training points `x` (any [`Matrix`](crate::Matrix), one point a row: a [`Points`], a slice with its shape or a 2-D ndarray) with
