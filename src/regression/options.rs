@@ -1,7 +1,5 @@
 //! The estimators' builders, [`Lts`] and [`Lms`]: their settings, checked when a fit starts.
 
-use std::borrow::Cow;
-
 use crate::device::Device;
 use crate::error::Result;
 use crate::regression::design::Design;
@@ -224,15 +222,22 @@ macro_rules! shared_setters {
     };
 }
 
-/// The predictors of `x` as the fits hold them, row after row: all its values when the rows
-/// are contiguous (the design checks that they are `n * k`), its rows packed together when a
-/// stride leaves gaps between them.
-fn predictors<'m>(x: &'m Matrix<'_, f64>) -> Result<Cow<'m, [f64]>> {
-    if x.stride() == x.cols() {
-        x.values().host()
+/// The design of the predictors `x` and the responses `y` (with `x`'s rows `n` and columns `k`).
+/// Contiguous rows give all their values, so the design checks that they are `n * k`; rows a
+/// stride leaves gaps between are packed together.
+fn design_of(
+    x: Matrix<'_, f64>,
+    y: Values<'_, f64>,
+    intercept: bool,
+) -> Result<(Design, usize, usize)> {
+    let (n, k) = (x.rows(), x.cols());
+    let predictors = if x.stride() == k {
+        x.into_values().into_host()?
     } else {
-        x.host_rows()
-    }
+        x.into_host_rows()?
+    };
+    let design = Design::new(&predictors, n, k, &y.into_host()?, intercept)?;
+    Ok((design, n, k))
 }
 
 /// Least trimmed squares regression by FAST-LTS, with robustbase `ltsReg`'s conventions: the
@@ -430,9 +435,7 @@ impl Lts {
         x: impl Into<Matrix<'x, f64>>,
         y: impl Into<Values<'y, f64>>,
     ) -> Result<RegressionFit> {
-        let (x, y) = (x.into(), y.into());
-        let (n, k) = (x.rows(), x.cols());
-        let design = Design::new(&predictors(&x)?, n, k, &y.host()?, self.shared.intercept)?;
+        let (design, n, k) = design_of(x.into(), y.into(), self.shared.intercept)?;
         let (h, alpha) = self.coverage_for(n, k)?;
         planned_starts(self.nsamp, n, design.p, self.shared.exhaustive_limit)?;
         let search = Search {
@@ -680,9 +683,7 @@ impl Lms {
         x: impl Into<Matrix<'x, f64>>,
         y: impl Into<Values<'y, f64>>,
     ) -> Result<RegressionFit> {
-        let (x, y) = (x.into(), y.into());
-        let (n, k) = (x.rows(), x.cols());
-        let design = Design::new(&predictors(&x)?, n, k, &y.host()?, self.shared.intercept)?;
+        let (design, n, k) = design_of(x.into(), y.into(), self.shared.intercept)?;
         let h = self.coverage_for(n, k)?;
         let nsamp = self.nsamp.unwrap_or((500 * design.p).min(3000));
         let starts = planned_starts(nsamp, n, design.p, self.shared.exhaustive_limit)?;

@@ -70,15 +70,6 @@ impl<'a, T: Element> Values<'a, T> {
 
     /// The values in host memory: borrowed when they are there, read back from their device
     /// otherwise.
-    pub(crate) fn host(&self) -> crate::error::Result<Cow<'_, [T]>> {
-        Ok(match &self.source {
-            Source::Host(data) => Cow::Borrowed(data),
-            Source::Device(buf) => Cow::Owned(buf.to_host()?),
-        })
-    }
-
-    /// The values in host memory for as long as they are borrowed: as
-    /// [`host`](Values::host), by value.
     pub(crate) fn into_host(self) -> crate::error::Result<Cow<'a, [T]>> {
         Ok(match self.source {
             Source::Host(data) => data,

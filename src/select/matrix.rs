@@ -113,6 +113,11 @@ impl<'a, T: Element> Matrix<'a, T> {
         &self.values
     }
 
+    /// The values the matrix reads, by value.
+    pub(crate) fn into_values(self) -> Values<'a, T> {
+        self.values
+    }
+
     /// The matrix's shape.
     pub(crate) fn shape(&self) -> Rows {
         self.shape
@@ -126,31 +131,20 @@ impl<'a, T: Element> Matrix<'a, T> {
         }
     }
 
-    /// [`host_rows`](Matrix::host_rows) by value: the rows for as long as the matrix borrows
-    /// them.
+    /// The rows in host memory, one after another: borrowed when they are, copied together
+    /// when the stride leaves gaps, read back when they are on a device. An error when the
+    /// shape does not fit the data.
     pub(crate) fn into_host_rows(self) -> Result<Cow<'a, [T]>> {
         let (rows, cols, stride) = (self.rows(), self.cols(), self.stride());
         let shape = self.shape;
         let data = self.values.into_host()?;
         shape.spans().check(data.len())?;
+        let contiguous = stride == cols || rows <= 1;
         Ok(match data {
-            Cow::Borrowed(data) if stride == cols || rows <= 1 => {
-                Cow::Borrowed(&data[..rows * cols])
-            }
-            data => Cow::Owned(packed_rows(&data, rows, cols, stride)),
-        })
-    }
-
-    /// The rows in host memory, one after another: borrowed when they are, copied together
-    /// when the stride leaves gaps, read back when they are on a device. An error when the
-    /// shape does not fit the data.
-    pub(crate) fn host_rows(&self) -> Result<Cow<'_, [T]>> {
-        let data = self.values.host()?;
-        self.shape.spans().check(data.len())?;
-        let (rows, cols, stride) = (self.rows(), self.cols(), self.stride());
-        Ok(match data {
-            Cow::Borrowed(data) if stride == cols || rows <= 1 => {
-                Cow::Borrowed(&data[..rows * cols])
+            Cow::Borrowed(data) if contiguous => Cow::Borrowed(&data[..rows * cols]),
+            Cow::Owned(mut data) if contiguous => {
+                data.truncate(rows * cols);
+                Cow::Owned(data)
             }
             data => Cow::Owned(packed_rows(&data, rows, cols, stride)),
         })
@@ -194,17 +188,20 @@ mod tests {
     fn host_rows_are_the_rows_without_their_gaps() {
         let data = [1, 2, 0, 3, 4, 0, 5, 6];
         let m = Matrix::new(&data, 3, 2).with_stride(3);
-        assert_eq!(m.host_rows().unwrap().as_ref(), &[1, 2, 3, 4, 5, 6]);
+        assert_eq!(m.into_host_rows().unwrap().as_ref(), &[1, 2, 3, 4, 5, 6]);
         let contiguous = Matrix::new(&data[..6], 3, 2);
         assert_eq!(
-            contiguous.host_rows().unwrap().as_ref(),
+            contiguous.into_host_rows().unwrap().as_ref(),
             &[1, 2, 0, 3, 4, 0]
         );
         assert!(
-            Matrix::new(&data, 3, 3).host_rows().is_err(),
+            Matrix::new(&data, 3, 3).into_host_rows().is_err(),
             "9 values needed, 8 given"
         );
-        assert!(Matrix::new(&data, 2, 3).with_stride(2).host_rows().is_err());
+        assert!(Matrix::new(&data, 2, 3)
+            .with_stride(2)
+            .into_host_rows()
+            .is_err());
     }
 
     #[test]
@@ -213,16 +210,19 @@ mod tests {
         let m = Matrix::from(&a);
         assert_eq!((m.rows(), m.cols(), m.stride()), (2, 3, 3));
         assert_eq!(
-            m.host_rows().unwrap().as_ref(),
+            m.into_host_rows().unwrap().as_ref(),
             &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
         );
         let t = Matrix::from(a.t());
         assert_eq!((t.rows(), t.cols()), (3, 2));
         assert_eq!(
-            t.host_rows().unwrap().as_ref(),
+            t.into_host_rows().unwrap().as_ref(),
             &[1.0, 4.0, 2.0, 5.0, 3.0, 6.0]
         );
         let columns = Matrix::from(a.slice(s![.., 1..]));
-        assert_eq!(columns.host_rows().unwrap().as_ref(), &[2.0, 3.0, 5.0, 6.0]);
+        assert_eq!(
+            columns.into_host_rows().unwrap().as_ref(),
+            &[2.0, 3.0, 5.0, 6.0]
+        );
     }
 }
