@@ -21,12 +21,8 @@ fn same_name(given: &str, name: &str) -> bool {
 }
 
 /// The value `given` names among `names` (each value's names, the first of each its own),
-/// compared by [`same_name`]; otherwise [`Error::UnknownName`] of `kind`, listing `known`.
-///
-/// ```ignore
-/// let v = parse("Omit", "NaN policy", [("error", 0), ("omit", 1)], ["error", "omit"])?;
-/// assert_eq!(v, 1);
-/// ```
+/// compared by [`same_name`]; otherwise [`Error::UnknownName`] of `kind`, listing `known`
+/// (the tests below show both).
 pub(crate) fn parse<T>(
     given: &str,
     kind: &'static str,
