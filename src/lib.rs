@@ -65,7 +65,7 @@ pub mod recovery;
 pub mod regression;
 pub mod select;
 
-pub use device::{CudaDevice, Device, DeviceBuffer, GpuTimer};
+pub use device::{CudaDevice, Device, DeviceBuffer, GpuTimer, PoolUsage};
 pub use element::{key_cmp, DType, Element, RadixKey};
 pub use error::{Error, Result};
 pub use recovery::RecoveryError;

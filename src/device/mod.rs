@@ -5,7 +5,7 @@
 
 pub mod cuda;
 
-pub use cuda::{CudaDevice, DeviceBuffer, GpuTimer};
+pub use cuda::{CudaDevice, DeviceBuffer, GpuTimer, PoolUsage};
 
 use crate::error::Result;
 

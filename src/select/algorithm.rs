@@ -10,7 +10,8 @@
 use std::fmt::{self, Display};
 use std::str::FromStr;
 
-use crate::device::DeviceBuffer;
+use crate::device::cuda::MemoryNeed;
+use crate::device::{CudaDevice, DeviceBuffer};
 use crate::element::Element;
 use crate::error::{Error, Result};
 use crate::select::{
@@ -56,6 +57,23 @@ pub(crate) trait Selection {
         let _ = (buf, ranks);
         Err(algorithm.unsupported_on("cuda"))
     }
+
+    /// The most device memory [`Selection::cuda`] allocates for the query's values of `T` and
+    /// ranks.
+    fn cuda_workspace<T: Element>(algorithm: Algorithm, query: &Query<'_>) -> Result<MemoryNeed> {
+        let _ = query;
+        Err(algorithm.unsupported_on("cuda"))
+    }
+}
+
+/// What the workspace of a CUDA selection depends on.
+pub(crate) struct Query<'a> {
+    /// The device.
+    pub dev: &'a CudaDevice,
+    /// The number of values.
+    pub n: usize,
+    /// The ranks (any order, repeats allowed).
+    pub ranks: &'a [usize],
 }
 
 /// The elements of `ranks` by a single-rank CPU selection, one call a rank (no NaN count).
@@ -71,13 +89,14 @@ pub(crate) fn each_rank<T: Element>(
 
 /// Implements [`Selection`] for an algorithm of the common shape: a CPU form that selects one
 /// rank at a time (`cpu: each_rank(select)`) and/or a CUDA form that counts the NaNs in its own
-/// pass (`cuda: counting_nans(multiselect)`).
+/// pass and bounds its workspace by a function of the device, `n` and the number of ranks
+/// (`cuda: counting_nans(multiselect), workspace(bound)`).
 macro_rules! selection {
     (
         $(#[$meta:meta])*
         $name:ident: $backends:ident
         $(, cpu: each_rank($cpu:path))?
-        $(, cuda: counting_nans($cuda:path))?
+        $(, cuda: counting_nans($cuda:path), workspace($($workspace:ident)::+))?
         $(,)?
     ) => {
         $(#[$meta])*
@@ -104,6 +123,13 @@ macro_rules! selection {
                 ) -> $crate::select::algorithm::Found<T> {
                     let (values, nans) = $cuda(buf, ranks)?;
                     Ok((values, Some(nans)))
+                }
+
+                fn cuda_workspace<T: $crate::element::Element>(
+                    _: $crate::select::Algorithm,
+                    q: &$crate::select::algorithm::Query<'_>,
+                ) -> $crate::error::Result<$crate::device::cuda::MemoryNeed> {
+                    Ok($($workspace)::+::<T>(q.dev, q.n, q.ranks.len()))
                 }
             )?
         }
@@ -169,6 +195,19 @@ macro_rules! registry {
             match algorithm {
                 $(Algorithm::$variant => {
                     <$implementation as Selection>::cuda(algorithm, buf, ranks)
+                })*
+            }
+        }
+
+        /// The most device memory `algorithm` allocates on CUDA for the query (see
+        /// [`Selection::cuda_workspace`]).
+        pub(crate) fn cuda_workspace<T: Element>(
+            algorithm: Algorithm,
+            query: &Query<'_>,
+        ) -> Result<MemoryNeed> {
+            match algorithm {
+                $(Algorithm::$variant => {
+                    <$implementation as Selection>::cuda_workspace::<T>(algorithm, query)
                 })*
             }
         }

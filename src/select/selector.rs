@@ -1,9 +1,11 @@
 //! [`Selector`]: the device, algorithm and NaN policy of a selection.
 
+use crate::device::cuda::kernels::reduce::NanCount;
+use crate::device::cuda::MemoryNeed;
 use crate::device::{Device, DeviceBuffer};
 use crate::element::Element;
 use crate::error::{Error, Result};
-use crate::select::algorithm::{run_cpu, run_cuda};
+use crate::select::algorithm::{cuda_workspace, run_cpu, run_cuda, Query};
 use crate::select::input::{Input, Values};
 use crate::select::nan::{self, NanScan, RankSpace};
 use crate::select::{
@@ -186,6 +188,52 @@ impl Selector {
             }
             _ => self.resolved_algorithm::<T>(n, ranks.len()),
         }
+    }
+
+    /// The most device memory, in bytes, that a selection of `ranks` (any order, repeats
+    /// allowed) from `n` values of type `T` takes on this selector's device besides its input:
+    /// the workspace of the algorithm it resolves to, and of those that algorithm hands ranks
+    /// to, and the NaN count. `0` on the CPU, whose algorithms work in host memory.
+    ///
+    /// Device buffers come from the device's memory pool, which keeps what a call frees for the
+    /// next: [`CudaDevice::reserve`](crate::CudaDevice::reserve) maps this much once, before
+    /// the first call (and fails there when the device lacks the room). An input on the host
+    /// is copied to the device first: add `n` values for it. Quantiles read two ranks a
+    /// probability where they interpolate.
+    ///
+    /// ```
+    /// use kselect::{Algorithm, Selector};
+    /// assert_eq!(Selector::new().workspace_bytes::<f32>(1 << 20, &[10]).unwrap(), 0);
+    /// assert!(Selector::new().workspace_bytes::<f32>(10, &[10]).is_err());
+    /// ```
+    ///
+    /// ```no_run
+    /// use kselect::{Device, DeviceBuffer, Selector};
+    /// let device = Device::cuda(0)?;
+    /// let sel = Selector::on(device.clone());
+    /// let ranks: Vec<usize> = (0..=100).map(|p| p * ((1 << 26) - 1) / 100).collect();
+    /// let bytes = sel.workspace_bytes::<f32>(1 << 26, &ranks)?;
+    /// if let Device::Cuda(gpu) = &device {
+    ///     gpu.reserve(bytes)?;
+    /// }
+    /// let data = DeviceBuffer::from_host(&device, &vec![1.0f32; 1 << 26])?;
+    /// let percentiles = sel.multiselect(&data, &ranks)?;
+    /// # Ok::<(), kselect::Error>(())
+    /// ```
+    pub fn workspace_bytes<T: Element>(&self, n: usize, ranks: &[usize]) -> Result<usize> {
+        let algorithm = self.resolved_algorithm_for_ranks::<T>(n, ranks)?;
+        if n == 0 {
+            return Err(Error::EmptyInput);
+        }
+        given_ranks(ranks)(n)?;
+        let Device::Cuda(dev) = &self.device else {
+            return Ok(0);
+        };
+        if ranks.is_empty() {
+            return Ok(0);
+        }
+        let need = cuda_workspace::<T>(algorithm, &Query { dev, n, ranks })?;
+        Ok(need.or(MemoryNeed::of::<NanCount>(1)).total())
     }
 
     /// The element of 0-based rank `k` in ascending order.

@@ -11,12 +11,15 @@ mod compile;
 pub(crate) mod download;
 pub(crate) mod kernels;
 pub(crate) mod launch;
+mod pool;
 mod timer;
 
 #[cfg(test)]
 pub(crate) mod tests;
 
 pub use buffer::DeviceBuffer;
+pub(crate) use pool::MemoryNeed;
+pub use pool::PoolUsage;
 pub use timer::GpuTimer;
 
 use std::collections::HashMap;

@@ -41,7 +41,7 @@ use crate::device::cuda::kernels::bucket_select::{
 };
 use crate::device::cuda::kernels::{kernel_name, BUCKET_SELECT};
 use crate::device::cuda::launch::{allow_shared, config, shaped, shared_memory, stride_blocks};
-use crate::device::cuda::{driver_error, CudaDevice};
+use crate::device::cuda::{driver_error, CudaDevice, MemoryNeed};
 use crate::device::DeviceBuffer;
 use crate::element::{Element, RadixKey};
 use crate::error::Result;
@@ -97,6 +97,25 @@ pub(crate) fn multiselect<T: Element>(
     ranks: &[usize],
 ) -> Result<(Vec<T>, usize)> {
     multiselect_tuned(buf, ranks, &Tuning::DEFAULT)
+}
+
+/// The most device memory [`multiselect`] takes on `dev` for `n` values of `T` and `ranks`
+/// ranks: the statistics, the state, the histogram (at most [`MAX_BUCKETS`] counts), the copy
+/// and the compaction buffer with radix select over the copies; then radix select over the
+/// input for the ranks left to it.
+pub(crate) fn workspace<T: Element>(dev: &CudaDevice, n: usize, ranks: usize) -> MemoryNeed {
+    let tuning = Tuning::DEFAULT;
+    let on_input = radix::cuda::workspace::<T>(dev, n, ranks);
+    if n < tuning.direct_below.max(1) {
+        return on_input;
+    }
+    let copies = tuning.copy_capacity(n);
+    let levels = MemoryNeed::of::<BktState>(1)
+        .and(MemoryNeed::of::<u64>(MAX_BUCKETS as usize))
+        .and(MemoryNeed::of::<T>(copies))
+        .and(MemoryNeed::of::<T>(tuning.compact_capacity(n)))
+        .and(radix::cuda::workspace::<T>(dev, copies, 1));
+    MemoryNeed::of::<u64>(5).and(levels.or(on_input))
 }
 
 /// [`multiselect`] with explicit thresholds.

@@ -57,7 +57,7 @@ selection! {
     /// bucketSelect, once for each rank.
     Bucket: CpuAndCuda,
     cpu: each_rank(cpu::select),
-    cuda: counting_nans(cuda::multiselect)
+    cuda: counting_nans(cuda::multiselect), workspace(cuda::workspace)
 }
 
 /// Unit tests of the shared projection.

@@ -43,6 +43,9 @@ const SHARED_RESERVE: usize = 4096;
 const MINMAX_CHUNK: u64 = 1 << 16;
 /// Seed of the sample positions.
 const SEED: u64 = 0xB0C4_E7A1_5EED;
+/// No level's chunk is shorter than this unless its segment is (the workspace bounds count on
+/// it).
+pub(crate) const SHORTEST_CHUNK: usize = 1 << 12;
 
 /// The kernels' device and the shape of their launches.
 pub(crate) struct Engine<'a> {

@@ -43,7 +43,7 @@ use crate::device::cuda::kernels::fused_multiselect::{
 };
 use crate::device::cuda::kernels::{as_u32_words, kernel_name, key_suffix, FUSED_MULTISELECT};
 use crate::device::cuda::launch::{allow_shared, config, shaped, shared_memory};
-use crate::device::cuda::CudaDevice;
+use crate::device::cuda::{CudaDevice, MemoryNeed};
 use crate::device::DeviceBuffer;
 use crate::element::{Element, RadixKey};
 use crate::error::Result;
@@ -168,6 +168,31 @@ fn bucket_budget(dev: &CudaDevice) -> Result<usize> {
 /// the largest key; or the status bits of a failed run (`FMS_MISSED`, ...; 0 when the run was
 /// not tried).
 pub(crate) type Outcome = std::result::Result<(Vec<u64>, usize), u32>;
+
+/// The most device memory [`multiselect`] takes on `dev` for `n` values of `T` and `ranks`
+/// ranks: a fused run's buffers (its words, marks, table and slots, the per-block counts of at
+/// most `2048 / BLOCK` blocks a multiprocessor, the kept keys and the active buckets' keys, each
+/// at most `n / 6`), or iterative bucket multiselection where the run does not go or fails.
+pub(crate) fn workspace<T: Element>(
+    dev: &CudaDevice,
+    n: usize,
+    ranks: usize,
+) -> Result<MemoryNeed> {
+    let iterative = super::workspace::iterative::<T>(dev, n, ranks)?;
+    if n < MIN_LEN || ranks > MAX_RANKS {
+        return Ok(iterative);
+    }
+    let blocks = dev.multiprocessors().max(1) * (2048 / BLOCK as usize);
+    let cap = n / 6;
+    let run = MemoryNeed::of::<u64>(Layout::new(ranks).len)
+        .and(MemoryNeed::of::<u32>(MARK_WORDS))
+        .and(MemoryNeed::of::<u32>(TABLE))
+        .and(MemoryNeed::of::<u16>(BUCKETS))
+        .and(MemoryNeed::of::<u32>(blocks * BUCKETS))
+        .and(MemoryNeed::of::<T::Key>(cap))
+        .and(MemoryNeed::of::<T::Key>(cap));
+    Ok(run.or(iterative))
+}
 
 /// One fused run over the distinct, ascending `ranks` (see the module docs).
 pub(crate) fn fused_run<T: Element>(buf: &DeviceBuffer<T>, ranks: &[usize]) -> Result<Outcome> {

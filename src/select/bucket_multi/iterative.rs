@@ -40,6 +40,7 @@ use crate::error::Result;
 pub(crate) const MAX_DEPTH: usize = 16;
 /// Later levels' chunks are at least this long.
 const MIN_LATER_CHUNK: usize = 1 << 12;
+const _: () = assert!(MIN_LATER_CHUNK >= super::engine::SHORTEST_CHUNK);
 
 /// Segments of one buffer waiting for their next step.
 struct Work<K: DeviceRepr> {

@@ -15,13 +15,16 @@ pub(crate) mod fused;
 pub(crate) mod iterative;
 mod plan;
 mod run;
+pub(crate) mod workspace;
 
 #[cfg(test)]
 mod tests;
 
+use crate::device::cuda::MemoryNeed;
 use crate::device::DeviceBuffer;
 use crate::element::Element;
-use crate::select::algorithm::{Algorithm, Backends, Found, Selection};
+use crate::error::Result;
+use crate::select::algorithm::{Algorithm, Backends, Found, Query, Selection};
 
 /// bucketMultiSelect.
 pub(crate) struct BucketMultiselect;
@@ -37,6 +40,10 @@ impl Selection for BucketMultiselect {
     fn cuda<T: Element>(_: Algorithm, buf: &DeviceBuffer<T>, ranks: &[usize]) -> Found<T> {
         bms::multiselect(buf, ranks)
     }
+
+    fn cuda_workspace<T: Element>(_: Algorithm, q: &Query<'_>) -> Result<MemoryNeed> {
+        workspace::bms::<T>(q.dev, q.n, q.ranks.len())
+    }
 }
 
 /// Iterative bucket multiselection.
@@ -48,6 +55,10 @@ impl Selection for IterativeBucketMultiselect {
     fn cuda<T: Element>(_: Algorithm, buf: &DeviceBuffer<T>, ranks: &[usize]) -> Found<T> {
         iterative::multiselect(buf, ranks)
     }
+
+    fn cuda_workspace<T: Element>(_: Algorithm, q: &Query<'_>) -> Result<MemoryNeed> {
+        workspace::iterative::<T>(q.dev, q.n, q.ranks.len())
+    }
 }
 
 /// Fused bucket multiselection.
@@ -58,5 +69,9 @@ impl Selection for FusedMultiselect {
 
     fn cuda<T: Element>(_: Algorithm, buf: &DeviceBuffer<T>, ranks: &[usize]) -> Found<T> {
         fused::multiselect(buf, ranks)
+    }
+
+    fn cuda_workspace<T: Element>(_: Algorithm, q: &Query<'_>) -> Result<MemoryNeed> {
+        fused::workspace::<T>(q.dev, q.n, q.ranks.len())
     }
 }

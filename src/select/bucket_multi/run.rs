@@ -14,6 +14,7 @@ use crate::select::radix;
 /// The first level's chunks are at least this many elements and twice the level's buckets, so
 /// that counting pays for writing the counts.
 const MIN_FIRST_CHUNK: usize = 1 << 12;
+const _: () = assert!(MIN_FIRST_CHUNK >= super::engine::SHORTEST_CHUNK);
 
 /// The active bucket of a level read as a candidate segment for the next step.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -26,7 +26,7 @@ use crate::device::cuda::kernels::cutting_plane::{
     cp_combine, cp_copy, cp_reduce, cp_stats, PlaneCensus, PlaneSums,
 };
 use crate::device::cuda::launch::{config, stride_blocks};
-use crate::device::cuda::{driver_error, CudaDevice};
+use crate::device::cuda::{driver_error, CudaDevice, MemoryNeed};
 use crate::device::DeviceBuffer;
 use crate::element::{DType, Element, RadixKey};
 use crate::error::Result;
@@ -79,8 +79,7 @@ impl<'a, T: Element> DeviceData<'a, T> {
     /// The values of `buf`, with the reduction's workspace allocated on its device.
     pub fn new(buf: &'a DeviceBuffer<T>) -> Result<Self> {
         let dev = buf.device();
-        let vec = 16 / std::mem::size_of::<T>();
-        let blocks = stride_blocks(buf.len().div_ceil(vec), BLOCK, dev.multiprocessors(), 8);
+        let blocks = reduction_blocks::<T>(dev, buf.len());
         Ok(DeviceData {
             buf,
             blocks,
@@ -104,6 +103,28 @@ impl<'a, T: Element> DeviceData<'a, T> {
     fn radix_rank(&self, k: usize) -> Result<T> {
         Ok(radix::cuda::multiselect(self.buf, &[k])?.0[0])
     }
+}
+
+/// The most device memory [`multiselect`] takes on `dev` for `n` values of `T` (whatever the
+/// number of ranks: they run one after another): the reduction's rows and the census, then the
+/// bracket's copies and radix select over them, or radix select over the input.
+pub(crate) fn workspace<T: Element>(dev: &CudaDevice, n: usize, ranks: usize) -> MemoryNeed {
+    let _ = ranks;
+    let copies = FINISH.max(n / MAX_COPY_FRACTION).min(n);
+    let on_copies = MemoryNeed::of::<T>(copies)
+        .and(MemoryNeed::of::<u64>(1))
+        .and(radix::cuda::workspace::<T>(dev, copies, 1));
+    let on_input = radix::cuda::workspace::<T>(dev, n, 1);
+    MemoryNeed::of::<PlaneSums>(reduction_blocks::<T>(dev, n))
+        .and(MemoryNeed::of::<PlaneSums>(1))
+        .and(MemoryNeed::of::<PlaneCensus>(1))
+        .and(on_copies.or(on_input))
+}
+
+/// The blocks of a reduction over `n` values of `T`.
+fn reduction_blocks<T: Element>(dev: &CudaDevice, n: usize) -> usize {
+    let vec = 16 / std::mem::size_of::<T>();
+    stride_blocks(n.div_ceil(vec), BLOCK, dev.multiprocessors(), 8)
 }
 
 /// The elements of `ranks` (all `< buf.len()`, not empty) and the input's NaN count.

@@ -55,11 +55,11 @@ pub use solver::{Kelley, KelleyState, Outcome};
 pub use transform::{Frame, Transform};
 
 pub(crate) use cpu::select;
-pub(crate) use cuda::multiselect;
+pub(crate) use cuda::{multiselect, workspace};
 
 selection! {
     /// The cutting-plane method.
     CuttingPlane: CpuAndCuda,
     cpu: each_rank(select),
-    cuda: counting_nans(multiselect)
+    cuda: counting_nans(multiselect), workspace(workspace)
 }

@@ -20,7 +20,7 @@ use cudarc::driver::{CudaSlice, CudaView};
 
 use crate::device::cuda::kernels::quick_select::{qs_pass, qs_pivot, QuickState};
 use crate::device::cuda::launch::{config, stride_blocks};
-use crate::device::cuda::{driver_error, CudaDevice};
+use crate::device::cuda::{driver_error, CudaDevice, MemoryNeed};
 use crate::device::DeviceBuffer;
 use crate::element::{Element, RadixKey};
 use crate::error::{Error, Result};
@@ -38,6 +38,20 @@ const MAX_LEVELS: usize = 64;
 const MAX_POOR_LEVELS: usize = 4;
 /// Seed of the sample positions (each level adds its number).
 const SEED: u64 = 0x0051_C4A5_E1EC_7000;
+
+/// The most device memory [`multiselect`] takes on `dev` for `n` values of `T` (whatever the
+/// number of ranks: they run one after another): the two candidate buffers, the state, and the
+/// last candidates' aligned copy (at most `n`) with radix select's workspace over them.
+pub(crate) fn workspace<T: Element>(dev: &CudaDevice, n: usize, ranks: usize) -> MemoryNeed {
+    if n <= FINISH {
+        return radix::cuda::workspace::<T>(dev, n, ranks);
+    }
+    MemoryNeed::of::<T>(n)
+        .and(MemoryNeed::of::<T>(n))
+        .and(MemoryNeed::of::<QuickState>(1))
+        .and(MemoryNeed::of::<T>(n))
+        .and(radix::cuda::workspace::<T>(dev, n, 1))
+}
 
 /// The elements of `ranks` (not empty, all `< buf.len()`) and the number of NaNs of the input.
 pub(crate) fn multiselect<T: Element>(

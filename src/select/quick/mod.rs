@@ -8,5 +8,5 @@ selection! {
     /// QuickSelect.
     Quick: CpuAndCuda,
     cpu: each_rank(cpu::select),
-    cuda: counting_nans(cuda::multiselect)
+    cuda: counting_nans(cuda::multiselect), workspace(cuda::workspace)
 }

@@ -18,7 +18,7 @@ use crate::device::cuda::kernels::radix_select::{
     rsel_choose, rsel_init, rsel_pass, SelState, RADIX,
 };
 use crate::device::cuda::launch::{config, stride_blocks};
-use crate::device::cuda::{driver_error, CudaDevice};
+use crate::device::cuda::{driver_error, CudaDevice, MemoryNeed};
 use crate::device::DeviceBuffer;
 use crate::element::{Element, RadixKey};
 use crate::error::Result;
@@ -30,6 +30,32 @@ const INPUT_PASS_BLOCKS_PER_SM: usize = 8;
 /// How many candidate keys each workspace buffer holds for `n` values.
 pub(crate) fn workspace_capacity(n: usize) -> usize {
     n.min((n / 16).max(1 << 16))
+}
+
+/// The most device memory [`multiselect_in`] takes on `dev` for `n` values of `T` and `ranks`
+/// ranks: the two candidate buffers, the state, the histogram and the results.
+pub(crate) fn workspace<T: Element>(dev: &CudaDevice, n: usize, ranks: usize) -> MemoryNeed {
+    let _ = dev;
+    workspace_with_capacity::<T>(workspace_capacity(n), ranks)
+}
+
+/// The most device memory [`multiselect_in_place`] takes for `ranks` ranks (whatever `n`).
+pub(crate) fn workspace_in_place<T: Element>(
+    dev: &CudaDevice,
+    n: usize,
+    ranks: usize,
+) -> MemoryNeed {
+    let _ = (dev, n);
+    workspace_with_capacity::<T>(0, ranks)
+}
+
+/// The buffers of [`select_with_capacity`] for candidate buffers of `cap` keys.
+fn workspace_with_capacity<T: Element>(cap: usize, ranks: usize) -> MemoryNeed {
+    MemoryNeed::of::<T::Key>(cap)
+        .and(MemoryNeed::of::<T::Key>(cap))
+        .and(MemoryNeed::of::<SelState>(1))
+        .and(MemoryNeed::of::<u64>(RADIX))
+        .and(MemoryNeed::of::<T::Key>(ranks))
 }
 
 /// The elements of `ranks`, one radix selection each, and the number of NaNs of the input

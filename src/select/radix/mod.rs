@@ -7,11 +7,11 @@ selection! {
     /// MSD radix select, copying the candidates once they fit.
     Radix: CpuAndCuda,
     cpu: each_rank(cpu::select),
-    cuda: counting_nans(cuda::multiselect)
+    cuda: counting_nans(cuda::multiselect), workspace(cuda::workspace)
 }
 
 selection! {
     /// MSD radix select in place: no candidate copied.
     RadixInPlace: CudaOnly,
-    cuda: counting_nans(cuda::multiselect_in_place)
+    cuda: counting_nans(cuda::multiselect_in_place), workspace(cuda::workspace_in_place)
 }

@@ -30,6 +30,7 @@ use crate::device::cuda::kernels::randomized_select::{
     rnd_pass, rnd_resolve, rnd_sample, rnd_splitters, COUNTERS, MISSED, TOP_BINS,
 };
 use crate::device::cuda::launch::{config, stride_blocks};
+use crate::device::cuda::{CudaDevice, MemoryNeed};
 use crate::device::DeviceBuffer;
 use crate::element::Element;
 use crate::error::Result;
@@ -55,6 +56,29 @@ const COPIES_PASS_BLOCKS_PER_SM: usize = 8;
 /// a median's bracket (`8·√(s/4) / s ≈ n / 64`).
 fn candidate_capacity(n: usize) -> usize {
     n / 32
+}
+
+/// The most device memory [`multiselect`] takes on `dev` for `n` values of `T` and `ranks`
+/// ranks: the sample and its histogram, the two copy buffers, the state, the splitters and
+/// counters, the results and outcomes; and radix select over the input for the ranks the
+/// bracket missed (while those are held).
+pub(crate) fn workspace<T: Element>(dev: &CudaDevice, n: usize, ranks: usize) -> MemoryNeed {
+    let on_input = radix::cuda::workspace::<T>(dev, n, ranks);
+    if n < MIN_N {
+        return on_input;
+    }
+    let cap = candidate_capacity(n);
+    MemoryNeed::of::<T::Key>(SAMPLE)
+        .and(MemoryNeed::of::<u32>(TOP_BINS))
+        .and(MemoryNeed::of::<T::Key>(cap))
+        .and(MemoryNeed::of::<T::Key>(cap))
+        .and(MemoryNeed::of::<SelState>(1))
+        .and(MemoryNeed::of::<u64>(RADIX))
+        .and(MemoryNeed::of::<T::Key>(2))
+        .and(MemoryNeed::of::<u64>(COUNTERS))
+        .and(MemoryNeed::of::<T::Key>(ranks))
+        .and(MemoryNeed::of::<u32>(ranks))
+        .and(on_input)
 }
 
 /// The elements of `ranks` and the number of NaNs of the input (`ranks` not empty).

@@ -8,5 +8,5 @@ selection! {
     /// randomizedSelect.
     Randomized: CpuAndCuda,
     cpu: each_rank(cpu::select),
-    cuda: counting_nans(cuda::multiselect)
+    cuda: counting_nans(cuda::multiselect), workspace(cuda::workspace)
 }

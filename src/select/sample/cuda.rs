@@ -42,12 +42,13 @@ use crate::device::cuda::kernels::sample_select::{
     SAMPLE, SLOTS, SORT_THREADS, SPLIT_WORDS, WORD_M, WRITE_ORACLES,
 };
 use crate::device::cuda::launch::{config, stride_blocks};
-use crate::device::cuda::{driver_error, CudaDevice};
+use crate::device::cuda::{driver_error, CudaDevice, MemoryNeed};
 use crate::device::DeviceBuffer;
 use crate::element::{Element, RadixKey};
 use crate::error::{Error, Result};
 use crate::select::approximate::{closest_splitter, exact, Approximate};
 use crate::select::bucket_multi::engine::{sort_select, SortJob, SORT_CAP};
+use crate::select::bucket_multi::workspace::sort_select as sort_select_workspace;
 use crate::select::radix;
 
 /// Levels deeper than this are finished by radix select.
@@ -72,6 +73,43 @@ struct LevelCounts {
     totals: Vec<u64>,
     /// Per rank: (bucket, rank inside it, splitter key as `u64`).
     found: Vec<(usize, usize, u64)>,
+}
+
+/// The most device memory [`multiselect`] takes on `dev` for `n` values of `T` and `ranks`
+/// ranks: the run's own buffers and sorted results, then at each level the level before, the
+/// level's splitters, per-block counts, totals, regions, rank buckets and oracles, the copies
+/// of its selected buckets (at most its candidates, 16 bytes of rounding a bucket, one bucket a
+/// rank), and radix select over a part or the on-chip sorts. A level has at most one part a
+/// rank, each of more than [`SORT_CAP`] candidates below the first level.
+pub(crate) fn workspace<T: Element>(dev: &CudaDevice, n: usize, ranks: usize) -> MemoryNeed {
+    let own = MemoryNeed::of::<u8>(1)
+        .and(MemoryNeed::of::<u64>(BUCKETS * grid::<T>(dev, n)))
+        .and(MemoryNeed::of::<T::Key>(SPLIT_WORDS))
+        .and(MemoryNeed::of::<u64>(BUCKETS))
+        .and(MemoryNeed::of::<u64>(1));
+    let on_chip = MemoryNeed::of::<u64>(ranks).and(MemoryNeed::of::<u64>(3 * ranks));
+    if n <= SAMPLE {
+        return own.and(on_chip);
+    }
+    let parts = ranks.min(n / SORT_CAP + 1);
+    let vec = 16 / std::mem::size_of::<T>();
+    let blocks = (parts * grid::<T>(dev, n)).min(n.div_ceil(vec * BLOCK as usize) + parts);
+    let copies = MemoryNeed::of::<T>(n).and(MemoryNeed::bytes(16 * ranks));
+    let level = MemoryNeed::of::<u64>(ranks)
+        .and(MemoryNeed::of::<T::Key>(SPLIT_WORDS * parts))
+        .and(MemoryNeed::of::<u64>(BUCKETS * blocks))
+        .and(MemoryNeed::of::<u64>(BUCKETS * parts))
+        .and(MemoryNeed::of::<u64>(BUCKETS * parts))
+        .and(MemoryNeed::of::<u64>(BUCKETS * parts + 3 * ranks))
+        .and(MemoryNeed::of::<u8>(n));
+    let finish = radix::cuda::workspace::<T>(dev, n, ranks)
+        .or(sort_select_workspace(ranks))
+        .or(on_chip);
+    own.and(MemoryNeed::of::<T::Key>(ranks))
+        .and(copies)
+        .and(level)
+        .and(copies)
+        .and(finish)
 }
 
 /// The elements of `ranks` (not empty, all `< buf.len()`) and the number of NaNs of the input.

@@ -13,5 +13,5 @@ selection! {
     /// SampleSelect.
     Sample: CpuAndCuda,
     cpu: each_rank(cpu::select),
-    cuda: counting_nans(cuda::multiselect)
+    cuda: counting_nans(cuda::multiselect), workspace(cuda::workspace)
 }

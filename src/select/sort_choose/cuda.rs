@@ -13,7 +13,7 @@ use crate::device::cuda::kernels::reduce::{
     from_keys as keys_to_values, gather as gather_keys, to_keys as values_to_keys,
 };
 use crate::device::cuda::launch::{config, stride_blocks};
-use crate::device::cuda::{driver_error, CudaDevice};
+use crate::device::cuda::{driver_error, CudaDevice, MemoryNeed};
 use crate::device::DeviceBuffer;
 use crate::element::{Element, RadixKey};
 use crate::error::Result;
@@ -73,6 +73,35 @@ pub fn sort_pairs_device<T: Element>(
         DeviceBuffer::from_slice(dev, from_keys::<T>(dev, &sorted_keys)?),
         DeviceBuffer::from_slice(dev, sorted_values),
     ))
+}
+
+/// The most device memory [`multiselect`] takes for `n` values of `T` and `ranks` ranks: the
+/// keys, the sort's workspace ([`sort_workspace`]), then the ranks and their keys.
+pub(crate) fn workspace<T: Element>(dev: &CudaDevice, n: usize, ranks: usize) -> MemoryNeed {
+    let _ = dev;
+    MemoryNeed::of::<T::Key>(n)
+        .and(sort_workspace::<T::Key>(n, false).or(gather_workspace::<T>(ranks)))
+}
+
+/// The most device memory [`sort_keys`] takes for `n` keys `K` (with `u32` values when
+/// `values`): the second key (and value) buffer and the count table.
+pub(crate) fn sort_workspace<K: RadixKey>(n: usize, values: bool) -> MemoryNeed {
+    if n <= 1 {
+        return MemoryNeed::NONE;
+    }
+    let second_values = if values {
+        MemoryNeed::of::<u32>(n)
+    } else {
+        MemoryNeed::NONE
+    };
+    MemoryNeed::of::<K>(n)
+        .and(second_values)
+        .and(MemoryNeed::of::<u64>(RADIX * MAX_BLOCKS))
+}
+
+/// The most device memory [`gather`] takes for `ranks` ranks of `T`.
+pub(crate) fn gather_workspace<T: Element>(ranks: usize) -> MemoryNeed {
+    MemoryNeed::of::<u64>(ranks).and(MemoryNeed::of::<T::Key>(ranks))
 }
 
 /// The elements of `ranks` by sorting a copy of the keys.

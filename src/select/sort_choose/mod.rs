@@ -4,9 +4,11 @@
 pub(crate) mod cpu;
 pub(crate) mod cuda;
 
+use crate::device::cuda::MemoryNeed;
 use crate::device::DeviceBuffer;
 use crate::element::Element;
-use crate::select::algorithm::{each_rank, Algorithm, Backends, Found, Selection};
+use crate::error::Result;
+use crate::select::algorithm::{each_rank, Algorithm, Backends, Found, Query, Selection};
 
 /// sort&choose.
 pub(crate) struct SortChoose;
@@ -23,5 +25,9 @@ impl Selection for SortChoose {
 
     fn cuda<T: Element>(_: Algorithm, buf: &DeviceBuffer<T>, ranks: &[usize]) -> Found<T> {
         Ok((cuda::multiselect(buf, ranks)?, None))
+    }
+
+    fn cuda_workspace<T: Element>(_: Algorithm, q: &Query<'_>) -> Result<MemoryNeed> {
+        Ok(cuda::workspace::<T>(q.dev, q.n, q.ranks.len()))
     }
 }
