@@ -63,6 +63,44 @@ pub enum Error {
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
 
+    /// Two inputs that must be as long as each other are not.
+    ///
+    /// ```
+    /// let err = kselect::Error::LengthMismatch {
+    ///     operation: "sort_pairs_device",
+    ///     first: "keys",
+    ///     first_len: 3,
+    ///     second: "values",
+    ///     second_len: 2,
+    /// };
+    /// assert_eq!(err.to_string(), "invalid argument: sort_pairs_device: 3 keys but 2 values");
+    /// ```
+    #[error("invalid argument: {operation}: {first_len} {first} but {second_len} {second}")]
+    LengthMismatch {
+        /// The operation, e.g. `"sort_pairs_device"`.
+        operation: &'static str,
+        /// What the first input holds, e.g. `"keys"`.
+        first: &'static str,
+        /// Its length.
+        first_len: usize,
+        /// What the second input holds.
+        second: &'static str,
+        /// Its length.
+        second_len: usize,
+    },
+
+    /// Device memory asked of the CPU.
+    ///
+    /// ```
+    /// let made = kselect::DeviceBuffer::from_host(&kselect::Device::Cpu, &[1u32]);
+    /// assert!(matches!(made, Err(kselect::Error::NotOnCpu { what: "a DeviceBuffer" })));
+    /// ```
+    #[error("invalid argument: {what} lives on a CUDA device, not on the CPU")]
+    NotOnCpu {
+        /// What lives on the device.
+        what: &'static str,
+    },
+
     /// A name that names nothing of its kind (an algorithm, a quantile method, a NaN policy, a
     /// metric, ...), with the names that do.
     #[error("invalid argument: unknown {kind} `{given}` (known: {})", .known.join(", "))]

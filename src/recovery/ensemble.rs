@@ -207,11 +207,11 @@ impl FromStr for Ensemble {
                 Some(count) => match count.trim().parse::<usize>() {
                     Ok(d) if d > 0 => Ensemble::Sparse { d },
                     _ => {
-                        return Err(Error::InvalidArgument(format!(
-                            "`{s}`: the nonzeros per column of a sparse ensemble must be a \
-                             positive integer, as in sparse:{}",
-                            Ensemble::DEFAULT_SPARSE_NONZEROS
-                        )))
+                        return Err(RecoveryError::SparseNonzeros {
+                            given: s.to_string(),
+                            default: Ensemble::DEFAULT_SPARSE_NONZEROS,
+                        }
+                        .into())
                     }
                 },
                 None => {
@@ -318,6 +318,11 @@ mod tests {
             let e = bad.parse::<Ensemble>().unwrap_err().to_string();
             assert!(e.contains("sparse"), "{bad}: {e}");
         }
+        assert!(matches!(
+            "sparse:0".parse::<Ensemble>(),
+            Err(Error::Recovery(RecoveryError::SparseNonzeros { default, .. }))
+                if default == Ensemble::DEFAULT_SPARSE_NONZEROS
+        ));
     }
 
     #[test]

@@ -286,6 +286,17 @@ pub enum RecoveryError {
         /// What does it on the CPU.
         on_cpu: &'static str,
     },
+    /// A sparse ensemble's name whose count of nonzeros a column is not a positive integer.
+    #[error(
+        "`{given}`: the nonzeros per column of a sparse ensemble must be a positive integer, as \
+         in sparse:{default}"
+    )]
+    SparseNonzeros {
+        /// The name given, e.g. `"sparse:0"`.
+        given: String,
+        /// The default count.
+        default: usize,
+    },
     /// A setting out of its range.
     #[error("{setting} = {value} is out of range: it must be {range}")]
     OutOfRange {

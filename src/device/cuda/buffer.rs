@@ -28,9 +28,9 @@ impl<T: Element> DeviceBuffer<T> {
     pub fn from_host(device: &Device, data: &[T]) -> Result<Self> {
         match device {
             Device::Cuda(dev) => DeviceBuffer::from_host_on(dev, data),
-            Device::Cpu => Err(Error::InvalidArgument(
-                "a DeviceBuffer lives on a CUDA device, not on the CPU".into(),
-            )),
+            Device::Cpu => Err(Error::NotOnCpu {
+                what: "a DeviceBuffer",
+            }),
         }
     }
 

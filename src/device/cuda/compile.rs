@@ -112,7 +112,12 @@ impl Drop for Program {
 /// Compiles `program` (named `name` in messages) to a CUBIN for `arch`.
 pub(super) fn compile(name: &str, program: &str, arch: &str) -> Result<Vec<u8>> {
     let to_c = |s: &str| {
-        CString::new(s).map_err(|_| Error::InvalidArgument(format!("NUL byte in {name}")))
+        CString::new(s).map_err(|_| Error::KernelCompile {
+            source_name: name.to_string(),
+            arch: arch.to_string(),
+            message: "the source or its name holds a NUL byte".to_string(),
+            log: String::new(),
+        })
     };
     let src = to_c(program)?;
     let c_name = to_c(name)?;

@@ -56,11 +56,13 @@ pub fn sort_pairs_device<T: Element>(
     values: &DeviceBuffer<u32>,
 ) -> Result<(DeviceBuffer<T>, DeviceBuffer<u32>)> {
     if keys.len() != values.len() {
-        return Err(crate::Error::InvalidArgument(format!(
-            "sort_pairs_device: {} keys but {} values",
-            keys.len(),
-            values.len()
-        )));
+        return Err(crate::Error::LengthMismatch {
+            operation: "sort_pairs_device",
+            first: "keys",
+            first_len: keys.len(),
+            second: "values",
+            second_len: values.len(),
+        });
     }
     let dev = keys.device();
     let mut sorted_keys = to_keys(keys)?;
