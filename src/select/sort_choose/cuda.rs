@@ -98,7 +98,14 @@ pub(crate) fn sort_workspace<K: RadixKey>(n: usize, values: bool) -> MemoryNeed 
     };
     MemoryNeed::of::<K>(n)
         .and(second_values)
-        .and(MemoryNeed::of::<u64>(RADIX * MAX_BLOCKS))
+        .and(MemoryNeed::of::<u64>(RADIX * sort_grid(n).1))
+}
+
+/// The elements each block of a sort of `n > 0` keys takes (whole tiles) and the blocks.
+fn sort_grid(n: usize) -> (usize, usize) {
+    let blocks_wanted = n.div_ceil(TILE).min(MAX_BLOCKS);
+    let chunk = n.div_ceil(blocks_wanted).div_ceil(TILE) * TILE;
+    (chunk, n.div_ceil(chunk))
 }
 
 /// The most device memory [`gather`] takes for `ranks` ranks of `T`.
@@ -167,9 +174,7 @@ pub(crate) fn sort_keys<K: RadixKey>(
     if n <= 1 {
         return Ok(());
     }
-    let blocks_wanted = n.div_ceil(TILE).min(MAX_BLOCKS);
-    let chunk = n.div_ceil(blocks_wanted).div_ceil(TILE) * TILE;
-    let blocks = n.div_ceil(chunk);
+    let (chunk, blocks) = sort_grid(n);
     let mut other_keys = dev.alloc::<K>(n, "the sort's second key buffer")?;
     let mut other_values = match values {
         Some(_) => Some(dev.alloc::<u32>(n, "the sort's second value buffer")?),
