@@ -166,3 +166,79 @@ KSELECT_FOR_EACH_TYPE(RADIX_SELECT_KERNELS)
         rsel_choose_impl<K>(st, hist, shift, cap, result, slot);                                  \
     }
 KSELECT_FOR_EACH_KEY(RADIX_CHOOSE_KERNELS)
+
+// Radix select of a short input by one block of SMALL_BLOCK threads, each holding
+// SMALL_PER_THREAD keys in registers (element j * SMALL_BLOCK + thread): every digit is a
+// count of the registers into a shared histogram and a scan of it, so a selection is one
+// launch. Up to two ranks (k0, then k1 when `ranks` is 2); out[r] is the key of the r-th, and
+// out[ranks] the NaN count (floats; 0 otherwise).
+#define SMALL_BLOCK 1024
+#define SMALL_PER_THREAD 16
+
+template <typename T>
+__device__ void rsel_small_impl(const T* __restrict__ x, u64 n, u64 k0, u64 k1, u32 ranks, u64* out) {
+    typedef typename KeyOf<T>::type K;
+    const u32 bits = sizeof(K) * 8;
+    __shared__ u32 hist[SEL_RADIX];
+    __shared__ u32 warp_total[SEL_RADIX / WARP_SIZE];
+    __shared__ u64 chosen_prefix;
+    __shared__ u64 chosen_k;
+    __shared__ u32 nan_count;
+    K key[SMALL_PER_THREAD];
+    u32 nans = 0;
+#pragma unroll
+    for (int j = 0; j < SMALL_PER_THREAD; ++j) {
+        const u64 i = (u64)j * SMALL_BLOCK + threadIdx.x;
+        key[j] = i < n ? to_key(x[i]) : (K)0;
+        if (HasNan<T>::value && i < n && key[j] == (K)~(K)0) ++nans;
+    }
+    if (threadIdx.x == 0) nan_count = 0;
+    __syncthreads();
+    if (HasNan<T>::value) {
+        for (int off = WARP_SIZE / 2; off > 0; off /= 2) nans += __shfl_down_sync(FULL_MASK, nans, off);
+        if ((threadIdx.x & 31) == 0 && nans) atomicAdd(&nan_count, nans);
+    }
+    for (u32 r = 0; r < ranks; ++r) {
+        K prefix = 0;
+        u64 k = r == 0 ? k0 : k1;
+        for (u32 fixed = 0; fixed < bits; fixed += 8) {
+            const u32 shift = bits - 8 - fixed;
+            for (u32 d = threadIdx.x; d < SEL_RADIX; d += blockDim.x) hist[d] = 0;
+            __syncthreads();
+#pragma unroll
+            for (int j = 0; j < SMALL_PER_THREAD; ++j) {
+                const bool valid = (u64)j * SMALL_BLOCK + threadIdx.x < n && radix::matches(key[j], prefix, fixed);
+                radix::count_digit(hist, valid, (u32)(key[j] >> shift) & (SEL_RADIX - 1));
+            }
+            __syncthreads();
+            u32 count = 0, inclusive = 0;
+            if (threadIdx.x < SEL_RADIX) {
+                count = hist[threadIdx.x];
+                inclusive = warp::inclusive_sum(count);
+                if ((threadIdx.x & 31) == 31) warp_total[threadIdx.x / WARP_SIZE] = inclusive;
+            }
+            __syncthreads();
+            if (threadIdx.x < SEL_RADIX) {
+                u64 before = inclusive - count;
+                for (u32 w = 0; w < threadIdx.x / WARP_SIZE; ++w) before += warp_total[w];
+                if (count > 0 && before <= k && k < before + count) {
+                    chosen_prefix = (u64)(prefix | ((K)threadIdx.x << shift));
+                    chosen_k = k - before;
+                }
+            }
+            __syncthreads();
+            prefix = (K)chosen_prefix;
+            k = chosen_k;
+        }
+        if (threadIdx.x == 0) out[r] = (u64)prefix;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) out[ranks] = nan_count;
+}
+
+#define RADIX_SMALL_KERNELS(NAME, T)                                                              \
+    extern "C" __global__ void __launch_bounds__(SMALL_BLOCK)                                     \
+        rsel_small_##NAME(const T* x, u64 n, u64 k0, u64 k1, u32 ranks, u64* out) {              \
+        rsel_small_impl<T>(x, n, k0, k1, ranks, out);                                             \
+    }
+KSELECT_FOR_EACH_TYPE(RADIX_SMALL_KERNELS)

@@ -15,7 +15,7 @@
 use cudarc::driver::{CudaSlice, CudaView};
 
 use crate::device::cuda::kernels::radix_select::{
-    rsel_choose, rsel_init, rsel_pass, SelState, RADIX,
+    rsel_choose, rsel_init, rsel_pass, rsel_small, SelState, RADIX, SMALL_BLOCK, SMALL_CAP,
 };
 use crate::device::cuda::launch::{config, stride_blocks};
 use crate::device::cuda::{driver_error, CudaDevice, MemoryNeed};
@@ -36,7 +36,7 @@ pub(crate) fn workspace_capacity(n: usize) -> usize {
 /// ranks: the two candidate buffers, the state, the histogram and the results.
 pub(crate) fn workspace<T: Element>(dev: &CudaDevice, n: usize, ranks: usize) -> MemoryNeed {
     let _ = dev;
-    workspace_with_capacity::<T>(workspace_capacity(n), ranks)
+    workspace_with_capacity::<T>(n, workspace_capacity(n), ranks)
 }
 
 /// The most device memory [`multiselect_in_place`] takes for `ranks` ranks (whatever `n`).
@@ -45,12 +45,16 @@ pub(crate) fn workspace_in_place<T: Element>(
     n: usize,
     ranks: usize,
 ) -> MemoryNeed {
-    let _ = (dev, n);
-    workspace_with_capacity::<T>(0, ranks)
+    let _ = dev;
+    workspace_with_capacity::<T>(n, 0, ranks)
 }
 
-/// The buffers of [`select_with_capacity`] for candidate buffers of `cap` keys.
-fn workspace_with_capacity<T: Element>(cap: usize, ranks: usize) -> MemoryNeed {
+/// The buffers of [`select_with_capacity`] for candidate buffers of `cap` keys (none for a
+/// short input: [`select_short`]).
+fn workspace_with_capacity<T: Element>(n: usize, cap: usize, ranks: usize) -> MemoryNeed {
+    if n <= SMALL_CAP {
+        return MemoryNeed::of::<u64>(ranks + 1);
+    }
     MemoryNeed::of::<T::Key>(cap)
         .and(MemoryNeed::of::<T::Key>(cap))
         .and(MemoryNeed::of::<SelState>(1))
@@ -156,6 +160,9 @@ fn select_with_capacity<T: Element>(
 ) -> Result<(Vec<T>, usize)> {
     let stream = dev.stream();
     let n = x.len();
+    if n <= SMALL_CAP {
+        return select_short(dev, x, ranks);
+    }
     let mut cand0 = dev.alloc::<T::Key>(cap, "radix select candidates")?;
     let mut cand1 = dev.alloc::<T::Key>(cap, "radix select candidates")?;
     let mut state = dev.alloc_zeros::<SelState>(1, "radix select state")?;
@@ -197,4 +204,35 @@ fn select_with_capacity<T: Element>(
         keys.into_iter().map(T::from_key).collect(),
         state[0].nans as usize,
     ))
+}
+
+/// Radix selections of `ranks` over a short view (at most [`SMALL_CAP`] elements): one block
+/// a pair of ranks, each launch writing its keys and the NaN count after them (the next pair's
+/// keys overwrite that count, the last one stays), one read of them all.
+fn select_short<T: Element>(
+    dev: &CudaDevice,
+    x: &CudaView<'_, T>,
+    ranks: &[usize],
+) -> Result<(Vec<T>, usize)> {
+    let r = ranks.len();
+    let mut out = dev.alloc::<u64>(r + 1, "the short selection's results")?;
+    for (pair, ks) in ranks.chunks(2).enumerate() {
+        let at = 2 * pair;
+        rsel_small(
+            dev,
+            config(1, SMALL_BLOCK),
+            x,
+            x.len() as u64,
+            ks[0] as u64,
+            ks[ks.len() - 1] as u64,
+            ks.len() as u32,
+            &mut out.slice_mut(at..at + ks.len() + 1),
+        )?;
+    }
+    let words = dev.read(&out, "the short selection's results")?;
+    let values = words[..r]
+        .iter()
+        .map(|&w| T::from_key(T::Key::from_u64(w)))
+        .collect();
+    Ok((values, words[r] as usize))
 }

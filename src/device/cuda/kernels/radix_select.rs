@@ -1,13 +1,17 @@
 //! Launchers of `kernels/radix_select.cu` (MSD radix select) and its state, `SelState`, which
 //! randomizedSelect's resolve kernel also leaves for the digit passes.
 
-use cudarc::driver::{CudaSlice, CudaView};
+use cudarc::driver::{CudaSlice, CudaView, CudaViewMut};
 
 use super::{kernel_name, key_suffix, RADIX_SELECT};
 use crate::element::{Element, RadixKey};
 
 /// The digits of a key: one histogram entry each.
 pub(crate) const RADIX: usize = 256;
+/// Threads of the one-block selection of a short input (`SMALL_BLOCK`).
+pub(crate) const SMALL_BLOCK: u32 = 1024;
+/// The longest input the one-block selection takes: `SMALL_PER_THREAD` keys a thread.
+pub(crate) const SMALL_CAP: usize = SMALL_BLOCK as usize * 16;
 
 device_state! {
     /// One radix selection's progress, `SelState` of `kernels/common.cuh`.
@@ -62,4 +66,14 @@ launchers! {
                                 slot: val u64)
         from RADIX_SELECT as format!("rsel_choose_{}", key_suffix::<K>());
         requires !state.is_empty(), hist.len() >= RADIX, slot < result.len() as u64;
+
+    /// Radix select of one or two ranks (`k0`, then `k1` when `ranks` is 2) of a short input
+    /// (`n` at most [`SMALL_CAP`]) by one block of [`SMALL_BLOCK`] threads holding its keys in
+    /// registers: `out[r]` the key of the `r`-th rank, `out[ranks]` the NaN count.
+    fn rsel_small[T: Element](x: dev &CudaView<'_, T>, n: val u64, k0: val u64, k1: val u64,
+                              ranks: val u32, out: dev &mut CudaViewMut<'_, u64>)
+        from RADIX_SELECT as kernel_name("rsel_small", T::DTYPE);
+        requires @shape: shape.block_dim == (SMALL_BLOCK, 1, 1) && shape.grid_dim == (1, 1, 1),
+            x.len() as u64 >= n, n <= SMALL_CAP as u64, (1..=2).contains(&ranks),
+            out.len() > ranks as usize, k0 < n, ranks < 2 || k1 < n;
 }
