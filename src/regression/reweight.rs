@@ -89,22 +89,23 @@ fn weights_within(r: &[f64], limit: f64) -> Vec<f64> {
         .collect()
 }
 
-/// The rows with weight 1.
-fn kept(w: &[f64]) -> Vec<usize> {
+/// The rows with weight `weight`, increasing.
+fn rows_of_weight(w: &[f64], weight: f64) -> Vec<usize> {
     w.par_iter()
         .enumerate()
-        .filter(|(_, &v)| v == 1.0)
+        .filter(|(_, &v)| v == weight)
         .map(|(i, _)| i)
         .collect()
 }
 
+/// The rows with weight 1.
+fn kept(w: &[f64]) -> Vec<usize> {
+    rows_of_weight(w, 1.0)
+}
+
 /// The rows with weight 0.
 fn dropped(w: &[f64]) -> Vec<usize> {
-    w.par_iter()
-        .enumerate()
-        .filter(|(_, &v)| v == 0.0)
-        .map(|(i, _)| i)
-        .collect()
+    rows_of_weight(w, 0.0)
 }
 
 /// The parts of a fit that both estimators assemble.
@@ -178,7 +179,6 @@ pub(crate) fn lts(
     let sq = squares(&raw_residuals);
     let (best_subset, objective) = h_smallest(&sq, h);
     let cutoff = lts_cutoff();
-    let tau = exact_tolerance(&design.y);
 
     let raw_scale = if h == n {
         (objective / (n - p) as f64).sqrt()
@@ -187,19 +187,12 @@ pub(crate) fn lts(
             * consistency(h as f64 / n as f64)
             * small_sample_raw(p, design.intercept, n, alpha)
     };
-    let parts = if raw_scale <= tau {
-        exact(raw_b, raw_residuals, objective, best_subset, tau)
-    } else {
-        let raw_weights = weights_within(&raw_residuals, cutoff * raw_scale);
-        let keep = kept(&raw_weights);
+    let raw = (raw_b, raw_residuals, objective, best_subset, raw_scale);
+    let parts = assemble(design, engine, raw, cutoff, |keep, raw_r, r| {
         let sw = keep.len() as f64;
-        let b = engine
-            .fit_rows(&keep, &raw_b)?
-            .unwrap_or_else(|| raw_b.clone());
-        let residuals = design.residuals(&b);
-        // robustbase: with h = n the sum runs over the least-squares residuals, and only the
-        // consistency factor applies.
-        let scale_from = if h == n { &raw_residuals } else { &residuals };
+        // robustbase: with h = n the sum runs over the least-squares residuals, and only
+        // the consistency factor applies.
+        let scale_from = if h == n { raw_r } else { r };
         let ss: f64 = keep.iter().map(|&i| scale_from[i] * scale_from[i]).sum();
         let mut scale = if sw > 1.0 {
             (ss / (sw - 1.0)).sqrt()
@@ -212,21 +205,8 @@ pub(crate) fn lts(
                 scale *= small_sample_reweighted(p, design.intercept, n, alpha);
             }
         }
-        let weights = weights_within(scale_from, cutoff * scale);
-        Parts {
-            raw_b,
-            raw_residuals,
-            objective,
-            best_subset,
-            raw_scale,
-            raw_weights,
-            b,
-            residuals,
-            scale,
-            weights,
-            exact_fit: false,
-        }
-    };
+        (scale, weights_within(scale_from, cutoff * scale))
+    })?;
     Ok(parts.into_fit(design, Method::Lts, &found, h, alpha))
 }
 
@@ -257,41 +237,17 @@ pub(crate) fn lms(
     let (best_subset, _) = h_smallest(&abs, h);
     let objective = hth_smallest(&Selector::new(), &abs, h).unwrap_or(f64::NAN);
     let raw_scale = objective / normal_quantile(lms_consistency_prob(n, h));
-    let tau = exact_tolerance(&design.y);
-    let parts = if raw_scale <= tau {
-        exact(raw_b, raw_residuals, objective, best_subset, tau)
-    } else {
-        let raw_weights = weights_within(&raw_residuals, LMS_CUTOFF * raw_scale);
-        let keep = kept(&raw_weights);
+    let raw = (raw_b, raw_residuals, objective, best_subset, raw_scale);
+    let parts = assemble(design, engine, raw, LMS_CUTOFF, |keep, raw_r, r| {
         let sw = keep.len();
         let scale = if sw > p {
-            let ss: f64 = keep
-                .iter()
-                .map(|&i| raw_residuals[i] * raw_residuals[i])
-                .sum();
+            let ss: f64 = keep.iter().map(|&i| raw_r[i] * raw_r[i]).sum();
             (ss / (sw - p) as f64).sqrt()
         } else {
             raw_scale
         };
-        let b = engine
-            .fit_rows(&keep, &raw_b)?
-            .unwrap_or_else(|| raw_b.clone());
-        let residuals = design.residuals(&b);
-        let weights = weights_within(&residuals, LMS_CUTOFF * scale);
-        Parts {
-            raw_b,
-            raw_residuals,
-            objective,
-            best_subset,
-            raw_scale,
-            raw_weights,
-            b,
-            residuals,
-            scale,
-            weights,
-            exact_fit: false,
-        }
-    };
+        (scale, weights_within(r, LMS_CUTOFF * scale))
+    })?;
     Ok(parts.into_fit(design, Method::Lms, &found, h, h as f64 / n as f64))
 }
 
@@ -317,4 +273,43 @@ fn exact(
         weights,
         exact_fit: true,
     }
+}
+
+/// The parts of the fit of `raw` (the raw coefficients, residuals, objective, subset and
+/// scale): an exact fit where the raw scale is at most [`exact_tolerance`] of `y`; otherwise
+/// the raw weights (1 within `cutoff` raw scales), the least-squares fit on the rows they keep
+/// (the raw coefficients where those rows are singular), and its scale and weights,
+/// `scale_and_weights(kept rows, raw residuals, residuals)`.
+fn assemble(
+    design: &Design,
+    engine: &mut dyn Engine,
+    raw: (Vec<f64>, Vec<f64>, f64, Vec<usize>, f64),
+    cutoff: f64,
+    scale_and_weights: impl FnOnce(&[usize], &[f64], &[f64]) -> (f64, Vec<f64>),
+) -> Result<Parts> {
+    let (raw_b, raw_residuals, objective, best_subset, raw_scale) = raw;
+    let tau = exact_tolerance(&design.y);
+    if raw_scale <= tau {
+        return Ok(exact(raw_b, raw_residuals, objective, best_subset, tau));
+    }
+    let raw_weights = weights_within(&raw_residuals, cutoff * raw_scale);
+    let keep = kept(&raw_weights);
+    let b = engine
+        .fit_rows(&keep, &raw_b)?
+        .unwrap_or_else(|| raw_b.clone());
+    let residuals = design.residuals(&b);
+    let (scale, weights) = scale_and_weights(&keep, &raw_residuals, &residuals);
+    Ok(Parts {
+        raw_b,
+        raw_residuals,
+        objective,
+        best_subset,
+        raw_scale,
+        raw_weights,
+        b,
+        residuals,
+        scale,
+        weights,
+        exact_fit: false,
+    })
 }
