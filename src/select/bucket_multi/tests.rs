@@ -124,6 +124,26 @@ fn gpu_runs_many_levels() {
     run(&dev, &ints);
 }
 
+/// Hands `n` uniform `f32` values in `[0, 1)` to `on_f32s`, then (those dropped) `n` uniform
+/// `f64` values in `[0, 1)` to `on_f64s`, both drawn from one stream seeded with `seed`.
+fn with_uniform_floats(
+    n: usize,
+    seed: u64,
+    on_f32s: impl FnOnce(&[f32]),
+    on_f64s: impl FnOnce(&[f64]),
+) {
+    let mut rng = SplitMix64::new(seed);
+    let f32s: Vec<f32> = (0..n)
+        .map(|_| (rng.next_u64() >> 40) as f32 / (1u32 << 24) as f32)
+        .collect();
+    on_f32s(&f32s);
+    drop(f32s);
+    let f64s: Vec<f64> = (0..n)
+        .map(|_| (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64)
+        .collect();
+    on_f64s(&f64s);
+}
+
 /// Times bucketMultiSelect with each reduction for growing numbers of evenly spaced ranks (the
 /// active buckets), at 2^26 uniform values of f32 and f64 (median of 7 runs, CUDA events), and
 /// prints where the flag-based write starts to win. Run on a GPU:
@@ -155,16 +175,7 @@ fn measure_reduction_cutoff() {
             println!("{m:>6} {:>10.3} {:>10.3}", row[0], row[1]);
         }
     }
-    let n = 1usize << 26;
-    let mut rng = SplitMix64::new(3);
-    let f32s: Vec<f32> = (0..n)
-        .map(|_| (rng.next_u64() >> 40) as f32 / (1u32 << 24) as f32)
-        .collect();
-    time(&dev, &f32s);
-    let f64s: Vec<f64> = (0..n)
-        .map(|_| (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64)
-        .collect();
-    time(&dev, &f64s);
+    with_uniform_floats(1 << 26, 3, |v| time(&dev, v), |v| time(&dev, v));
 }
 
 /// Times the phases of the iterative form on 2^28 uniform values with the 101 percentiles:
@@ -229,17 +240,7 @@ fn profile_iterative_phases() {
             .collect();
         println!("{} n={n}: {} (ms)", T::DTYPE, line.join(", "));
     }
-    let n = 1usize << 28;
-    let mut rng = SplitMix64::new(9);
-    let f32s: Vec<f32> = (0..n)
-        .map(|_| (rng.next_u64() >> 40) as f32 / (1u32 << 24) as f32)
-        .collect();
-    profile(&dev, &f32s);
-    drop(f32s);
-    let f64s: Vec<f64> = (0..n)
-        .map(|_| (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64)
-        .collect();
-    profile(&dev, &f64s);
+    with_uniform_floats(1 << 28, 9, |v| profile(&dev, v), |v| profile(&dev, v));
 }
 
 /// The fused multiselection against sort&choose on every adversarial input of every type at
