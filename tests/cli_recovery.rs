@@ -253,6 +253,17 @@ fn matrix_problem(dir: &tempfile::TempDir, seed: u64) -> (Operator<f64>, Vec<f64
     (a, x, y, c)
 }
 
+/// The signals of seeds `first`, `first + 1` and `first + 2` measured by the operator of the
+/// tests, in `f64`: the signals, their measurements one after the other, and the path of
+/// `ys.npy` in `dir`, the measurements as a `3 x M` matrix.
+fn three_problems(dir: &tempfile::TempDir, first: u64) -> (Vec<Vec<f64>>, Vec<f64>, String) {
+    let a = operator::<f64>();
+    let signals: Vec<Vec<f64>> = (first..first + 3).map(signal::<f64>).collect();
+    let ys: Vec<f64> = signals.iter().flat_map(|x| measure(&a, x)).collect();
+    let y = matrix(dir, "ys.npy", &ys, 3, M);
+    (signals, ys, y)
+}
+
 /// `base` and `tail` as one argument list.
 fn args<'a>(base: &'a [String], tail: &[&'a str]) -> Vec<&'a str> {
     base.iter()
@@ -459,10 +470,7 @@ fn the_json_holds_the_history_and_the_support() {
 #[test]
 fn a_batch_of_three_is_solved_at_once() {
     let dir = tempfile::tempdir().unwrap();
-    let a = operator::<f64>();
-    let signals: Vec<Vec<f64>> = (20..23).map(signal::<f64>).collect();
-    let ys: Vec<f64> = signals.iter().flat_map(|x| measure(&a, x)).collect();
-    let y = matrix(&dir, "ys.npy", &ys, 3, M);
+    let (signals, _, y) = three_problems(&dir, 20);
     let out = path(&dir, "xs.npy").display().to_string();
     let base = ensemble_args();
     let text = recover(&args(&base, &["--y", &y, "--k", "10", "--out", &out]));
@@ -501,10 +509,7 @@ fn a_batch_of_three_is_solved_at_once() {
 #[test]
 fn cuda_solves_one_problem_and_a_batch_or_says_why_not() {
     let dir = tempfile::tempdir().unwrap();
-    let a = operator::<f64>();
-    let signals: Vec<Vec<f64>> = (30..33).map(signal::<f64>).collect();
-    let ys: Vec<f64> = signals.iter().flat_map(|x| measure(&a, x)).collect();
-    let batch = matrix(&dir, "ys.npy", &ys, 3, M);
+    let (signals, ys, batch) = three_problems(&dir, 30);
     let one = vector(&dir, "y.npy", &ys[..M]);
     let out = path(&dir, "xs.npy").display().to_string();
     let base = ensemble_args();
