@@ -332,6 +332,12 @@ mod tests {
             .fold(0.0, f64::max)
     }
 
+    /// The minimax fit of every row of `rows`, from zero coefficients.
+    fn minimax_of_every_row(rows: Rows<'_>) -> Vec<f64> {
+        let idx: Vec<usize> = (0..rows.n).collect();
+        minimax(rows, &idx, &vec![0.0; rows.p]).unwrap()
+    }
+
     #[test]
     fn minimax_line() {
         // Points on y = x with alternating +-1 errors at the ends: the minimax line is y = x
@@ -340,8 +346,7 @@ mod tests {
         let ys = [1.0, 1.5, 1.0, 3.2, 5.0];
         let x: Vec<f64> = xs.iter().flat_map(|&v| [1.0, v]).collect();
         let rows = rows_of(&x, &ys, 2);
-        let idx: Vec<usize> = (0..5).collect();
-        let b = minimax(rows, &idx, &[0.0, 0.0]).unwrap();
+        let b = minimax_of_every_row(rows);
         let max = (0..5)
             .map(|i| (ys[i] - b[0] - b[1] * xs[i]).abs())
             .fold(0.0, f64::max);
@@ -383,8 +388,7 @@ mod tests {
         let n = 12;
         let (x, y) = noisy_plane(n, 7, 0.3);
         let rows = rows_of(&x, &y, 3);
-        let idx: Vec<usize> = (0..n).collect();
-        let b = minimax(rows, &idx, &[0.0; 3]).unwrap();
+        let b = minimax_of_every_row(rows);
         let r: Vec<f64> = (0..n).map(|i| y[i] - dot(rows.row(i), &b)).collect();
         let max = largest_residual(rows, &b);
         // At the optimum at least p + 1 = 4 residuals reach the maximum.
@@ -408,7 +412,7 @@ mod tests {
         let (x, y) = noisy_plane(n, 11, 1.0);
         let rows = rows_of(&x, &y, 3);
         let idx: Vec<usize> = (0..n).collect();
-        let generated = minimax(rows, &idx, &[0.0; 3]).unwrap();
+        let generated = minimax_of_every_row(rows);
         let direct = minimax_direct(rows, &idx, &[0.0; 3]).unwrap();
         let (g, d) = (
             largest_residual(rows, &generated),
