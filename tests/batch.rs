@@ -302,6 +302,22 @@ fn assert_expected<V: Debug, W: Debug>(
 // The operations, on host data and (on CUDA) on a device buffer
 // ---------------------------------------------------------------------------------------------
 
+/// [`Batch::both`] of the call `rows` (the layout's rows bound to `$rows`) or `segments` (its
+/// segments bound to `$segs`), each written once for the selector `$s` and the data `$d`: the
+/// host data, then the device buffer.
+macro_rules! by_layout {
+    ($batch:expr, |$s:ident, $d:ident, $rows:ident, $segs:ident|
+        rows: $on_rows:expr, segments: $on_segs:expr) => {
+        match $batch.layout {
+            Layout::Rows($rows) => $batch.both(|$s, $d| $on_rows, |$s, $d| $on_rows),
+            Layout::Segments(offsets) => {
+                let $segs = Segments::new(offsets);
+                $batch.both(|$s, $d| $on_segs, |$s, $d| $on_segs)
+            }
+        }
+    };
+}
+
 /// A selector, data and layout; on CUDA also the data in a device buffer.
 struct Batch<'a, T: TestElement> {
     sel: Selector,
@@ -352,35 +368,15 @@ impl<'a, T: TestElement> Batch<'a, T> {
     }
 
     fn select(&self, ranks: BatchRank<'_>) -> Result<Vec<T>> {
-        match self.layout {
-            Layout::Rows(rows) => self.both(
-                |s, d| s.select_rows(rows.of(d), ranks),
-                |s, b| s.select_rows(rows.of(b), ranks),
-            ),
-            Layout::Segments(offsets) => {
-                let segs = Segments::new(offsets);
-                self.both(
-                    |s, d| s.select_segments(d, segs, ranks),
-                    |s, b| s.select_segments(b, segs, ranks),
-                )
-            }
-        }
+        by_layout!(self, |s, d, rows, segs|
+            rows: s.select_rows(rows.of(d), ranks),
+            segments: s.select_segments(d, segs, ranks))
     }
 
     fn multiselect(&self, ranks: &[usize]) -> Result<Vec<T>> {
-        match self.layout {
-            Layout::Rows(rows) => self.both(
-                |s, d| s.multiselect_rows(rows.of(d), ranks),
-                |s, b| s.multiselect_rows(rows.of(b), ranks),
-            ),
-            Layout::Segments(offsets) => {
-                let segs = Segments::new(offsets);
-                self.both(
-                    |s, d| s.multiselect_segments(d, segs, ranks),
-                    |s, b| s.multiselect_segments(b, segs, ranks),
-                )
-            }
-        }
+        by_layout!(self, |s, d, rows, segs|
+            rows: s.multiselect_rows(rows.of(d), ranks),
+            segments: s.multiselect_segments(d, segs, ranks))
     }
 
     fn top_k(&self, k: usize, options: TopKOptions) -> Result<TopK<T>> {
@@ -534,15 +530,30 @@ fn check_first_empty<T: TestElement>(sel: &Selector, data: &[T], layout: &Layout
         "rank 0 of {place:?}, empty"
     );
     assert_eq!(batch.multiselect(&[]).unwrap(), Vec::<T>::new());
-    assert_err!(
+    assert_too_few_values(
         batch.top_k(1, TopKOrder::Largest.into()),
+        (1, place, 0, false),
+        &format!("top-1 of {place:?}, empty"),
+    );
+}
+
+/// Asserts that `result` is `BatchError::TooFewValues` for `k` values of `place`, which holds
+/// `have` values (numbers, where `not_nan`); `what` names the call.
+#[track_caller]
+fn assert_too_few_values<R: Debug>(
+    result: Result<R>,
+    (k, place, have, not_nan): (usize, Place, usize, bool),
+    what: &str,
+) {
+    assert_err!(
+        result,
         Error::Batch(BatchError::TooFewValues {
-            k: 1,
-            place: p,
-            have: 0,
-            not_nan: false
-        }) if p == place,
-        "top-1 of {place:?}, empty"
+            k: got_k,
+            place: got_place,
+            have: got_have,
+            not_nan: got_not_nan,
+        }) if (got_k, got_place, got_have, got_not_nan) == (k, place, have, not_nan),
+        "{what}"
     );
 }
 
@@ -950,25 +961,15 @@ backend_test!(errors, |selector: Selector| {
         Error::Batch(BatchError::ZeroK),
         "k = 0"
     );
-    assert_err!(
+    assert_too_few_values(
         selector.top_k(&data, 13, TopKOrder::Largest),
-        Error::Batch(BatchError::TooFewValues {
-            k: 13,
-            place: Place::Input,
-            have: 12,
-            not_nan: false
-        }),
-        "k > n"
+        (13, Place::Input, 12, false),
+        "k > n",
     );
-    assert_err!(
+    assert_too_few_values(
         selector.top_k_rows(rows.of(&data), 5, TopKOrder::Smallest),
-        Error::Batch(BatchError::TooFewValues {
-            k: 5,
-            place: Place::Row(0),
-            have: 4,
-            not_nan: false
-        }),
-        "k > cols"
+        (5, Place::Row(0), 4, false),
+        "k > cols",
     );
     assert_err!(
         selector.top_k_rows(Matrix::new(&data, 0, 4), 0, TopKOrder::Smallest),
@@ -981,15 +982,10 @@ backend_test!(errors, |selector: Selector| {
         Error::Batch(BatchError::ZeroK),
         "threshold k = 0"
     );
-    assert_err!(
+    assert_too_few_values(
         selector.threshold(&data, 13),
-        Error::Batch(BatchError::TooFewValues {
-            k: 13,
-            place: Place::Input,
-            have: 12,
-            not_nan: false
-        }),
-        "threshold k > n"
+        (13, Place::Input, 12, false),
+        "threshold k > n",
     );
     assert_eq!(copy, data);
     // Ranks out of range.
@@ -1116,15 +1112,10 @@ backend_test!(errors, |selector: Selector| {
     assert!(same_bits(&copy, &nan_data), "unchanged after the refusal");
     // Omit with too few numbers.
     let omit = selector.clone().nan_policy(NanPolicy::Omit);
-    assert_err!(
+    assert_too_few_values(
         omit.top_k_rows(rows.of(&nan_data), 4, TopKOrder::Largest),
-        Error::Batch(BatchError::TooFewValues {
-            k: 4,
-            place: Place::Row(1),
-            have: 3,
-            not_nan: true
-        }),
-        "row 1 holds 3 numbers"
+        (4, Place::Row(1), 3, true),
+        "row 1 holds 3 numbers",
     );
     assert_eq!(
         omit.top_k_rows(rows.of(&nan_data), 3, TopKOrder::Largest)
@@ -1138,15 +1129,10 @@ backend_test!(errors, |selector: Selector| {
         Error::RankOutOfRange { k: 3, n: 3 },
         "rank 3 of row 1's three numbers"
     );
-    assert_err!(
+    assert_too_few_values(
         omit.hard_threshold(&mut copy, 11),
-        Error::Batch(BatchError::TooFewValues {
-            k: 11,
-            place: Place::Input,
-            have: 10,
-            not_nan: true
-        }),
-        "10 numbers"
+        (11, Place::Input, 10, true),
+        "10 numbers",
     );
     assert!(same_bits(&copy, &nan_data), "unchanged after the refusal");
     let t = omit.hard_threshold(&mut copy, 10).unwrap();
