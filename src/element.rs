@@ -105,21 +105,7 @@ impl Display for DType {
 /// assert_eq!(<u64 as RadixKey>::BITS, 64);
 /// assert_eq!(<u32 as Element>::DTYPE.name(), "u32");
 /// ```
-pub trait RadixKey:
-    Element
-    + sealed::Sealed
-    + Copy
-    + Ord
-    + Eq
-    + Hash
-    + Debug
-    + Default
-    + Send
-    + Sync
-    + cudarc::driver::DeviceRepr
-    + cudarc::driver::ValidAsZeroBits
-    + 'static
-{
+pub trait RadixKey: Element + Ord + Eq + Hash {
     /// Width in bits.
     const BITS: u32;
     /// The largest key (the key of every NaN).
@@ -142,33 +128,27 @@ impl sealed::Sealed for u64 {}
 impl sealed::Sealed for i32 {}
 impl sealed::Sealed for i64 {}
 
-impl RadixKey for u32 {
-    const BITS: u32 = 32;
-    const MAX: Self = u32::MAX;
-    const MIN: Self = 0;
-    #[inline(always)]
-    fn to_u64(self) -> u64 {
-        self as u64
-    }
-    #[inline(always)]
-    fn from_u64(v: u64) -> Self {
-        v as u32
-    }
+/// The [`RadixKey`] impl of the unsigned integer `$t`.
+macro_rules! radix_key {
+    ($t:ty) => {
+        impl RadixKey for $t {
+            const BITS: u32 = <$t>::BITS;
+            const MAX: Self = <$t>::MAX;
+            const MIN: Self = 0;
+            #[inline(always)]
+            fn to_u64(self) -> u64 {
+                self as u64
+            }
+            #[inline(always)]
+            fn from_u64(v: u64) -> Self {
+                v as $t
+            }
+        }
+    };
 }
 
-impl RadixKey for u64 {
-    const BITS: u32 = 64;
-    const MAX: Self = u64::MAX;
-    const MIN: Self = 0;
-    #[inline(always)]
-    fn to_u64(self) -> u64 {
-        self
-    }
-    #[inline(always)]
-    fn from_u64(v: u64) -> Self {
-        v
-    }
-}
+radix_key!(u32);
+radix_key!(u64);
 
 /// A value kselect can select: `f32`, `f64`, `i32`, `i64`, `u32` or `u64`.
 ///
@@ -212,12 +192,29 @@ pub trait Element:
     fn nan() -> Option<Self>;
 }
 
-macro_rules! float_element {
-    ($t:ty, $key:ty, $dtype:expr) => {
-        impl sealed::Sealed for $t {}
+/// The [`Element`] impl of `$t` with key `$key`, tag `$dtype` and `nan()` `$nan`: `to_key`,
+/// `from_key` and `is_nan` given in `$methods`.
+macro_rules! element {
+    ($t:ty, $key:ty, $dtype:expr, nan: $nan:expr, { $($methods:tt)* }) => {
         impl Element for $t {
             type Key = $key;
             const DTYPE: DType = $dtype;
+            $($methods)*
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            fn nan() -> Option<$t> {
+                $nan
+            }
+        }
+    };
+}
+
+macro_rules! float_element {
+    ($t:ty, $key:ty, $dtype:expr) => {
+        impl sealed::Sealed for $t {}
+        element!($t, $key, $dtype, nan: Some(<$t>::NAN), {
             #[inline(always)]
             fn to_key(self) -> $key {
                 const SIGN: $key = 1 << (<$key>::BITS - 1);
@@ -245,22 +242,13 @@ macro_rules! float_element {
             fn is_nan(self) -> bool {
                 self != self
             }
-            #[inline(always)]
-            fn to_f64(self) -> f64 {
-                self as f64
-            }
-            fn nan() -> Option<$t> {
-                Some(<$t>::NAN)
-            }
-        }
+        });
     };
 }
 
 macro_rules! int_element {
     ($t:ty, $key:ty, $dtype:expr, $offset:expr) => {
-        impl Element for $t {
-            type Key = $key;
-            const DTYPE: DType = $dtype;
+        element!($t, $key, $dtype, nan: None, {
             #[inline(always)]
             fn to_key(self) -> $key {
                 (self as $key) ^ $offset
@@ -273,14 +261,7 @@ macro_rules! int_element {
             fn is_nan(self) -> bool {
                 false
             }
-            #[inline(always)]
-            fn to_f64(self) -> f64 {
-                self as f64
-            }
-            fn nan() -> Option<$t> {
-                None
-            }
-        }
+        });
     };
 }
 
