@@ -16,6 +16,18 @@
 #define KNN_COSINE 3
 #define KNN_INNER 4
 
+// KERNEL(NAME, T, M) for every metric M (NAME its name) and value type T (NAME suffixed _f32
+// for float, _f64 for double).
+#define KNN_EACH_METRIC(KERNEL)                         \
+    KNN_EACH_TYPE(KERNEL, sqeuclidean, KNN_SQEUCLIDEAN) \
+    KNN_EACH_TYPE(KERNEL, euclidean, KNN_EUCLIDEAN)     \
+    KNN_EACH_TYPE(KERNEL, manhattan, KNN_MANHATTAN)     \
+    KNN_EACH_TYPE(KERNEL, cosine, KNN_COSINE)           \
+    KNN_EACH_TYPE(KERNEL, inner_product, KNN_INNER)
+#define KNN_EACH_TYPE(KERNEL, NAME, M) \
+    KERNEL(NAME##_f32, float, M)       \
+    KERNEL(NAME##_f64, double, M)
+
 template <int M>
 __device__ __forceinline__ double knn_step(double acc, double a, double b) {
     if (M == KNN_SQEUCLIDEAN || M == KNN_EUCLIDEAN) {
@@ -114,15 +126,7 @@ __device__ void knn_direct(const T* __restrict__ q, const T* __restrict__ x, u64
                           double* out, u64 ld) {                                                 \
         knn_direct<T, M>(q, x, nq, nx, d, q_scale, q_norm, x_scale, x_norm, out, ld);            \
     }
-#define KNN_DIRECT_TYPES(NAME, M)                 \
-    KNN_DIRECT(NAME##_f32, float, M)              \
-    KNN_DIRECT(NAME##_f64, double, M)
-
-KNN_DIRECT_TYPES(sqeuclidean, KNN_SQEUCLIDEAN)
-KNN_DIRECT_TYPES(euclidean, KNN_EUCLIDEAN)
-KNN_DIRECT_TYPES(manhattan, KNN_MANHATTAN)
-KNN_DIRECT_TYPES(cosine, KNN_COSINE)
-KNN_DIRECT_TYPES(inner_product, KNN_INNER)
+KNN_EACH_METRIC(KNN_DIRECT)
 
 // The merge rows: row i holds the running list (k keys and indices) followed by a tile's best
 // (t keys and indices inside the tile, which starts at reference point `first`).
@@ -434,15 +438,7 @@ __device__ void knn_measure(const T* __restrict__ q, const T* __restrict__ x,
         knn_measure<T, M>(q, x, cand, rows, kc, d, chunk, groups, q_scale, q_norm, x_scale,     \
                           x_norm, out);                                                          \
     }
-#define KNN_MEASURE_TYPES(NAME, M)     \
-    KNN_MEASURE(NAME##_f32, float, M)  \
-    KNN_MEASURE(NAME##_f64, double, M)
-
-KNN_MEASURE_TYPES(sqeuclidean, KNN_SQEUCLIDEAN)
-KNN_MEASURE_TYPES(euclidean, KNN_EUCLIDEAN)
-KNN_MEASURE_TYPES(manhattan, KNN_MANHATTAN)
-KNN_MEASURE_TYPES(cosine, KNN_COSINE)
-KNN_MEASURE_TYPES(inner_product, KNN_INNER)
+KNN_EACH_METRIC(KNN_MEASURE)
 
 // The lists as the caller gets them: values[e] = the canonical value of rank key keys[e] (the
 // key, or its negation for a similarity, -0.0 read as 0.0, every NaN the quiet NaN) in T, and
