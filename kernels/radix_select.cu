@@ -86,21 +86,15 @@ __device__ void rsel_pass_impl(const T* __restrict__ x, u64 n, typename KeyOf<T>
         }
     } else {
         const K* src = s.src == 1 ? buf0 : buf1;
-        const u64 len = s.src_count;
         const int VK = Vec16<K>::N;
-        const u64 trips = trip_count<VK>(len, first, threads);
-        const u64 vtrips = vector_trips<VK>(len, first, threads);
-        for (u64 t = 0; t < trips; ++t) {
-            K key[VK];
-            bool m[VK];
-            load_trip<K, VK>(src, len, first, threads, vtrips, t, key, m);
+        for_each_trip(src, s.src_count, [&](K (&key)[VK], bool (&m)[VK]) {
 #pragma unroll
             for (int j = 0; j < VK; ++j) {
                 m[j] = m[j] && radix::matches(key[j], prefix, s.fixed_bits);
                 radix::count_digit(my_hist, m[j], (u32)(key[j] >> shift) & (SEL_RADIX - 1));
             }
             if (out) block_append<SEL_WARPS>(out, ~0ull, &st->out_count, key, m, warp_offset, &block_base);
-        }
+        });
     }
     if (count_nans) {
         for (int off = WARP_SIZE / 2; off > 0; off /= 2) nans += __shfl_down_sync(FULL_MASK, nans, off);
