@@ -106,6 +106,26 @@ __device__ __forceinline__ void reduce_extremes(K& lo, K& hi, S&... sums) {
 
 }  // namespace warp
 
+namespace block {
+
+// Inclusive prefix sum (Hillis–Steele) of v over the N threads of a block (blockDim.x == N),
+// through scratch[0..N) in shared memory. Collective over the block.
+template <u32 N>
+__device__ __forceinline__ u64 inclusive_sum(u64 v, u64* scratch) {
+    const u32 d = threadIdx.x;
+    scratch[d] = v;
+    __syncthreads();
+    for (u32 off = 1; off < N; off <<= 1) {
+        const u64 y = d >= off ? scratch[d - off] : 0;
+        __syncthreads();
+        scratch[d] += y;
+        __syncthreads();
+    }
+    return scratch[d];
+}
+
+}  // namespace block
+
 namespace serial {
 
 // Turns a[0..count) into its exclusive prefix sums, by one thread; returns the total.

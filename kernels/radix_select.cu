@@ -117,15 +117,7 @@ __device__ void rsel_choose_impl(SelState* st, u64* hist, u32 shift, u64 cap, K*
     if (shift >= sizeof(K) * 8 - st->fixed_bits) return;  // fixed already (see rsel_pass)
     const u32 d = threadIdx.x;
     const u64 c = hist[d];
-    scan[d] = c;
-    __syncthreads();
-    for (u32 off = 1; off < SEL_RADIX; off <<= 1) {
-        const u64 v = d >= off ? scan[d - off] : 0;
-        __syncthreads();
-        scan[d] += v;
-        __syncthreads();
-    }
-    const u64 before = scan[d] - c;
+    const u64 before = block::inclusive_sum<SEL_RADIX>(c, scan) - c;
     const SelState s = *st;
     __syncthreads();
     if (c > 0 && before <= s.k && s.k < before + c) {

@@ -300,16 +300,7 @@ extern "C" __global__ void __launch_bounds__(SS_BLOCK) ss_scan(u64* partial, u64
 
 // Exclusive prefix sum over the SS_BUCKETS threads of a block (blockDim.x == SS_BUCKETS).
 __device__ __forceinline__ u64 ss_exclusive_scan(u64 v, u64* scratch) {
-    const u32 d = threadIdx.x;
-    scratch[d] = v;
-    __syncthreads();
-    for (u32 off = 1; off < SS_BUCKETS; off <<= 1) {
-        const u64 y = d >= off ? scratch[d - off] : 0;
-        __syncthreads();
-        scratch[d] += y;
-        __syncthreads();
-    }
-    const u64 incl = scratch[d];
+    const u64 incl = block::inclusive_sum<SS_BUCKETS>(v, scratch);
     __syncthreads();
     return incl - v;
 }
