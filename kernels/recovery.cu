@@ -165,16 +165,23 @@ REC_SPARSE(f64, double)
 // coefficients count of h pairs; with `stacked` set, each problem has its own rows (count lists
 // of m one after the other).
 
-// buf[j] = x[2j] and buf[n - 1 - j] = x[2j + 1]: the even entries, then the odd ones reversed.
-template <typename T>
-__device__ void rec_dct_pack(const T* __restrict__ x, u64 n, u64 count, T* __restrict__ buf) {
+// The DCT's packed order of count vectors of n entries: packed[j] = x[2j] and packed[n - 1 - j]
+// = x[2j + 1], the even entries, then the odd ones reversed. PACK: to = the packed order of
+// from; otherwise to = the vector whose packed order is from.
+template <typename T, bool PACK>
+__device__ void rec_dct_reorder(const T* __restrict__ from, u64 n, u64 count, T* __restrict__ to) {
     const u64 half = (n + 1) / 2;
     REC_FOR_EACH(t, half * count) {
         const u64 c = t / half, j = t % half;
-        const T* xc = x + c * n;
-        T* bc = buf + c * n;
-        bc[j] = xc[2 * j];
-        if (2 * j + 1 < n) bc[n - 1 - j] = xc[2 * j + 1];
+        const T* fc = from + c * n;
+        T* tc = to + c * n;
+        if (PACK) {
+            tc[j] = fc[2 * j];
+            if (2 * j + 1 < n) tc[n - 1 - j] = fc[2 * j + 1];
+        } else {
+            tc[2 * j] = fc[j];
+            if (2 * j + 1 < n) tc[2 * j + 1] = fc[n - 1 - j];
+        }
     }
 }
 
@@ -225,22 +232,9 @@ __device__ void rec_dct_spread(const T* __restrict__ y, const T* __restrict__ un
     }
 }
 
-// x[2j] = v[j], x[2j + 1] = v[n - 1 - j].
-template <typename T>
-__device__ void rec_dct_unpack(const T* __restrict__ v, u64 n, u64 count, T* __restrict__ x) {
-    const u64 half = (n + 1) / 2;
-    REC_FOR_EACH(t, half * count) {
-        const u64 c = t / half, j = t % half;
-        const T* vc = v + c * n;
-        T* xc = x + c * n;
-        xc[2 * j] = vc[j];
-        if (2 * j + 1 < n) xc[2 * j + 1] = vc[n - 1 - j];
-    }
-}
-
 #define REC_DCT(NAME, T)                                                                         \
     extern "C" __global__ void rec_dct_pack_##NAME(const T* x, u64 n, u64 count, T* buf) {       \
-        rec_dct_pack<T>(x, n, count, buf);                                                       \
+        rec_dct_reorder<T, true>(x, n, count, buf);                                              \
     }                                                                                            \
     extern "C" __global__ void rec_dct_rows_##NAME(const T* v, const T* turn, const u64* rows,   \
                                                    u64 stacked, u64 m, u64 n, u64 count, T* y) { \
@@ -252,7 +246,7 @@ __device__ void rec_dct_unpack(const T* __restrict__ v, u64 n, u64 count, T* __r
         rec_dct_spread<T>(y, unturn, rows, stacked, m, n, count, second, buf);                   \
     }                                                                                            \
     extern "C" __global__ void rec_dct_unpack_##NAME(const T* v, u64 n, u64 count, T* x) {       \
-        rec_dct_unpack<T>(v, n, count, x);                                                       \
+        rec_dct_reorder<T, false>(v, n, count, x);                                               \
     }
 REC_DCT(f32, float)
 REC_DCT(f64, double)
