@@ -64,6 +64,21 @@ macro_rules! parse_by_name {
 }
 pub(crate) use parse_by_name;
 
+/// `Display` as `name()` and [`parse_by_name`]'s `FromStr`, for a closed set of choices (the
+/// arguments as `parse_by_name`'s).
+macro_rules! named {
+    ($ty:ty, $($parse:tt)*) => {
+        impl std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        $crate::names::parse_by_name!($ty, $($parse)*);
+    };
+}
+pub(crate) use named;
+
 #[cfg(test)]
 mod tests {
     use super::*;

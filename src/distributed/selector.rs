@@ -2,7 +2,6 @@
 //! of a communicator.
 
 use std::cell::OnceCell;
-use std::fmt;
 
 use serde::Serialize;
 
@@ -83,13 +82,7 @@ impl DistributedAlgorithm {
     }
 }
 
-impl fmt::Display for DistributedAlgorithm {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-crate::names::parse_by_name!(
+crate::names::named!(
     DistributedAlgorithm,
     "distributed algorithm",
     DistributedAlgorithm::ALL,

@@ -4,8 +4,6 @@
 //! bit: the coordinates are converted to `f64` and combined in coordinate order, each
 //! operation rounded on its own (no fused multiply–add), as [`Metric::measure`] does.
 
-use std::fmt;
-
 use crate::knn::KnnFloat;
 
 /// How the distance between two points is measured.
@@ -187,14 +185,8 @@ fn cosine<T: KnnFloat>(q: &[T], x: &[T]) -> f64 {
     cosine_from_parts(dot(q, sq, x, sx), scaled_norm2(q, sq), scaled_norm2(x, sx))
 }
 
-impl fmt::Display for Metric {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
 // Also `l2`, `squared_euclidean`, `cityblock`, `l1`, `ip` and `dot`.
-crate::names::parse_by_name!(
+crate::names::named!(
     Metric,
     "metric",
     METRICS,

@@ -1,7 +1,5 @@
 //! [`Weights`]: how the neighbours of a query count in an estimate.
 
-use std::fmt;
-
 use crate::knn::KnnFloat;
 
 /// How the `k` neighbours of a query are weighted by
@@ -74,13 +72,7 @@ impl Weights {
     }
 }
 
-impl fmt::Display for Weights {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-crate::names::parse_by_name!(Weights, "weights", [Weights::Uniform, Weights::Distance]);
+crate::names::named!(Weights, "weights", [Weights::Uniform, Weights::Distance]);
 
 #[cfg(test)]
 mod tests {

@@ -1,8 +1,6 @@
 //! Random `k`-sparse test signals: [`sparse_signal`] and the distribution of their
 //! nonzeros, [`SignalKind`].
 
-use std::fmt;
-
 use crate::error::Result;
 use crate::recovery::random::Rng;
 use crate::recovery::{Real, RecoveryError};
@@ -38,13 +36,7 @@ impl SignalKind {
     }
 }
 
-impl fmt::Display for SignalKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-crate::names::parse_by_name!(
+crate::names::named!(
     SignalKind,
     "signal kind",
     [SignalKind::Gaussian, SignalKind::Sign]

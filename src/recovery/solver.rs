@@ -78,13 +78,7 @@ impl Algorithm {
     }
 }
 
-impl std::fmt::Display for Algorithm {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-crate::names::parse_by_name!(
+crate::names::named!(
     Algorithm,
     "recovery algorithm",
     ALGORITHMS,
