@@ -112,7 +112,7 @@ class Case:
     value: float
     device: str
     date: str
-    file: str
+    files: tuple
     correct: bool = True
     context: str = ""
 
@@ -130,35 +130,9 @@ class Target:
     cases: object = field(repr=False)
 
 
-def log2_label(n):
-    """2^e for a power of two, else n."""
-    return f"2^{n.bit_length() - 1}" if n > 0 and n & (n - 1) == 0 else str(n)
-
-
 def ratio_to_floor(row):
     """A bench row's median time over its floor."""
     return row.get("ratio_to_floor", row["median_ms"] / row["floor_ms"])
-
-
-def case_of(row, key, label, value, figure, context=""):
-    """The Case of a bench row."""
-    return Case(key=key, label=label, figure=figure, value=value, device=row["_device"],
-                date=row["_date"], file=row["_file"], correct=row.get("correct", True) is not False,
-                context=context)
-
-
-def fastest(candidates, time_key):
-    """The row of least time_key among candidates, or None."""
-    timed = [r for r in candidates if isinstance(r.get(time_key), (int, float))]
-    return min(timed, key=lambda r: r[time_key], default=None)
-
-
-def best_selection_peer(rows, device, dtype, dist, n):
-    """The fastest correct one-rank peer of SELECTION_PEERS on that device and input, or None."""
-    return fastest([p for p in rows["peers"] if p.get("peer") in SELECTION_PEERS
-                    and not p.get("percentiles") and p.get("correct") is not False
-                    and (p["_device"], p["dtype"], p["dist"], p["n"]) == (device, dtype, dist, n)],
-                   "median_ms")
 
 
 def peer_note(peer, time_key):
@@ -167,6 +141,33 @@ def peer_note(peer, time_key):
         return ""
     name = peer.get("peer") or peer["case"]
     return f"best peer {name} {peer[time_key]:.3f} ms"
+
+
+def case_of(row, key, label, value, figure, peer=None, peer_time="median_ms"):
+    """The Case of a bench row; `peer`, the row of the fastest peer of the same case where there
+    is one (its time under `peer_time`), is named after the figure."""
+    return Case(key=key, label=label, figure=figure, value=value, device=row["_device"], date=row["_date"],
+                files=(row["_file"],) + ((peer["_file"],) if peer else ()),
+                correct=row.get("correct", True) is not False, context=peer_note(peer, peer_time))
+
+
+def fastest(candidates, time_key):
+    """The row of least time_key among candidates, or None."""
+    timed = [r for r in candidates if isinstance(r.get(time_key), (int, float))]
+    return min(timed, key=lambda r: r[time_key], default=None)
+
+
+def same_input(peer, row):
+    """Whether a peers.py row and a gpu_select row measured the same device, type, distribution
+    and size."""
+    return all(peer[f] == row[f] for f in ("_device", "dtype", "dist", "n"))
+
+
+def best_selection_peer(rows, r):
+    """The fastest correct one-rank peer of SELECTION_PEERS on gpu_select's row r's device and
+    input, or None."""
+    return fastest([p for p in rows["peers"] if p.get("peer") in SELECTION_PEERS and not p.get("percentiles")
+                    and p.get("correct") is not False and same_input(p, r)], "median_ms")
 
 
 def select_rows(rows, n, rank):
@@ -182,9 +183,9 @@ def single_selection_cases(rows):
         for r in select_rows(rows, SELECT_N, rank):
             if r["dist"] not in SELECT_DISTS:
                 continue
-            peer = best_selection_peer(rows, r["_device"], r["dtype"], r["dist"], r["n"])
+            peer = best_selection_peer(rows, r)
             cases.append(case_of(r, (r["dtype"], r["dist"], rank), f"{r['dtype']} {r['dist']} k = {rank}",
-                                 ratio_to_floor(r), f"{r['median_ms']:.3f} ms", peer_note(peer, "median_ms")))
+                                 ratio_to_floor(r), f"{r['median_ms']:.3f} ms", peer))
     return cases
 
 
@@ -195,25 +196,25 @@ def small_size_cases(rows):
         for r in select_rows(rows, 1 << e, "n/2"):
             if r["dist"] != "uniform":
                 continue
-            peer = best_selection_peer(rows, r["_device"], r["dtype"], r["dist"], r["n"])
+            peer = best_selection_peer(rows, r)
             if peer is None:
                 continue
             cases.append(case_of(r, (r["dtype"], e), f"{r['dtype']} 2^{e}", r["median_ms"] / peer["median_ms"],
-                                 f"{r['median_ms']:.3f} ms against {peer['peer']} {peer['median_ms']:.3f} ms"))
+                                 f"{r['median_ms']:.3f} ms", peer))
     return cases
 
 
 def percentile_cases(count):
-    """The cases of `count` evenly spaced ranks of 2^28 values, against the floor."""
+    """The cases of `count` evenly spaced ranks of 2^28 uniform values, against the floor."""
     def cases(rows):
         found = []
         for r in select_rows(rows, SELECT_N, f"{count} even"):
+            if r["dist"] != "uniform":
+                continue
             peer = fastest([p for p in rows["peers"] if p.get("percentiles") == count
-                            and p.get("correct") is not False
-                            and (p["_device"], p["dtype"], p["dist"], p["n"]) == (r["_device"], r["dtype"], r["dist"], r["n"])],
-                           "median_ms")
+                            and p.get("correct") is not False and same_input(p, r)], "median_ms")
             found.append(case_of(r, (r["dtype"], r["dist"]), f"{r['dtype']} {r['dist']}", ratio_to_floor(r),
-                                 f"{r['median_ms']:.3f} ms", peer_note(peer, "median_ms")))
+                                 f"{r['median_ms']:.3f} ms", peer))
         return found
     return cases
 
@@ -235,7 +236,7 @@ def batch_cases(shape, k_low, k_high, names):
     case names `names`, against the floor."""
     def cases(rows):
         return [case_of(r, (r["dtype"], r["k"], r["case"]), f"{r['dtype']} {r['case']} k = {r['k']}",
-                        ratio_to_floor(r), f"{r['median_ms']:.3f} ms", peer_note(batch_peer(rows, r), "ms"))
+                        ratio_to_floor(r), f"{r['median_ms']:.3f} ms", batch_peer(rows, r), "ms")
                 for r in rows["batch"] if r["shape"] == shape and k_low <= r["k"] <= k_high
                 and r["case"] in names]
     return cases
@@ -261,9 +262,9 @@ TARGETS = [
     Target("small inputs, 2^10–2^22", "Auto against the fastest of torch.sort, torch.kthvalue, "
            "torch.topk, cupy.partition, f32/f64, k = n/2", "peer", 1.0,
            [(t, e) for t in TYPES for e in SMALL_LOG2], small_size_cases),
-    Target("101 percentiles, n = 2^28", "Auto, 101 evenly spaced ranks, f32/f64", "floor", 1.5,
+    Target("101 percentiles, n = 2^28", "Auto, 101 evenly spaced ranks, f32/f64, uniform", "floor", 1.5,
            [(t, "uniform") for t in TYPES], percentile_cases(101)),
-    Target("1001 percentiles, n = 2^28", "Auto, 1001 evenly spaced ranks, f32/f64", "floor", 2.0,
+    Target("1001 percentiles, n = 2^28", "Auto, 1001 evenly spaced ranks, f32/f64, uniform", "floor", 2.0,
            [(t, "uniform") for t in TYPES], percentile_cases(1001)),
     Target("batched top-k, rows of 1024", "65536 × 1024, k = 16, 256, largest/smallest, sorted/unsorted",
            "floor", 3.0, expected_topk((16, 256)), batch_cases("65536x1024", 16, 256, TOPK_CASES)),
@@ -321,7 +322,7 @@ def evaluate(target, rows):
     return dict(row, device=", ".join(sorted({c.device for c in cases})), figure=figure,
                 ratio=value_text(target, worst.value), value=worst.value, worst_case=worst.label,
                 status=status, measured_cases=len(present), dates=sorted({c.date for c in cases}),
-                files=sorted({c.file for c in cases}))
+                files=sorted({f for c in cases for f in c.files}))
 
 
 def table(results):
@@ -541,7 +542,7 @@ class HeadlineTest(unittest.TestCase):
         self.write("peers-h100.json", dict(PEERS_DOC, device="NVIDIA H100 80GB HBM3"), [faster_elsewhere])
         r = self.row("small inputs, 2^10–2^22")
         self.assertEqual(r["worst_case"], "f32 2^20")
-        self.assertIn("against cupy.partition 0.109 ms", r["figure"])
+        self.assertIn("0.072 ms (f32 2^20); best peer cupy.partition 0.109 ms", r["figure"])
         self.assertAlmostEqual(r["value"], 0.07222399860620499 / 0.10867200046777725)
         self.assertEqual((r["status"], r["ratio"]), ("partly measured", "0.66× fastest peer"))
 
@@ -556,6 +557,11 @@ class HeadlineTest(unittest.TestCase):
         self.assertEqual((r["status"], r["worst_case"]), ("not met", "f64 uniform"))
         self.assertIn("best peer cupy.percentile 17.950 ms", r["figure"])
         self.assertEqual(self.row("1001 percentiles, n = 2^28")["status"], "not measured")
+
+    def test_percentiles_cover_uniform_inputs_only(self):
+        self.write("percentiles.json", SELECT_DOC, [dict(PERCENTILE_ROW, dtype=t, ratio_to_floor=1.4) for t in TYPES]
+                   + [dict(PERCENTILE_ROW, dist="distinct16", ratio_to_floor=6.8)])
+        self.assertEqual(self.row("101 percentiles, n = 2^28")["status"], "met")
 
     def test_batch_rows_pair_with_the_peer_of_the_same_order(self):
         self.write("batch.json", BATCH_DOC, BATCH_ROWS)
