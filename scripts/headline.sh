@@ -81,7 +81,7 @@ fi
 if wanted batch; then
     step batch 90 "$bin/gpu_batch" --shapes "$batch_shapes" --ks-short 16,256 \
         --ks-long "$long_ks" --threshold-sizes 26 --types f32 --reps 11
-    step batch-long-array 60 "$bin/gpu_batch" --shapes "$long_array" --ks-long "$long_ks" \
+    step batch-long-array 90 "$bin/gpu_batch" --shapes "$long_array" --ks-long "$long_ks" \
         --threshold-sizes none --types f32 --reps 11
 fi
 if wanted lts; then
