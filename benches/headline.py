@@ -19,6 +19,8 @@ adding them after its first `# ` title line when it has none. --json OUT.json wr
 rows as JSON.
 """
 import argparse
+import contextlib
+import io
 import json
 import os
 import re
@@ -465,6 +467,13 @@ REGRESSION_ROWS = [
 ]
 
 
+def text_between_markers(path):
+    """The text between the headline markers of the file at path."""
+    with open(path) as f:
+        text = f.read()
+    return text[text.index(BEGIN) + len(BEGIN):text.index(END)]
+
+
 class HeadlineTest(unittest.TestCase):
     """The table from small documents in the real formats (rows copied from benches/results)."""
 
@@ -503,7 +512,10 @@ class HeadlineTest(unittest.TestCase):
         with open(os.path.join(self.dir, "cut.json"), "w") as f:
             f.write('{"results": [')
         self.write("r.json", {"peer": "R ltsReg", "device": "cpu"}, [dict(REGRESSION_ROWS[0])])
-        self.assertEqual(sum(len(v) for v in load(self.dir).values()), 0)
+        notes = io.StringIO()
+        with contextlib.redirect_stderr(notes):
+            self.assertEqual(sum(len(v) for v in load(self.dir).values()), 0)
+        self.assertIn("passing over cut.json", notes.getvalue())
 
     def test_worst_case_is_named_and_fails_the_limit(self):
         rows = self.full_selection(1.2)
@@ -606,12 +618,10 @@ class HeadlineTest(unittest.TestCase):
         with open(doc, "w") as f:
             f.write("# Benchmarks\n\nIntro.\n")
         out = os.path.join(self.dir, "headline.json")
-        with open(os.devnull, "w") as devnull:
-            stdout, sys.stdout = sys.stdout, devnull
-            try:
-                self.assertEqual(main([self.dir, "--splice", doc, "--json", out]), 0)
-            finally:
-                sys.stdout = stdout
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            self.assertEqual(main([self.dir, "--splice", doc, "--json", out]), 0)
+        self.assertIn(printed.getvalue().strip(), text_between_markers(doc))
         with open(doc) as f:
             text = f.read()
         self.assertIn("Device: NVIDIA H200; results of 2026-11-21 (lts.json); made by `python3", text)
