@@ -153,53 +153,83 @@ KSELECT_FOR_EACH_TYPE(RADIX_SELECT_KERNELS)
     }
 KSELECT_FOR_EACH_KEY(RADIX_CHOOSE_KERNELS)
 
-// Radix select of a short input by one block of SMALL_BLOCK threads, each holding
-// SMALL_PER_THREAD keys in registers (element j * SMALL_BLOCK + thread): every digit is a
-// count of the registers into a shared histogram and a scan of it, so a selection is one
-// launch. Up to two ranks (k0, then k1 when `ranks` is 2); out[r] is the key of the r-th, and
-// out[ranks] the NaN count (floats; 0 otherwise).
+// Radix select of a short input by a grid of SMALL_BLOCK-thread blocks all resident at once
+// (a cooperative launch), each thread holding SMALL_PER_THREAD keys in registers: element
+// (j * gridDim.x + block) * SMALL_BLOCK + thread is key j of that thread. Every digit is a count
+// of the registers into a shared histogram (added into the digit's own global histogram and a
+// grid barrier when there are several blocks), then every block scans the same histogram and
+// fixes the same digit, so a selection is one launch. Up to two ranks (k0, then k1 when `ranks`
+// is 2); out[r] is the key of the r-th, and out[ranks] the NaN count (floats; 0 otherwise).
+// `work` (several blocks only): zeroed words, one 256-count histogram a rank and digit, then the
+// NaN count and the barrier's arrivals.
 #define SMALL_BLOCK 1024
 #define SMALL_PER_THREAD 16
 
+// Waits until every block of the grid has arrived for the `round`-th time (all blocks resident:
+// a cooperative launch). `arrived` counts arrivals and is never reset.
+__device__ __forceinline__ void grid_barrier(u32* arrived, u32 round) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        atomicAdd(arrived, 1u);
+        const u32 target = round * gridDim.x;
+        while (*(volatile u32*)arrived < target) __nanosleep(20);
+        __threadfence();
+    }
+    __syncthreads();
+}
+
 template <typename T>
-__device__ void rsel_small_impl(const T* __restrict__ x, u64 n, u64 k0, u64 k1, u32 ranks, u64* out) {
+__device__ void rsel_small_impl(const T* __restrict__ x, u64 n, u64 k0, u64 k1, u32 ranks, u64* out,
+                                u32* work) {
     typedef typename KeyOf<T>::type K;
     const u32 bits = sizeof(K) * 8;
+    const bool grid = gridDim.x > 1;
+    u32* nan_total = grid ? work + ranks * bits / 8 * SEL_RADIX : (u32*)0;
+    u32* arrived = grid ? nan_total + 1 : (u32*)0;
     __shared__ u32 hist[SEL_RADIX];
     __shared__ u32 warp_total[SEL_RADIX / WARP_SIZE];
     __shared__ u64 chosen_prefix;
     __shared__ u64 chosen_k;
     __shared__ u32 nan_count;
+    // Element j of this thread, and whether the input has it.
+    const auto index = [&](int j) { return ((u64)j * gridDim.x + blockIdx.x) * SMALL_BLOCK + threadIdx.x; };
     K key[SMALL_PER_THREAD];
     u32 nans = 0;
 #pragma unroll
     for (int j = 0; j < SMALL_PER_THREAD; ++j) {
-        const u64 i = (u64)j * SMALL_BLOCK + threadIdx.x;
-        key[j] = i < n ? to_key(x[i]) : (K)0;
-        if (HasNan<T>::value && i < n && key[j] == (K)~(K)0) ++nans;
+        const bool in = index(j) < n;
+        key[j] = in ? to_key(x[index(j)]) : (K)0;
+        if (HasNan<T>::value && in && key[j] == (K)~(K)0) ++nans;
     }
     if (threadIdx.x == 0) nan_count = 0;
     __syncthreads();
     if (HasNan<T>::value) {
         for (int off = WARP_SIZE / 2; off > 0; off /= 2) nans += __shfl_down_sync(FULL_MASK, nans, off);
-        if ((threadIdx.x & 31) == 0 && nans) atomicAdd(&nan_count, nans);
+        if ((threadIdx.x & 31) == 0 && nans) atomicAdd(grid ? nan_total : &nan_count, nans);
     }
+    u32 round = 0;
     for (u32 r = 0; r < ranks; ++r) {
         K prefix = 0;
         u64 k = r == 0 ? k0 : k1;
         for (u32 fixed = 0; fixed < bits; fixed += 8) {
             const u32 shift = bits - 8 - fixed;
+            u32* global_hist = grid ? work + (r * bits / 8 + fixed / 8) * SEL_RADIX : (u32*)0;
             for (u32 d = threadIdx.x; d < SEL_RADIX; d += blockDim.x) hist[d] = 0;
             __syncthreads();
 #pragma unroll
             for (int j = 0; j < SMALL_PER_THREAD; ++j) {
-                const bool valid = (u64)j * SMALL_BLOCK + threadIdx.x < n && radix::matches(key[j], prefix, fixed);
+                const bool valid = index(j) < n && radix::matches(key[j], prefix, fixed);
                 radix::count_digit(hist, valid, (u32)(key[j] >> shift) & (SEL_RADIX - 1));
             }
             __syncthreads();
+            if (grid) {
+                if (threadIdx.x < SEL_RADIX && hist[threadIdx.x]) atomicAdd(&global_hist[threadIdx.x], hist[threadIdx.x]);
+                grid_barrier(arrived, ++round);
+            }
             u32 count = 0, inclusive = 0;
             if (threadIdx.x < SEL_RADIX) {
-                count = hist[threadIdx.x];
+                count = grid ? *(volatile u32*)&global_hist[threadIdx.x] : hist[threadIdx.x];
                 inclusive = warp::inclusive_sum(count);
                 if ((threadIdx.x & 31) == 31) warp_total[threadIdx.x / WARP_SIZE] = inclusive;
             }
@@ -216,15 +246,14 @@ __device__ void rsel_small_impl(const T* __restrict__ x, u64 n, u64 k0, u64 k1, 
             prefix = (K)chosen_prefix;
             k = chosen_k;
         }
-        if (threadIdx.x == 0) out[r] = (u64)prefix;
+        if (blockIdx.x == 0 && threadIdx.x == 0) out[r] = (u64)prefix;
     }
-    __syncthreads();
-    if (threadIdx.x == 0) out[ranks] = nan_count;
+    if (blockIdx.x == 0 && threadIdx.x == 0) out[ranks] = grid ? *(volatile u32*)nan_total : nan_count;
 }
 
 #define RADIX_SMALL_KERNELS(NAME, T)                                                              \
     extern "C" __global__ void __launch_bounds__(SMALL_BLOCK)                                     \
-        rsel_small_##NAME(const T* x, u64 n, u64 k0, u64 k1, u32 ranks, u64* out) {              \
-        rsel_small_impl<T>(x, n, k0, k1, ranks, out);                                             \
+        rsel_small_##NAME(const T* x, u64 n, u64 k0, u64 k1, u32 ranks, u64* out, u32* work) {   \
+        rsel_small_impl<T>(x, n, k0, k1, ranks, out, work);                                       \
     }
 KSELECT_FOR_EACH_TYPE(RADIX_SMALL_KERNELS)

@@ -15,8 +15,10 @@
 use cudarc::driver::{CudaSlice, CudaView};
 
 use crate::device::cuda::kernels::radix_select::{
-    rsel_choose, rsel_init, rsel_pass, rsel_small, SelState, RADIX, SMALL_BLOCK, SMALL_CAP,
+    rsel_choose, rsel_init, rsel_pass, rsel_small, small_work_words, SelState, RADIX, SMALL_BLOCK,
+    SMALL_CAP,
 };
+use crate::device::cuda::kernels::{kernel_name, OrNull, RADIX_SELECT};
 use crate::device::cuda::launch::{config, stride_blocks};
 use crate::device::cuda::{driver_error, CudaDevice, MemoryNeed};
 use crate::device::DeviceBuffer;
@@ -26,6 +28,10 @@ use crate::error::Result;
 const BLOCK: u32 = 256;
 /// Blocks a multiprocessor for digit passes that read the input.
 const INPUT_PASS_BLOCKS_PER_SM: usize = 8;
+
+/// Inputs up to this many values are selected in one launch ([`select_short`]) where the
+/// device holds the blocks at once.
+const SHORT_UP_TO: usize = 1 << 21;
 
 /// How many candidate keys each workspace buffer holds for `n` values.
 pub(crate) fn workspace_capacity(n: usize) -> usize {
@@ -49,12 +55,23 @@ pub(crate) fn workspace_in_place<T: Element>(
     workspace_with_capacity::<T>(n, 0, ranks)
 }
 
-/// The buffers of [`select_with_capacity`] for candidate buffers of `cap` keys (none for a
-/// short input: [`select_short`]).
+/// The buffers of [`select_with_capacity`] for candidate buffers of `cap` keys: those of the
+/// digit passes, or of one launch for a short input ([`select_short`]: its results and, on
+/// several blocks, the zeroed words of one pair of ranks).
 fn workspace_with_capacity<T: Element>(n: usize, cap: usize, ranks: usize) -> MemoryNeed {
+    let results = MemoryNeed::of::<u64>(ranks + 1);
     if n <= SMALL_CAP {
-        return MemoryNeed::of::<u64>(ranks + 1);
+        return results;
     }
+    let short = results.and(MemoryNeed::of::<u32>(small_work_words::<T::Key>(2)));
+    if n > SHORT_UP_TO {
+        return passes_workspace::<T>(cap, ranks);
+    }
+    short.or(passes_workspace::<T>(cap, ranks))
+}
+
+/// The buffers of the digit passes with candidate buffers of `cap` keys.
+fn passes_workspace<T: Element>(cap: usize, ranks: usize) -> MemoryNeed {
     MemoryNeed::of::<T::Key>(cap)
         .and(MemoryNeed::of::<T::Key>(cap))
         .and(MemoryNeed::of::<SelState>(1))
@@ -160,7 +177,7 @@ fn select_with_capacity<T: Element>(
 ) -> Result<(Vec<T>, usize)> {
     let stream = dev.stream();
     let n = x.len();
-    if n <= SMALL_CAP {
+    if n <= SMALL_CAP || (n <= SHORT_UP_TO && n <= short_capacity::<T>(dev)?) {
         return select_short(dev, x, ranks);
     }
     let mut cand0 = dev.alloc::<T::Key>(cap, "radix select candidates")?;
@@ -212,27 +229,48 @@ fn select_with_capacity<T: Element>(
     ))
 }
 
-/// Radix selections of `ranks` over a short view (at most [`SMALL_CAP`] elements): one block
-/// a pair of ranks, each launch writing its keys and the NaN count after them (the next pair's
-/// keys overwrite that count, the last one stays), one read of them all.
+/// The most elements the one-launch selection takes on `dev` for elements `T`: [`SMALL_CAP`]
+/// a block, as many blocks as the device holds at once (a block a multiprocessor at least).
+fn short_capacity<T: Element>(dev: &CudaDevice) -> Result<usize> {
+    let f = dev.function(&RADIX_SELECT, &kernel_name("rsel_small", T::DTYPE))?;
+    let per_sm = f
+        .occupancy_max_active_blocks_per_multiprocessor(SMALL_BLOCK, 0, None)
+        .map_err(|e| driver_error("reading the short selection's occupancy", e))?
+        .max(0) as usize;
+    Ok(per_sm * dev.multiprocessors() * SMALL_CAP)
+}
+
+/// Radix selections of `ranks` over a short view (at most [`short_capacity`] elements): one
+/// launch a pair of ranks, on one block a [`SMALL_CAP`] elements, each writing its keys and the
+/// NaN count after them (the next pair's keys overwrite that count, the last one stays), one
+/// read of them all.
 fn select_short<T: Element>(
     dev: &CudaDevice,
     x: &CudaView<'_, T>,
     ranks: &[usize],
 ) -> Result<(Vec<T>, usize)> {
     let r = ranks.len();
+    let blocks = x.len().div_ceil(SMALL_CAP).max(1);
     let mut out = dev.alloc::<u64>(r + 1, "the short selection's results")?;
     for (pair, ks) in ranks.chunks(2).enumerate() {
         let at = 2 * pair;
+        let mut work = match blocks {
+            1 => None,
+            _ => Some(dev.alloc_zeros::<u32>(
+                small_work_words::<T::Key>(ks.len()),
+                "the short selection's counts",
+            )?),
+        };
         rsel_small(
             dev,
-            config(1, SMALL_BLOCK),
+            config(blocks, SMALL_BLOCK),
             x,
             x.len() as u64,
             ks[0] as u64,
             ks[ks.len() - 1] as u64,
             ks.len() as u32,
             &mut out.slice_mut(at..at + ks.len() + 1),
+            OrNull(work.as_mut()),
         )?;
     }
     let words = dev.read(&out, "the short selection's results")?;

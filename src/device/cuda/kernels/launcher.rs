@@ -23,14 +23,16 @@ use cudarc::driver::{CudaSlice, CudaViewMut, DeviceRepr, LaunchArgs, PushKernelA
 /// name (`fn rsel_pass[T: Element](...)`) and build the kernel's name from them (`as
 /// kernel_name("rsel_pass", T::DTYPE)`). Every `requires` condition is checked before the
 /// launch; a false one is an error naming it, and nothing is launched. Conditions on the launch
-/// shape name it first: `requires @shape: shape.block_dim == (1024, 1, 1), ...`.
+/// shape name it first: `requires @shape: shape.block_dim == (1024, 1, 1), ...`. A kernel whose
+/// blocks wait for each other says `cooperatively` after its name: it is launched with all its
+/// blocks resident at once, or not at all (the driver's error when the grid cannot fit).
 macro_rules! launchers {
     ($(
         $(#[$meta:meta])*
         fn $name:ident $([$($generics:tt)*])? (
             $($param:ident : $pass:ident $ty:ty),* $(,)?
         )
-        from $source:ident as $kernel:expr
+        from $source:ident as $kernel:expr $(, $cooperatively:ident)?
         $(; requires $(@ $shape:ident :)? $($check:expr),+)?
         ;
     )*) => {$(
@@ -63,11 +65,17 @@ macro_rules! launchers {
             // declaration above lists them; the kernel touches only the memory the sizes
             // passed with it describe, and the `requires` conditions (checked above) tie
             // those sizes to the buffers' lengths.
-            unsafe { launch.launch(shape) }
+            unsafe { launchers!(@launch launch shape $($cooperatively)?) }
                 .map(|_| ())
                 .map_err(|e| $crate::device::cuda::driver_error(&format!("launching {kernel}"), e))
         }
     )*};
+    (@launch $launch:ident $shape:ident) => {
+        $launch.launch($shape)
+    };
+    (@launch $launch:ident $shape:ident cooperatively) => {
+        $launch.launch_cooperative($shape)
+    };
     (@push $launch:ident dev $param:ident) => {
         $launch.arg($param);
     };

@@ -3,15 +3,22 @@
 
 use cudarc::driver::{CudaSlice, CudaView, CudaViewMut};
 
-use super::{kernel_name, key_suffix, RADIX_SELECT};
+use super::{kernel_name, key_suffix, OrNull, RADIX_SELECT};
 use crate::element::{Element, RadixKey};
 
 /// The digits of a key: one histogram entry each.
 pub(crate) const RADIX: usize = 256;
-/// Threads of the one-block selection of a short input (`SMALL_BLOCK`).
+/// Threads a block of the one-launch selection of a short input (`SMALL_BLOCK`).
 pub(crate) const SMALL_BLOCK: u32 = 1024;
-/// The longest input the one-block selection takes: `SMALL_PER_THREAD` keys a thread.
+/// The most elements a block of the one-launch selection holds: `SMALL_PER_THREAD` keys a
+/// thread.
 pub(crate) const SMALL_CAP: usize = SMALL_BLOCK as usize * 16;
+
+/// The zeroed `u32` words a one-launch selection of `ranks` ranks of keys `K` takes on several
+/// blocks: a histogram a rank and digit, the NaN count and the barrier's arrivals.
+pub(crate) fn small_work_words<K: RadixKey>(ranks: usize) -> usize {
+    ranks * (K::BITS as usize / 8) * RADIX + 2
+}
 
 device_state! {
     /// One radix selection's progress, `SelState` of `kernels/common.cuh`.
@@ -68,12 +75,17 @@ launchers! {
         requires !state.is_empty(), hist.len() >= RADIX, slot < result.len() as u64;
 
     /// Radix select of one or two ranks (`k0`, then `k1` when `ranks` is 2) of a short input
-    /// (`n` at most [`SMALL_CAP`]) by one block of [`SMALL_BLOCK`] threads holding its keys in
-    /// registers: `out[r]` the key of the `r`-th rank, `out[ranks]` the NaN count.
+    /// (`n` at most [`SMALL_CAP`] a block) by blocks of [`SMALL_BLOCK`] threads holding its keys
+    /// in registers, all resident at once: `out[r]` the key of the `r`-th rank, `out[ranks]`
+    /// the NaN count. Several blocks need `work`: [`small_work_words`] zeroed words.
     fn rsel_small[T: Element](x: dev &CudaView<'_, T>, n: val u64, k0: val u64, k1: val u64,
-                              ranks: val u32, out: dev &mut CudaViewMut<'_, u64>)
-        from RADIX_SELECT as kernel_name("rsel_small", T::DTYPE);
-        requires @shape: shape.block_dim == (SMALL_BLOCK, 1, 1) && shape.grid_dim == (1, 1, 1),
-            x.len() as u64 >= n, n <= SMALL_CAP as u64, (1..=2).contains(&ranks),
-            out.len() > ranks as usize, k0 < n, ranks < 2 || k1 < n;
+                              ranks: val u32, out: dev &mut CudaViewMut<'_, u64>,
+                              work: dev OrNull<&mut CudaSlice<u32>>)
+        from RADIX_SELECT as kernel_name("rsel_small", T::DTYPE), cooperatively;
+        requires @shape: shape.block_dim == (SMALL_BLOCK, 1, 1)
+                && shape.grid_dim.1 == 1 && shape.grid_dim.2 == 1,
+            x.len() as u64 >= n, n <= shape.grid_dim.0 as u64 * SMALL_CAP as u64,
+            (1..=2).contains(&ranks), out.len() > ranks as usize, k0 < n, ranks < 2 || k1 < n,
+            shape.grid_dim.0 == 1
+                || work.given_len() >= Some(small_work_words::<T::Key>(ranks as usize));
 }
