@@ -230,13 +230,13 @@ fn select_with_capacity<T: Element>(
 }
 
 /// The most elements the one-launch selection takes on `dev` for elements `T`: [`SMALL_CAP`]
-/// a block, as many blocks as the device holds at once (a block a multiprocessor at least).
+/// a block, as many blocks as the device holds at once.
 fn short_capacity<T: Element>(dev: &CudaDevice) -> Result<usize> {
     let f = dev.function(&RADIX_SELECT, &kernel_name("rsel_small", T::DTYPE))?;
     let per_sm = f
         .occupancy_max_active_blocks_per_multiprocessor(SMALL_BLOCK, 0, None)
         .map_err(|e| driver_error("reading the short selection's occupancy", e))?
-        .max(0) as usize;
+        as usize;
     Ok(per_sm * dev.multiprocessors() * SMALL_CAP)
 }
 
