@@ -24,8 +24,9 @@ use cudarc::driver::{CudaSlice, CudaViewMut, DeviceRepr, LaunchArgs, PushKernelA
 /// kernel_name("rsel_pass", T::DTYPE)`). Every `requires` condition is checked before the
 /// launch; a false one is an error naming it, and nothing is launched. Conditions on the launch
 /// shape name it first: `requires @shape: shape.block_dim == (1024, 1, 1), ...`. A kernel whose
-/// blocks wait for each other says `cooperatively` after its name: it is launched with all its
-/// blocks resident at once, or not at all (the driver's error when the grid cannot fit).
+/// blocks wait for each other says `cooperatively` after its name: a grid of several blocks is
+/// launched with all its blocks resident at once, or not at all (the driver's error when the
+/// grid cannot fit).
 macro_rules! launchers {
     ($(
         $(#[$meta:meta])*
@@ -74,7 +75,12 @@ macro_rules! launchers {
         $launch.launch($shape)
     };
     (@launch $launch:ident $shape:ident cooperatively) => {
-        $launch.launch_cooperative($shape)
+        // One block is resident by itself: the plain launch costs less.
+        if $shape.grid_dim == (1, 1, 1) {
+            $launch.launch($shape)
+        } else {
+            $launch.launch_cooperative($shape)
+        }
     };
     (@push $launch:ident dev $param:ident) => {
         $launch.arg($param);
