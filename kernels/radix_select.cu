@@ -191,6 +191,7 @@ __device__ void rsel_small_impl(const T* __restrict__ x, u64 n, u64 k0, u64 k1, 
     __shared__ u32 warp_total[SEL_RADIX / WARP_SIZE];
     __shared__ u64 chosen_prefix;
     __shared__ u64 chosen_k;
+    __shared__ u32 chosen_count;
     __shared__ u32 nan_count;
     // Element j of this thread, and whether the input has it.
     const auto index = [&](int j) { return ((u64)j * gridDim.x + blockIdx.x) * SMALL_BLOCK + threadIdx.x; };
@@ -240,11 +241,24 @@ __device__ void rsel_small_impl(const T* __restrict__ x, u64 n, u64 k0, u64 k1, 
                 if (count > 0 && before <= k && k < before + count) {
                     chosen_prefix = (u64)(prefix | ((K)threadIdx.x << shift));
                     chosen_k = k - before;
+                    chosen_count = count;
                 }
             }
             __syncthreads();
             prefix = (K)chosen_prefix;
             k = chosen_k;
+            if (!grid && chosen_count == 1 && fixed + 8 < bits) {
+                // One candidate is left in the block: it is the key sought, whatever its lower
+                // digits (its thread writes it; the decision is the block's, so all leave).
+                __syncthreads();
+#pragma unroll
+                for (int j = 0; j < SMALL_PER_THREAD; ++j) {
+                    if (index(j) < n && radix::matches(key[j], prefix, fixed + 8)) chosen_prefix = (u64)key[j];
+                }
+                __syncthreads();
+                prefix = (K)chosen_prefix;
+                break;
+            }
         }
         if (blockIdx.x == 0 && threadIdx.x == 0) out[r] = (u64)prefix;
     }
