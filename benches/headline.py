@@ -6,10 +6,13 @@ benchmarks measured, from the JSON that scripts/headline.sh leaves in one direct
     python3 benches/headline.py --self-test
 
 DIR holds JSON documents of benches/gpu_select.rs, benches/gpu_batch.rs, benches/regression.rs
-(--device cuda), benches/peers.py and benches/peers_batch.py, told apart by their rows; other
-files are passed over. One row a target: the worst case over the cases that target covers (its
-ratio to the one-read floor measured in the same run, to the fastest peer on the same device, or
-its seconds), named, and whether the target is met. A target none of whose cases were measured
+(--device cuda), benches/peers.py, benches/peers_batch.py and benches/peers_cub.cu, told apart by
+their rows (peers_cub.cu's by its "benchmark" field); other files are passed over. One row a
+target: the worst case over the cases that target covers (its ratio to the one-read floor
+measured in the same run, to the fastest peer on the same device, or its seconds), named, and
+whether the target is met. The batched top-k targets name their fastest peer: torch.topk
+(peers_batch.py) or CUB's DeviceBatchedTopK / DeviceTopK with indices (peers_cub.cu), in the
+same order and sorting. A target none of whose cases were measured
 reads "not measured"; one measured only in part, within its target, "partly measured". A case
 whose result differs from the CPU's (`correct`: false) fails its target.
 
@@ -48,6 +51,8 @@ THRESHOLD_N = 1 << 26
 TOPK_PEER_ORDER = {"top-k sorted": (True, True), "top-k unsorted": (True, False),
                    "top-k smallest sorted": (False, True)}
 THRESHOLD_PEERS = ("torch.topk-abs+scatter", "cupy.argpartition-abs+scatter")
+# The CUB top-k calls of benches/peers_cub.cu that race gpu_batch's top-k (its floor rows are not).
+CUB_TOPK_APIS = ("DeviceBatchedTopK", "DeviceTopK")
 
 
 # --- Reading the results ---------------------------------------------------------------------
@@ -61,10 +66,13 @@ def device_name(text):
 def kind_of(doc):
     """Which benchmark wrote the document, from its rows: 'select' (gpu_select.rs), 'batch'
     (gpu_batch.rs), 'lts' (regression.rs, LTS on CUDA), 'peers' (peers.py), 'peers_batch'
-    (peers_batch.py); None for anything else."""
+    (peers_batch.py), 'peers_cub' (peers_cub.cu, named by the document's "benchmark"); None for
+    anything else."""
     rows = doc.get("results") if isinstance(doc, dict) else None
     if not isinstance(rows, list) or not rows or not all(isinstance(r, dict) for r in rows):
         return None
+    if doc.get("benchmark") == "peers_cub":
+        return "peers_cub"
     first = rows[0]
     if "algorithm" in first and "floor_ms" in first:
         return "select"
@@ -81,10 +89,11 @@ def kind_of(doc):
 
 def load(directory):
     """The rows of the benchmark documents in directory, by kind (see kind_of); each row a copy
-    with its document's device (`_device`), date (`_date`) and file name (`_file`) added. Files
+    with its document's device (`_device`), date (`_date`) and file name (`_file`) added; a
+    peers_cub row's median_ms is also its `ms`, the time field of peers_batch.py's rows. Files
     that are not such JSON (a run cut short may leave a broken one) are passed over, with a note
     on stderr for the broken ones."""
-    rows = {kind: [] for kind in ("select", "batch", "lts", "peers", "peers_batch")}
+    rows = {kind: [] for kind in ("select", "batch", "lts", "peers", "peers_batch", "peers_cub")}
     for name in sorted(os.listdir(directory)):
         if not name.endswith(".json"):
             continue
@@ -98,7 +107,10 @@ def load(directory):
         if kind is None:
             continue
         extra = dict(_device=device_name(doc.get("device")), _date=str(doc.get("date", "")), _file=name)
-        rows[kind] += [dict(r, **extra) for r in doc["results"]]
+        found = [dict(r, **extra) for r in doc["results"]]
+        if kind == "peers_cub":
+            found = [dict(r, ms=r["median_ms"]) if "median_ms" in r else r for r in found]
+        rows[kind] += found
     return rows
 
 
@@ -221,13 +233,24 @@ def percentile_cases(count):
     return cases
 
 
+def cub_peers(rows, r, largest, sorted_):
+    """The correct peers_cub.cu top-k rows with indices for gpu_batch's row r: same device, shape,
+    type and k, in the order and sorting given."""
+    case = (r["_device"], r["shape"], r["dtype"], r["k"])
+    return [p for p in rows["peers_cub"] if p.get("api") in CUB_TOPK_APIS and p.get("with_indices") is True
+            and (p["_device"], p.get("shape"), p.get("dtype"), p.get("k")) == case
+            and (p.get("largest"), p.get("sorted")) == (largest, sorted_) and p.get("correct") is True]
+
+
 def batch_peer(rows, r):
-    """The fastest peers_batch.py row for gpu_batch's row r (same device, input and k), or None."""
+    """The fastest peers_batch.py or peers_cub.cu row for gpu_batch's row r (same device, input
+    and k; for top-k, the same order and sorting), or None."""
     same = [p for p in rows["peers_batch"] if (p["_device"], p["shape"], p["type"], p.get("k"))
             == (r["_device"], r["shape"], r["dtype"], r["k"]) and p.get("correct") is not False]
     if r["case"] in TOPK_PEER_ORDER:
         largest, sorted_ = TOPK_PEER_ORDER[r["case"]]
         same = [p for p in same if p["case"] == "torch.topk" and (p["largest"], p["sorted"]) == (largest, sorted_)]
+        same += cub_peers(rows, r, largest, sorted_)
     else:
         same = [p for p in same if p["case"] in THRESHOLD_PEERS]
     return fastest(same, "ms")
@@ -456,6 +479,30 @@ PEERS_BATCH_ROWS = [
     {"shape": "67108864", "n": 67108864, "type": "f32", "dist": "uniform", "case": "cupy.argpartition-abs+scatter",
      "k": 67108, "largest": True, "sorted": False, "bytes": 268435456, "copies": 2, "error": "out of memory"},
 ]
+# The format of benches/peers_cub.cu's document; the figures are made up (no run copied here yet).
+PEERS_CUB_DOC = {"benchmark": "peers_cub", "device": "NVIDIA H200", "arch": "sm_90", "date": "2026-11-21",
+                 "command": "tune/cccl/bin/peers_cub --json cub.json", "cccl": "3.6.0", "cccl_version": 3006000,
+                 "cuda_runtime": "13.0", "cuda_driver": "13.0", "nvcc": "13.0.88"}
+CUB_ROW = {"peer": "cub.DeviceBatchedTopK.MaxPairs.sorted", "api": "DeviceBatchedTopK", "case": "top-k",
+           "dtype": "f32", "type": "f32", "dist": "uniform", "shape": "65536x1024", "rows": 65536, "cols": 1024,
+           "k": 16, "largest": True, "sorted": True, "with_indices": True, "bytes": 268435456, "copies": 2,
+           "seg_bound": 1024, "k_bound": 16, "temp_bytes": 2097152, "median_ms": 0.5, "min_ms": 0.49, "reps": 21,
+           "floor_ms": 0.0941, "ratio_to_floor": 5.31, "correct": True, "checked": "8 rows against std::nth_element",
+           "device": "NVIDIA H200"}
+PEERS_CUB_ROWS = [
+    {"peer": "cub.DeviceReduce.Sum", "api": "DeviceReduce", "case": "floor", "dtype": "f32", "type": "f32",
+     "dist": "uniform", "shape": "65536x1024", "rows": 65536, "cols": 1024, "k": None, "largest": None,
+     "sorted": None, "with_indices": None, "bytes": 268435456, "copies": 2, "temp_bytes": 4096, "median_ms": 0.09,
+     "min_ms": 0.089, "reps": 21, "floor_ms": 0.09, "ratio_to_floor": 1.0, "correct": None,
+     "device": "NVIDIA H200"},
+    CUB_ROW,
+    # Not peers of the sorted case: unsorted, keys only, a wrong result, a failed call.
+    dict(CUB_ROW, peer="cub.DeviceBatchedTopK.MaxPairs", sorted=False, median_ms=0.3),
+    dict(CUB_ROW, peer="cub.DeviceBatchedTopK.MaxKeys.sorted", with_indices=False, median_ms=0.2),
+    dict(CUB_ROW, correct=False, median_ms=0.1),
+    dict({k: v for k, v in CUB_ROW.items() if k not in ("median_ms", "min_ms", "reps", "ratio_to_floor")},
+         error="out of memory", correct=None),
+]
 REGRESSION_DOC = {"backend": "cuda", "command": "tune/bin/regression --device cuda --sizes 1e6,1e7 --reps 3",
                   "date": "2026-11-21", "device": "NVIDIA H200 (sm_90, 132 SMs)",
                   "estimator": "kselect::regression::Lts::new().nsamp(500).seed(42) (alpha 0.5, intercept)"}
@@ -582,6 +629,29 @@ class HeadlineTest(unittest.TestCase):
         self.assertEqual((r["status"], r["ratio"]), ("not met", "10.62× floor"))
         self.assertIn("best peer torch.topk 2.375 ms", r["figure"])
         self.assertEqual(self.row("top-k of one long array")["status"], "not measured")
+
+    def test_batch_rows_race_cub_with_indices_in_the_same_order(self):
+        self.write("batch.json", BATCH_DOC, BATCH_ROWS)
+        self.write("peers-batch.json", PEERS_BATCH_DOC, PEERS_BATCH_ROWS)
+        self.write("cub.json", PEERS_CUB_DOC, PEERS_CUB_ROWS)
+        # Another device's faster CUB is not this device's peer.
+        h100 = dict(PEERS_CUB_DOC, device="NVIDIA H100 80GB HBM3")
+        self.write("cub-h100.json", h100, [dict(CUB_ROW, median_ms=0.05)])
+        r = self.row("batched top-k, rows of 1024")
+        self.assertIn("best peer cub.DeviceBatchedTopK.MaxPairs.sorted 0.500 ms", r["figure"])
+        self.assertEqual(r["ratio"], "10.62× floor")  # the target's ratio is still to the floor
+
+    def test_cub_document_is_its_own_kind(self):
+        self.write("cub.json", PEERS_CUB_DOC, PEERS_CUB_ROWS)
+        self.assertEqual(kind_of(dict(PEERS_CUB_DOC, results=PEERS_CUB_ROWS)), "peers_cub")
+        rows = load(self.dir)
+        self.assertEqual((len(rows["peers_cub"]), len(rows["peers"])), (len(PEERS_CUB_ROWS), 0))
+        self.assertEqual(rows["peers_cub"][1]["ms"], 0.5)
+        # Without a torch.topk row of the case, CUB alone is the best peer; the failed call is passed over.
+        self.write("batch.json", BATCH_DOC, BATCH_ROWS)
+        r = self.row("batched top-k, rows of 1024")
+        self.assertIn("best peer cub.DeviceBatchedTopK.MaxPairs.sorted 0.500 ms", r["figure"])
+        self.assertIn("cub.json", r["files"])
 
     def test_thresholding_leaves_out_the_copy_to_the_host(self):
         self.write("batch.json", BATCH_DOC, BATCH_ROWS)
