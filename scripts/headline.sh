@@ -2,15 +2,18 @@
 # The runs behind the headline table of BENCHMARKS.md, in one GPU-machine call from the
 # repository root; JSON and logs to $OUT/headline/, the table to $OUT/headline/headline.md:
 #
-#   BIN=<dir> OUT=<dir> [PARTS="select small percentiles batch lts peers"] [DEADLINE=540] \
+#   BIN=<dir> OUT=<dir> [PARTS="select small percentiles batch lts peers cub"] [DEADLINE=540] \
 #       scripts/headline.sh
 #
 # BIN holds the release bench binaries gpu_select, gpu_batch and regression (here:
 # `cargo build --release --features io --bench gpu_select --bench gpu_batch --bench regression`,
 # then copy each target/release/deps/<name>-<hash> to BIN/<name>; gpu-bin/regression of
 # scripts/build-gpu-tests.sh is a test binary, not this one). The peers need python3 with
-# PyTorch (CuPy optional). Back on the build machine,
-# `python3 benches/headline.py <OUT>/headline --splice BENCHMARKS.md` puts the table there.
+# PyTorch (CuPy optional); the part cub, CUB's top-k (benches/peers_cub.sh), needs CCCL 3.6
+# headers (tune/cccl.tar.xz, carried with tune/) and BIN/peers_cub or tune/cccl/bin/peers_cub
+# built from the same source, else nvcc and minutes to build it within the step's limit. Back
+# on the build machine, `python3 benches/headline.py <OUT>/headline --splice BENCHMARKS.md`
+# puts the table there.
 #
 # Each step runs under its own timeout, cut to the time left before DEADLINE seconds from the
 # start (a step with less than 10 s left is skipped); a step that fails or times out (exit 124)
@@ -27,11 +30,12 @@
 #   lts          ~15 s  10^6 and 10^7 rows (~0.15 s and ~1.2 s a fit, 5 fits each)
 #   peers       ~130 s  torch.kthvalue of 2^28 takes ~2 s a call (--slow-reps 1), torch.sort of
 #                       4 GiB of rows ~0.1 s, CuPy's kernels compile on first use
+#   cub          ~40 s  CUB's top-k on the batch part's inputs (a guess: not yet timed on a GPU)
 # About 5 minutes in all; DEADLINE (540 s) bounds the whole below 10 minutes.
 set -u
 bin=${BIN:?BIN: the directory of the gpu_select, gpu_batch and regression bench binaries}
 out=${OUT:-/tmp/out}/headline
-parts=" ${PARTS:-select small percentiles batch lts peers} "
+parts=" ${PARTS:-select small percentiles batch lts peers cub} "
 deadline=${DEADLINE:-540}
 mkdir -p "$out"
 : >"$out/steps.log"
@@ -97,6 +101,13 @@ if wanted peers; then
         --ks-long "$long_ks" --threshold-sizes 26 --types f32 --reps 11 --slow-reps 3
     step peers-batch-long-array 60 python3 benches/peers_batch.py --shapes "$long_array" \
         --ks-long "$long_ks" --threshold-sizes "" --types f32 --reps 11 --slow-reps 1
+fi
+if wanted cub; then
+    # The batch part's inputs and k with CUB's DeviceBatchedTopK (the rows) and DeviceTopK (the
+    # one array), largest/smallest, keys/pairs, unsorted/sorted; BIN/peers_cub where there is one.
+    [ -x "$bin/peers_cub" ] && export PEERS_CUB_BIN="$bin/peers_cub"
+    step peers-cub 240 benches/peers_cub.sh --shapes "$batch_shapes,$long_array" --ks-short 16,256 \
+        --ks-long "$long_ks" --types f32 --reps 11 --slow-reps 3
 fi
 python3 benches/headline.py "$out" --json "$out/headline.json" >"$out/headline.md" 2>&1
 echo "== headline table exit $? ($SECONDS s in all)"
