@@ -39,7 +39,7 @@
 //
 // JSON (rewritten after each case, so a run cut short keeps what it finished):
 //   {"benchmark": "peers_cub", "device", "arch", "date", "command", "cccl", "cccl_version",
-//    "cuda_runtime", "cuda_driver", "nvcc", "timing", "floor", "results": [...]}
+//    "cuda_runtime", "cuda_driver", "nvcc", "timing", "floor", "requirements", "results": [...]}
 // Each result:
 //   {"peer": "cub.DeviceBatchedTopK.MaxPairs", "api": "DeviceBatchedTopK", "case": "top-k",
 //    "dtype": "f32", "type": "f32", "dist": "uniform", "shape": "65536x1024", "rows": 65536,
@@ -48,9 +48,14 @@
 //    "median_ms": 0.41, "min_ms": 0.40, "reps": 21, "floor_ms": 0.09, "ratio_to_floor": 4.5,
 //    "correct": true, "checked": "8 rows against std::nth_element", "device": "NVIDIA H100 ..."}
 // The floor of each input is a result too: peer "cub.DeviceReduce.Sum", case "floor", k, largest,
-// sorted and with_indices null. Sorted cases add ".sorted" to the peer's name. A case that could
-// not run has "error" (CUB's or CUDA's message, or the limit it exceeds) in place of the timings
-// and "correct": null.
+// sorted and with_indices null. Sorted cases add ".sorted" to the peer's name and give k_bound,
+// the compile-time bound of k they were called with (seg_bound is that of the row's length). A
+// wrong result adds "mismatch", what differed. A case that could not run has "error" (CUB's or
+// CUDA's message, or the limit it exceeds) in place of the timings and "correct": null.
+//
+// The default cases (f32, 76 top-k cases and 5 floors) are meant to take under a minute on an
+// H100 or H200 (estimated, not yet timed); the build takes minutes (-DPEERS_CUB_F64=0 and
+// -DPEERS_CUB_SORTED=0 shorten it).
 
 #define CUB_DISABLE_TOPK_UNSUPPORTED_ARCH_ASSERT 1
 
