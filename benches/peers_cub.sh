@@ -113,7 +113,11 @@ case "${1:-}" in
 esac
 
 unpack_headers
-"$nvcc" --version 2>/dev/null | tail -n 2 || echo "no nvcc ($nvcc)"
+if command -v "$nvcc" >/dev/null 2>&1; then
+    "$nvcc" --version | tail -n 2
+else
+    echo "no nvcc ($nvcc)"
+fi
 echo "CCCL $(cccl_version) from $inc"
 [ -f tune/cccl/VERSION ] && sed 's/^/  /' tune/cccl/VERSION
 
