@@ -44,7 +44,7 @@ cccl_version() {
 }
 
 unpack_headers() {
-    if [ ! -d "$inc/cub" ] && [ -z "${CCCL_INCLUDE:-}" ] && [ -f tune/cccl.tar.xz ]; then
+    if [ ! -d "$inc/cub" ] && [ "$inc" = tune/cccl/include ] && [ -f tune/cccl.tar.xz ]; then
         tar xJf tune/cccl.tar.xz -C tune || exit 1
     fi
     if [ ! -f "$inc/cub/device/device_batched_topk.cuh" ]; then
