@@ -1,9 +1,11 @@
 // LSD radix sort of unsigned keys (32 or 64 bits), optionally carrying u32 values, 8 bits per
 // pass. Each pass is three launches over a fixed grid of G blocks, block b owning the contiguous
 // chunk [b * chunk, (b + 1) * chunk):
-//   1. rs_histogram: digit counts of each block's chunk -> counts[digit * G + b];
-//   2. rs_scan: one block turns the table into exclusive offsets (digit-major, block-minor), so
-//      that block b's keys of digit d start at offsets[d * G + b];
+//   1. rs_histogram: digit counts of each block's chunk -> counts[digit * G + b], and each
+//      digit's total over the blocks -> totals[digit] (zero before the pass);
+//   2. rs_scan: one block a digit turns its row of the table into exclusive offsets (digit-major,
+//      block-minor) from the totals of the smaller digits, so that block b's keys of digit d
+//      start at offsets[d * G + b] (G <= 1024);
 //   3. rs_scatter: each block walks its chunk tile by tile, ranks keys by digit with warp-level
 //      multisplit (stable: warp order, then round order, then lane order) and writes them out.
 #include "common.cuh"
@@ -15,7 +17,8 @@
 #define RS_RADIX 256
 
 template <typename K>
-__device__ void rs_histogram_impl(const K* __restrict__ keys, u64 n, u64 chunk, u32 shift, u64* __restrict__ counts) {
+__device__ void rs_histogram_impl(const K* __restrict__ keys, u64 n, u64 chunk, u32 shift, u64* __restrict__ counts,
+                                  u64* __restrict__ totals) {
     __shared__ u32 hist[RS_WARPS][RS_RADIX];
     for (int i = threadIdx.x; i < RS_WARPS * RS_RADIX; i += blockDim.x) (&hist[0][0])[i] = 0;
     __syncthreads();
@@ -31,32 +34,45 @@ __device__ void rs_histogram_impl(const K* __restrict__ keys, u64 n, u64 chunk, 
         u32 total = 0;
         for (int w = 0; w < RS_WARPS; ++w) total += hist[w][d];
         counts[(u64)d * gridDim.x + blockIdx.x] = total;
+        if (total) atomicAdd(&totals[d], (u64)total);
     }
 }
 
-// Exclusive scan of `len` counts in place, by one block of 1024 threads.
-extern "C" __global__ void rs_scan(u64* counts, u64 len) {
-    __shared__ u64 partial[1024];
-    const u64 per = (len + blockDim.x - 1) / blockDim.x;
-    const u64 begin = threadIdx.x * per;
-    const u64 end = begin + per < len ? begin + per : len;
-    u64 sum = 0;
-    for (u64 i = begin; i < end; ++i) sum += counts[i];
-    partial[threadIdx.x] = sum;
+// Exclusive offsets of the count table in place (RS_RADIX rows of `blocks` <= 1024 entries):
+// block d scans row d, one entry a thread, and adds the keys of every smaller digit (the row
+// totals the histogram blocks summed into `totals`). Blocks of 1024 threads.
+#define RS_SCAN_THREADS 1024
+extern "C" __global__ void __launch_bounds__(RS_SCAN_THREADS) rs_scan(u64* counts, u64 blocks, const u64* totals) {
+    __shared__ u64 warp_sums[RS_SCAN_THREADS / WARP_SIZE];
+    __shared__ u64 base;
+    const u32 d = blockIdx.x, t = threadIdx.x, lane = t & (WARP_SIZE - 1), warp = t / WARP_SIZE;
+    // The keys of the digits below d.
+    u64 below = t < d ? totals[t] : 0;
+    for (int off = 16; off > 0; off /= 2) below += __shfl_xor_sync(FULL_MASK, below, off);
+    if (lane == 0) warp_sums[warp] = below;
     __syncthreads();
-    // Hillis–Steele inclusive scan of the partial sums.
-    for (u32 off = 1; off < blockDim.x; off <<= 1) {
-        u64 v = threadIdx.x >= off ? partial[threadIdx.x - off] : 0;
-        __syncthreads();
-        partial[threadIdx.x] += v;
-        __syncthreads();
+    if (t == 0) {
+        u64 sum = 0;
+        for (u32 w = 0; w < RS_SCAN_THREADS / WARP_SIZE; ++w) sum += warp_sums[w];
+        base = sum;
     }
-    u64 run = threadIdx.x == 0 ? 0 : partial[threadIdx.x - 1];
-    for (u64 i = begin; i < end; ++i) {
-        u64 c = counts[i];
-        counts[i] = run;
-        run += c;
+    __syncthreads();
+    // The row's exclusive prefix sums.
+    u64* row = counts + (u64)d * blocks;
+    const u64 v = t < blocks ? row[t] : 0;
+    const u64 incl = warp::inclusive_sum(v);
+    if (lane == WARP_SIZE - 1) warp_sums[warp] = incl;
+    __syncthreads();
+    if (t == 0) {
+        u64 run = base;
+        for (u32 w = 0; w < RS_SCAN_THREADS / WARP_SIZE; ++w) {
+            const u64 c = warp_sums[w];
+            warp_sums[w] = run;
+            run += c;
+        }
     }
+    __syncthreads();
+    if (t < blocks) row[t] = warp_sums[warp] + incl - v;
 }
 
 template <typename K, bool PAIRS>
@@ -124,8 +140,8 @@ __device__ void rs_scatter_impl(const K* __restrict__ keys_in, K* __restrict__ k
 
 #define RADIX_SORT_KERNELS(NAME, K)                                                               \
     extern "C" __global__ void __launch_bounds__(RS_BLOCK)                                        \
-        rs_histogram_##NAME(const K* keys, u64 n, u64 chunk, u32 shift, u64* counts) {            \
-        rs_histogram_impl<K>(keys, n, chunk, shift, counts);                                      \
+        rs_histogram_##NAME(const K* keys, u64 n, u64 chunk, u32 shift, u64* counts, u64* totals) { \
+        rs_histogram_impl<K>(keys, n, chunk, shift, counts, totals);                              \
     }                                                                                             \
     extern "C" __global__ void __launch_bounds__(RS_BLOCK)                                        \
         rs_scatter_##NAME(const K* keys_in, K* keys_out, u64 n, u64 chunk, u32 shift,             \

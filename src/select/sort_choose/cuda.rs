@@ -7,7 +7,7 @@
 use cudarc::driver::CudaSlice;
 
 use crate::device::cuda::kernels::radix_sort::{
-    rs_histogram, rs_scan, rs_scatter, rs_scatter_pairs, RADIX,
+    rs_histogram, rs_scan, rs_scatter, rs_scatter_pairs, RADIX, SCAN_THREADS,
 };
 use crate::device::cuda::kernels::reduce::{
     from_keys as keys_to_values, gather as gather_keys, to_keys as values_to_keys,
@@ -86,7 +86,7 @@ pub(crate) fn workspace<T: Element>(dev: &CudaDevice, n: usize, ranks: usize) ->
 }
 
 /// The most device memory [`sort_keys`] takes for `n` keys `K` (with `u32` values when
-/// `values`): the second key (and value) buffer and the count table.
+/// `values`): the second key (and value) buffer, the count table and the digit totals.
 pub(crate) fn sort_workspace<K: RadixKey>(n: usize, values: bool) -> MemoryNeed {
     if n <= 1 {
         return MemoryNeed::NONE;
@@ -99,6 +99,7 @@ pub(crate) fn sort_workspace<K: RadixKey>(n: usize, values: bool) -> MemoryNeed 
     MemoryNeed::of::<K>(n)
         .and(second_values)
         .and(MemoryNeed::of::<u64>(RADIX * sort_grid(n).1))
+        .and(MemoryNeed::of::<u64>(RADIX * K::BITS as usize / 8))
 }
 
 /// The elements each block of a sort of `n > 0` keys takes (whole tiles) and the blocks.
@@ -181,8 +182,9 @@ pub(crate) fn sort_keys<K: RadixKey>(
         None => None,
     };
     let mut counts = dev.alloc::<u64>(RADIX * blocks, "the sort's count table")?;
-    let (n64, chunk64, table) = (n as u64, chunk as u64, (RADIX * blocks) as u64);
     let passes = K::BITS / 8;
+    let mut totals = dev.alloc_zeros::<u64>(RADIX * passes as usize, "the sort's digit totals")?;
+    let (n64, chunk64) = (n as u64, chunk as u64);
     for pass in 0..passes {
         let shift = pass * 8;
         let (src, dst) = if pass % 2 == 0 {
@@ -191,8 +193,25 @@ pub(crate) fn sort_keys<K: RadixKey>(
             (&other_keys, &mut *keys)
         };
         let tiles = config(blocks, BLOCK);
-        rs_histogram(dev, tiles, src, n64, chunk64, shift, &mut counts)?;
-        rs_scan(dev, config(1, 1024), &mut counts, table)?;
+        let at = pass as usize * RADIX;
+        let mut pass_totals = totals.slice_mut(at..at + RADIX);
+        rs_histogram(
+            dev,
+            tiles,
+            src,
+            n64,
+            chunk64,
+            shift,
+            &mut counts,
+            &mut pass_totals,
+        )?;
+        rs_scan(
+            dev,
+            config(RADIX, SCAN_THREADS),
+            &mut counts,
+            blocks as u64,
+            &pass_totals.as_view(),
+        )?;
         match (values.as_deref_mut(), other_values.as_mut()) {
             (Some(vals), Some(other)) => {
                 let (vsrc, vdst) = if pass % 2 == 0 {
