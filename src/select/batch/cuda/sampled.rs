@@ -11,6 +11,9 @@
 //! - top-k of at most [`WINDOW_TOP_K`] with 32-bit keys: the bracket is open below, the copied
 //!   (key, index) pairs are distinct words, and one block a span selects and sorts its k first
 //!   in shared memory;
+//! - top-k of one span with 32-bit keys whose bracket holds at most [`PAIRS_LIMIT`] pairs (one
+//!   array of 2^28 values up to k = 2^16 or so): the bracket is open below, the copied pairs
+//!   are packed, put in index order and their k first taken as a top-k of their own;
 //! - larger top-k: the k-th key is selected as above, then the index-ordered compaction of
 //!   the digit-pass path writes the results.
 //!
@@ -21,11 +24,11 @@ use cudarc::driver::{CudaSlice, LaunchConfig};
 
 use super::{
     compact_long, config, download, finish_top_k, grid_blocks, select_spans_on, tile_starts,
-    upload, DeviceSpans, DeviceTopK, LongPasses,
+    top_k_on_device, upload, DeviceSpans, DeviceTopK, LongPasses,
 };
 use crate::device::cuda::kernels::batch_select::{
-    bt_count_below, bt_gather_window, bt_sample, bt_sample_bounds, bt_topk_window, bt_window,
-    QueryState, BOUNDS_THREADS, CHUNK, NO_BOUND, THREADS,
+    bt_count_below, bt_gather_window, bt_map_results, bt_sample, bt_sample_bounds, bt_topk_window,
+    bt_window, QueryState, BOUNDS_THREADS, CHUNK, NO_BOUND, THREADS,
 };
 use crate::device::cuda::kernels::OrNull;
 use crate::device::cuda::kernels::{kernel_name, key_suffix, BATCH_SELECT};
@@ -33,7 +36,8 @@ use crate::device::cuda::launch::try_allow_shared;
 use crate::device::cuda::CudaDevice;
 use crate::element::{Element, RadixKey};
 use crate::error::Result;
-use crate::select::batch::spans::{SpanRanks, SpanSelection, Spans};
+use crate::select::batch::spans::{KeyOrder, SpanRanks, SpanSelection, Spans};
+use crate::select::sort_choose::cuda::sort_keys;
 
 /// Sample keys a span for 32-bit keys (64 KB of shared memory for their selection).
 const SAMPLE_32: usize = 16384;
@@ -49,6 +53,8 @@ const SLACK: f64 = CHUNK as f64 + 1.0;
 pub(super) const WINDOW_TOP_K: usize = 2048;
 /// The largest region (copied pairs of a span) the one-block top-k holds in shared memory.
 const WINDOW_TOP_K_REGION: usize = 8192;
+/// The largest region whose pairs one span's top-k is finished from (16 MiB of pairs).
+const PAIRS_LIMIT: usize = 1 << 21;
 
 /// Where each span's bracket lies in its sample, and its region in the workspace.
 struct Plan {
@@ -241,19 +247,29 @@ fn block_per_span(count: usize, shared: usize) -> LaunchConfig {
 }
 
 fn gather<K: RadixKey>(dev: &CudaDevice, window: &Window<K>, count: usize) -> Result<Packed<K>> {
+    gather_from(dev, &window.keys, window, count)
+}
+
+/// [`gather`] of `words` laid out as the window's keys (its keys, or its indices).
+fn gather_from<K: RadixKey, E: RadixKey>(
+    dev: &CudaDevice,
+    words: &CudaSlice<E>,
+    window: &Window<K>,
+    count: usize,
+) -> Result<Packed<E>> {
     let mut starts = Vec::with_capacity(count + 1);
     starts.push(0usize);
     for s in 0..count {
         starts.push(starts[s] + window.counts_host[2 * s + 1] as usize);
     }
     let total = starts[count];
-    let words: Vec<u64> = starts.iter().map(|&v| v as u64).collect();
-    let first = upload(dev, &words, "the packed starts")?;
-    let mut keys = dev.alloc::<K>(total.max(1), "the packed keys")?;
+    let offsets: Vec<u64> = starts.iter().map(|&v| v as u64).collect();
+    let first = upload(dev, &offsets, "the packed starts")?;
+    let mut keys = dev.alloc::<E>(total.max(1), "the packed keys")?;
     bt_gather_window(
         dev,
         config(grid_blocks(dev, total), THREADS),
-        &window.keys,
+        words,
         &window.region,
         &first,
         count as u64,
@@ -342,6 +358,9 @@ pub(super) fn top_k<T: Element>(
                 return Ok(Some(top));
             }
         }
+        if let Some(top) = top_k_from_pairs::<T>(dev, x, spans, k, mode, sorted)? {
+            return Ok(Some(top));
+        }
         top_k_by_kth::<T, u32>(dev, x, spans, k, mode, sorted)
     } else {
         top_k_by_kth::<T, u64>(dev, x, spans, k, mode, sorted)
@@ -393,6 +412,71 @@ fn top_k_in_window<T: Element>(
         indices,
         k as u64,
         u32::from(sorted),
+        &mut values,
+        &mut out_idx,
+    )?;
+    Ok(Some(DeviceTopK {
+        values,
+        indices: out_idx,
+        nans: window.nans,
+    }))
+}
+
+/// Top-k of one span from its bracket's pairs, the bracket open below: the copied (key, index)
+/// pairs (at most [`PAIRS_LIMIT`]) hold the span's k first; packed, put in index order, and
+/// their k first taken as a top-k of their own (ties to the lower index, as everywhere), then
+/// mapped back to the span's indices and values. One pass over the data; `None` for several
+/// spans, a bracket too wide, or a failed check.
+pub(super) fn top_k_from_pairs<T: Element>(
+    dev: &CudaDevice,
+    x: &CudaSlice<T>,
+    spans: Spans<'_>,
+    k: usize,
+    mode: u32,
+    sorted: bool,
+) -> Result<Option<DeviceTopK<T>>> {
+    if spans.count() != 1 {
+        return Ok(None);
+    }
+    let ranks = [k as u64 - 1];
+    let Some(plan) = Plan::new(spans, &ranks, true, 4) else {
+        return Ok(None);
+    };
+    if plan.largest_region() > PAIRS_LIMIT {
+        return Ok(None);
+    }
+    let Some(window) = window_pass::<T, u32>(dev, x, spans, &plan, mode, true)? else {
+        return Ok(None);
+    };
+    let Some(indices) = window.indices.as_ref() else {
+        return Ok(None);
+    };
+    let mut keys = gather(dev, &window, 1)?;
+    let mut order = gather_from(dev, indices, &window, 1)?.keys;
+    sort_keys::<u32>(dev, &mut order, Some(&mut keys.keys))?;
+    let inner = top_k_on_device::<u32>(
+        dev,
+        &keys.keys,
+        Spans::Offsets(&keys.starts),
+        k,
+        KeyOrder::Smallest,
+        sorted,
+    )?;
+    let ds = DeviceSpans::new(dev, spans)?;
+    let mut values = dev.alloc::<T>(k, "the top-k values")?;
+    let mut out_idx = dev.alloc::<u64>(k, "the top-k indices")?;
+    bt_map_results(
+        dev,
+        config(grid_blocks(dev, k), THREADS),
+        x,
+        ds.offsets(),
+        ds.cols,
+        ds.stride,
+        k as u64,
+        k as u64,
+        &keys.first,
+        &order,
+        &inner.indices,
         &mut values,
         &mut out_idx,
     )?;

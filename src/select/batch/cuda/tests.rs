@@ -453,6 +453,31 @@ fn sampled_path_on_spread_rows() {
     check_sampled_select(&dev, &ints, spans, &[99_999, 50_000]);
 }
 
+/// One long span finishes from its bracket's pairs: k past the one-block top-k, NaNs in
+/// every order, a length that fills no vector; with heavy repeats the answer is the same
+/// whichever path takes it.
+#[test]
+fn one_long_span_finishes_from_its_pairs() {
+    let Some(dev) = gpu() else { return };
+    let cols = 1_000_003;
+    let data = spread(cols, 12, true, |v| v as f32);
+    let spans = Spans::Rows {
+        rows: 1,
+        cols,
+        stride: cols,
+    };
+    let buf = DeviceBuffer::from_host_on(&dev, &data).unwrap();
+    for k in [2049, 30_000, 100_000] {
+        let pairs = sampled::top_k_from_pairs(&dev, buf.as_slice(), spans, k, 0, true).unwrap();
+        assert!(pairs.is_some(), "k {k}: the pairs declined");
+        check_sampled_top_k(&dev, &data, spans, k);
+    }
+    let repeats: Vec<f32> = data.iter().map(|v| (v / 1000.0).round()).collect();
+    for k in [5000, 50_000] {
+        check_top_k(&dev, &repeats, spans, k);
+    }
+}
+
 #[test]
 fn sampled_path_on_sorted_rows_and_declines_repeats() {
     let Some(dev) = gpu() else { return };
