@@ -21,6 +21,9 @@
 // 6. gather: one pass over the workspace moves the keys of the active buckets to their segments.
 // 7. final (one block per rank): its segment's keys narrowed by 8-bit digits while more than
 //    FMS_FINAL_CAP remain, then gathered and sorted on chip; equal keys answer at once.
+// The exact form, for ranks too many to predict: 1, a count of every element (per block), the
+// totals, a settlement giving each rank's bucket and each such bucket a segment, a pass
+// appending those buckets' keys to a workspace (in no order), then 6 and 7.
 // A status word records any failure (a missed bucket, a full workspace, a segment too large);
 // every kernel after a failure returns at once, and the host falls back to an exact
 // multiselection that needs no prediction.
@@ -301,10 +304,16 @@ struct FmsMap {
     u32 top;
 };
 
-// One trip of a count pass: FMS_UNROLL vectors a thread from slot `first` on, each element
-// counted; for the fused pass the keys of marked buckets appended (warp-collective). CHECKED:
-// some slots of the block's trip may lie at or beyond `slots`.
-template <typename T, bool FUSED, bool CHECKED>
+// What a pass over the input does with each element.
+#define FMS_SUBSET 0   // counts it, over a subset of the input (one piece in `group`)
+#define FMS_COUNT 1    // counts it
+#define FMS_FUSED 2    // counts it and appends the keys of marked buckets to a workspace
+#define FMS_APPEND 3   // appends the keys of marked buckets to a workspace, counting nothing
+
+// One trip of a pass: FMS_UNROLL vectors a thread from slot `first` on, each element handled
+// as MODE says (the fused pass's appends warp-collective). CHECKED: some slots of the block's
+// trip may lie at or beyond `slots`.
+template <typename T, int MODE, bool CHECKED>
 __device__ __forceinline__ void fms_trip(const T* __restrict__ x, u64 first, u64 slots, u32 group, u64 seed,
                                          const FmsMap<typename KeyOf<T>::type>& map,
                                          typename KeyOf<T>::type* stage, u32& staged,
@@ -312,6 +321,7 @@ __device__ __forceinline__ void fms_trip(const T* __restrict__ x, u64 first, u64
     typedef typename KeyOf<T>::type K;
     const int V = Vec16<T>::N;
     const int E = FMS_UNROLL * V;
+    const bool APPENDS = MODE == FMS_FUSED || MODE == FMS_APPEND;
     T v[E];
     bool valid[FMS_UNROLL];
 #pragma unroll
@@ -320,7 +330,7 @@ __device__ __forceinline__ void fms_trip(const T* __restrict__ x, u64 first, u64
         valid[u] = !CHECKED || i < slots;
         T w[V];
         if (valid[u]) {
-            load16(x + fms_vector(i, !FUSED, group, seed) * V, w);
+            load16(x + fms_vector(i, MODE == FMS_SUBSET, group, seed) * V, w);
         } else {
 #pragma unroll
             for (int j = 0; j < V; ++j) w[j] = (T)0;
@@ -335,16 +345,22 @@ __device__ __forceinline__ void fms_trip(const T* __restrict__ x, u64 first, u64
         key[e] = to_key(v[e]);
         keep[e] = false;
         if (valid[e / V]) {
-            const u32 old = atomicAdd(&map.hist[fms_bucket(map.table, key[e], map.base, map.cshift, map.top)], 1u);
-            keep[e] = FUSED && (old & FMS_MARK);
+            u32* counter = &map.hist[fms_bucket(map.table, key[e], map.base, map.cshift, map.top)];
+            if (MODE == FMS_APPEND) {
+                keep[e] = (*counter & FMS_MARK) != 0;
+            } else {
+                const u32 old = atomicAdd(counter, 1u);
+                keep[e] = MODE == FMS_FUSED && (old & FMS_MARK);
+            }
         }
     }
-    if (FUSED) warp_stage_append<K, E, WARP_SIZE * E>(stage, staged, out, cap, out_count, key, keep);
+    if (APPENDS) warp_stage_append<K, E, WARP_SIZE * E>(stage, staged, out, cap, out_count, key, keep);
 }
 
-// The subset count (marks null, subset) or the fused pass (marks set: every element, the keys of
-// marked buckets appended to out[0..cap) through out_count; NaN-free tail included).
-template <typename T, bool FUSED>
+// A pass over the input (see FMS_SUBSET, ...): the counting modes leave each block's counts in
+// row blockIdx.x of `partial`; the fused and appending passes append the keys of the buckets
+// marked in `marks` to out[0..cap) through out_count (in no order).
+template <typename T, int MODE>
 __device__ void fms_pass_impl(const T* __restrict__ x, u64 n, const u32* __restrict__ gtable,
                               const u64* __restrict__ params, const u32* __restrict__ marks, u32 group,
                               u64 seed, u32* __restrict__ partial, typename KeyOf<T>::type* __restrict__ out, u64 cap,
@@ -352,29 +368,30 @@ __device__ void fms_pass_impl(const T* __restrict__ x, u64 n, const u32* __restr
     typedef typename KeyOf<T>::type K;
     const int V = Vec16<T>::N;
     const int E = FMS_UNROLL * V;
+    const bool APPENDS = MODE == FMS_FUSED || MODE == FMS_APPEND;
     extern __shared__ __align__(16) u32 fms_dyn[];
     __shared__ u32 table[FMS_TABLE];
-    __shared__ K stages[FUSED ? FMS_WARPS : 1][FUSED ? WARP_SIZE * E : 1];
+    __shared__ K stages[APPENDS ? FMS_WARPS : 1][APPENDS ? WARP_SIZE * E : 1];
     const u32 buckets = (u32)params[FMS_P_BUCKETS];
     u32* hist = fms_dyn;
-    if (FUSED && *status) return;
-    fms_setup(table, hist, gtable, FUSED ? marks : nullptr, buckets);
+    if (MODE != FMS_SUBSET && *status) return;
+    fms_setup(table, hist, gtable, APPENDS ? marks : nullptr, buckets);
     const FmsMap<K> map = {table, hist, (K)params[FMS_P_BASE], (u32)params[FMS_P_SHIFT], (u32)params[FMS_P_TOP]};
-    K* stage = stages[FUSED ? threadIdx.x / WARP_SIZE : 0];
+    K* stage = stages[APPENDS ? threadIdx.x / WARP_SIZE : 0];
     u32 staged = 0;
     const u64 nvec = n / V;
-    const u64 slots = FUSED ? nvec : nvec / (FMS_PIECE * (u64)group) * FMS_PIECE;
+    const u64 slots = MODE != FMS_SUBSET ? nvec : nvec / (FMS_PIECE * (u64)group) * FMS_PIECE;
     const u64 per_trip = (u64)FMS_BLOCK * FMS_UNROLL;
     const u64 step = (u64)gridDim.x * per_trip;
     for (u64 block_first = (u64)blockIdx.x * per_trip; block_first < slots; block_first += step) {
         const u64 first = block_first + threadIdx.x;
         if (block_first + per_trip <= slots) {
-            fms_trip<T, FUSED, false>(x, first, slots, group, seed, map, stage, staged, out, cap, out_count);
+            fms_trip<T, MODE, false>(x, first, slots, group, seed, map, stage, staged, out, cap, out_count);
         } else {
-            fms_trip<T, FUSED, true>(x, first, slots, group, seed, map, stage, staged, out, cap, out_count);
+            fms_trip<T, MODE, true>(x, first, slots, group, seed, map, stage, staged, out, cap, out_count);
         }
     }
-    if (FUSED) {
+    if (MODE != FMS_SUBSET) {
         // The elements after the last whole vector: block 0's first warp.
         if (blockIdx.x == 0 && threadIdx.x < WARP_SIZE) {
             const u64 i = nvec * V + threadIdx.x;
@@ -382,14 +399,19 @@ __device__ void fms_pass_impl(const T* __restrict__ x, u64 n, const u32* __restr
             bool keep[1] = {false};
             if (i < n) {
                 key[0] = to_key(x[i]);
-                const u32 old = atomicAdd(&hist[fms_bucket(table, key[0], map.base, map.cshift, map.top)], 1u);
-                keep[0] = (old & FMS_MARK) != 0;
+                u32* counter = &hist[fms_bucket(table, key[0], map.base, map.cshift, map.top)];
+                if (MODE == FMS_APPEND) {
+                    keep[0] = (*counter & FMS_MARK) != 0;
+                } else {
+                    const u32 old = atomicAdd(counter, 1u);
+                    keep[0] = MODE == FMS_FUSED && (old & FMS_MARK) != 0;
+                }
             }
-            warp_stage_append<K, 1, WARP_SIZE * E>(stage, staged, out, cap, out_count, key, keep);
+            if (APPENDS) warp_stage_append<K, 1, WARP_SIZE * E>(stage, staged, out, cap, out_count, key, keep);
         }
-        warp_flush(stage, staged, out, cap, out_count);
+        if (APPENDS) warp_flush(stage, staged, out, cap, out_count);
     }
-    fms_flush_counts(hist, buckets, partial);
+    if (MODE != FMS_APPEND) fms_flush_counts(hist, buckets, partial);
 }
 
 // totals[c] += the counts of bucket c in a group of FMS_TOTAL_GROUP blocks (blockIdx.y) of
@@ -606,23 +628,111 @@ __device__ void fms_choose_impl(const u64* __restrict__ totals, const u32* __res
 }
 
 // ---------------------------------------------------------------------------------------------
+// The exact form, for more ranks than a prediction can serve: a count pass over every element
+// (FMS_COUNT), the settlement below, a pass appending the active buckets' keys (FMS_APPEND), and
+// the gather and the final step as above.
+
+// An active bucket's place in the settlement's prefix sums: its ordinal above FMS_ORDINAL_SHIFT
+// bits of its segment's start.
+#define FMS_ORDINAL_SHIFT 40
+#define FMS_START_MASK ((1ull << FMS_ORDINAL_SHIFT) - 1)
+
+// One block of FMS_PLAN_THREADS. From the count pass's exact totals: starts (buckets + 1 words)
+// their exclusive prefix sums; a bucket is active when it holds a wanted rank and more than one
+// key (marks: buckets / 32 words, zero on entry); sizes (buckets words of scratch) and segs
+// (buckets + 1 words) give each active bucket its ordinal a and its segment in a workspace of
+// cap2 keys. slots[b] = a or FMS_NONE; per rank i (ranks ascending, distinct; r of them):
+// info[2 i] = its bucket's a (or ~0 when answered: results[i] set), [+1] its rank inside; per
+// active bucket: act[4 a] its segment's start, [+1] zero (the gather's count), [+2, +3] its key
+// range. out: as fms_choose's.
+template <typename K>
+__device__ void fms_settle_impl(const u64* __restrict__ totals, const u32* __restrict__ gtable,
+                                const u64* __restrict__ params, const u64* __restrict__ ranks, u64 r, u64 cap2,
+                                u64* starts, u64* sizes, u64* segs, u32* marks, unsigned short* slots, u64* act,
+                                u64* info, u64* out, u64* results, u32* status) {
+    __shared__ u64 red[33];
+    __shared__ u32 table[FMS_TABLE];
+    if (*status) return;
+    for (u32 i = threadIdx.x; i < FMS_TABLE; i += blockDim.x) table[i] = gtable[i];
+    __syncthreads();
+    const u32 buckets = (u32)params[FMS_P_BUCKETS];
+    fms_block_scan(totals, buckets, starts, red, marks, [](u64) {}, [&](u32 j, u64 lo, u64 hi) {
+        bool active = false;
+        if (hi > lo) {
+            const u32 i = fms_count_below<false>(ranks, (u32)r, lo);
+            if (i < (u32)r && ranks[i] < hi) {
+                K klo, khi;
+                fms_bucket_range<K>(table, params, j, klo, khi);
+                active = klo != khi;
+            }
+        }
+        sizes[j] = active ? (1ull << FMS_ORDINAL_SHIFT) | (hi - lo) : 0;
+        return active;
+    });
+    fms_block_prefix(sizes, buckets, segs, red);
+    for (u32 j = threadIdx.x; j < buckets; j += blockDim.x) {
+        slots[j] = sizes[j] ? (unsigned short)(segs[j] >> FMS_ORDINAL_SHIFT) : (unsigned short)FMS_NONE;
+    }
+    u32 flags = 0;
+    for (u32 i = threadIdx.x; i < (u32)r; i += blockDim.x) {
+        const u64 k = ranks[i];
+        const u32 b = fms_count_below<true>(starts, buckets, k) - 1;
+        info[2 * i + 1] = k - starts[b];
+        K klo, khi;
+        fms_bucket_range<K>(table, params, b, klo, khi);
+        if (klo == khi) {
+            results[i] = (u64)klo;  // one key: answered
+            info[2 * i] = ~0ull;
+            continue;
+        }
+        const u64 a = segs[b] >> FMS_ORDINAL_SHIFT;
+        info[2 * i] = a;
+        // Ranks sharing a bucket write the same words.
+        act[4 * a] = segs[b] & FMS_START_MASK;
+        act[4 * a + 1] = 0;
+        act[4 * a + 2] = (u64)klo;
+        act[4 * a + 3] = (u64)khi;
+        if (totals[b] > FMS_SEGMENT_MAX) flags |= FMS_TOO_BIG;
+    }
+    if (threadIdx.x == 0) {
+        if ((segs[buckets] & FMS_START_MASK) > cap2) flags |= FMS_FULL;
+        out[0] = segs[buckets] >> FMS_ORDINAL_SHIFT;
+        out[1] = segs[buckets] & FMS_START_MASK;
+        out[2] = totals[(u32)params[FMS_P_TOP]];
+    }
+    if (flags) atomicOr(status, flags);
+}
+
+// ---------------------------------------------------------------------------------------------
 // 6. The gather: the keys of the active buckets into their segments.
 
-// Blocks of FMS_BLOCK threads; dynamic shared memory: the slots (2 bytes a bucket). Tiles of
-// FMS_GATHER_KEYS keys a thread: each key of an active bucket gets its place in the tile from a
-// shared counter, the tile's places in each segment from one global atomic per active bucket.
+// Blocks of FMS_BLOCK threads; dynamic shared memory (gather_shared on the host): the slots (2
+// bytes a bucket), then for up to max_active active buckets their segments' starts, the tile's
+// bases and two sets of the tile's counts. Tiles of FMS_GATHER_KEYS keys a thread: each key of
+// an active bucket gets its place in the tile from a shared counter, the tile's places in each
+// segment from one global atomic per active bucket, so that every segment fills from one front.
+// (Fewer reservations, each block counting a range of several tiles first, were slower at 1001
+// active buckets: 0.85 ms against 0.71 for 2^24 kept keys on an H100, and 1.2 ms with one
+// range a block, whose many fronts leave partly written sectors to be evicted.)
 template <typename K>
 __device__ void fms_gather_impl(const K* __restrict__ keys, const u64* count, u64 cap, const u32* __restrict__ gtable,
                                 const u64* __restrict__ params, const unsigned short* __restrict__ gslots, u64* act,
-                                const u64* __restrict__ choice, K* __restrict__ out, const u32* status) {
+                                const u64* __restrict__ choice, u32 max_active, K* __restrict__ out,
+                                const u32* status) {
     extern __shared__ __align__(16) u32 fms_dyn[];
     __shared__ u32 table[FMS_TABLE];
-    __shared__ u32 tile_count[2][FMS_MAX_RANKS];
-    __shared__ u64 tile_base[FMS_MAX_RANKS];
-    __shared__ u64 seg_start[FMS_MAX_RANKS];
     if (*status) return;
     const u32 nact = (u32)choice[0];
     if (nact == 0) return;
+    if (nact > max_active) {
+        if (threadIdx.x == 0) atomicOr(const_cast<u32*>(status), FMS_FULL);
+        return;
+    }
+    // FMS_BUCKETS slots, then 8-byte aligned arrays of max_active entries.
+    u64* seg_start = reinterpret_cast<u64*>(fms_dyn + FMS_BUCKETS / 2);
+    u64* tile_base = seg_start + max_active;
+    u32* tile_count[2] = {reinterpret_cast<u32*>(tile_base + max_active),
+                          reinterpret_cast<u32*>(tile_base + max_active) + max_active};
     unsigned short* slots = reinterpret_cast<unsigned short*>(fms_dyn);
     const u32 buckets = (u32)params[FMS_P_BUCKETS];
     for (u32 i = threadIdx.x; i < FMS_TABLE; i += blockDim.x) table[i] = gtable[i];
@@ -778,13 +888,28 @@ __device__ void fms_final_impl(const K* __restrict__ segments, const u64* __rest
         while (width < sizeof(K) * 8 && (diff >> width) != 0) ++width;
         const u32 shift = width > 8 ? width - 8 : 0;
         fms_final_scan<K>(keys, m, klo, khi, shift, buf, hist, &fill, ext);
-        if (threadIdx.x == 0) {
-            u64 k = left[0];
-            u32 g = 0;
-            while (g < 255 && k >= hist[g]) {
-                k -= hist[g];
-                ++g;
+        // The digit holding the rank: the first warp sums eight digits a lane, and the lane
+        // whose run passes the rank walks its eight.
+        u32 g = 256;
+        u64 k = 0;
+        if (threadIdx.x < WARP_SIZE) {
+            const u32 lane = threadIdx.x;
+            u32 mine = 0;
+#pragma unroll
+            for (u32 j = 0; j < 8; ++j) mine += hist[lane * 8 + j];
+            const u32 incl = warp::inclusive_sum(mine);
+            const u32 past = __ballot_sync(FULL_MASK, (u64)incl > left[0]);
+            const u32 at = past ? (u32)__ffs(past) - 1 : WARP_SIZE - 1;
+            if (lane == at) {
+                k = left[0] - (incl - mine);
+                g = lane * 8;
+                while (g < lane * 8 + 7 && k >= hist[g]) {
+                    k -= hist[g];
+                    ++g;
+                }
             }
+        }
+        if (g < 256) {
             const K base = width >= sizeof(K) * 8 ? (K)0 : (klo >> width) << width;
             K nlo = base | ((K)g << shift);
             K nhi = nlo + (((K)1 << shift) - 1);
@@ -823,14 +948,27 @@ __device__ void fms_final_impl(const K* __restrict__ segments, const u64* __rest
     extern "C" __global__ void __launch_bounds__(FMS_BLOCK)                                          \
         fms_subset_##NAME(const T* x, u64 n, const u32* table, const u64* params, u32 group,      \
                           u64 seed, u32* partial) {                                                  \
-        fms_pass_impl<T, false>(x, n, table, params, nullptr, group, seed, partial, nullptr, 0,     \
-                                nullptr, nullptr);                                                   \
+        fms_pass_impl<T, FMS_SUBSET>(x, n, table, params, nullptr, group, seed, partial, nullptr, 0, \
+                                     nullptr, nullptr);                                              \
     }                                                                                                \
     extern "C" __global__ void __launch_bounds__(FMS_BLOCK, 2)                                       \
         fms_fused_##NAME(const T* x, u64 n, const u32* table, const u64* params, const u32* marks,\
                          u32* partial, KeyOf<T>::type* out, u64 cap, u64* out_count,                \
                          const u32* status) {                                                        \
-        fms_pass_impl<T, true>(x, n, table, params, marks, 1, 0, partial, out, cap, out_count, status); \
+        fms_pass_impl<T, FMS_FUSED>(x, n, table, params, marks, 1, 0, partial, out, cap, out_count,  \
+                                    status);                                                         \
+    }                                                                                                \
+    extern "C" __global__ void __launch_bounds__(FMS_BLOCK, 2)                                       \
+        fms_count_##NAME(const T* x, u64 n, const u32* table, const u64* params, u32* partial,     \
+                         const u32* status) {                                                        \
+        fms_pass_impl<T, FMS_COUNT>(x, n, table, params, nullptr, 1, 0, partial, nullptr, 0, nullptr,\
+                                    status);                                                         \
+    }                                                                                                \
+    extern "C" __global__ void __launch_bounds__(FMS_BLOCK, 2)                                       \
+        fms_append_##NAME(const T* x, u64 n, const u32* table, const u64* params, const u32* marks,\
+                          KeyOf<T>::type* out, u64 cap, u64* out_count, const u32* status) {        \
+        fms_pass_impl<T, FMS_APPEND>(x, n, table, params, marks, 1, 0, nullptr, out, cap, out_count, \
+                                     status);                                                        \
     }
 KSELECT_FOR_EACH_TYPE(FUSED_MULTISELECT_KERNELS)
 
@@ -843,11 +981,20 @@ KSELECT_FOR_EACH_TYPE(FUSED_MULTISELECT_KERNELS)
         fms_choose_impl<K>(totals, table, params, marks, ranks, r, written, cap, cap2, starts, slots, \
                            act, info, out, results, status);                                         \
     }                                                                                                \
+    extern "C" __global__ void __launch_bounds__(FMS_PLAN_THREADS)                                   \
+        fms_settle_##NAME(const u64* totals, const u32* table, const u64* params, const u64* ranks, \
+                          u64 r, u64 cap2, u64* starts, u64* sizes, u64* segs, u32* marks,          \
+                          unsigned short* slots, u64* act, u64* info, u64* out, u64* results,       \
+                          u32* status) {                                                             \
+        fms_settle_impl<K>(totals, table, params, ranks, r, cap2, starts, sizes, segs, marks, slots, \
+                           act, info, out, results, status);                                         \
+    }                                                                                                \
     extern "C" __global__ void __launch_bounds__(FMS_BLOCK)                                          \
         fms_gather_##NAME(const K* keys, const u64* count, u64 cap, const u32* table,             \
                           const u64* params, const unsigned short* slots, u64* act,                 \
-                          const u64* choice, K* out, const u32* status) {                           \
-        fms_gather_impl<K>(keys, count, cap, table, params, slots, act, choice, out, status);       \
+                          const u64* choice, u32 max_active, K* out, const u32* status) {           \
+        fms_gather_impl<K>(keys, count, cap, table, params, slots, act, choice, max_active, out,    \
+                           status);                                                                  \
     }                                                                                                \
     extern "C" __global__ void __launch_bounds__(FMS_FINAL_THREADS)                                  \
         fms_final_##NAME(const K* segments, const u64* act, const u64* info, u64* results,          \

@@ -267,9 +267,10 @@ registry! {
     /// Fused bucket multiselection: bucketMultiSelect's count and write in one pass over the
     /// input, the buckets to write predicted by a count over a subset of it (a quarter to a
     /// sixteenth); then the ranks' buckets gathered from the written keys and selected on chip,
-    /// one block a rank. For up to 256 ranks on large inputs (others run iterative bucket
-    /// multiselection). CUDA only; the CPU's bucketMultiSelect fuses its passes the same way for
-    /// a few ranks.
+    /// one block a rank. For up to 256 ranks on large inputs; up to 2048, or where the
+    /// prediction cannot pay, an exact count then a scatter of the ranks' buckets (others run
+    /// iterative bucket multiselection). CUDA only; the CPU's bucketMultiSelect fuses its passes
+    /// the same way for a few ranks.
     FusedMultiselect => bucket_multi::FusedMultiselect, "fused-multiselect", ["fusedmultiselect", "fused-multi-select", "fused"];
 }
 

@@ -71,9 +71,10 @@ impl RankSpread {
 /// - Ranks so dense that sorting is as cheap (at least `n / 16` of them, spread rather than
 ///   clustered: in at least half as many parts of the rank range as they could fill) in more
 ///   than [`AUTO_SORT_ON_CHIP_UP_TO`] values: sort&choose.
-/// - Up to 256 distinct ranks from [`AUTO_FUSED_FROM`] values: fused bucket multiselection (one
-///   pass over the input after a subset count; it runs the iterative form itself where its
-///   prediction cannot pay or fails).
+/// - Up to 2048 distinct ranks from [`AUTO_FUSED_FROM`] values: fused bucket multiselection (up
+///   to 256, one pass over the input after a subset count; where that prediction cannot pay, an
+///   exact count and a scatter of the ranks' buckets; it runs the iterative form itself where
+///   both fail).
 /// - Otherwise iterative bucket multiselection: two passes over the input whatever the number
 ///   of ranks, then work on the buckets that hold them (their number grows with the ranks'
 ///   spread, not their count).
@@ -92,7 +93,7 @@ pub(crate) fn auto_algorithm(n: usize, spread: RankSpread) -> Algorithm {
         && spread.clusters >= spread.distinct.min(SPREAD_PARTS) / 2
     {
         Algorithm::SortChoose
-    } else if n >= AUTO_FUSED_FROM && spread.distinct <= bucket_multi::fused::MAX_RANKS {
+    } else if n >= AUTO_FUSED_FROM && spread.distinct <= bucket_multi::fused::MAX_EXACT_RANKS {
         Algorithm::FusedMultiselect
     } else {
         Algorithm::IterativeBucketMultiselect
@@ -151,7 +152,7 @@ mod tests {
         assert_eq!(RankSpread::of(5, &[4, 0, 4]).distinct, 2);
     }
 
-    /// One or two ranks keep the one-rank algorithms; up to 256 on large inputs go to the fused
+    /// One or two ranks keep the one-rank algorithms; up to 2048 on large inputs go to the fused
     /// bucket multiselection, more to the iterative one, or to sort&choose when they cover the
     /// input densely.
     #[test]
@@ -167,6 +168,10 @@ mod tests {
         );
         assert_eq!(
             auto_algorithm(1 << 28, RankSpread::even(1001)),
+            Algorithm::FusedMultiselect
+        );
+        assert_eq!(
+            auto_algorithm(1 << 28, RankSpread::even(4095)),
             Algorithm::IterativeBucketMultiselect
         );
         assert_eq!(

@@ -27,19 +27,27 @@
 //! the ranks are selected by iterative bucket multiselection instead: the result is exact, and
 //! the extra cost is bounded by the work done before (about two reads of the input).
 //!
-//! Runs with more than [`MAX_RANKS`] distinct ranks, on fewer than [`MIN_LEN`] values, or whose
-//! expected kept share exceeds 11 % even with `G = 2` (the windows grow as `√n` per rank: 101
-//! percentiles need about 2^24 values) are iterative bucket multiselections.
+//! Runs with more than [`MAX_RANKS`] distinct ranks, or whose expected kept share exceeds 11 %
+//! even with `G = 2` (the windows grow as `√n` per rank: 101 percentiles need about 2^24
+//! values), take the exact form, up to [`MAX_EXACT_RANKS`] distinct ranks: the plan, then a pass
+//! counting every element, whose exact totals give each rank's bucket; a second pass appends
+//! the keys of those buckets, and the gather and the final step follow as above. Two reads of
+//! the input and no prediction; 1001 percentiles keep about 6 % of it. (Moving the keys straight
+//! to their segments from the second pass, each block to its place in each, was slower: every
+//! key a scattered write whose sector the streaming input evicts before it fills.) Runs on fewer than [`MIN_LEN`]
+//! values or with more ranks are iterative bucket multiselections, as are runs whose form
+//! failed.
 //!
 //! Workspace: `n / 6` keys for the kept keys, up to `8·r·n / 16384` keys for the active
-//! buckets' segments, per-block bucket counts (`64 KiB` a block of the fused pass), and about
-//! `300 KiB` of words.
+//! buckets' segments (the exact form: `n / 3`), per-block bucket counts (`64 KiB` a block of
+//! the fused pass), and about `300 KiB` of words (the exact form: `900 KiB`).
 
 use super::iterative;
 use crate::device::cuda::driver_error;
 use crate::device::cuda::kernels::fused_multiselect::{
-    fms_choose, fms_final, fms_fused, fms_gather, fms_plan, fms_predict, fms_subset, fms_totals,
-    BLOCK, BUCKETS, CHOICE, MARK_WORDS, ONE_BLOCK, PARAMS, TABLE, TOTAL_GROUP,
+    fms_append, fms_choose, fms_count, fms_final, fms_fused, fms_gather, fms_plan, fms_predict,
+    fms_settle, fms_subset, fms_totals, gather_shared, BLOCK, BUCKETS, CHOICE, MARK_WORDS,
+    ONE_BLOCK, PARAMS, TABLE, TOTAL_GROUP,
 };
 use crate::device::cuda::kernels::{as_u32_words, kernel_name, key_suffix, FUSED_MULTISELECT};
 use crate::device::cuda::launch::{allow_shared, config, shaped, shared_memory};
@@ -48,8 +56,12 @@ use crate::device::DeviceBuffer;
 use crate::element::{Element, RadixKey};
 use crate::error::Result;
 use crate::select::prediction;
+use cudarc::driver::{CudaFunction, CudaSlice, CudaViewMut};
 
 pub(crate) use crate::device::cuda::kernels::fused_multiselect::MAX_RANKS;
+
+/// Distinct ranks an exact run takes: their buckets hold about an eighth of the input.
+pub(crate) const MAX_EXACT_RANKS: usize = 2048;
 
 /// Inputs shorter than this are iterative bucket multiselections.
 pub(crate) const MIN_LEN: usize = 1 << 20;
@@ -79,12 +91,14 @@ struct Layout {
     ranks: usize,
     act: usize,
     info: usize,
+    segs: usize,
     len: usize,
 }
 
 impl Layout {
-    /// The layout for `r` ranks, from the subset's totals at 0. The status, the choice and the
-    /// results are adjacent: the host reads them with one copy.
+    /// The layout for `r` ranks, from the subset's totals (the exact form: the active buckets'
+    /// sizes) at 0. The status, the choice and the results are adjacent: the host reads them
+    /// with one copy.
     fn new(r: usize) -> Layout {
         let totals = BUCKETS;
         let count = totals + BUCKETS;
@@ -96,6 +110,7 @@ impl Layout {
         let ranks = starts + BUCKETS + 1;
         let act = ranks + r;
         let info = act + 4 * r;
+        let segs = info + 2 * r;
         Layout {
             totals,
             count,
@@ -107,9 +122,60 @@ impl Layout {
             ranks,
             act,
             info,
-            len: info + 2 * r,
+            segs,
+            len: segs + BUCKETS + 1,
         }
     }
+}
+
+/// A run's words split into their regions (see [`Layout`]).
+struct Regions<'a> {
+    /// The subset's totals (the exact form: the active buckets' sizes).
+    first: CudaViewMut<'a, u64>,
+    totals: CudaViewMut<'a, u64>,
+    count: CudaViewMut<'a, u64>,
+    params: CudaViewMut<'a, u64>,
+    status: CudaViewMut<'a, u64>,
+    choice: CudaViewMut<'a, u64>,
+    results: CudaViewMut<'a, u64>,
+    starts: CudaViewMut<'a, u64>,
+    ranks: CudaViewMut<'a, u64>,
+    act: CudaViewMut<'a, u64>,
+    info: CudaViewMut<'a, u64>,
+    segs: CudaViewMut<'a, u64>,
+}
+
+/// Splits a run's `words` (a `CudaSlice<u64>` of at least `lay.len`) by `lay` into `$out`, a
+/// [`Regions`] borrowing them; the intermediate views live in the caller's scope.
+macro_rules! split_regions {
+    ($lay:expr, $words:expr => $out:ident) => {
+        let lay: &Layout = &$lay;
+        let (first, mut rest) = $words.split_at_mut(lay.totals);
+        let (totals, mut rest) = rest.split_at_mut(lay.count - lay.totals);
+        let (count, mut rest) = rest.split_at_mut(lay.params - lay.count);
+        let (params, mut rest) = rest.split_at_mut(lay.status - lay.params);
+        let (status, mut rest) = rest.split_at_mut(lay.choice - lay.status);
+        let (choice, mut rest) = rest.split_at_mut(lay.results - lay.choice);
+        let (results, mut rest) = rest.split_at_mut(lay.starts - lay.results);
+        let (starts, mut rest) = rest.split_at_mut(lay.ranks - lay.starts);
+        let (ranks, mut rest) = rest.split_at_mut(lay.act - lay.ranks);
+        let (act, mut rest) = rest.split_at_mut(lay.info - lay.act);
+        let (info, segs) = rest.split_at_mut(lay.segs - lay.info);
+        let $out = Regions {
+            first,
+            totals,
+            count,
+            params,
+            status,
+            choice,
+            results,
+            starts,
+            ranks,
+            act,
+            info,
+            segs,
+        };
+    };
 }
 
 /// The elements of `ranks` (not empty, all `< buf.len()`) and the NaN count.
@@ -120,10 +186,17 @@ pub(crate) fn multiselect<T: Element>(
     let mut distinct = ranks.to_vec();
     distinct.sort_unstable();
     distinct.dedup();
-    if buf.len() < MIN_LEN || distinct.len() > MAX_RANKS {
+    if buf.len() < MIN_LEN || distinct.len() > MAX_EXACT_RANKS {
         return iterative::multiselect(buf, ranks);
     }
-    match fused_run(buf, &distinct)? {
+    let mut outcome = Err(0);
+    if distinct.len() <= MAX_RANKS {
+        outcome = fused_run(buf, &distinct)?;
+    }
+    if outcome == Err(0) {
+        outcome = exact_run(buf, &distinct)?;
+    }
+    match outcome {
         Ok((keys, top)) => {
             let values = ranks
                 .iter()
@@ -172,26 +245,238 @@ pub(crate) type Outcome = std::result::Result<(Vec<u64>, usize), u32>;
 /// The most device memory [`multiselect`] takes on `dev` for `n` values of `T` and `ranks`
 /// ranks: a fused run's buffers (its words, marks, table and slots, the per-block counts of at
 /// most `2048 / BLOCK` blocks a multiprocessor, the kept keys and the active buckets' keys, each
-/// at most `n / 6`), or iterative bucket multiselection where the run does not go or fails.
+/// at most `n / 6`), an exact run's (the same buffers, the two workspaces at most `n / 3` keys
+/// each), or iterative bucket multiselection where neither goes or both fail; each after the
+/// other.
 pub(crate) fn workspace<T: Element>(
     dev: &CudaDevice,
     n: usize,
     ranks: usize,
 ) -> Result<MemoryNeed> {
     let iterative = super::workspace::iterative::<T>(dev, n, ranks)?;
-    if n < MIN_LEN || ranks > MAX_RANKS {
+    if n < MIN_LEN || ranks > MAX_EXACT_RANKS {
         return Ok(iterative);
     }
     let blocks = dev.multiprocessors().max(1) * (2048 / BLOCK as usize);
+    let exact = MemoryNeed::of::<u64>(Layout::new(ranks).len)
+        .and(MemoryNeed::of::<u32>(MARK_WORDS))
+        .and(MemoryNeed::of::<u32>(TABLE))
+        .and(MemoryNeed::of::<u16>(BUCKETS))
+        .and(MemoryNeed::of::<u32>(blocks * BUCKETS))
+        .and(MemoryNeed::of::<T::Key>(exact_capacity(n)))
+        .and(MemoryNeed::of::<T::Key>(exact_capacity(n)));
+    if ranks > MAX_RANKS {
+        return Ok(exact.or(iterative));
+    }
     let cap = n / 6;
-    let run = MemoryNeed::of::<u64>(Layout::new(ranks).len)
+    let predicted = MemoryNeed::of::<u64>(Layout::new(ranks).len)
         .and(MemoryNeed::of::<u32>(MARK_WORDS))
         .and(MemoryNeed::of::<u32>(TABLE))
         .and(MemoryNeed::of::<u16>(BUCKETS))
         .and(MemoryNeed::of::<u32>(blocks * BUCKETS))
         .and(MemoryNeed::of::<T::Key>(cap))
         .and(MemoryNeed::of::<T::Key>(cap));
-    Ok(run.or(iterative))
+    Ok(predicted.or(exact).or(iterative))
+}
+
+/// The keys an exact run's segments hold at most: the active buckets' keys, about
+/// `r / buckets` of the input (an eighth for the most ranks), more where the plan's buckets
+/// are uneven (each bin's are a power of two: up to 1.4 times a bucket's share either way, and
+/// halved where the powers overflow the budget) or its sample fits the input less well; a run
+/// whose active buckets hold more fails (the iterative form runs).
+fn exact_capacity(n: usize) -> usize {
+    (n / 3).max(1)
+}
+
+/// Blocks of [`BLOCK`] threads of `f` a multiprocessor holds at once with `shared` bytes of
+/// dynamic shared memory each (at least one).
+fn occupancy(f: &CudaFunction, shared: usize) -> Result<usize> {
+    Ok(
+        f.occupancy_max_active_blocks_per_multiprocessor(BLOCK, shared, None)
+            .map_err(|e| driver_error("reading a kernel's occupancy", e))?
+            .max(1) as usize,
+    )
+}
+
+/// A pass's grid: as many blocks of `f` as fit on the device at once with `shared` bytes of
+/// dynamic shared memory each, and the multiprocessors.
+fn pass_grid(dev: &CudaDevice, f: &CudaFunction, shared: usize) -> Result<(usize, usize)> {
+    let sms = dev.multiprocessors().max(1);
+    Ok((sms * occupancy(f, shared)?, sms))
+}
+
+/// One exact run over the distinct, ascending `ranks` (see the module docs): a count pass, the
+/// settlement of each rank's bucket, a pass appending those buckets' keys, the gather into
+/// segments and the final step; no prediction, two reads of the input.
+pub(crate) fn exact_run<T: Element>(buf: &DeviceBuffer<T>, ranks: &[usize]) -> Result<Outcome> {
+    let dev = buf.device();
+    let stream = dev.stream();
+    let x = buf.as_slice().as_view();
+    let n = x.len();
+    let r = ranks.len();
+    let max_buckets = bucket_budget(dev)?;
+    if max_buckets < 4096 {
+        return Ok(Err(0));
+    }
+    let suffix = key_suffix::<T::Key>();
+    let f = |name: &str| dev.function(&FUSED_MULTISELECT, name);
+    let count_fn = f(&kernel_name("fms_count", T::DTYPE))?;
+    let append_fn = f(&kernel_name("fms_append", T::DTYPE))?;
+    let gather_fn = f(&format!("fms_gather_{suffix}"))?;
+    let pass_shared = max_buckets * 4;
+    allow_shared(&count_fn, pass_shared)?;
+    allow_shared(&append_fn, pass_shared)?;
+    let gather_bytes = gather_shared(r);
+    allow_shared(&gather_fn, gather_bytes)?;
+    let (blocks, sms) = pass_grid(dev, &count_fn, pass_shared)?;
+    let gather_blocks = sms * occupancy(&gather_fn, gather_bytes)?;
+
+    let lay = Layout::new(r);
+    let mut words = dev.alloc_zeros::<u64>(lay.len, "the exact multiselection words")?;
+    let mut marks = dev.alloc_zeros::<u32>(MARK_WORDS, "the exact multiselection marks")?;
+    let host_ranks: Vec<u64> = ranks.iter().map(|&k| k as u64).collect();
+    stream
+        .memcpy_htod(&host_ranks, &mut words.slice_mut(lay.ranks..lay.ranks + r))
+        .map_err(|e| driver_error("copying the ranks", e))?;
+    let mut table = dev.alloc::<u32>(TABLE, "the bucket table")?;
+    let mut slots = dev.alloc::<u16>(BUCKETS, "the active bucket slots")?;
+    let mut partial = dev.alloc::<u32>(blocks * max_buckets, "the per-block bucket counts")?;
+    let cap = exact_capacity(n);
+    let mut copies = dev.alloc::<T::Key>(cap, "the kept keys")?;
+    let mut segments = dev.alloc::<T::Key>(cap, "the active buckets' keys")?;
+
+    {
+        split_regions!(lay, words => regions);
+        let Regions {
+            first: mut sizes,
+            mut totals,
+            mut count,
+            mut params,
+            status: mut status_word,
+            mut choice,
+            mut results,
+            mut starts,
+            ranks: ranks_v,
+            mut act,
+            mut info,
+            mut segs,
+        } = regions;
+        let mut status = as_u32_words(&mut status_word);
+        let mut marks = marks.as_view_mut();
+        let ranks_v = ranks_v.as_view();
+
+        let (n64, r64, cap64) = (n as u64, r as u64, cap as u64);
+        let pass = shaped(blocks, 1, BLOCK, pass_shared);
+        fms_plan(
+            dev,
+            config(1, ONE_BLOCK),
+            &x,
+            n64,
+            SEED,
+            max_buckets as u32,
+            &mut table,
+            &mut params,
+        )?;
+        let params = params.as_view();
+        fms_count(
+            dev,
+            pass,
+            &x,
+            n64,
+            &table,
+            &params,
+            &mut partial,
+            &status.as_view(),
+        )?;
+        fms_totals(
+            dev,
+            shaped(BUCKETS / 256, blocks.div_ceil(TOTAL_GROUP), 256, 0),
+            &partial,
+            blocks as u64,
+            &params,
+            &mut totals,
+            &status.as_view(),
+        )?;
+        fms_settle::<T::Key>(
+            dev,
+            config(1, ONE_BLOCK),
+            &totals.as_view(),
+            &table,
+            &params,
+            &ranks_v,
+            r64,
+            cap64,
+            &mut starts,
+            &mut sizes,
+            &mut segs,
+            &mut marks,
+            &mut slots,
+            &mut act,
+            &mut info,
+            &mut choice,
+            &mut results,
+            &mut status,
+        )?;
+        fms_append(
+            dev,
+            pass,
+            &x,
+            n64,
+            &table,
+            &params,
+            &marks.as_view(),
+            &mut copies,
+            cap64,
+            &mut count,
+            &status.as_view(),
+        )?;
+        fms_gather(
+            dev,
+            shaped(gather_blocks, 1, BLOCK, gather_bytes),
+            &copies,
+            &count.as_view(),
+            cap64,
+            &table,
+            &params,
+            &slots,
+            &mut act,
+            &choice.as_view(),
+            r as u32,
+            &mut segments,
+            &status.as_view(),
+        )?;
+        fms_final(
+            dev,
+            config(r, ONE_BLOCK),
+            &segments,
+            &act.as_view(),
+            &info.as_view(),
+            &mut results,
+            &mut status,
+        )?;
+    }
+    read_outcome(dev, &words, &lay, r)
+}
+
+/// The outcome of a run from its words: the status, the choice and the results in one copy.
+fn read_outcome(
+    dev: &CudaDevice,
+    words: &CudaSlice<u64>,
+    lay: &Layout,
+    r: usize,
+) -> Result<Outcome> {
+    let head = dev
+        .stream()
+        .clone_dtoh(&words.slice(lay.status..lay.results + r))
+        .map_err(|e| driver_error("reading the multiselection results", e))?;
+    // The status is the word's low half; its high half stays zero.
+    let status = head[0] as u32;
+    if status != 0 {
+        return Ok(Err(status));
+    }
+    let choice = &head[lay.choice - lay.status..];
+    let top = choice[2] as usize;
+    Ok(Ok((choice[lay.results - lay.choice..].to_vec(), top)))
 }
 
 /// One fused run over the distinct, ascending `ranks` (see the module docs).
@@ -217,18 +502,10 @@ pub(crate) fn fused_run<T: Element>(buf: &DeviceBuffer<T>, ranks: &[usize]) -> R
     let pass_shared = max_buckets * 4;
     allow_shared(&subset_fn, pass_shared)?;
     allow_shared(&fused_fn, pass_shared)?;
-    let gather_shared = BUCKETS * 2;
-    allow_shared(&gather_fn, gather_shared)?;
-    let per_sm = fused_fn
-        .occupancy_max_active_blocks_per_multiprocessor(BLOCK, pass_shared, None)
-        .map_err(|e| driver_error("reading the fused pass's occupancy", e))?
-        .max(1) as usize;
-    let gather_per_sm = gather_fn
-        .occupancy_max_active_blocks_per_multiprocessor(BLOCK, gather_shared, None)
-        .map_err(|e| driver_error("reading the gather's occupancy", e))?
-        .max(1) as usize;
-    let sms = dev.multiprocessors().max(1);
-    let blocks = sms * per_sm;
+    let gather_bytes = gather_shared(r);
+    allow_shared(&gather_fn, gather_bytes)?;
+    let (blocks, sms) = pass_grid(dev, &fused_fn, pass_shared)?;
+    let gather_per_sm = occupancy(&gather_fn, gather_bytes)?;
 
     let lay = Layout::new(r);
     let mut words = dev.alloc_zeros::<u64>(lay.len, "the fused multiselection words")?;
@@ -246,17 +523,21 @@ pub(crate) fn fused_run<T: Element>(buf: &DeviceBuffer<T>, ranks: &[usize]) -> R
     let mut segments = dev.alloc::<T::Key>(cap2, "the active buckets' keys")?;
 
     {
-        // The regions of the words, in the order `Layout` gives them.
-        let (mut sub_totals, mut rest) = words.split_at_mut(lay.totals);
-        let (mut totals, mut rest) = rest.split_at_mut(lay.count - lay.totals);
-        let (mut count, mut rest) = rest.split_at_mut(lay.params - lay.count);
-        let (mut params, mut rest) = rest.split_at_mut(lay.status - lay.params);
-        let (mut status_word, mut rest) = rest.split_at_mut(lay.choice - lay.status);
-        let (mut choice, mut rest) = rest.split_at_mut(lay.results - lay.choice);
-        let (mut results, mut rest) = rest.split_at_mut(lay.starts - lay.results);
-        let (mut starts, mut rest) = rest.split_at_mut(lay.ranks - lay.starts);
-        let (ranks_v, mut rest) = rest.split_at_mut(lay.act - lay.ranks);
-        let (mut act, mut info) = rest.split_at_mut(lay.info - lay.act);
+        split_regions!(lay, words => regions);
+        let Regions {
+            first: mut sub_totals,
+            mut totals,
+            mut count,
+            mut params,
+            status: mut status_word,
+            mut choice,
+            mut results,
+            mut starts,
+            ranks: ranks_v,
+            mut act,
+            mut info,
+            ..
+        } = regions;
         let mut status = as_u32_words(&mut status_word);
         let mut marks = marks.as_view_mut();
         let ranks_v = ranks_v.as_view();
@@ -357,7 +638,7 @@ pub(crate) fn fused_run<T: Element>(buf: &DeviceBuffer<T>, ranks: &[usize]) -> R
         )?;
         fms_gather(
             dev,
-            shaped(sms * gather_per_sm, 1, BLOCK, gather_shared),
+            shaped(sms * gather_per_sm, 1, BLOCK, gather_bytes),
             &copies,
             &count.as_view(),
             cap64,
@@ -366,6 +647,7 @@ pub(crate) fn fused_run<T: Element>(buf: &DeviceBuffer<T>, ranks: &[usize]) -> R
             &slots,
             &mut act,
             &choice.as_view(),
+            r as u32,
             &mut segments,
             &status.as_view(),
         )?;
@@ -379,15 +661,5 @@ pub(crate) fn fused_run<T: Element>(buf: &DeviceBuffer<T>, ranks: &[usize]) -> R
             &mut status,
         )?;
     }
-    let head = stream
-        .clone_dtoh(&words.slice(lay.status..lay.results + r))
-        .map_err(|e| driver_error("reading the fused multiselection results", e))?;
-    // The status is the word's low half; its high half stays zero.
-    let status = head[0] as u32;
-    if status != 0 {
-        return Ok(Err(status));
-    }
-    let choice = &head[lay.choice - lay.status..];
-    let top = choice[2] as usize;
-    Ok(Ok((choice[lay.results - lay.choice..].to_vec(), top)))
+    read_outcome(dev, &words, &lay, r)
 }

@@ -6,7 +6,7 @@ use super::iterative;
 use crate::device::cuda::tests::gpu;
 use crate::device::cuda::CudaDevice;
 use crate::device::DeviceBuffer;
-use crate::element::Element;
+use crate::element::{Element, RadixKey};
 use crate::error::Result;
 use crate::random::SplitMix64;
 use crate::select::host::testing::{inputs, many_level_inputs, Gen};
@@ -244,9 +244,9 @@ fn profile_iterative_phases() {
 }
 
 /// The fused multiselection against sort&choose on every adversarial input of every type at
-/// 2^22 values (rank sets it fuses, up to 41 ranks, and sets it hands on), and with 101 and 256
-/// percentiles at 2^24 values of the floats; on inputs without heavy repeats the fused run
-/// itself must succeed (no fallback).
+/// 2^22 values (rank sets it fuses, up to 41 ranks, and sets it hands on), and with 101 to 2048
+/// percentiles at 2^24 values of the floats; its exact form the same on every set it takes; on
+/// inputs without heavy repeats the fused run and the exact one must succeed (no fallback).
 #[test]
 fn gpu_fused_matches_sort_on_every_input() {
     use super::fused;
@@ -296,6 +296,31 @@ fn gpu_fused_matches_sort_on_every_input() {
                     let run = fused::fused_run(&buf, &distinct).unwrap();
                     assert!(run.is_ok(), "{context}: the fused run fell back: {run:?}");
                 }
+                // The exact form on every set, whichever form the set would take.
+                if distinct.len() <= fused::MAX_EXACT_RANKS {
+                    match fused::exact_run(&buf, &distinct).unwrap() {
+                        Ok((got, top)) => {
+                            for (&k, &key) in distinct.iter().zip(&got) {
+                                assert!(
+                                    key == keys[k].to_u64(),
+                                    "{context} k={k}: the exact form found {:?}, want {:?}",
+                                    T::from_key(T::Key::from_u64(key)),
+                                    T::from_key(keys[k])
+                                );
+                            }
+                            if T::DTYPE.is_float() {
+                                assert_eq!(top, nans, "{context}: the exact form's NaN count");
+                            }
+                        }
+                        // Up to 1001 ranks the active buckets stay far below the
+                        // workspace; 2048 of them may fill it where the plan's buckets are
+                        // uneven (the caller then runs the iterative form).
+                        Err(status) => assert!(
+                            !spread.contains(&name) || distinct.len() > 1001,
+                            "{context}: the exact run fell back: {status}"
+                        ),
+                    }
+                }
             }
             assert_unchanged(&buf, &data, &format!("{} {name}", T::DTYPE));
         }
@@ -320,7 +345,12 @@ fn gpu_fused_matches_sort_on_every_input() {
     check::<u32>(&dev, n, &sets, None);
     check::<u64>(&dev, n, &sets, None);
     let n = (1 << 24) + 5;
-    let sets: Vec<(&str, Vec<usize>)> = vec![("101", even(n, 101)), ("256", even(n, 256))];
+    let sets: Vec<(&str, Vec<usize>)> = vec![
+        ("101", even(n, 101)),
+        ("256", even(n, 256)),
+        ("1001", even(n, 1001)),
+        ("2048", even(n, 2048)),
+    ];
     let names: &[&str] = &[
         "unit",
         "sorted",

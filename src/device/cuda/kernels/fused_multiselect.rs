@@ -1,6 +1,7 @@
 //! Launchers of `kernels/fused_multiselect.cu` (fused bucket multiselection): the plan, the
 //! subset count, the fused count-and-write pass, the totals, the prediction, the choice, the
-//! gather and the final sorts. Every kernel after the plan returns at once once the status
+//! gather and the final sorts; for the exact form, the count pass, the settlement and the
+//! appending pass. Every kernel after the plan returns at once once the status
 //! word records a failure.
 
 use cudarc::driver::{CudaSlice, CudaView, CudaViewMut};
@@ -29,6 +30,13 @@ pub(crate) const PARAMS: usize = 4;
 pub(crate) const CHOICE: usize = 3;
 /// Words of the bucket mark bits (`FMS_BUCKETS / 32`).
 pub(crate) const MARK_WORDS: usize = BUCKETS / 32;
+
+/// The gather's dynamic shared memory for `max_active` active buckets: two bytes a bucket for
+/// the slots, then 24 bytes an active bucket (its segment's start, the tile's base in it, two
+/// counts).
+pub(crate) fn gather_shared(max_active: usize) -> usize {
+    BUCKETS * 2 + max_active * 24
+}
 
 launchers! {
     /// The plan, one block of [`ONE_BLOCK`] threads: from a 16384-element sample of `x[0..n)`
@@ -67,7 +75,31 @@ launchers! {
             marks.len() >= MARK_WORDS, out.len() as u64 >= cap, !out_count.is_empty(),
             !status.is_empty();
 
-    /// `totals[c] +=` the counts of bucket `c` in a group of [`TOTAL_GROUP`] of the `blocks`
+    /// The exact form's count pass, blocks of [`BLOCK`] threads: every element counted in its
+    /// bucket, per block, into row `blockIdx.x` of `partial` (the plan's buckets a row).
+    fn fms_count[T: Element](x: dev &CudaView<'_, T>, n: val u64, table: dev &CudaSlice<u32>,
+                             params: dev &CudaView<'_, u64>, partial: dev &mut CudaSlice<u32>,
+                             status: dev &CudaView<'_, u32>)
+        from FUSED_MULTISELECT as kernel_name("fms_count", T::DTYPE);
+        requires @shape: shape.block_dim == (BLOCK, 1, 1),
+            x.len() as u64 >= n, table.len() >= TABLE, params.len() >= PARAMS,
+            !status.is_empty();
+
+    /// The exact form's second pass, blocks of [`BLOCK`] threads: the keys of the buckets
+    /// marked in `marks` appended to `out[0..cap)` through `out_count` (in no order), nothing
+    /// counted.
+    fn fms_append[T: Element](x: dev &CudaView<'_, T>, n: val u64, table: dev &CudaSlice<u32>,
+                              params: dev &CudaView<'_, u64>, marks: dev &CudaView<'_, u32>,
+                              out: dev &mut CudaSlice<T::Key>, cap: val u64,
+                              out_count: dev &mut CudaViewMut<'_, u64>,
+                              status: dev &CudaView<'_, u32>)
+        from FUSED_MULTISELECT as kernel_name("fms_append", T::DTYPE);
+        requires @shape: shape.block_dim == (BLOCK, 1, 1),
+            x.len() as u64 >= n, table.len() >= TABLE, params.len() >= PARAMS,
+            marks.len() >= MARK_WORDS, out.len() as u64 >= cap, !out_count.is_empty(),
+            !status.is_empty();
+
+    /// `totals[c] += of bucket `c` in a group of [`TOTAL_GROUP`] of the `blocks`
     /// rows of `partial` (`blockIdx.y` the group), one thread a bucket; `totals` zero on entry.
     fn fms_totals(partial: dev &CudaSlice<u32>, blocks: val u64, params: dev &CudaView<'_, u64>,
                   totals: dev &mut CudaViewMut<'_, u64>, status: dev &CudaView<'_, u32>)
@@ -116,17 +148,45 @@ launchers! {
             act.len() as u64 >= 4 * r, info.len() as u64 >= 2 * r, out.len() >= CHOICE,
             results.len() as u64 >= r, !status.is_empty();
 
-    /// The gather, blocks of [`BLOCK`] threads: the keys of the active buckets among the
-    /// `count` (at most `cap`) kept `keys` moved to their segments of `out`. Dynamic shared
-    /// memory: the slots, two bytes a bucket.
+    /// The exact form's settlement, one block of [`ONE_BLOCK`] threads: from the exact
+    /// `totals`, their prefix sums (`starts`), the active buckets (those holding one of the `r`
+    /// ranks and more than one key: `marks`, zero on entry) and, through `sizes` and `segs`
+    /// (scratch), each one's index in `slots` and segment in a workspace of `cap2` keys; per
+    /// rank its active bucket and rank inside (`info`, two words a rank) and per active bucket
+    /// its segment and key range (`act`, four words each); `out` and the results known without
+    /// a sort as [`fms_choose`].
+    fn fms_settle[K: RadixKey](totals: dev &CudaView<'_, u64>, table: dev &CudaSlice<u32>,
+                               params: dev &CudaView<'_, u64>, ranks: dev &CudaView<'_, u64>,
+                               r: val u64, cap2: val u64, starts: dev &mut CudaViewMut<'_, u64>,
+                               sizes: dev &mut CudaViewMut<'_, u64>,
+                               segs: dev &mut CudaViewMut<'_, u64>,
+                               marks: dev &mut CudaViewMut<'_, u32>,
+                               slots: dev &mut CudaSlice<u16>,
+                               act: dev &mut CudaViewMut<'_, u64>,
+                               info: dev &mut CudaViewMut<'_, u64>,
+                               out: dev &mut CudaViewMut<'_, u64>,
+                               results: dev &mut CudaViewMut<'_, u64>,
+                               status: dev &mut CudaViewMut<'_, u32>)
+        from FUSED_MULTISELECT as format!("fms_settle_{}", key_suffix::<K>());
+        requires @shape: shape.block_dim == (ONE_BLOCK, 1, 1),
+            totals.len() >= BUCKETS, table.len() >= TABLE, params.len() >= PARAMS,
+            ranks.len() as u64 >= r, starts.len() > BUCKETS, sizes.len() >= BUCKETS,
+            segs.len() > BUCKETS, marks.len() >= MARK_WORDS, slots.len() >= BUCKETS,
+            act.len() as u64 >= 4 * r, info.len() as u64 >= 2 * r, out.len() >= CHOICE,
+            results.len() as u64 >= r, !status.is_empty();
+
+    /// The gather, blocks of [`BLOCK`] threads: the keys of the active buckets (at most
+    /// `max_active` of them) among the `count` (at most `cap`) kept `keys` moved to their
+    /// segments of `out`. Dynamic shared memory: [`gather_shared`]`(max_active)` bytes.
     fn fms_gather[K: RadixKey](keys: dev &CudaSlice<K>, count: dev &CudaView<'_, u64>,
                                cap: val u64, table: dev &CudaSlice<u32>,
                                params: dev &CudaView<'_, u64>, slots: dev &CudaSlice<u16>,
                                act: dev &mut CudaViewMut<'_, u64>,
-                               choice: dev &CudaView<'_, u64>, out: dev &mut CudaSlice<K>,
-                               status: dev &CudaView<'_, u32>)
+                               choice: dev &CudaView<'_, u64>, max_active: val u32,
+                               out: dev &mut CudaSlice<K>, status: dev &CudaView<'_, u32>)
         from FUSED_MULTISELECT as format!("fms_gather_{}", key_suffix::<K>());
-        requires @shape: shape.block_dim == (BLOCK, 1, 1),
+        requires @shape: shape.block_dim == (BLOCK, 1, 1)
+                && shape.shared_mem_bytes as usize >= gather_shared(max_active as usize),
             keys.len() as u64 >= cap, !count.is_empty(), table.len() >= TABLE,
             params.len() >= PARAMS, slots.len() >= BUCKETS, choice.len() >= CHOICE,
             !status.is_empty();
