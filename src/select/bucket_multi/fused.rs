@@ -305,12 +305,57 @@ fn pass_grid(dev: &CudaDevice, f: &CudaFunction, shared: usize) -> Result<(usize
     Ok((sms * occupancy(f, shared)?, sms))
 }
 
+/// The device buffers of a run, either form.
+struct RunBuffers<K: RadixKey> {
+    /// The run's zeroed words (see [`Layout`]), the ranks in place.
+    words: CudaSlice<u64>,
+    /// The bucket marks, zeroed.
+    marks: CudaSlice<u32>,
+    table: CudaSlice<u32>,
+    /// Each bucket's active index.
+    slots: CudaSlice<u16>,
+    /// The per-block bucket counts.
+    partial: CudaSlice<u32>,
+    /// The kept keys' workspace.
+    copies: CudaSlice<K>,
+    /// The active buckets' segments.
+    segments: CudaSlice<K>,
+}
+
+/// A run's buffers for `lay` and the distinct `ranks` (copied into the words), `partial`
+/// per-block counts, `cap` kept keys and `cap2` keys of segments.
+fn run_buffers<K: RadixKey>(
+    dev: &CudaDevice,
+    lay: &Layout,
+    ranks: &[usize],
+    partial: usize,
+    cap: usize,
+    cap2: usize,
+) -> Result<RunBuffers<K>> {
+    let mut words = dev.alloc_zeros::<u64>(lay.len, "the multiselection words")?;
+    let host_ranks: Vec<u64> = ranks.iter().map(|&k| k as u64).collect();
+    dev.stream()
+        .memcpy_htod(
+            &host_ranks,
+            &mut words.slice_mut(lay.ranks..lay.ranks + ranks.len()),
+        )
+        .map_err(|e| driver_error("copying the ranks", e))?;
+    Ok(RunBuffers {
+        words,
+        marks: dev.alloc_zeros::<u32>(MARK_WORDS, "the multiselection marks")?,
+        table: dev.alloc::<u32>(TABLE, "the bucket table")?,
+        slots: dev.alloc::<u16>(BUCKETS, "the active bucket slots")?,
+        partial: dev.alloc::<u32>(partial, "the per-block bucket counts")?,
+        copies: dev.alloc::<K>(cap.max(1), "the kept keys")?,
+        segments: dev.alloc::<K>(cap2.max(1), "the active buckets' keys")?,
+    })
+}
+
 /// One exact run over the distinct, ascending `ranks` (see the module docs): a count pass, the
 /// settlement of each rank's bucket, a pass appending those buckets' keys, the gather into
 /// segments and the final step; no prediction, two reads of the input.
 pub(crate) fn exact_run<T: Element>(buf: &DeviceBuffer<T>, ranks: &[usize]) -> Result<Outcome> {
     let dev = buf.device();
-    let stream = dev.stream();
     let x = buf.as_slice().as_view();
     let n = x.len();
     let r = ranks.len();
@@ -332,18 +377,16 @@ pub(crate) fn exact_run<T: Element>(buf: &DeviceBuffer<T>, ranks: &[usize]) -> R
     let gather_blocks = sms * occupancy(&gather_fn, gather_bytes)?;
 
     let lay = Layout::new(r);
-    let mut words = dev.alloc_zeros::<u64>(lay.len, "the exact multiselection words")?;
-    let mut marks = dev.alloc_zeros::<u32>(MARK_WORDS, "the exact multiselection marks")?;
-    let host_ranks: Vec<u64> = ranks.iter().map(|&k| k as u64).collect();
-    stream
-        .memcpy_htod(&host_ranks, &mut words.slice_mut(lay.ranks..lay.ranks + r))
-        .map_err(|e| driver_error("copying the ranks", e))?;
-    let mut table = dev.alloc::<u32>(TABLE, "the bucket table")?;
-    let mut slots = dev.alloc::<u16>(BUCKETS, "the active bucket slots")?;
-    let mut partial = dev.alloc::<u32>(blocks * max_buckets, "the per-block bucket counts")?;
     let cap = exact_capacity(n);
-    let mut copies = dev.alloc::<T::Key>(cap, "the kept keys")?;
-    let mut segments = dev.alloc::<T::Key>(cap, "the active buckets' keys")?;
+    let RunBuffers {
+        mut words,
+        mut marks,
+        mut table,
+        mut slots,
+        mut partial,
+        mut copies,
+        mut segments,
+    } = run_buffers::<T::Key>(dev, &lay, ranks, blocks * max_buckets, cap, cap)?;
 
     {
         split_regions!(lay, words => regions);
@@ -482,7 +525,6 @@ fn read_outcome(
 /// One fused run over the distinct, ascending `ranks` (see the module docs).
 pub(crate) fn fused_run<T: Element>(buf: &DeviceBuffer<T>, ranks: &[usize]) -> Result<Outcome> {
     let dev = buf.device();
-    let stream = dev.stream();
     let x = buf.as_slice().as_view();
     let n = x.len();
     let r = ranks.len();
@@ -508,19 +550,17 @@ pub(crate) fn fused_run<T: Element>(buf: &DeviceBuffer<T>, ranks: &[usize]) -> R
     let gather_per_sm = occupancy(&gather_fn, gather_bytes)?;
 
     let lay = Layout::new(r);
-    let mut words = dev.alloc_zeros::<u64>(lay.len, "the fused multiselection words")?;
-    let mut marks = dev.alloc_zeros::<u32>(MARK_WORDS, "the fused multiselection marks")?;
-    let host_ranks: Vec<u64> = ranks.iter().map(|&k| k as u64).collect();
-    stream
-        .memcpy_htod(&host_ranks, &mut words.slice_mut(lay.ranks..lay.ranks + r))
-        .map_err(|e| driver_error("copying the ranks", e))?;
-    let mut table = dev.alloc::<u32>(TABLE, "the bucket table")?;
-    let mut slots = dev.alloc::<u16>(BUCKETS, "the active bucket slots")?;
-    let mut partial = dev.alloc::<u32>(blocks * max_buckets, "the per-block bucket counts")?;
     let cap = n / 6;
-    let mut copies = dev.alloc::<T::Key>(cap, "the kept keys")?;
     let cap2 = (r * SEGMENT_SLACK * (n / max_buckets)).clamp(1, cap.max(1));
-    let mut segments = dev.alloc::<T::Key>(cap2, "the active buckets' keys")?;
+    let RunBuffers {
+        mut words,
+        mut marks,
+        mut table,
+        mut slots,
+        mut partial,
+        mut copies,
+        mut segments,
+    } = run_buffers::<T::Key>(dev, &lay, ranks, blocks * max_buckets, cap, cap2)?;
 
     {
         split_regions!(lay, words => regions);

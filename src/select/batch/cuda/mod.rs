@@ -961,6 +961,26 @@ fn top_k_candidates<T: Element, K: Element + RadixKey>(
     let Some(cand) = filter_when_few::<T, K>(dev, x, passes, false, values)? else {
         return Ok(None);
     };
+    let (values, indices) = top_k_of_candidates(dev, x, &passes.ds, &cand, k, sorted)?;
+    let nans = std::mem::replace(&mut passes.nans, dev.alloc::<u64>(1, "a placeholder")?);
+    Ok(Some(DeviceTopK {
+        values,
+        indices,
+        nans,
+    }))
+}
+
+/// The k first of each span of `cand` (its keys ascending in the wanted order, its indices
+/// those of the spans `ds` of `x`, in index order: ties go to the lower index), as a top-k of
+/// their own mapped back to the spans' values and indices.
+fn top_k_of_candidates<T: Element, K: Element + RadixKey>(
+    dev: &CudaDevice,
+    x: &CudaSlice<T>,
+    ds: &DeviceSpans,
+    cand: &Candidates<K>,
+    k: usize,
+    sorted: bool,
+) -> Result<(CudaSlice<T>, CudaSlice<u64>)> {
     let spans = Spans::Offsets(&cand.starts);
     let inner = top_k_on_device::<K>(dev, &cand.keys, spans, k, KeyOrder::Smallest, sorted)?;
     let count = cand.starts.len() - 1;
@@ -973,9 +993,9 @@ fn top_k_candidates<T: Element, K: Element + RadixKey>(
         dev,
         config(grid_blocks(dev, total), THREADS),
         x,
-        passes.ds.offsets(),
-        passes.ds.cols,
-        passes.ds.stride,
+        ds.offsets(),
+        ds.cols,
+        ds.stride,
         k as u64,
         total as u64,
         &cand_first,
@@ -984,12 +1004,7 @@ fn top_k_candidates<T: Element, K: Element + RadixKey>(
         &mut values,
         &mut indices,
     )?;
-    let nans = std::mem::replace(&mut passes.nans, dev.alloc::<u64>(1, "a placeholder")?);
-    Ok(Some(DeviceTopK {
-        values,
-        indices,
-        nans,
-    }))
+    Ok((values, indices))
 }
 
 fn top_k_short<T: Element>(

@@ -24,11 +24,11 @@ use cudarc::driver::{CudaSlice, LaunchConfig};
 
 use super::{
     compact_long, config, download, finish_top_k, grid_blocks, select_spans_on, tile_starts,
-    top_k_on_device, upload, DeviceSpans, DeviceTopK, LongPasses,
+    top_k_of_candidates, upload, Candidates, DeviceSpans, DeviceTopK, LongPasses,
 };
 use crate::device::cuda::kernels::batch_select::{
-    bt_count_below, bt_gather_window, bt_map_results, bt_sample, bt_sample_bounds, bt_topk_window,
-    bt_window, QueryState, BOUNDS_THREADS, CHUNK, NO_BOUND, THREADS,
+    bt_count_below, bt_gather_window, bt_sample, bt_sample_bounds, bt_topk_window, bt_window,
+    QueryState, BOUNDS_THREADS, CHUNK, NO_BOUND, THREADS,
 };
 use crate::device::cuda::kernels::OrNull;
 use crate::device::cuda::kernels::{kernel_name, key_suffix, BATCH_SELECT};
@@ -36,7 +36,7 @@ use crate::device::cuda::launch::try_allow_shared;
 use crate::device::cuda::CudaDevice;
 use crate::element::{Element, RadixKey};
 use crate::error::Result;
-use crate::select::batch::spans::{KeyOrder, SpanRanks, SpanSelection, Spans};
+use crate::select::batch::spans::{SpanRanks, SpanSelection, Spans};
 use crate::select::sort_choose::cuda::sort_keys;
 
 /// Sample keys a span for 32-bit keys (64 KB of shared memory for their selection).
@@ -454,35 +454,16 @@ pub(super) fn top_k_from_pairs<T: Element>(
     let mut keys = gather(dev, &window, 1)?;
     let mut order = gather_from(dev, indices, &window, 1)?.keys;
     sort_keys::<u32>(dev, &mut order, Some(&mut keys.keys))?;
-    let inner = top_k_on_device::<u32>(
-        dev,
-        &keys.keys,
-        Spans::Offsets(&keys.starts),
-        k,
-        KeyOrder::Smallest,
-        sorted,
-    )?;
+    let cand = Candidates {
+        keys: keys.keys,
+        indices: order,
+        starts: keys.starts,
+    };
     let ds = DeviceSpans::new(dev, spans)?;
-    let mut values = dev.alloc::<T>(k, "the top-k values")?;
-    let mut out_idx = dev.alloc::<u64>(k, "the top-k indices")?;
-    bt_map_results(
-        dev,
-        config(grid_blocks(dev, k), THREADS),
-        x,
-        ds.offsets(),
-        ds.cols,
-        ds.stride,
-        k as u64,
-        k as u64,
-        &keys.first,
-        &order,
-        &inner.indices,
-        &mut values,
-        &mut out_idx,
-    )?;
+    let (values, indices) = top_k_of_candidates(dev, x, &ds, &cand, k, sorted)?;
     Ok(Some(DeviceTopK {
         values,
-        indices: out_idx,
+        indices,
         nans: window.nans,
     }))
 }
