@@ -388,6 +388,330 @@ __device__ void bt_topk_short_impl(const T* __restrict__ x, const u64* offsets, 
 }
 
 // ---------------------------------------------------------------------------------------------
+// Rows of up to BT_WARP_SPAN values: one warp a span, its order keys in registers (16-byte
+// groups of values, see bt_warp_place). The k-th key's bits below the span's common leading
+// bits are fixed 8 at a time from a histogram a warp, stopping as soon as the chosen digit's
+// keys are exactly the ones still wanted; a scan of each lane's counts a group gives every
+// kept value its place in index order. Sorted results of up to BT_WARP_SORT a span are
+// gathered in the warp's shared memory and sorted in its registers.
+
+#define BT_WARP_SPAN 1024
+#define BT_WARP_ITEMS (BT_WARP_SPAN / 32)
+#define BT_WARP_SORT 256
+#define BT_WARP_THREADS 256
+// Resident blocks a multiprocessor: the registers of 32 keys a thread, 4 or 8 bytes each.
+#define BT_WARP_BLOCKS(T) (sizeof(T) == 4 ? 4 : 2)
+
+// A warp's shared memory: its digit histogram, later its kept keys and places for the sort.
+template <typename K>
+union __align__(16) BtWarpShared {
+    u32 hist[256];
+    struct {
+        K keys[BT_WARP_SORT];
+        u32 places[BT_WARP_SORT];
+    } sort;
+};
+
+template <typename K>
+__device__ __forceinline__ K bt_warp_min(K v) {
+#pragma unroll
+    for (int d = 16; d > 0; d >>= 1) {
+        const K o = __shfl_xor_sync(FULL_MASK, v, d);
+        v = o < v ? o : v;
+    }
+    return v;
+}
+
+template <typename K>
+__device__ __forceinline__ K bt_warp_max(K v) {
+#pragma unroll
+    for (int d = 16; d > 0; d >>= 1) {
+        const K o = __shfl_xor_sync(FULL_MASK, v, d);
+        v = o > v ? o : v;
+    }
+    return v;
+}
+
+// The bin of a warp's 256-bin histogram where rank r falls: its digit and the rank left inside
+// it (`*r`), its count returned; every lane gets the same answer.
+__device__ __forceinline__ u32 bt_warp_pick(const u32* hist, u32* r, u32* digit) {
+    const u32 lane = threadIdx.x & 31;
+    const uint4 q0 = reinterpret_cast<const uint4*>(hist)[lane * 2];
+    const uint4 q1 = reinterpret_cast<const uint4*>(hist)[lane * 2 + 1];
+    const u32 c[8] = {q0.x, q0.y, q0.z, q0.w, q1.x, q1.y, q1.z, q1.w};
+    u32 mine = 0;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) mine += c[j];
+    u32 inc = mine;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+        const u32 o = __shfl_up_sync(FULL_MASK, inc, d);
+        if (lane >= (u32)d) inc += o;
+    }
+    const u32 want = *r;
+    u32 below = inc - mine;
+    const u32 hit = __ballot_sync(FULL_MASK, below <= want && want < inc);
+    const u32 owner = hit ? (u32)(__ffs(hit) - 1) : 31u;
+    u32 d = lane * 8 + 7, count = 0;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+        if (count == 0 && want < below + c[j]) {
+            d = lane * 8 + j;
+            count = c[j];
+        } else if (count == 0) {
+            below += c[j];
+        }
+    }
+    *digit = __shfl_sync(FULL_MASK, d, owner);
+    *r = want - __shfl_sync(FULL_MASK, below, owner);
+    return __shfl_sync(FULL_MASK, count, owner);
+}
+
+// The place of register r of a lane among a span's values: registers come in 16-byte groups
+// of V values, group j of lane `lane` holding values j * 32 * V + lane * V + [0, V).
+template <typename T>
+__device__ __forceinline__ u32 bt_warp_place(int r, u32 lane) {
+    constexpr int V = Vec16<T>::N;
+    return (u32)(r / V) * 32 * V + lane * V + (u32)(r % V);
+}
+
+// The value of order key `key` at place i of the span at x + start: from the key itself where
+// the order is invertible (ascending, or largest first for all but NaN), else read again.
+template <typename T>
+__device__ __forceinline__ T bt_warp_value(const T* __restrict__ x, u64 start, u32 i, typename KeyOf<T>::type key,
+                                           u32 mode) {
+    typedef typename KeyOf<T>::type K;
+    if (mode == BT_ASCENDING) return from_key<T>(key);
+    const bool maybe_nan = HasNan<T>::value && (key == 0 || key == (K)~(K)0);
+    if (mode <= BT_LARGEST_NAN_LOW && !maybe_nan) return from_key<T>((K)~key);
+    return x[start + i];
+}
+
+// Sorts a warp's k kept (key, place) pairs in shared memory (k at most 32 * E) by a bitonic
+// network in registers, E consecutive pairs a lane (the largest key and place past k), and
+// writes them to out[s*k..] with their values.
+template <typename T, int E>
+__device__ __forceinline__ void bt_warp_sort(const T* __restrict__ x, u64 start, u64 s, u64 k, u32 mode,
+                                             BtWarpShared<typename KeyOf<T>::type>& sh, T* out_values,
+                                             u64* out_idx) {
+    typedef typename KeyOf<T>::type K;
+    constexpr int LOG = 5 + (E >= 2) + (E >= 4) + (E >= 8) + (E >= 16);
+    const u32 lane = threadIdx.x & 31;
+    K a[E];
+    u32 b[E];
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+        const u32 i = lane * E + e;
+        a[e] = i < k ? sh.sort.keys[i] : (K)~(K)0;
+        b[e] = i < k ? sh.sort.places[i] : 0xffffffffu;
+    }
+#pragma unroll
+    for (int level = 1; level <= LOG; ++level) {
+        const u32 size = 1u << level;
+#pragma unroll
+        for (int step = level - 1; step >= 0; --step) {
+            const u32 stride = 1u << step;
+            if (stride >= (u32)E) {
+                const u32 d = stride / E;
+                const bool lower = (lane & d) == 0;
+#pragma unroll
+                for (int e = 0; e < E; ++e) {
+                    const K ok = __shfl_xor_sync(FULL_MASK, a[e], d);
+                    const u32 ob = __shfl_xor_sync(FULL_MASK, b[e], d);
+                    const bool ascending = ((lane * E + e) & size) == 0;
+                    const bool greater = a[e] > ok || (a[e] == ok && b[e] > ob);
+                    if (greater == (lower == ascending)) {
+                        a[e] = ok;
+                        b[e] = ob;
+                    }
+                }
+            } else {
+#pragma unroll
+                for (int e = 0; e < E; ++e) {
+                    if ((e & stride) == 0) {
+                        const int f = e | (int)stride;
+                        const bool ascending = ((lane * E + e) & size) == 0;
+                        const bool greater = a[e] > a[f] || (a[e] == a[f] && b[e] > b[f]);
+                        if (greater == ascending) {
+                            const K tk = a[e];
+                            const u32 tb = b[e];
+                            a[e] = a[f];
+                            b[e] = b[f];
+                            a[f] = tk;
+                            b[f] = tb;
+                        }
+                    }
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int e = 0; e < E; ++e) {
+        const u32 i = lane * E + e;
+        if (i < k) {
+            out_values[s * k + i] = bt_warp_value(x, start, b[e], a[e], mode);
+            out_idx[s * k + i] = b[e];
+        }
+    }
+    __syncwarp();
+}
+
+// A warp's order keys of span [start, start + len) in the order family of `mode` (FAMILY:
+// BT_ASCENDING, BT_LARGEST or BT_MAGNITUDE, their NaN placement from `mode`), the largest key
+// past the span's end; its NaN count and the smallest and largest of its keys returned.
+template <typename T, u32 FAMILY>
+__device__ __forceinline__ void bt_warp_keys(const T* __restrict__ x, u64 start, u32 len, u32 mode,
+                                             typename KeyOf<T>::type (&key)[BT_WARP_ITEMS], u32& nans,
+                                             typename KeyOf<T>::type& lo, typename KeyOf<T>::type& hi) {
+    typedef typename KeyOf<T>::type K;
+    constexpr int V = Vec16<T>::N;
+    const u32 lane = threadIdx.x & 31;
+    const bool aligned = ((size_t)(x + start) & 15) == 0;
+    const K nan_key = mode == BT_LARGEST || mode == BT_MAGNITUDE ? (K)0 : (K)~(K)0;
+#pragma unroll
+    for (int j = 0; j < BT_WARP_ITEMS / V; ++j) {
+        const u32 first = bt_warp_place<T>(j * V, lane);
+        T v[V];
+        if (aligned && first + V <= len) {
+            load16(x + start + first, v);
+        } else {
+#pragma unroll
+            for (int u = 0; u < V; ++u) v[u] = first + u < len ? x[start + first + u] : (T)0;
+        }
+#pragma unroll
+        for (int u = 0; u < V; ++u) {
+            K kk;
+            if (FAMILY == BT_ASCENDING) kk = to_key(v[u]);
+            else if (FAMILY == BT_LARGEST) kk = (K)~to_key(v[u]);
+            else kk = (K)~magnitude_key(v[u]);
+            const bool nan = is_nan_value(v[u]);
+            if (FAMILY != BT_ASCENDING) kk = nan ? nan_key : kk;
+            nans += nan && first + u < len ? 1u : 0u;
+            kk = first + u < len ? kk : (K)~(K)0;
+            key[j * V + u] = kk;
+            lo = kk < lo ? kk : lo;
+            hi = kk > hi ? kk : hi;
+        }
+    }
+}
+
+// Span s's k first by one warp (see above). Places past the span's end hold the largest key:
+// they rank after every value of the span (equal keys by index), so that k <= len never keeps
+// them and the digit counts need no bound.
+template <typename T>
+__device__ void bt_topk_warp_span(const T* __restrict__ x, u64 start, u32 len, u64 s, u64 k, u32 mode,
+                                  u32 sorted, BtWarpShared<typename KeyOf<T>::type>& sh, T* out_values,
+                                  u64* out_idx, u64* nan_counts) {
+    typedef typename KeyOf<T>::type K;
+    constexpr int BITS = (int)sizeof(K) * 8;
+    constexpr int V = Vec16<T>::N;
+    const u32 lane = threadIdx.x & 31;
+    K key[BT_WARP_ITEMS];
+    u32 nans = 0;
+    K lo = (K)~(K)0, hi = 0;
+    if (mode == BT_ASCENDING) bt_warp_keys<T, BT_ASCENDING>(x, start, len, mode, key, nans, lo, hi);
+    else if (mode <= BT_LARGEST_NAN_LOW) bt_warp_keys<T, BT_LARGEST>(x, start, len, mode, key, nans, lo, hi);
+    else bt_warp_keys<T, BT_MAGNITUDE>(x, start, len, mode, key, nans, lo, hi);
+    if (HasNan<T>::value) nans = __reduce_add_sync(FULL_MASK, nans);
+    if (lane == 0) nan_counts[s] = nans;
+    lo = bt_warp_min(lo);
+    hi = bt_warp_max(hi);
+    // The kept keys: (key & mask) below prefix, and the first `take` equal to it.
+    K prefix = lo, mask = (K)~(K)0;
+    u32 r = (u32)k - 1;
+    if (lo != hi) {
+        int bit = 64 - __clzll((long long)(lo ^ hi));  // the bits below the common leading ones
+        mask = bit == BITS ? (K)0 : (K)((K)~(K)0 << bit);
+        prefix = lo & mask;
+        while (bit > 0) {
+            const int shift = bit > 8 ? bit - 8 : 0;
+            const u32 width = (u32)(bit - shift);
+#pragma unroll
+            for (int j = 0; j < 8; ++j) sh.hist[j * 32 + lane] = 0;
+            __syncwarp();
+#pragma unroll
+            for (int j = 0; j < BT_WARP_ITEMS; ++j) {
+                if ((key[j] & mask) == prefix) atomicAdd(&sh.hist[(u32)(key[j] >> shift) & ((1u << width) - 1u)], 1u);
+            }
+            __syncwarp();
+            u32 digit;
+            const u32 count = bt_warp_pick(sh.hist, &r, &digit);
+            __syncwarp();
+            prefix |= (K)digit << shift;
+            mask |= (K)((1u << width) - 1u) << shift;
+            bit = shift;
+            if (count == r + 1) break;  // every key of the digit is kept
+        }
+    }
+    const u32 take = r + 1;
+    const bool in_shared = sorted && k <= BT_WARP_SORT;
+    // Register r's bit in `below` / `equal`: its masked key below / equal to the prefix.
+    u32 below = 0, equal = 0;
+#pragma unroll
+    for (int j = 0; j < BT_WARP_ITEMS; ++j) {
+        const K m = key[j] & mask;
+        below |= (m < prefix ? 1u : 0u) << j;
+        equal |= (m == prefix ? 1u : 0u) << j;
+    }
+    // Index order within a group: lane by lane, then a lane's V values; each lane's counts of
+    // both (16 bits each) summed over the lanes before it.
+    constexpr u32 GROUP = (1u << V) - 1u;
+    u32 below_seen = 0, equal_seen = 0;
+#pragma unroll
+    for (int j = 0; j < BT_WARP_ITEMS / V; ++j) {
+        if (below_seen + min(equal_seen, take) >= k) break;
+        const u32 b = (below >> (j * V)) & GROUP, e = (equal >> (j * V)) & GROUP;
+        const u32 mine = ((u32)__popc(b) << 16) | (u32)__popc(e);
+        u32 inc = mine;
+#pragma unroll
+        for (int d = 1; d < 32; d <<= 1) {
+            const u32 o = __shfl_up_sync(FULL_MASK, inc, d);
+            if (lane >= (u32)d) inc += o;
+        }
+        const u32 total = __shfl_sync(FULL_MASK, inc, 31);
+        const u32 b0 = below_seen + ((inc - mine) >> 16), e0 = equal_seen + ((inc - mine) & 0xffffu);
+        for (u32 kept = b | e; kept; kept &= kept - 1) {
+            const u32 u = (u32)__ffs(kept) - 1, before = (1u << u) - 1u;
+            const u32 ordinal = e0 + (u32)__popc(e & before);
+            if (((b >> u) & 1u) || ordinal < take) {
+                const u32 at = b0 + (u32)__popc(b & before) + min(ordinal, take);
+                const u32 i = bt_warp_place<T>(j * V, lane) + u;
+                const T value = x[start + i];
+                if (in_shared) {
+                    sh.sort.keys[at] = order_key(value, mode);
+                    sh.sort.places[at] = i;
+                } else {
+                    out_values[s * k + at] = value;
+                    out_idx[s * k + at] = i;
+                }
+            }
+        }
+        below_seen += total >> 16;
+        equal_seen += total & 0xffffu;
+    }
+    if (!in_shared) return;
+    if (k <= 32) bt_warp_sort<T, 1>(x, start, s, k, mode, sh, out_values, out_idx);
+    else bt_warp_sort<T, BT_WARP_SORT / 32>(x, start, s, k, mode, sh, out_values, out_idx);
+}
+
+// One warp a span of at most BT_WARP_SPAN values (`k` at most its length, checked by the host).
+template <typename T>
+__device__ void bt_topk_warp_impl(const T* __restrict__ x, const u64* offsets, u64 cols, u64 stride, u64 nspans,
+                                  u64 k, u32 mode, u32 sorted, T* out_values, u64* out_idx, u64* nan_counts) {
+    typedef typename KeyOf<T>::type K;
+    __shared__ BtWarpShared<K> shared[BT_WARP_THREADS / 32];
+    const u32 warp = threadIdx.x >> 5;
+    const u64 warps = (u64)gridDim.x * (BT_WARP_THREADS / 32);
+    for (u64 s = (u64)blockIdx.x * (BT_WARP_THREADS / 32) + warp; s < nspans; s += warps) {
+        u64 start, len;
+        span_of(offsets, cols, stride, s, start, len);
+        if (len < k || k == 0 || len > BT_WARP_SPAN) continue;  // refused by the host before the launch
+        bt_topk_warp_span<T>(x, start, (u32)len, s, k, mode, sorted, shared[warp], out_values, out_idx,
+                             nan_counts);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Mid-length spans alone on the device (a solver's one vector of up to 128 KB of keys):
 // one block of BT_RESIDENT_THREADS a span, its keys in shared memory, each digit counted into
 // a histogram a warp (the first digit of magnitudes falls in a few bins, where one histogram
@@ -1227,6 +1551,12 @@ __device__ void bt_last_taken_impl(const T* values, u64 k, u32 mode, u32 pass, u
                              u64 k, u32 mode, u32 sorted, T* out_values, u64* out_idx, u64* nan_counts) {    \
         bt_topk_short_impl<T, 1>(x, offsets, cols, stride, nspans, k, mode, sorted, out_values, out_idx,      \
                                  nan_counts, room);                                                           \
+    }                                                                                                         \
+    extern "C" __global__ void __launch_bounds__(BT_WARP_THREADS, BT_WARP_BLOCKS(T))                          \
+        bt_topk_warp_##NAME(const T* x, const u64* offsets, u64 cols, u64 stride, u64 nspans, u64 k, u32 mode, \
+                            u32 sorted, T* out_values, u64* out_idx, u64* nan_counts) {                       \
+        bt_topk_warp_impl<T>(x, offsets, cols, stride, nspans, k, mode, sorted, out_values, out_idx,          \
+                             nan_counts);                                                                     \
     }                                                                                                         \
     extern "C" __global__ void __launch_bounds__(BT_RESIDENT_THREADS)                                         \
         bt_topk_resident_##NAME(const T* x, const u64* offsets, u64 cols, u64 stride, u64 nspans, u64 room,  \

@@ -14,6 +14,12 @@ use crate::element::{Element, RadixKey};
 pub(crate) const THREADS: u32 = 256;
 /// The longest span the short-span kernels and `bt_sort_small` take (`BT_SHORT`).
 pub(crate) const SHORT: usize = 4096;
+/// The longest span `bt_topk_warp` takes (`BT_WARP_SPAN`).
+pub(crate) const WARP_SPAN: usize = 1024;
+/// The most results a span `bt_topk_warp` sorts (`BT_WARP_SORT`).
+pub(crate) const WARP_SORT: usize = 256;
+/// Threads of `bt_topk_warp`'s block (`BT_WARP_THREADS`).
+pub(crate) const WARP_THREADS: u32 = 256;
 /// Values of a tile of a long span (`BT_TILE`).
 pub(crate) const TILE: usize = 16384;
 /// 16-byte loads a thread makes at once in the counting and copying passes (`BT_WINDOW_VECS`).
@@ -151,6 +157,19 @@ launchers! {
         requires spans.fit(),
             out_values.len() as u64 >= spans.nspans * k, out_idx.len() as u64 >= spans.nspans * k,
             nan_counts.len() as u64 >= spans.nspans, k <= room;
+
+    /// One warp a span of at most `WARP_SPAN` values: its `k` first in the order of `mode`
+    /// (ties by index) from its order keys in registers, written by index, or sorted when
+    /// asked and `k` is at most `WARP_SORT`; each span's NaNs. Blocks of `WARP_THREADS`.
+    fn bt_topk_warp[T: Element](spans: dev &SpanArgs<'_, T>, k: val u64, mode: val u32,
+                                sorted: val u32, out_values: dev &mut CudaSlice<T>,
+                                out_idx: dev &mut CudaSlice<u64>,
+                                nan_counts: dev &mut CudaSlice<u64>)
+        from BATCH_SELECT as kernel_name("bt_topk_warp", T::DTYPE);
+        requires spans.fit(),
+            out_values.len() as u64 >= spans.nspans * k, out_idx.len() as u64 >= spans.nspans * k,
+            nan_counts.len() as u64 >= spans.nspans, k as usize <= WARP_SPAN,
+            sorted == 0 || k as usize <= WARP_SORT;
 
     /// [`bt_topk_short`] by one block of `RESIDENT_THREADS` a span with a histogram a warp,
     /// never sorting: the shared memory holds `room` keys, then the histograms.

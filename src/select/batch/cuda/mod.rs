@@ -1,8 +1,11 @@
 //! The CUDA parts of batched selection, top-k and hard thresholding (`kernels/batch_select.cu`).
 //!
-//! Spans up to [`short_limit`] values take one block each with their order keys in shared
-//! memory: MSD radix selection by 8-bit digits in the block, an index-ordered compaction and a
-//! bitonic sort of the results. Longer spans are cut into tiles of [`TILE`] values: per digit
+//! The top-k of spans up to [`WARP_SPAN`] values takes one warp a span, its order keys in
+//! registers: the k-th key's digits below the span's common leading bits from a histogram a
+//! warp, stopping once a digit's keys are all kept, an index-ordered compaction from ballots,
+//! a bitonic sort in the warp's shared memory. Other spans up to [`short_limit`] values take
+//! one block each with their order keys in shared memory: MSD radix selection by 8-bit digits
+//! in the block, an index-ordered compaction and a bitonic sort of the results. Longer spans are cut into tiles of [`TILE`] values: per digit
 //! one histogram pass over every tile and one choice per query (a span and a rank); top-k
 //! then counts each tile's values before and at the k-th key, scans the counts per span and
 //! writes the k values in index order. Sorted results of more than `short_limit` a span are
@@ -21,9 +24,11 @@ use cudarc::driver::{CudaSlice, CudaView, LaunchConfig};
 use crate::device::cuda::kernels::batch_select::{
     bt_choose, bt_compact_long, bt_filter, bt_filter_counts, bt_hist, bt_iota, bt_map_results,
     bt_nan_counts, bt_permute, bt_result_keys, bt_select_short, bt_sort_small, bt_span_ids,
-    bt_tile_counts, bt_tile_scan, bt_topk_resident, bt_topk_short, QueryState, SpanArgs,
-    RESIDENT_HISTOGRAMS, RESIDENT_THREADS, THREADS, TILE, WINDOW_VECS,
+    bt_tile_counts, bt_tile_scan, bt_topk_resident, bt_topk_short, bt_topk_warp, QueryState,
+    SpanArgs, RESIDENT_HISTOGRAMS, RESIDENT_THREADS, THREADS, TILE, WARP_SORT, WARP_SPAN,
+    WARP_THREADS, WINDOW_VECS,
 };
+use crate::device::cuda::kernels::reduce::sum;
 use crate::device::cuda::kernels::OrNull;
 use crate::device::cuda::kernels::{kernel_name, BATCH_SELECT};
 use crate::device::cuda::launch::{config, shaped, stride_blocks, try_allow_shared};
@@ -230,12 +235,7 @@ fn nan_counts<T: Element>(
         &tile_first,
         &mut nans,
     )?;
-    Ok(to_counts(download(
-        dev,
-        &nans,
-        spans.count(),
-        "the NaN counts",
-    )?))
+    host_nan_counts::<T>(dev, &nans, spans.count())
 }
 
 /// [`select_spans`] of values already on the device (spans checked, at least one rank).
@@ -288,7 +288,7 @@ fn select_short<T: Element>(
     )?;
     Ok(SpanSelection {
         values: download(dev, &out, count * per_span, "the selected values")?,
-        nan_counts: to_counts(download(dev, &nans, count, "the NaN counts")?),
+        nan_counts: host_nan_counts::<T>(dev, &nans, count)?,
     })
 }
 
@@ -306,6 +306,31 @@ fn short_config<T: Element>(count: usize, max_len: usize) -> LaunchConfig {
 
 fn to_counts(words: Vec<u64>) -> Vec<usize> {
     words.into_iter().map(|w| w as usize).collect()
+}
+
+/// From this many spans on, their NaN counts are summed on the device first, so that one word
+/// is copied to the host rather than all of them when there is no NaN.
+const NAN_SUM_SPANS: usize = 4096;
+
+/// The NaN counts of `count` spans on the host: zeros for types without NaN, else the counts,
+/// copied only when their sum is not zero for many spans.
+fn host_nan_counts<T: Element>(
+    dev: &CudaDevice,
+    nans: &CudaSlice<u64>,
+    count: usize,
+) -> Result<Vec<usize>> {
+    if !T::DTYPE.is_float() {
+        return Ok(vec![0; count]);
+    }
+    if count >= NAN_SUM_SPANS {
+        let mut total = dev.alloc_zeros::<f64>(1, "the NaN total")?;
+        let blocks = stride_blocks(count.div_ceil(2), THREADS, dev.multiprocessors(), 8);
+        sum(dev, config(blocks, THREADS), nans, count as u64, &mut total)?;
+        if dev.read(&total, "the NaN total")?[0] == 0.0 {
+            return Ok(vec![0; count]);
+        }
+    }
+    Ok(to_counts(download(dev, nans, count, "the NaN counts")?))
 }
 
 /// The state of long-span queries: for each, the prefix (0), its rank and its span.
@@ -608,12 +633,7 @@ fn select_long<T: Element>(
             .into_iter()
             .map(|k| T::from_key(T::Key::from_u64(k)))
             .collect(),
-        nan_counts: to_counts(download(
-            dev,
-            &passes.nans,
-            spans.count(),
-            "the NaN counts",
-        )?),
+        nan_counts: host_nan_counts::<T>(dev, &passes.nans, spans.count())?,
     })
 }
 
@@ -689,6 +709,15 @@ struct DeviceTopK<T: Element> {
 }
 
 impl<T: Element> DeviceTopK<T> {
+    /// Room for `k` results of each of `count` spans, their NaN counts zeroed.
+    fn with_room(dev: &CudaDevice, count: usize, k: usize) -> Result<Self> {
+        Ok(DeviceTopK {
+            values: dev.alloc::<T>(count * k, "the top-k values")?,
+            indices: dev.alloc::<u64>(count * k, "the top-k indices")?,
+            nans: dev.alloc_zeros::<u64>(count, "the NaN counts")?,
+        })
+    }
+
     /// These results written anew by `gather` (which reads them) into `total` values and
     /// indices, the NaN counts kept.
     fn regathered(
@@ -763,7 +792,7 @@ pub(crate) fn top_k_spans_on_device<T: Element>(
     let x = on_device(dev, input)?;
     let top = top_k_on_device(dev, x.as_slice(), spans, k, order, sorted)?;
     Ok(TopKOnDevice {
-        nan_counts: to_counts(download(dev, &top.nans, count, "the NaN counts")?),
+        nan_counts: host_nan_counts::<T>(dev, &top.nans, count)?,
         values: DeviceBuffer::from_slice(dev, top.values),
         indices: DeviceBuffer::from_slice(dev, top.indices),
     })
@@ -790,6 +819,9 @@ fn top_k_on_device<T: Element>(
         .filter(|&t| t < u32::MAX as usize)
         .ok_or(BatchError::TooManyResults { spans: count, k })?;
     let mode = mode_of(order);
+    if spans.max_len() <= WARP_SPAN {
+        return top_k_by_warps(dev, x, spans, k, mode, sorted);
+    }
     if spans.max_len() <= short_limit::<T>() {
         return top_k_short(dev, x, spans, k, mode, sorted);
     }
@@ -1019,6 +1051,42 @@ fn top_k_short<T: Element>(
     top_k_by_blocks(dev, x, spans, k, mode, sorted, false, cfg)
 }
 
+/// The top-k of spans of at most [`WARP_SPAN`] values by one warp a span, its keys in
+/// registers: one launch, and a sort after it only for more than [`WARP_SORT`] sorted results
+/// a span.
+fn top_k_by_warps<T: Element>(
+    dev: &CudaDevice,
+    x: &CudaSlice<T>,
+    spans: Spans<'_>,
+    k: usize,
+    mode: u32,
+    sorted: bool,
+) -> Result<DeviceTopK<T>> {
+    let count = spans.count();
+    let ds = DeviceSpans::new(dev, spans)?;
+    let mut top = DeviceTopK::with_room(dev, count, k)?;
+    let sorts_in_warp = sorted && k <= WARP_SORT;
+    // As many blocks as stay resident (`BT_WARP_BLOCKS`), each warp taking span after span.
+    let resident = if std::mem::size_of::<T::Key>() == 4 {
+        4
+    } else {
+        2
+    };
+    let blocks = stride_blocks(count * 32, WARP_THREADS, dev.multiprocessors(), resident);
+    bt_topk_warp(
+        dev,
+        config(blocks, WARP_THREADS),
+        &ds.of(x),
+        k as u64,
+        mode,
+        u32::from(sorts_in_warp),
+        &mut top.values,
+        &mut top.indices,
+        &mut top.nans,
+    )?;
+    finish_top_k(dev, top, count, k, mode, sorted && !sorts_in_warp)
+}
+
 /// The top-k of each span by one block a span, its keys in shared memory: `bt_topk_short`, or
 /// `bt_topk_resident` when `resident`, launched with `cfg`.
 #[allow(clippy::too_many_arguments)]
@@ -1032,11 +1100,8 @@ fn top_k_by_blocks<T: Element>(
     resident: bool,
     cfg: LaunchConfig,
 ) -> Result<DeviceTopK<T>> {
-    let count = spans.count();
     let ds = DeviceSpans::new(dev, spans)?;
-    let mut values = dev.alloc::<T>(count * k, "the top-k values")?;
-    let mut indices = dev.alloc::<u64>(count * k, "the top-k indices")?;
-    let mut nans = dev.alloc_zeros::<u64>(count, "the NaN counts")?;
+    let mut top = DeviceTopK::with_room(dev, spans.count(), k)?;
     let launch = if resident {
         bt_topk_resident
     } else {
@@ -1050,15 +1115,11 @@ fn top_k_by_blocks<T: Element>(
         k as u64,
         mode,
         u32::from(sorted),
-        &mut values,
-        &mut indices,
-        &mut nans,
+        &mut top.values,
+        &mut top.indices,
+        &mut top.nans,
     )?;
-    Ok(DeviceTopK {
-        values,
-        indices,
-        nans,
-    })
+    Ok(top)
 }
 
 /// The k first values of each long span, by index: the tiles' counts, their scan per span,

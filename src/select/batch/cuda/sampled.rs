@@ -338,7 +338,7 @@ fn select_with<T: Element, K: Element + RadixKey>(
             .into_iter()
             .map(|k| T::from_key(T::Key::from_u64(k)))
             .collect(),
-        nan_counts: super::to_counts(download(dev, &window.nans, count, "the NaN counts")?),
+        nan_counts: super::host_nan_counts::<T>(dev, &window.nans, count)?,
     }))
 }
 

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::device::cuda::tests::gpu;
+use crate::element::DType;
 use crate::select::nan::NanPolicy;
 
 /// splitmix64, for test data.
@@ -72,9 +73,15 @@ fn order_key<T: Element>(x: T, order: KeyOrder) -> u128 {
             let magnitude = if T::DTYPE.is_float() {
                 v.abs()
             } else {
-                // Exact for the test's integers: compare by |i128|.
-                return u128::MAX / 2
-                    - (x.to_key().to_u64() as i128 - (1i128 << 63)).unsigned_abs();
+                // Integers exactly: the value back from its key (signed keys are biased by
+                // half their range), compared by |i128|.
+                let key = x.to_key().to_u64() as i128;
+                let value = match T::DTYPE {
+                    DType::I32 => key - (1i128 << 31),
+                    DType::I64 => key - (1i128 << 63),
+                    _ => key,
+                };
+                return u128::MAX / 2 - value.unsigned_abs();
             };
             u128::MAX / 2 - magnitude.to_bits() as u128
         }
@@ -137,6 +144,8 @@ fn check_select<T: Element>(dev: &CudaDevice, data: &[T], spans: Spans<'_>, rank
     let got = select_spans(dev, Input::Host(data), spans, ranks).unwrap();
     let m = ranks.per_span();
     for s in 0..spans.count() {
+        let nans = data[spans.span(s)].iter().filter(|x| x.is_nan()).count();
+        assert_eq!(got.nan_counts[s], nans, "NaNs of span {s} of {spans:?}");
         let mut keys: Vec<u64> = data[spans.span(s)]
             .iter()
             .map(|x| x.to_key().to_u64())
@@ -182,6 +191,72 @@ fn short_rows_select_and_top_k() {
     };
     check_top_k(&dev, &wide, spans, 300);
     check_select(&dev, &wide, spans, SpanRanks::Same(&[0, 1, 2047]));
+}
+
+#[test]
+fn warp_spans_of_every_shape() {
+    let Some(dev) = gpu() else { return };
+    // Segments of 1 to 1024 values (a warp a span): partial strips, a strip exactly, full.
+    let lengths = [1usize, 2, 31, 32, 33, 100, 255, 256, 257, 700, 1023, 1024];
+    let mut offsets = vec![0usize];
+    for &len in &lengths {
+        offsets.push(offsets.last().unwrap() + len);
+    }
+    let total = *offsets.last().unwrap();
+    let data = floats(total, 31, true);
+    check_top_k(&dev, &data, Spans::Offsets(&offsets), 1);
+    // Every k from 1 to the span, around the in-warp sort's limit, by rows of each length.
+    // Wide integers, one value, two values, a descending run.
+    let mixes: [Vec<i64>; 4] = [
+        ints(4 * 1024, 32),
+        vec![-7; 4 * 1024],
+        (0..4 * 1024).map(|i| (i % 3 == 0) as i64).collect(),
+        (0..4 * 1024).map(|i| 5000 - i as i64).collect(),
+    ];
+    for values in &mixes {
+        for cols in [33usize, 256, 300, 1024] {
+            let spans = Spans::Rows {
+                rows: 3,
+                cols,
+                stride: cols + 1,
+            };
+            for k in [1, 2, cols / 2, 255, 256, 257, cols - 1, cols] {
+                if (1..=cols).contains(&k) {
+                    check_top_k(&dev, &values[..3 * (cols + 1)], spans, k);
+                }
+            }
+        }
+    }
+    // 32-bit keys at the ends of their range, and f64 with NaN.
+    let unsigned: Vec<u32> = ints(3 * 1024, 33).iter().map(|&v| v as u32).collect();
+    let rows = Spans::Rows {
+        rows: 3,
+        cols: 1024,
+        stride: 1024,
+    };
+    for k in [1, 17, 256, 1000] {
+        check_top_k(&dev, &unsigned, rows, k);
+    }
+    let doubles: Vec<f64> = floats(3 * 1024, 34, true)
+        .iter()
+        .map(|&v| v as f64)
+        .collect();
+    for k in [3, 256, 1024] {
+        check_top_k(&dev, &doubles, rows, k);
+    }
+    // Enough spans for the NaN counts to be summed on the device first: with NaN and without.
+    let many = Spans::Rows {
+        rows: NAN_SUM_SPANS + 1,
+        cols: 40,
+        stride: 40,
+    };
+    for nans in [true, false] {
+        let data = floats(40 * (NAN_SUM_SPANS + 1), 35, nans);
+        assert_eq!(data.iter().any(|x| x.is_nan()), nans);
+        check_top_k(&dev, &data, many, 5);
+        let ranks: Vec<usize> = (0..=NAN_SUM_SPANS).map(|s| s % 40).collect();
+        check_select(&dev, &data, many, SpanRanks::OnePerSpan(&ranks));
+    }
 }
 
 #[test]
