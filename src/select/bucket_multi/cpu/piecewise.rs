@@ -144,9 +144,10 @@ pub(crate) struct Piecewise<F: Real> {
 
 impl<F: Real> Piecewise<F> {
     /// The projection fitted to a sample of the data (NaNs left out), with about `buckets`
-    /// buckets in all (at least one per cell). Floats are fitted by value and by key, and the
-    /// coordinates whose cells the sample fills more evenly are kept: values for most data,
-    /// keys (about the logarithm) for data spread over many orders of magnitude.
+    /// buckets in all (at least one per cell). Floats are fitted by value and, unless the
+    /// values fill the cells evenly enough for one linear map, by key, and the coordinates
+    /// whose cells the sample fills more evenly are kept: values for most data, keys (about
+    /// the logarithm) for data spread over many orders of magnitude.
     pub(crate) fn fit<T: Element>(sample: &[T], buckets: usize) -> Piecewise<F> {
         let modes: &[bool] = if T::DTYPE.is_float() {
             &[false, true]
@@ -161,8 +162,12 @@ impl<F: Real> Piecewise<F> {
                 .map(|&x| coordinate(x, by_key))
                 .collect();
             let (p, fullest) = Self::fit_coordinates(&mut coords, buckets, by_key);
+            let even = p.linear;
             if best.as_ref().is_none_or(|(_, f)| fullest < *f) {
                 best = Some((p, fullest));
+            }
+            if even {
+                break;
             }
         }
         best.expect("at least one mode").0
@@ -337,8 +342,14 @@ fn trimmed_range<F: Real>(sample: &mut [F]) -> (F, F) {
     }
     let t = s / TRIM;
     let order = |a: &F, b: &F| a.partial_cmp(b).expect("coordinates are numbers");
-    let lo = *sample.select_nth_unstable_by(t, order).1;
-    let hi = *sample.select_nth_unstable_by(s - 1 - t, order).1;
+    let (_, &mut lo, above) = sample.select_nth_unstable_by(t, order);
+    // The largest but `t` is among the values above the smallest `t + 1` (or is the `t + 1`-th
+    // smallest itself when there are no more).
+    let hi = if s - 1 - t > t {
+        *above.select_nth_unstable_by(s - 2 - 2 * t, order).1
+    } else {
+        lo
+    };
     (lo, hi)
 }
 
