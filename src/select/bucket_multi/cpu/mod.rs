@@ -7,8 +7,10 @@
 //!    bucket of their own, so the pass counts them too).
 //! 3. The counts tell which bucket holds each rank and the rank within it.
 //! 4. A second pass copies the keys of those buckets (a few thousandths of the data per
-//!    bucket), and each bucket's copy is selected in for its ranks (quickMultiSelect, or
-//!    Floyd–Rivest when the copy is long), in parallel over buckets.
+//!    bucket; with AVX-512 and at most 4096 buckets, the wanted buckets are a bitmap in
+//!    registers and the wanted values are packed by a vector compress: [`avx512`]), and each
+//!    bucket's copy is selected in for its ranks (quickMultiSelect, or Floyd–Rivest when the
+//!    copy is long), in parallel over buckets.
 //!
 //! With few ranks on a long input (the windows below keep at most 8 % of the data), steps
 //! 2 and 4 are one pass: a count over a subset of the data (one run of 1024 values in each
@@ -28,10 +30,11 @@
 //! copied, so it is about `ranks · n / B` values for `B` buckets.
 //!
 //! Workspace: `B` counters per chunk (`B` between 4096 and 32768, growing with the number of
-//! ranks, at most `n / 16`), the sample (2^15 values), and the copies of the ranks' buckets:
-//! expected `ranks · n / B` keys, at most `n` (heavy repeats), plus what Floyd–Rivest needs
-//! in a long copy.
+//! ranks, at most `n / 16`), the sample (`n / 128` values, 2^12 to 2^15), and the copies of
+//! the ranks' buckets: expected `ranks · n / B` keys, at most `n` (heavy repeats), plus what
+//! Floyd–Rivest needs in a long copy.
 
+mod avx512;
 pub(crate) mod estimate;
 mod multi_pass;
 mod piecewise;
@@ -40,6 +43,7 @@ mod predicted;
 use rayon::prelude::*;
 
 use crate::element::{Element, RadixKey};
+use crate::select::bucket_multi::cpu::avx512::Bitmap;
 use crate::select::bucket_multi::cpu::multi_pass::{count, count_keep, extract, Slots};
 use crate::select::bucket_multi::cpu::piecewise::{Piecewise, Real};
 use crate::select::floyd_rivest;
@@ -49,8 +53,12 @@ use crate::select::quick_multiselect::multiselect_keys;
 /// Inputs shorter than this go to Floyd–Rivest (which selects short ones on a key copy).
 pub(crate) const MIN_LEN: usize = 1 << 14;
 
-/// Sample size.
+/// Sample size: at most this, and about `n / SAMPLE_SHARE` for short inputs (whose passes
+/// cost little more than fitting a full sample).
 const SAMPLE: usize = 1 << 15;
+
+/// See [`SAMPLE`].
+const SAMPLE_SHARE: usize = 128;
 
 /// Seed of the sampling positions.
 const SEED: u64 = 0xB0C4_E75E;
@@ -171,33 +179,17 @@ fn select_sorted<T: Element, W: Element, F: Real>(
     }
 
     if !to_copy.is_empty() {
-        let keys = match &fused {
+        let solve = |chunks: &[&[T]]| {
+            select_in_buckets::<T, W, F>(chunks, &p, &parts, par, &to_copy, ranks, parallel)
+        };
+        let answers = match &fused {
             // Every bucket to copy was kept: the copies come from the kept values.
             Some((marked, _, _, kept)) if to_copy.iter().all(|w| marked[w.bucket]) => {
                 let kept: Vec<&[T]> = kept.iter().map(Vec::as_slice).collect();
-                copy_buckets::<T, W, F>(&kept, &p, &parts, par, &to_copy)
+                solve(&kept)
             }
-            Some((_, chunks, _, _)) => copy_buckets::<T, W, F>(chunks, &p, &parts, par, &to_copy),
-            None => {
-                let chunks: Vec<&[T]> = data.chunks(len).collect();
-                copy_buckets::<T, W, F>(&chunks, &p, &parts, par, &to_copy)
-            }
-        };
-        let mut pieces: Vec<(&Wanted, &[W])> = Vec::with_capacity(to_copy.len());
-        let mut rest: &[W] = &keys;
-        for &w in &to_copy {
-            let (piece, tail) = rest.split_at(w.size);
-            pieces.push((w, piece));
-            rest = tail;
-        }
-        let solve = |(w, piece): (&Wanted, &[W])| -> Vec<T::Key> {
-            let local: Vec<usize> = ranks[w.first..w.end].iter().map(|&k| k - w.below).collect();
-            select_in_copy::<T, W>(piece, &local, parallel)
-        };
-        let answers: Vec<Vec<T::Key>> = if par {
-            pieces.into_par_iter().map(solve).collect()
-        } else {
-            pieces.into_iter().map(solve).collect()
+            Some((_, chunks, _, _)) => solve(chunks),
+            None => solve(&data.chunks(len).collect::<Vec<_>>()),
         };
         for (w, keys) in to_copy.iter().zip(answers) {
             for (slot, key) in found[w.first..w.end].iter_mut().zip(keys) {
@@ -271,81 +263,110 @@ fn count_keep_chunks<T: Element, F: Real>(
     }
 }
 
+/// The sample's length for `n` values.
+fn sample_len(n: usize) -> usize {
+    (n / SAMPLE_SHARE).clamp(1 << 12, SAMPLE).min(n)
+}
+
 /// The projection fitted to a sample of `data` with about `buckets` buckets.
 pub(crate) fn fit<T: Element, F: Real>(data: &[T], buckets: usize, parallel: bool) -> Piecewise<F> {
     let run = (64 / std::mem::size_of::<T>()).max(1);
-    let sample: Vec<T> = sample_runs::<T, T>(data, SAMPLE.min(data.len()), run, SEED, parallel);
+    let sample: Vec<T> = sample_runs::<T, T>(data, sample_len(data.len()), run, SEED, parallel);
     Piecewise::fit(&sample, buckets)
 }
 
-/// The keys of the buckets of `to_copy` (in bucket order), one contiguous piece per bucket,
+/// The keys of the sorted, unique `ranks` in the buckets of `to_copy`, one list per bucket,
 /// from a pass over `chunks` (the data's chunks as the count pass had them, or the values each
 /// kept: `parts` are the chunks' counts, and a chunk holds every value of each bucket to copy
-/// that its part counts). Each chunk puts its keys in its own copy, grouped by bucket; the
-/// pieces are then joined bucket by bucket.
-fn copy_buckets<T: Element, W: Element, F: Real>(
+/// that its part counts). Each chunk puts its keys in its own copy, grouped by bucket; each
+/// bucket's pieces are then joined and selected in, bucket by bucket (in parallel over
+/// buckets when `par`).
+fn select_in_buckets<T: Element, W: Element, F: Real>(
     chunks: &[&[T]],
     p: &Piecewise<F>,
     parts: &[Vec<u32>],
     par: bool,
     to_copy: &[&Wanted],
-) -> Vec<W> {
+    ranks: &[usize],
+    parallel: bool,
+) -> Vec<Vec<T::Key>> {
     let mut of_bucket = vec![Slots::NONE; p.buckets()];
     for (slot, w) in to_copy.iter().enumerate() {
         of_bucket[w.bucket] = slot as u32;
     }
-    let slots_of = |counts: &Vec<u32>| {
-        let mut start = Vec::with_capacity(to_copy.len());
-        let mut total = 0;
-        for w in to_copy {
+    let bits = Bitmap::of(of_bucket.iter().map(|&s| s != Slots::NONE));
+    // Per chunk and slot: where the slot's keys start in the chunk's copy (and the copy's
+    // length last).
+    let starts: Vec<Vec<usize>> = parts
+        .iter()
+        .map(|counts| {
+            let mut start = Vec::with_capacity(to_copy.len() + 1);
+            let mut total = 0;
+            for w in to_copy {
+                start.push(total);
+                total += counts[w.bucket] as usize;
+            }
             start.push(total);
-            total += counts[w.bucket] as usize;
-        }
-        Slots {
+            start
+        })
+        .collect();
+    let copy_chunk = |(chunk, start): (&&[T], &Vec<usize>)| {
+        let slots = Slots {
             of_bucket: &of_bucket,
-            start,
-            total,
-        }
+            start: start[..to_copy.len()].to_vec(),
+            total: start[to_copy.len()],
+            bits: bits.as_ref(),
+        };
+        extract::<T, W, F>(p, chunk, slots)
     };
-    let copy_chunk =
-        |(chunk, counts): (&&[T], &Vec<u32>)| extract::<T, W, F>(p, chunk, slots_of(counts));
     let copies: Vec<Vec<W>> = if par {
         chunks
             .par_iter()
-            .zip(parts.par_iter())
+            .zip(starts.par_iter())
             .map(copy_chunk)
             .collect()
     } else {
-        chunks.iter().zip(parts).map(copy_chunk).collect()
+        chunks.iter().zip(&starts).map(copy_chunk).collect()
     };
-    let total = to_copy.iter().map(|w| w.size).sum();
-    let mut joined = Vec::with_capacity(total);
-    let mut at = vec![0usize; copies.len()];
-    for w in to_copy {
-        for ((copy, counts), at) in copies.iter().zip(parts).zip(&mut at) {
-            let size = counts[w.bucket] as usize;
-            joined.extend_from_slice(&copy[*at..*at + size]);
-            *at += size;
-        }
+    let solve = |(slot, w): (usize, &&Wanted)| -> Vec<T::Key> {
+        let pieces = copies
+            .iter()
+            .zip(&starts)
+            .map(|(copy, start)| &copy[start[slot]..start[slot + 1]]);
+        let local: Vec<usize> = ranks[w.first..w.end].iter().map(|&k| k - w.below).collect();
+        select_in_pieces::<T, W>(pieces, w.size, &local, parallel)
+    };
+    if par {
+        to_copy.par_iter().enumerate().map(solve).collect()
+    } else {
+        to_copy.iter().enumerate().map(solve).collect()
     }
-    joined
 }
 
-/// The keys (of `T`) of the sorted, unique `ranks` among the keys `copy` (as `W`).
-fn select_in_copy<T: Element, W: Element>(
-    copy: &[W],
+/// The keys (of `T`) of the sorted, unique `ranks` among the keys of `pieces` (as `W`; `len`
+/// in all), joined first.
+fn select_in_pieces<'a, T: Element, W: Element>(
+    pieces: impl Iterator<Item = &'a [W]>,
+    len: usize,
     ranks: &[usize],
     parallel: bool,
 ) -> Vec<T::Key> {
     let as_key = |k: u64| T::Key::from_u64(k);
-    if copy.len() < LONG_COPY {
-        let mut keys: Vec<W::Key> = copy.iter().map(|w| w.to_key()).collect();
+    if len < LONG_COPY {
+        let mut keys: Vec<W::Key> = Vec::with_capacity(len);
+        for piece in pieces {
+            keys.extend(piece.iter().map(|w| w.to_key()));
+        }
         multiselect_keys(&mut keys, ranks, false)
             .into_iter()
             .map(|k| as_key(k.to_u64()))
             .collect()
     } else {
-        floyd_rivest::multiselect(copy, ranks, parallel)
+        let mut copy: Vec<W> = Vec::with_capacity(len);
+        for piece in pieces {
+            copy.extend_from_slice(piece);
+        }
+        floyd_rivest::multiselect(&copy, ranks, parallel)
             .into_iter()
             .map(|w| as_key(w.to_key().to_u64()))
             .collect()

@@ -1,13 +1,19 @@
 //! The two passes of bucketMultiSelect over the data: counting the values per bucket, and
 //! copying the keys of the buckets that hold requested ranks.
 //!
-//! Both work in blocks of [`BLOCK`] values: the buckets of a block are computed first (eight
-//! values at a time with AVX2 for 32-bit types when the CPU has it, the projection's tables in
-//! registers), then a scalar loop counts them, or marks the block's values whose bucket is
-//! wanted and copies those (few) keys to their bucket's place. The scalar and the vector forms
-//! run the same `f32` operations in the same order, so they give the same buckets.
+//! For 32-bit types on a CPU with AVX2, the buckets are computed eight values at a time, the
+//! projection's tables in registers. The counting pass takes the buckets of 16 values from
+//! the registers, two at a time (no round trip through memory), and adds one to each
+//! counter. The copying pass works in blocks of [`BLOCK`] values: their buckets are stored,
+//! then a scalar loop marks the block's values whose bucket is wanted and copies those (few)
+//! keys to their bucket's place; with AVX-512 the test and the copy are vector operations
+//! instead ([`avx512`]). The scalar and the vector forms run the same `f32` operations in the
+//! same order, so they give the same buckets.
 
 use crate::element::{DType, Element, RadixKey};
+#[cfg(target_arch = "x86_64")]
+use crate::select::bucket_multi::cpu::avx512;
+use crate::select::bucket_multi::cpu::avx512::Bitmap;
 use crate::select::bucket_multi::cpu::piecewise::{Piecewise, Real};
 
 /// Values per block.
@@ -44,6 +50,17 @@ pub(crate) fn count_keep<T: Element, F: Real>(
     #[cfg(target_arch = "x86_64")]
     if let Some(p32) = F::as_f32(p) {
         if T::Key::BITS == 32 && std::arch::is_x86_feature_detected!("avx2") {
+            if avx512::supported() {
+                if let Some(bits) = Bitmap::of(marked.iter().copied()) {
+                    // The marked buckets' share of the buckets, and a little.
+                    let share = 1.25 * marked.iter().filter(|&&m| m).count() as f64
+                        / marked.len().max(1) as f64;
+                    // SAFETY: the CPU supports AVX2, AVX-512F and POPCNT (detected just
+                    // above), `T` is a 32-bit type, and `counts` has an entry for every
+                    // bucket (asserted by the callee).
+                    return unsafe { avx512::count_keep(p32, chunk, &bits, share, counts) };
+                }
+            }
             // SAFETY: the CPU supports AVX2 (detected just above), `T` is a 32-bit type, and
             // `counts` and `marked` have an entry for every bucket (asserted by the callee).
             return unsafe { avx2::count_keep(p32, chunk, marked, counts) };
@@ -69,6 +86,9 @@ pub(crate) struct Slots<'a> {
     pub(crate) start: Vec<usize>,
     /// The number of keys copied (the copy's length).
     pub(crate) total: usize,
+    /// The buckets with a slot as a bitmap (`None` when one lies beyond what a bitmap
+    /// holds): the vector test of the AVX-512 pass.
+    pub(crate) bits: Option<&'a Bitmap>,
 }
 
 impl Slots<'_> {
@@ -89,6 +109,15 @@ pub(crate) fn extract<T: Element, W: Element, F: Real>(
     #[cfg(target_arch = "x86_64")]
     if let Some(p32) = F::as_f32(p) {
         if T::Key::BITS == 32 && std::arch::is_x86_feature_detected!("avx2") {
+            // The vector test drops NaNs: only for copies without NaN's bucket.
+            let nan_copied = slots.of_bucket[p.top] != Slots::NONE;
+            if let Some(bits) = slots.bits.filter(|_| !nan_copied && avx512::supported()) {
+                // SAFETY: the CPU supports AVX2, AVX-512F and POPCNT (detected just above),
+                // `T` and `W` are 32-bit types, `bits` marks the buckets with a slot, and
+                // NaN's bucket has none.
+                unsafe { avx512::extract(p32, chunk, slots.of_bucket, bits, &mut at, &mut out) };
+                return out;
+            }
             // SAFETY: the CPU supports AVX2 (detected just above) and `T` is a 32-bit type.
             unsafe { avx2::extract(p32, chunk, slots.of_bucket, &mut at, &mut out) };
             return out;
@@ -106,13 +135,13 @@ pub(crate) fn extract<T: Element, W: Element, F: Real>(
 
 /// The key of `x` as the unsigned integer `W` of the key's width.
 #[inline(always)]
-fn key_as<T: Element, W: Element>(x: T) -> W {
+pub(super) fn key_as<T: Element, W: Element>(x: T) -> W {
     W::from_key(W::Key::from_u64(x.to_key().to_u64()))
 }
 
 /// How a 32-bit type's bits become its coordinate and its key in the vector pass.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub(super) enum Kind {
     /// `f32`: the value; the key flips the bits (all of a negative, the sign of a positive).
     Float,
     /// `i32`: the integer; the key flips the sign bit.
@@ -122,7 +151,7 @@ enum Kind {
 }
 
 /// The kind of the 32-bit type `T`.
-fn kind<T: Element>() -> Kind {
+pub(super) fn kind<T: Element>() -> Kind {
     match T::DTYPE {
         DType::F32 => Kind::Float,
         DType::I32 => Kind::Signed,
@@ -133,7 +162,7 @@ fn kind<T: Element>() -> Kind {
 /// The AVX2 forms of the passes, for 32-bit types. (The functions are `unsafe fn`s with the
 /// `avx2` feature; their bodies call the intrinsics directly.)
 #[cfg(target_arch = "x86_64")]
-mod avx2 {
+pub(super) mod avx2 {
     use std::arch::x86_64::*;
 
     use super::{key_as, kind, Kind, Slots, BLOCK};
@@ -186,7 +215,7 @@ mod avx2 {
     }
 
     /// The projection's constants and tables in registers.
-    struct Tables {
+    pub(in crate::select::bucket_multi::cpu) struct Tables {
         /// The first cell's start.
         lo: __m256,
         /// Cells per unit.
@@ -210,7 +239,7 @@ mod avx2 {
     /// # Safety
     /// The CPU must support AVX2.
     #[target_feature(enable = "avx2")]
-    unsafe fn tables(p: &Piecewise<f32>) -> Tables {
+    pub(in crate::select::bucket_multi::cpu) unsafe fn tables(p: &Piecewise<f32>) -> Tables {
         const _: () = assert!(CELLS == 8, "one register per table");
         Tables {
             lo: _mm256_set1_ps(p.lo),
@@ -225,14 +254,19 @@ mod avx2 {
     }
 
     /// The buckets and the keys of the 8 values at `ptr` (a 32-bit type of `kind`), by the
-    /// same operations as [`Piecewise::bucket`].
+    /// same operations as [`Piecewise::bucket`]; with `NAN` false, NaN lanes get any bucket
+    /// (for a caller that drops NaNs itself).
     ///
     /// # Safety
     /// The CPU must support AVX2; `ptr` must point to 8 readable values of a 32-bit element
     /// type of kind `kind`.
     #[inline]
     #[target_feature(enable = "avx2")]
-    unsafe fn buckets8<const LINEAR: bool, const BY_KEY: bool>(
+    pub(in crate::select::bucket_multi::cpu) unsafe fn buckets8<
+        const LINEAR: bool,
+        const BY_KEY: bool,
+        const NAN: bool,
+    >(
         t: &Tables,
         ptr: *const u32,
         kind: Kind,
@@ -242,7 +276,6 @@ mod avx2 {
         let (coord, key, nan) = match kind {
             Kind::Float => {
                 let x = _mm256_castsi256_ps(bits);
-                let nan = _mm256_castps_si256(_mm256_cmp_ps::<_CMP_UNORD_Q>(x, x));
                 let flip = _mm256_or_si256(_mm256_srai_epi32::<31>(bits), sign);
                 let key = _mm256_xor_si256(bits, flip);
                 let coord = if BY_KEY {
@@ -250,7 +283,12 @@ mod avx2 {
                 } else {
                     x
                 };
-                (coord, _mm256_or_si256(key, nan), Some(nan))
+                if NAN {
+                    let nan = _mm256_castps_si256(_mm256_cmp_ps::<_CMP_UNORD_Q>(x, x));
+                    (coord, _mm256_or_si256(key, nan), Some(nan))
+                } else {
+                    (coord, key, None)
+                }
             }
             Kind::Signed => (_mm256_cvtepi32_ps(bits), _mm256_xor_si256(bits, sign), None),
             Kind::Unsigned => (_mm256_cvtepi32_ps(_mm256_xor_si256(bits, sign)), bits, None),
@@ -297,7 +335,7 @@ mod avx2 {
             // The block holds `BLOCK` 32-bit values, 8 from `8 j` on; `buckets` has room for 8
             // from `8 j` on.
             let (b, _) =
-                buckets8::<LINEAR, BY_KEY>(t, block.as_ptr().add(8 * j) as *const u32, kind);
+                buckets8::<LINEAR, BY_KEY, true>(t, block.as_ptr().add(8 * j) as *const u32, kind);
             _mm256_storeu_si256(buckets.as_mut_ptr().add(8 * j) as *mut __m256i, b);
         }
     }
@@ -330,19 +368,42 @@ mod avx2 {
         assert_eq!(counts.len(), p.buckets());
         let t = tables(p);
         let kind = kind::<T>();
-        let mut buckets = [0u32; BLOCK];
-        let mut blocks = chunk.chunks_exact(BLOCK);
-        for block in &mut blocks {
+        let counters = counts.as_mut_ptr();
+        let mut pairs = chunk.chunks_exact(16);
+        for pair in &mut pairs {
             // A few blocks ahead (the prefetch never faults, in or out of the chunk).
-            _mm_prefetch::<_MM_HINT_T0>(block.as_ptr().wrapping_add(PREFETCH) as *const i8);
-            block_buckets::<T, LINEAR, BY_KEY>(&t, block, kind, &mut buckets);
-            for &b in &buckets {
-                // Every bucket is below `p.buckets()`, the length of `counts`.
-                *counts.get_unchecked_mut(b as usize) += 1;
-            }
+            _mm_prefetch::<_MM_HINT_T0>(pair.as_ptr().wrapping_add(PREFETCH) as *const i8);
+            // The pair holds 16 32-bit values, 8 from 0 and 8 from 8 on.
+            let ptr = pair.as_ptr() as *const u32;
+            let (low, _) = buckets8::<LINEAR, BY_KEY, true>(&t, ptr, kind);
+            let (high, _) = buckets8::<LINEAR, BY_KEY, true>(&t, ptr.add(8), kind);
+            // Every bucket is below `p.buckets()`, the length of `counts`.
+            add_counts(counters, low);
+            add_counts(counters, high);
         }
-        for &x in blocks.remainder() {
+        for &x in pairs.remainder() {
             counts[p.bucket(x)] += 1;
+        }
+    }
+
+    /// Adds one to the counter of each of the 8 buckets of `b`, taken from the register 64
+    /// bits at a time (no round trip through memory).
+    ///
+    /// # Safety
+    /// The CPU must support AVX2; `counters` must have an entry for every bucket of `b`.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(in crate::select::bucket_multi::cpu) unsafe fn add_counts(counters: *mut u32, b: __m256i) {
+        let low = _mm256_castsi256_si128(b);
+        let high = _mm256_extracti128_si256::<1>(b);
+        for two in [
+            _mm_cvtsi128_si64(low) as u64,
+            _mm_extract_epi64::<1>(low) as u64,
+            _mm_cvtsi128_si64(high) as u64,
+            _mm_extract_epi64::<1>(high) as u64,
+        ] {
+            *counters.add(two as u32 as usize) += 1;
+            *counters.add((two >> 32) as usize) += 1;
         }
     }
 
@@ -504,30 +565,65 @@ mod tests {
                 want[p.bucket(x)] += 1;
             }
             assert_eq!(counts, want, "{} {name}", T::DTYPE);
-            // Every third bucket gets a slot, in reverse bucket order.
-            let picked: Vec<usize> = (0..p.buckets()).filter(|b| b % 3 == 0).rev().collect();
-            let mut of_bucket = vec![Slots::NONE; p.buckets()];
-            let mut start = Vec::new();
-            let mut total = 0;
-            for (slot, &b) in picked.iter().enumerate() {
-                of_bucket[b] = slot as u32;
-                start.push(total);
-                total += want[b] as usize;
+            // The fused pass keeps the values of every third bucket, in input order.
+            let marked: Vec<bool> = (0..p.buckets()).map(|b| b % 3 == 0).collect();
+            let mut fused = vec![0u32; p.buckets()];
+            let kept: Vec<T::Key> = count_keep(&p, &data, &marked, &mut fused)
+                .into_iter()
+                .map(|x| x.to_key())
+                .collect();
+            let want_kept: Vec<T::Key> = data
+                .iter()
+                .filter(|&&x| marked[p.bucket(x)])
+                .map(|x| x.to_key())
+                .collect();
+            assert_eq!(fused, want, "{} {name}", T::DTYPE);
+            assert_eq!(kept, want_kept, "{} {name}", T::DTYPE);
+            // Every third bucket gets a slot, in reverse bucket order, NaN's bucket among them
+            // or not.
+            for nan in [true, false] {
+                let picked: Vec<usize> = (0..p.buckets())
+                    .filter(|&b| b % 3 == 0 && (nan || b != p.top))
+                    .rev()
+                    .collect();
+                check_copy::<T, W, F>(&p, &data, &want, &picked, name);
             }
+        }
+    }
+
+    /// The copy of the `picked` buckets (slots in that order) by the scalar test of the
+    /// wanted buckets and by the bitmap's equals the scalar projection's; `counts` are the
+    /// buckets' counts.
+    fn check_copy<T: Gen, W: Element, F: Real>(
+        p: &Piecewise<F>,
+        data: &[T],
+        counts: &[u32],
+        picked: &[usize],
+        name: &str,
+    ) {
+        let mut of_bucket = vec![Slots::NONE; p.buckets()];
+        let mut start = Vec::new();
+        let mut total = 0;
+        for (slot, &b) in picked.iter().enumerate() {
+            of_bucket[b] = slot as u32;
+            start.push(total);
+            total += counts[b] as usize;
+        }
+        let want: Vec<W> = picked
+            .iter()
+            .flat_map(|&b| data.iter().filter(move |&&x| p.bucket(x) == b))
+            .map(|&x| key_as::<T, W>(x))
+            .collect();
+        let bits = Bitmap::of(of_bucket.iter().map(|&s| s != Slots::NONE));
+        assert!(bits.is_some());
+        for bits in [None, bits.as_ref()] {
             let slots = Slots {
                 of_bucket: &of_bucket,
-                start,
+                start: start.clone(),
                 total,
+                bits,
             };
-            let got: Vec<W> = extract(&p, &data, slots);
-            let want: Vec<W> = picked
-                .iter()
-                .flat_map(|&b| {
-                    let p = &p;
-                    data.iter().filter(move |&&x| p.bucket(x) == b)
-                })
-                .map(|&x| key_as::<T, W>(x))
-                .collect();
+            let got: Vec<W> = extract(p, data, slots);
             assert_eq!(got, want, "{} {name}", T::DTYPE);
         }
     }
