@@ -118,6 +118,8 @@ mod vector {
         let mut pos = 0usize;
         let mut groups = chunk.chunks_exact(LANES);
         for group in &mut groups {
+            // A few groups ahead (the prefetch never faults, in or out of the chunk).
+            _mm_prefetch::<_MM_HINT_T0>(group.as_ptr().wrapping_add(PREFETCH) as *const i8);
             let ptr = group.as_ptr() as *const u32;
             // The group holds 16 32-bit values.
             let b = buckets16::<LINEAR, BY_KEY>(&t, ptr, kind);
