@@ -1,33 +1,46 @@
-//! The copying pass with AVX-512 for 32-bit types: the wanted buckets as a bitmap held in
-//! registers, and the wanted values packed by a vector compress.
+//! The copying pass with AVX-512 for 32-bit types: a vector test of the wanted buckets'
+//! bitmap, and the wanted values packed by a vector compress.
 //!
 //! The buckets of 16 values come from the AVX2 projection (the same operations as the counting
-//! pass, so the same buckets); the bitmap's 128 words sit in 8 registers, four two-register
-//! permutes fetch each lane's word, and a shift tests its bit. The lanes whose bucket is wanted
-//! are compressed, with their buckets, into a small staging area, branch-free (the position
-//! advances by the mask's population), and the staged values are put in their buckets' places
-//! from there. A scalar test per value instead (`multi_pass.rs`) costs about twice as much.
+//! pass, so the same buckets). When every wanted bucket lies below [`REGISTERS`], the bitmap's
+//! first 128 words sit in 8 registers, four two-register permutes fetch each lane's word, and a
+//! shift tests its bit; otherwise a gather fetches the words from memory (the bitmap of 32768
+//! buckets is 4 KiB, in the first-level cache), about half as fast. The lanes whose bucket is wanted are compressed,
+//! with their buckets, into a small staging area, branch-free (the position advances by the
+//! mask's population), and the staged values are put in their buckets' places from there. A
+//! scalar test per value instead (`multi_pass.rs`) costs about twice as much as the registers'.
 
-/// Buckets a bitmap covers: 4096 bits, 8 registers of 16 words.
-pub(crate) const BITS: usize = 4096;
+/// Buckets whose bitmap fits in registers: 4096 bits, 8 registers of 16 words.
+pub(crate) const REGISTERS: usize = 4096;
 
-/// One bit per bucket below [`BITS`]: whether it is wanted.
-pub(crate) struct Bitmap([u32; BITS / 32]);
+/// One bit per bucket: whether it is wanted (at least [`REGISTERS`] bits).
+pub(crate) struct Bitmap {
+    /// The bits, 32 a word.
+    words: Vec<u32>,
+    /// Whether every wanted bucket is below [`REGISTERS`] (the registers' test serves).
+    in_registers: bool,
+}
 
 impl Bitmap {
-    /// The bitmap of the buckets `wanted` flags (one flag a bucket, in bucket order), or
-    /// `None` when one of them lies at or beyond [`BITS`].
-    pub(crate) fn of(wanted: impl IntoIterator<Item = bool>) -> Option<Bitmap> {
-        let mut words = [0u32; BITS / 32];
-        for (b, wanted) in wanted.into_iter().enumerate() {
-            if wanted {
-                if b >= BITS {
-                    return None;
-                }
-                words[b / 32] |= 1 << (b % 32);
-            }
+    /// The bitmap of the buckets `wanted` flags (one flag a bucket, in bucket order).
+    pub(crate) fn of(wanted: impl ExactSizeIterator<Item = bool>) -> Bitmap {
+        let mut words = vec![0u32; wanted.len().max(REGISTERS).div_ceil(32)];
+        let mut in_registers = true;
+        for (b, wanted) in wanted.enumerate() {
+            words[b / 32] |= (wanted as u32) << (b % 32);
+            in_registers &= !wanted || b < REGISTERS;
         }
-        Some(Bitmap(words))
+        Bitmap {
+            words,
+            in_registers,
+        }
+    }
+
+    /// Whether bucket `b` is wanted.
+    pub(crate) fn get(&self, b: usize) -> bool {
+        self.words
+            .get(b / 32)
+            .is_some_and(|w| w >> (b % 32) & 1 != 0)
     }
 }
 
@@ -47,7 +60,7 @@ pub(crate) use vector::{count_keep, extract};
 mod vector {
     use std::arch::x86_64::*;
 
-    use super::{Bitmap, BITS};
+    use super::{Bitmap, REGISTERS};
     use crate::element::Element;
     use crate::select::bucket_multi::cpu::multi_pass::avx2::{
         add_counts, buckets8, tables, Tables,
@@ -80,11 +93,34 @@ mod vector {
         at: &mut [usize],
         out: &mut [W],
     ) {
+        assert!(32 * bits.words.len() >= p.buckets());
+        if bits.in_registers {
+            extract_with::<T, W, Registers>(p, chunk, of_bucket, bits, at, out);
+        } else {
+            extract_with::<T, W, Gathered>(p, chunk, of_bucket, bits, at, out);
+        }
+    }
+
+    /// [`extract`] with the test `X` of `bits`.
+    ///
+    /// # Safety
+    /// As [`extract`]; `X` must be able to test `bits`.
+    #[target_feature(enable = "avx2,avx512f,popcnt")]
+    unsafe fn extract_with<T: Element, W: Element, X: Test>(
+        p: &Piecewise<f32>,
+        chunk: &[T],
+        of_bucket: &[u32],
+        bits: &Bitmap,
+        at: &mut [usize],
+        out: &mut [W],
+    ) {
         match (p.linear, p.by_key) {
-            (true, false) => extract_by::<T, W, true, false>(p, chunk, of_bucket, bits, at, out),
-            (true, true) => extract_by::<T, W, true, true>(p, chunk, of_bucket, bits, at, out),
-            (false, false) => extract_by::<T, W, false, false>(p, chunk, of_bucket, bits, at, out),
-            (false, true) => extract_by::<T, W, false, true>(p, chunk, of_bucket, bits, at, out),
+            (true, false) => extract_by::<T, W, X, true, false>(p, chunk, of_bucket, bits, at, out),
+            (true, true) => extract_by::<T, W, X, true, true>(p, chunk, of_bucket, bits, at, out),
+            (false, false) => {
+                extract_by::<T, W, X, false, false>(p, chunk, of_bucket, bits, at, out)
+            }
+            (false, true) => extract_by::<T, W, X, false, true>(p, chunk, of_bucket, bits, at, out),
         }
     }
 
@@ -94,7 +130,13 @@ mod vector {
     /// # Safety
     /// As [`extract`].
     #[target_feature(enable = "avx2,avx512f,popcnt")]
-    unsafe fn extract_by<T: Element, W: Element, const LINEAR: bool, const BY_KEY: bool>(
+    unsafe fn extract_by<
+        T: Element,
+        W: Element,
+        X: Test,
+        const LINEAR: bool,
+        const BY_KEY: bool,
+    >(
         p: &Piecewise<f32>,
         chunk: &[T],
         of_bucket: &[u32],
@@ -106,11 +148,7 @@ mod vector {
         assert_eq!(std::mem::size_of::<T>(), 4);
         let t = tables(p);
         let kind = kind::<T>();
-        // The bitmap's words, 16 a register.
-        let words: [__m512i; 8] = std::array::from_fn(|i| {
-            // `bits.0` holds 128 words, 16 from `16 i` on.
-            _mm512_loadu_si512(bits.0.as_ptr().add(LANES * i) as *const _)
-        });
+        let test = X::of(bits);
         // Staged values and their buckets (a register's room beyond `STAGE`: every store
         // writes 16 lanes).
         let mut values = vec![T::default(); STAGE + LANES];
@@ -123,7 +161,8 @@ mod vector {
             let ptr = group.as_ptr() as *const u32;
             // The group holds 16 32-bit values.
             let b = buckets16::<LINEAR, BY_KEY>(&t, ptr, kind);
-            let keep = wanted_mask(&words, b);
+            // Every bucket is one of `p`'s (NaN lanes' too).
+            let keep = test.mask(b);
             let x = _mm512_loadu_si512(ptr as *const _);
             // `pos <= STAGE`, so both stores of 16 lanes stay in the staging areas.
             _mm512_storeu_si512(
@@ -165,11 +204,31 @@ mod vector {
         share: f64,
         counts: &mut [u32],
     ) -> Vec<T> {
+        assert!(32 * bits.words.len() >= p.buckets());
+        if bits.in_registers {
+            count_keep_with::<T, Registers>(p, chunk, bits, share, counts)
+        } else {
+            count_keep_with::<T, Gathered>(p, chunk, bits, share, counts)
+        }
+    }
+
+    /// [`count_keep`] with the test `X` of `bits`.
+    ///
+    /// # Safety
+    /// As [`count_keep`]; `X` must be able to test `bits`.
+    #[target_feature(enable = "avx2,avx512f,popcnt")]
+    unsafe fn count_keep_with<T: Element, X: Test>(
+        p: &Piecewise<f32>,
+        chunk: &[T],
+        bits: &Bitmap,
+        share: f64,
+        counts: &mut [u32],
+    ) -> Vec<T> {
         match (p.linear, p.by_key) {
-            (true, false) => count_keep_by::<T, true, false>(p, chunk, bits, share, counts),
-            (true, true) => count_keep_by::<T, true, true>(p, chunk, bits, share, counts),
-            (false, false) => count_keep_by::<T, false, false>(p, chunk, bits, share, counts),
-            (false, true) => count_keep_by::<T, false, true>(p, chunk, bits, share, counts),
+            (true, false) => count_keep_by::<T, X, true, false>(p, chunk, bits, share, counts),
+            (true, true) => count_keep_by::<T, X, true, true>(p, chunk, bits, share, counts),
+            (false, false) => count_keep_by::<T, X, false, false>(p, chunk, bits, share, counts),
+            (false, true) => count_keep_by::<T, X, false, true>(p, chunk, bits, share, counts),
         }
     }
 
@@ -179,7 +238,7 @@ mod vector {
     /// # Safety
     /// As [`count_keep`].
     #[target_feature(enable = "avx2,avx512f,popcnt")]
-    unsafe fn count_keep_by<T: Element, const LINEAR: bool, const BY_KEY: bool>(
+    unsafe fn count_keep_by<T: Element, X: Test, const LINEAR: bool, const BY_KEY: bool>(
         p: &Piecewise<f32>,
         chunk: &[T],
         bits: &Bitmap,
@@ -190,10 +249,7 @@ mod vector {
         assert_eq!(std::mem::size_of::<T>(), 4);
         let t = tables(p);
         let kind = kind::<T>();
-        let words: [__m512i; 8] = std::array::from_fn(|i| {
-            // `bits.0` holds 128 words, 16 from `16 i` on.
-            _mm512_loadu_si512(bits.0.as_ptr().add(LANES * i) as *const _)
-        });
+        let test = X::of(bits);
         let counters = counts.as_mut_ptr();
         let mut kept: Vec<T> = vec![T::default(); (chunk.len() as f64 * share) as usize + LANES];
         let mut pos = 0usize;
@@ -208,7 +264,8 @@ mod vector {
             add_counts(counters, low);
             add_counts(counters, high);
             let b = _mm512_inserti64x4::<1>(_mm512_castsi256_si512(low), high);
-            let keep = wanted_mask(&words, b);
+            // Every bucket is one of `p`'s.
+            let keep = test.mask(b);
             if pos + LANES > kept.len() {
                 kept.resize(2 * kept.len(), T::default());
             }
@@ -223,7 +280,7 @@ mod vector {
         for &x in groups.remainder() {
             let b = p.bucket(x);
             counts[b] += 1;
-            if b < BITS && bits.0[b / 32] >> (b % 32) & 1 != 0 {
+            if bits.get(b) {
                 kept.push(x);
             }
         }
@@ -248,26 +305,82 @@ mod vector {
         _mm512_inserti64x4::<1>(_mm512_castsi256_si512(low), high)
     }
 
-    /// The lanes of `b` whose bucket is marked in the bitmap `words` (buckets at or beyond
-    /// [`BITS`] never are).
-    #[inline]
-    #[target_feature(enable = "avx512f")]
-    fn wanted_mask(words: &[__m512i; 8], b: __m512i) -> __mmask16 {
-        const _: () = assert!(BITS == 32 * 128, "eight registers of 16 words");
-        let word = _mm512_srli_epi32::<5>(b);
-        // Bits 0–4 of the word's index pick among two registers' 32 words, bits 5–6 the pair.
-        let w0 = _mm512_permutex2var_epi32(words[0], word, words[1]);
-        let w1 = _mm512_permutex2var_epi32(words[2], word, words[3]);
-        let w2 = _mm512_permutex2var_epi32(words[4], word, words[5]);
-        let w3 = _mm512_permutex2var_epi32(words[6], word, words[7]);
-        let odd = _mm512_test_epi32_mask(word, _mm512_set1_epi32(32));
-        let high = _mm512_test_epi32_mask(word, _mm512_set1_epi32(64));
-        let low_pair = _mm512_mask_mov_epi32(w0, odd, w1);
-        let high_pair = _mm512_mask_mov_epi32(w2, odd, w3);
-        let w = _mm512_mask_mov_epi32(low_pair, high, high_pair);
-        let bit = _mm512_srlv_epi32(w, _mm512_and_si512(b, _mm512_set1_epi32(31)));
-        let inside = _mm512_cmplt_epu32_mask(b, _mm512_set1_epi32(BITS as i32));
-        _mm512_mask_test_epi32_mask(inside, bit, _mm512_set1_epi32(1))
+    /// The vector test of a bitmap of buckets.
+    trait Test: Copy {
+        /// The test of `bits` (valid while `bits` lives).
+        ///
+        /// # Safety
+        /// The CPU must support AVX-512F.
+        unsafe fn of(bits: &Bitmap) -> Self;
+
+        /// The lanes of `b` whose bucket is marked.
+        ///
+        /// # Safety
+        /// The CPU must support AVX-512F; every bucket of `b` must be one the bitmap covers.
+        unsafe fn mask(self, b: __m512i) -> __mmask16;
+    }
+
+    /// A bitmap of [`REGISTERS`] buckets in 8 registers of 16 words (passed by value, so
+    /// that the loops keep them in registers).
+    #[derive(Clone, Copy)]
+    struct Registers([__m512i; 8]);
+
+    impl Test for Registers {
+        #[inline]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn of(bits: &Bitmap) -> Registers {
+            assert!(bits.in_registers && bits.words.len() >= 8 * LANES);
+            // `bits.words` holds at least 128 words, 16 from `16 i` on.
+            Registers(std::array::from_fn(|i| {
+                _mm512_loadu_si512(bits.words.as_ptr().add(LANES * i) as *const _)
+            }))
+        }
+
+        #[inline]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn mask(self, b: __m512i) -> __mmask16 {
+            const _: () = assert!(REGISTERS == 32 * 128, "eight registers of 16 words");
+            let words = &self.0;
+            let word = _mm512_srli_epi32::<5>(b);
+            // Bits 0–4 of the word's index pick among two registers' 32 words, bits 5–6 the
+            // pair.
+            let w0 = _mm512_permutex2var_epi32(words[0], word, words[1]);
+            let w1 = _mm512_permutex2var_epi32(words[2], word, words[3]);
+            let w2 = _mm512_permutex2var_epi32(words[4], word, words[5]);
+            let w3 = _mm512_permutex2var_epi32(words[6], word, words[7]);
+            let odd = _mm512_test_epi32_mask(word, _mm512_set1_epi32(32));
+            let high = _mm512_test_epi32_mask(word, _mm512_set1_epi32(64));
+            let low_pair = _mm512_mask_mov_epi32(w0, odd, w1);
+            let high_pair = _mm512_mask_mov_epi32(w2, odd, w3);
+            let w = _mm512_mask_mov_epi32(low_pair, high, high_pair);
+            let bit = _mm512_srlv_epi32(w, _mm512_and_si512(b, _mm512_set1_epi32(31)));
+            // Buckets beyond the registers' bits are never wanted.
+            let inside = _mm512_cmplt_epu32_mask(b, _mm512_set1_epi32(REGISTERS as i32));
+            _mm512_mask_test_epi32_mask(inside, bit, _mm512_set1_epi32(1))
+        }
+    }
+
+    /// A bitmap in memory (its first word), its words gathered.
+    #[derive(Clone, Copy)]
+    struct Gathered(*const u32);
+
+    impl Test for Gathered {
+        #[inline]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn of(bits: &Bitmap) -> Gathered {
+            Gathered(bits.words.as_ptr())
+        }
+
+        #[inline]
+        #[target_feature(enable = "avx512f")]
+        unsafe fn mask(self, b: __m512i) -> __mmask16 {
+            let word = _mm512_srli_epi32::<5>(b);
+            // Every word index is within the bitmap (the caller's buckets are covered), which
+            // lives while the test does.
+            let w = _mm512_i32gather_epi32::<4>(word, self.0 as *const i32);
+            let bit = _mm512_srlv_epi32(w, _mm512_and_si512(b, _mm512_set1_epi32(31)));
+            _mm512_test_epi32_mask(bit, _mm512_set1_epi32(1))
+        }
     }
 
     /// Puts staged values' keys in their buckets' places, NaNs left out.

@@ -315,7 +315,7 @@ fn select_in_buckets<T: Element, W: Element, F: Real>(
             of_bucket: &of_bucket,
             start: start[..to_copy.len()].to_vec(),
             total: start[to_copy.len()],
-            bits: bits.as_ref(),
+            bits: Some(&bits),
         };
         extract::<T, W, F>(p, chunk, slots)
     };

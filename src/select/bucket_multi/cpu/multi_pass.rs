@@ -51,15 +51,14 @@ pub(crate) fn count_keep<T: Element, F: Real>(
     if let Some(p32) = F::as_f32(p) {
         if T::Key::BITS == 32 && std::arch::is_x86_feature_detected!("avx2") {
             if avx512::supported() {
-                if let Some(bits) = Bitmap::of(marked.iter().copied()) {
-                    // The marked buckets' share of the buckets, and a little.
-                    let share = 1.25 * marked.iter().filter(|&&m| m).count() as f64
-                        / marked.len().max(1) as f64;
-                    // SAFETY: the CPU supports AVX2, AVX-512F and POPCNT (detected just
-                    // above), `T` is a 32-bit type, and `counts` has an entry for every
-                    // bucket (asserted by the callee).
-                    return unsafe { avx512::count_keep(p32, chunk, &bits, share, counts) };
-                }
+                let bits = Bitmap::of(marked.iter().copied());
+                // The marked buckets' share of the buckets, and a little.
+                let share = 1.25 * marked.iter().filter(|&&m| m).count() as f64
+                    / marked.len().max(1) as f64;
+                // SAFETY: the CPU supports AVX2, AVX-512F and POPCNT (detected just above), `T`
+                // is a 32-bit type, `counts` has an entry for every bucket (asserted by the
+                // callee), and `bits` covers every bucket.
+                return unsafe { avx512::count_keep(p32, chunk, &bits, share, counts) };
             }
             // SAFETY: the CPU supports AVX2 (detected just above), `T` is a 32-bit type, and
             // `counts` and `marked` have an entry for every bucket (asserted by the callee).
@@ -86,8 +85,8 @@ pub(crate) struct Slots<'a> {
     pub(crate) start: Vec<usize>,
     /// The number of keys copied (the copy's length).
     pub(crate) total: usize,
-    /// The buckets with a slot as a bitmap (`None` when one lies beyond what a bitmap
-    /// holds): the vector test of the AVX-512 pass.
+    /// The buckets with a slot as a bitmap (covering every bucket), for the vector test of
+    /// the AVX-512 pass, or `None` for the scalar test.
     pub(crate) bits: Option<&'a Bitmap>,
 }
 
@@ -553,41 +552,49 @@ mod tests {
     use super::*;
     use crate::select::host::testing::{inputs, Gen};
 
-    /// Counts and copies equal the scalar projection's, on every adversarial input.
+    /// Counts and copies equal the scalar projection's, on every adversarial input, with
+    /// few buckets and with more than a bitmap in registers holds.
     fn check<T: Gen, W: Element, F: Real>() {
         for (name, data) in inputs::<T>(5000, 21) {
             let sample: Vec<T> = data.iter().step_by(5).copied().collect();
-            let p = Piecewise::<F>::fit(&sample, 300);
-            let mut counts = vec![0u32; p.buckets()];
-            count(&p, &data, &mut counts);
-            let mut want = vec![0u32; p.buckets()];
-            for &x in &data {
-                want[p.bucket(x)] += 1;
+            for buckets in [300, 6000] {
+                let p = Piecewise::<F>::fit(&sample, buckets);
+                check_passes::<T, W, F>(&p, &data, name);
             }
-            assert_eq!(counts, want, "{} {name}", T::DTYPE);
-            // The fused pass keeps the values of every third bucket, in input order.
-            let marked: Vec<bool> = (0..p.buckets()).map(|b| b % 3 == 0).collect();
-            let mut fused = vec![0u32; p.buckets()];
-            let kept: Vec<T::Key> = count_keep(&p, &data, &marked, &mut fused)
-                .into_iter()
-                .map(|x| x.to_key())
+        }
+    }
+
+    /// The passes of `p` over `data` against the scalar projection.
+    fn check_passes<T: Gen, W: Element, F: Real>(p: &Piecewise<F>, data: &[T], name: &str) {
+        let mut counts = vec![0u32; p.buckets()];
+        count(p, data, &mut counts);
+        let mut want = vec![0u32; p.buckets()];
+        for &x in data {
+            want[p.bucket(x)] += 1;
+        }
+        assert_eq!(counts, want, "{} {name}", T::DTYPE);
+        // The fused pass keeps the values of every third bucket, in input order.
+        let marked: Vec<bool> = (0..p.buckets()).map(|b| b % 3 == 0).collect();
+        let mut fused = vec![0u32; p.buckets()];
+        let kept: Vec<T::Key> = count_keep(p, data, &marked, &mut fused)
+            .into_iter()
+            .map(|x| x.to_key())
+            .collect();
+        let want_kept: Vec<T::Key> = data
+            .iter()
+            .filter(|&&x| marked[p.bucket(x)])
+            .map(|x| x.to_key())
+            .collect();
+        assert_eq!(fused, want, "{} {name}", T::DTYPE);
+        assert_eq!(kept, want_kept, "{} {name}", T::DTYPE);
+        // Every third bucket gets a slot, in reverse bucket order: NaN's bucket among them or
+        // not, and only those a bitmap in registers holds.
+        for (nan, below) in [(true, usize::MAX), (false, usize::MAX), (false, 4096)] {
+            let picked: Vec<usize> = (0..p.buckets())
+                .filter(|&b| b % 3 == 0 && (nan || b != p.top) && b < below)
+                .rev()
                 .collect();
-            let want_kept: Vec<T::Key> = data
-                .iter()
-                .filter(|&&x| marked[p.bucket(x)])
-                .map(|x| x.to_key())
-                .collect();
-            assert_eq!(fused, want, "{} {name}", T::DTYPE);
-            assert_eq!(kept, want_kept, "{} {name}", T::DTYPE);
-            // Every third bucket gets a slot, in reverse bucket order, NaN's bucket among them
-            // or not.
-            for nan in [true, false] {
-                let picked: Vec<usize> = (0..p.buckets())
-                    .filter(|&b| b % 3 == 0 && (nan || b != p.top))
-                    .rev()
-                    .collect();
-                check_copy::<T, W, F>(&p, &data, &want, &picked, name);
-            }
+            check_copy::<T, W, F>(p, data, &want, &picked, name);
         }
     }
 
@@ -609,14 +616,13 @@ mod tests {
             start.push(total);
             total += counts[b] as usize;
         }
-        let want: Vec<W> = picked
-            .iter()
-            .flat_map(|&b| data.iter().filter(move |&&x| p.bucket(x) == b))
-            .map(|&x| key_as::<T, W>(x))
-            .collect();
+        let mut of_each: Vec<Vec<W>> = vec![Vec::new(); p.buckets()];
+        for &x in data {
+            of_each[p.bucket(x)].push(key_as::<T, W>(x));
+        }
+        let want: Vec<W> = picked.iter().flat_map(|&b| of_each[b].clone()).collect();
         let bits = Bitmap::of(of_bucket.iter().map(|&s| s != Slots::NONE));
-        assert!(bits.is_some());
-        for bits in [None, bits.as_ref()] {
+        for bits in [None, Some(&bits)] {
             let slots = Slots {
                 of_bucket: &of_bucket,
                 start: start.clone(),

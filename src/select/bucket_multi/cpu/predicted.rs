@@ -102,6 +102,8 @@ pub(crate) fn marks<T: Element, F: Real>(
             *m = true;
         }
     }
+    // NaN's bucket is never copied (its ranks are NaN's key).
+    marked[p.top] = false;
     marked
 }
 
