@@ -36,6 +36,11 @@ impl Bitmap {
         }
     }
 
+    /// Whether every wanted bucket lies below [`REGISTERS`].
+    pub(crate) fn in_registers(&self) -> bool {
+        self.in_registers
+    }
+
     /// Whether bucket `b` is wanted.
     pub(crate) fn get(&self, b: usize) -> bool {
         self.words

@@ -102,8 +102,6 @@ pub(crate) fn marks<T: Element, F: Real>(
             *m = true;
         }
     }
-    // NaN's bucket is never copied (its ranks are NaN's key).
-    marked[p.top] = false;
     marked
 }
 
