@@ -7,10 +7,10 @@
 //!    bucket of their own, so the pass counts them too).
 //! 3. The counts tell which bucket holds each rank and the rank within it.
 //! 4. A second pass copies the keys of those buckets (a few thousandths of the data per
-//!    bucket; with AVX-512 and at most 4096 buckets, the wanted buckets are a bitmap in
-//!    registers and the wanted values are packed by a vector compress: [`avx512`]), and each
-//!    bucket's copy is selected in for its ranks (quickMultiSelect, or Floyd–Rivest when the
-//!    copy is long), in parallel over buckets.
+//!    bucket; with AVX-512, the wanted buckets are a bitmap tested in registers, or gathered
+//!    beyond 4096 buckets, and the wanted values are packed by a vector compress: [`avx512`]),
+//!    and each bucket's copy is selected in for its ranks (quickMultiSelect, or Floyd–Rivest
+//!    when the copy is long), in parallel over buckets.
 //!
 //! With few ranks on a long input (the windows below keep at most 8 % of the data), steps
 //! 2 and 4 are one pass: a count over a subset of the data (one run of 1024 values in each
