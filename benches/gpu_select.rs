@@ -129,7 +129,7 @@ fn generate<T: BenchElement>(dist: &str, n: usize) -> Vec<T> {
             "distinct16" => T::from_f64((r % 16) as f64),
             "sorted" => T::from_f64(i as f64 / n as f64),
             "equal" => T::from_f64(1.0),
-            "two-values" => T::from_f64(if r % 20 == 0 { 2.0 } else { 1.0 }),
+            "two-values" => T::from_f64(if r.is_multiple_of(20) { 2.0 } else { 1.0 }),
             "integers" => T::from_f64((gaussian() * 1000.0).round()),
             "bucket-killer" => {
                 if i < 65 {

@@ -197,7 +197,7 @@ fn simulate(n: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
 
 /// Whether row `i` is a planted outlier.
 fn planted(i: usize) -> bool {
-    i % 10 == 0 || i % 10 == 5
+    i.is_multiple_of(10) || i % 10 == 5
 }
 
 /// Writes the data set as `dir/regression-n{n}.f64` (column-major little-endian `f64`: `x_1`

@@ -391,7 +391,7 @@ fn lcg_values(n: usize, seed: u64) -> Vec<f64> {
             state = state
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
-            if (state >> 7) % 5 == 0 {
+            if (state >> 7).is_multiple_of(5) {
                 NAN
             } else {
                 (((state >> 11) % 20011) as f64 - 10005.0) / 64.0

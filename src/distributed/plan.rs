@@ -67,7 +67,7 @@ impl IntervalSpec {
 impl<T: Element> BucketPlan<T> {
     /// The plan of intervals received as words (checked: ascending, disjoint, `b >= 1`).
     pub(crate) fn from_words(words: &[u64]) -> Result<Self> {
-        if words.len() % WORDS_PER_INTERVAL != 0 {
+        if !words.len().is_multiple_of(WORDS_PER_INTERVAL) {
             return Err(malformed("its length is not a multiple of 3"));
         }
         let mut intervals = Vec::with_capacity(words.len() / WORDS_PER_INTERVAL);

@@ -188,7 +188,7 @@ fn shape(len: usize, dim: usize) -> Result<usize> {
     if dim == 0 {
         return Err(KnnError::NoCoordinate { set: None }.into());
     }
-    if len % dim != 0 {
+    if !len.is_multiple_of(dim) {
         return Err(KnnError::Ragged { len, dim }.into());
     }
     Ok(len / dim)

@@ -311,7 +311,10 @@ impl<T: Real> DeviceOperator<T> {
         len_out: usize,
     ) -> Result<usize> {
         let count = input / len_in;
-        if input % len_in != 0 || output != count * len_out || i32::try_from(count).is_err() {
+        if !input.is_multiple_of(len_in)
+            || output != count * len_out
+            || i32::try_from(count).is_err()
+        {
             return Err(self.product_length(len_in, len_out, input, output));
         }
         if self.stacked() && count != self.members {

@@ -441,7 +441,7 @@ impl Solver {
     /// The checks of [`solve_many`](Solver::solve_many)'s problems: the options, whole
     /// problems, finite measurements. Returns the number of problems.
     fn check_many<T: Real>(&self, (m, n): (usize, usize), ys: &[T]) -> Result<usize> {
-        if m == 0 || ys.len() % m != 0 {
+        if m == 0 || !ys.len().is_multiple_of(m) {
             return Err(RecoveryError::WholeProblems { len: ys.len(), m }.into());
         }
         let count = ys.len() / m;

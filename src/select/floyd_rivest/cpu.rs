@@ -797,7 +797,7 @@ mod tests {
         let stride = n / Search::<u32, u32>::sample_size(n);
         let data: Vec<u32> = (0..n as u32)
             .map(|i| {
-                if (i as usize) % stride == 0 {
+                if (i as usize).is_multiple_of(stride) {
                     i
                 } else {
                     u32::MAX - i

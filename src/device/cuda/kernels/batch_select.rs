@@ -129,7 +129,7 @@ fn spans_fit(x_len: usize, offsets: Option<usize>, cols: u64, stride: u64, nspan
 
 /// Whether `parts` is a power of two dividing a tile.
 fn tile_parts(parts: u32) -> bool {
-    parts.is_power_of_two() && TILE as u64 % parts as u64 == 0
+    parts.is_power_of_two() && (TILE as u64).is_multiple_of(parts as u64)
 }
 
 launchers! {
@@ -236,7 +236,7 @@ launchers! {
                                   positions: dev &CudaSlice<u64>, out_values: dev &mut CudaSlice<T>,
                                   out_idx: dev &mut CudaSlice<u64>)
         from BATCH_SELECT as kernel_name("bt_map_results", T::DTYPE);
-        requires k > 0, total % k == 0,
+        requires k > 0, total.is_multiple_of(k),
             spans_fit(x.len(), offsets.given_len(), cols, stride, total / k),
             cand_first.len() as u64 > total / k, positions.len() as u64 >= total,
             out_values.len() as u64 >= total, out_idx.len() as u64 >= total;
@@ -338,7 +338,7 @@ launchers! {
         from BATCH_SELECT as kernel_name("bt_sample", T::DTYPE);
         requires K::BITS == T::Key::BITS,
             spans.fit(),
-            m > 0, m as usize % CHUNK == 0, samples.len() as u64 >= spans.nspans * m as u64;
+            m > 0, (m as usize).is_multiple_of(CHUNK), samples.len() as u64 >= spans.nspans * m as u64;
 
     /// One block a span: the sample keys of ranks `brackets[2s]` and `brackets[2s + 1]`
     /// (`NO_BOUND`: that side open) by radix selection of its `m` sample keys in shared

@@ -302,6 +302,6 @@ launchers! {
     fn bms_minmax_keys[K: RadixKey](keys: dev &CudaView<'_, K>, chunks: dev &CudaSlice<u64>,
                                     mm: dev &mut CudaSlice<u64>)
         from BUCKET_MULTISELECT as format!("bms_minmax_keys_{}", key_suffix::<K>());
-        requires chunks.len() % CHUNK_WORDS == 0,
-            mm.len() % 2 == 0;
+        requires chunks.len().is_multiple_of(CHUNK_WORDS),
+            mm.len().is_multiple_of(2);
 }

@@ -78,7 +78,7 @@ launchers! {
                               buckets: val u32, refine: val u32, finish: val u64)
         from BUCKET_SELECT as kernel_name("bkt_choose", T::DTYPE);
         requires !state.is_empty(), hist.len() >= buckets as usize, buckets > 0,
-            buckets % CHOOSE_BLOCK == 0, refine <= 1;
+            buckets.is_multiple_of(CHOOSE_BLOCK), refine <= 1;
 
     /// Appends the candidates of `x`'s `n` values (in the chosen bucket when `by_bucket`) to
     /// `out` (never at or past `cap`) and records their count and extreme keys in the state;

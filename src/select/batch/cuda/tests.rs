@@ -415,7 +415,7 @@ fn spread<T: Element>(n: usize, seed: u64, nans: bool, of: fn(f64) -> T) -> Vec<
     (0..n)
         .map(|_| {
             let r = mix.next();
-            if nans && r % 997 == 0 {
+            if nans && r.is_multiple_of(997) {
                 of(f64::NAN)
             } else {
                 of((r >> 11) as f64 / (1u64 << 53) as f64 * 2.0e6 - 1.0e6)
