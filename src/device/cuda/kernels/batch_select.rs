@@ -20,6 +20,16 @@ pub(crate) const WARP_SPAN: usize = 1024;
 pub(crate) const WARP_SORT: usize = 256;
 /// Threads of `bt_topk_warp`'s block (`BT_WARP_THREADS`).
 pub(crate) const WARP_THREADS: u32 = 256;
+
+/// Blocks of `bt_topk_warp` resident on a multiprocessor for elements of `T`
+/// (`BT_WARP_BLOCKS`: its launch bounds, set by the registers of 32 keys a thread).
+pub(crate) fn warp_blocks<T: Element>() -> usize {
+    if std::mem::size_of::<T::Key>() == 4 {
+        4
+    } else {
+        2
+    }
+}
 /// Values of a tile of a long span (`BT_TILE`).
 pub(crate) const TILE: usize = 16384;
 /// 16-byte loads a thread makes at once in the counting and copying passes (`BT_WINDOW_VECS`).

@@ -24,9 +24,9 @@ use cudarc::driver::{CudaSlice, CudaView, LaunchConfig};
 use crate::device::cuda::kernels::batch_select::{
     bt_choose, bt_compact_long, bt_filter, bt_filter_counts, bt_hist, bt_iota, bt_map_results,
     bt_nan_counts, bt_permute, bt_result_keys, bt_select_short, bt_sort_small, bt_span_ids,
-    bt_tile_counts, bt_tile_scan, bt_topk_resident, bt_topk_short, bt_topk_warp, QueryState,
-    SpanArgs, RESIDENT_HISTOGRAMS, RESIDENT_THREADS, THREADS, TILE, WARP_SORT, WARP_SPAN,
-    WARP_THREADS, WINDOW_VECS,
+    bt_tile_counts, bt_tile_scan, bt_topk_resident, bt_topk_short, bt_topk_warp, warp_blocks,
+    QueryState, SpanArgs, RESIDENT_HISTOGRAMS, RESIDENT_THREADS, THREADS, TILE, WARP_SORT,
+    WARP_SPAN, WARP_THREADS, WINDOW_VECS,
 };
 use crate::device::cuda::kernels::reduce::sum;
 use crate::device::cuda::kernels::OrNull;
@@ -1066,13 +1066,13 @@ fn top_k_by_warps<T: Element>(
     let ds = DeviceSpans::new(dev, spans)?;
     let mut top = DeviceTopK::with_room(dev, count, k)?;
     let sorts_in_warp = sorted && k <= WARP_SORT;
-    // As many blocks as stay resident (`BT_WARP_BLOCKS`), each warp taking span after span.
-    let resident = if std::mem::size_of::<T::Key>() == 4 {
-        4
-    } else {
-        2
-    };
-    let blocks = stride_blocks(count * 32, WARP_THREADS, dev.multiprocessors(), resident);
+    // As many blocks as stay resident, each warp taking span after span.
+    let blocks = stride_blocks(
+        count * 32,
+        WARP_THREADS,
+        dev.multiprocessors(),
+        warp_blocks::<T>(),
+    );
     bt_topk_warp(
         dev,
         config(blocks, WARP_THREADS),
