@@ -269,6 +269,46 @@ __device__ __forceinline__ int bucket_in_shared(typename KeyOf<T>::type key, con
     return (int)(s.first[j] + value_projection(as_f64(from_key<T>(key)), s.vlo[j], s.scale[j], last));
 }
 
+// A binned plan (the first pass's; BucketPlan::device_table on the host): bins of 2^shift
+// keys from `base` on, the last one ending at `max`, in BIN_HEADER words, then a word a bin:
+// its first bucket, and above bit 32 the shift from a key's offset in its bin to its bucket
+// there. Counts take a binned plan as `iv` with `p` = 0.
+#define MAX_BINS 256
+#define BIN_HEADER 4
+template <typename K>
+struct SharedBins {
+    K base;
+    K max;
+    u32 shift;
+    u32 bins;
+    u64 entry[MAX_BINS];
+};
+
+// Copies a binned plan into `s`. Ends with a barrier.
+template <typename K>
+__device__ __forceinline__ void load_shared_bins(const u64* __restrict__ words, SharedBins<K>& s) {
+    const u32 bins = (u32)words[3];
+    for (u32 i = threadIdx.x; i < bins; i += blockDim.x) s.entry[i] = words[BIN_HEADER + i];
+    if (threadIdx.x == 0) {
+        s.base = (K)words[0];
+        s.shift = (u32)words[1];
+        s.max = (K)words[2];
+        s.bins = bins;
+    }
+    __syncthreads();
+}
+
+// The bucket of `key` under a binned plan (the host's key projection over 2^shift keys), or -1
+// outside its keys.
+template <typename K>
+__device__ __forceinline__ long long bucket_in_bins(K key, const SharedBins<K>& s) {
+    if (key < s.base || key > s.max) return -1;
+    const K rel = key - s.base;
+    const u64 e = s.entry[rel >> s.shift];
+    const K offset = rel & (((K)1 << s.shift) - 1);
+    return (long long)((u32)e + (u64)(offset >> (u32)(e >> 32)));
+}
+
 // The bucket number of an input in no bucket, in the `ids` a count writes (plans of fewer
 // buckets only).
 #define NO_BUCKET 0xffff
@@ -280,25 +320,117 @@ __device__ __forceinline__ int bucket_in_shared(typename KeyOf<T>::type key, con
 #define DIST_BLOCK 256
 #define TILE ((u64)DIST_BLOCK * TILE_LOADS)
 
-// Counts this block's tiles of x[0, n) by `bucket` into the histogram `h` (shared or global)
-// and writes each input's bucket to `ids` when given. Whole tiles without bounds checks.
-template <typename In, u64 (*KEY)(In), typename Bucket>
+// The places a count reads: every input (`AllPlaces`), or a sketch's (`SketchPlaces`): runs of
+// SKETCH_PIECE inputs, one run at a hashed place in each group of SKETCH_GROUP runs (the host's
+// `SKETCH_PIECE`, `SKETCH_GROUP` and `sketch_run` in src/distributed/shard.rs).
+#define SKETCH_PIECE 16
+#define SKETCH_GROUP 16
+struct AllPlaces {
+    __device__ __forceinline__ u64 operator()(u64 i) const { return i; }
+};
+struct SketchPlaces {
+    __device__ __forceinline__ u64 operator()(u64 i) const {
+        const u64 g = i / SKETCH_PIECE;
+        u32 h = ((u32)g ^ (u32)(g >> 32)) * 0x9E3779B1u;
+        h ^= h >> 16;
+        h *= 0x85EBCA6Bu;
+        h ^= h >> 13;
+        return (g * SKETCH_GROUP + h % SKETCH_GROUP) * SKETCH_PIECE + i % SKETCH_PIECE;
+    }
+};
+
+// Buckets a copying count takes at most (their counters, marks and the warps' stages fit the
+// 48 KB of shared memory a block gets without opting in, for 8-byte keys too), and the keys a
+// warp stages before it writes them out.
+#define COPY_BUCKETS 8192
+#define COPY_HALF (TILE_LOADS / 2)
+#define COPY_STAGE (WARP_SIZE * COPY_HALF)
+
+// What a copying count does besides counting: the keys of the buckets marked (a bit set in
+// shared memory) appended to out[0, cap) through `out_count` (in no order; places from `cap`
+// on are counted only), staged a warp at a time. A count that copies nothing has COPY false and
+// none of this is used.
+template <typename K, bool COPY>
+struct Copier {
+    const u32* marked;
+    K* stage;
+    u32 staged;
+    K* out;
+    u64 cap;
+    u64* out_count;
+
+    __device__ __forceinline__ bool wants(long long b) const {
+        return COPY && b >= 0 && ((marked[(u32)b >> 5] >> ((u32)b & 31)) & 1u);
+    }
+    // Collective over the warp: the keys `key[j]` with `keep[j]`, half a tile at a time.
+    __device__ __forceinline__ void append(const K (&key)[TILE_LOADS], const bool (&keep)[TILE_LOADS]) {
+        if constexpr (COPY) {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                K k[COPY_HALF];
+                bool m[COPY_HALF];
+#pragma unroll
+                for (int j = 0; j < COPY_HALF; ++j) {
+                    k[j] = key[h * COPY_HALF + j];
+                    m[j] = keep[h * COPY_HALF + j];
+                }
+                warp_stage_append<K, COPY_HALF, COPY_STAGE>(stage, staged, out, cap, out_count, k, m);
+            }
+        }
+    }
+    __device__ __forceinline__ void flush() {
+        if constexpr (COPY) warp_flush(stage, staged, out, cap, out_count);
+    }
+};
+
+// One tile of a count from place `base` on: the inputs counted by `bucket` into `h`, their
+// buckets written to `ids` when given, and handed to `copier`. CHECKED: places from `n` on are
+// skipped (the partial tile).
+template <bool CHECKED, typename In, u64 (*KEY)(In), typename K, bool COPY, typename Bucket, typename Place>
+__device__ __forceinline__ void count_tile(const In* __restrict__ x, u64 base, u64 n, u32* h,
+                                           unsigned short* __restrict__ ids, Bucket bucket, Place place,
+                                           Copier<K, COPY>& copier) {
+    In v[TILE_LOADS];
+    bool in[TILE_LOADS];
+#pragma unroll
+    for (int j = 0; j < TILE_LOADS; ++j) {
+        const u64 i = base + threadIdx.x + j * DIST_BLOCK;
+        in[j] = !CHECKED || i < n;
+        if (in[j]) v[j] = x[place(i)];
+    }
+    bool keep[TILE_LOADS];
+#pragma unroll
+    for (int j = 0; j < TILE_LOADS; ++j) {
+        keep[j] = false;
+        if (!in[j]) continue;
+        const long long b = bucket(KEY(v[j]));
+        if (b >= 0) atomicAdd(&h[b], 1u);
+        if (ids) ids[base + threadIdx.x + j * DIST_BLOCK] = b >= 0 ? (unsigned short)b : NO_BUCKET;
+        keep[j] = copier.wants(b);
+    }
+    if constexpr (COPY) {
+        K key[TILE_LOADS];
+#pragma unroll
+        for (int j = 0; j < TILE_LOADS; ++j) key[j] = in[j] ? (K)KEY(v[j]) : (K)0;
+        copier.append(key, keep);
+    }
+}
+
+// Counts this block's tiles of the places [0, n) (input `place(i)` at place i) by `bucket` into
+// the histogram `h` (shared or global), writes each input's bucket to `ids` when given, and
+// hands the inputs to `copier`. Whole tiles without bounds checks; a copying count takes its
+// partial tile with every thread, as the copy's votes are collective.
+template <typename In, u64 (*KEY)(In), typename K, bool COPY, typename Bucket, typename Place>
 __device__ __forceinline__ void count_tiles(const In* __restrict__ x, u64 n, u32* h, unsigned short* __restrict__ ids,
-                                            Bucket bucket) {
+                                            Bucket bucket, Place place, Copier<K, COPY>& copier) {
     for (u64 base = (u64)blockIdx.x * TILE; base < n; base += (u64)gridDim.x * TILE) {
         if (base + TILE <= n) {
-            In v[TILE_LOADS];
-#pragma unroll
-            for (int j = 0; j < TILE_LOADS; ++j) v[j] = x[base + threadIdx.x + j * DIST_BLOCK];
-#pragma unroll
-            for (int j = 0; j < TILE_LOADS; ++j) {
-                const long long b = bucket(KEY(v[j]));
-                if (b >= 0) atomicAdd(&h[b], 1u);
-                if (ids) ids[base + threadIdx.x + j * DIST_BLOCK] = b >= 0 ? (unsigned short)b : NO_BUCKET;
-            }
+            count_tile<false, In, KEY>(x, base, n, h, ids, bucket, place, copier);
+        } else if constexpr (COPY) {
+            count_tile<true, In, KEY>(x, base, n, h, ids, bucket, place, copier);
         } else {
             for (u64 i = base + threadIdx.x; i < n; i += DIST_BLOCK) {
-                const long long b = bucket(KEY(x[i]));
+                const long long b = bucket(KEY(x[place(i)]));
                 if (b >= 0) atomicAdd(&h[b], 1u);
                 if (ids) ids[i] = b >= 0 ? (unsigned short)b : NO_BUCKET;
             }
@@ -310,31 +442,52 @@ __device__ __forceinline__ void count_tiles(const In* __restrict__ x, u64 n, u32
 // `partial` (blocks x buckets), with a histogram in shared memory when `shared_ok`, else by
 // atomics on its own row. No two blocks share a counter. Each combination of where the plan
 // and the histogram lie is its own loop, so that every access has its own address space.
-template <typename T, typename In, u64 (*KEY)(In)>
+// COPY: the keys of the buckets marked in `marks` (buckets / 32 words; at most COPY_BUCKETS
+// buckets, counted in shared memory) are appended to out[0, cap) through `out_count`.
+// `p` = 0: `iv` is a binned plan (SharedBins).
+template <typename T, typename In, u64 (*KEY)(In), bool COPY, typename Place>
 __device__ void count_impl(const In* __restrict__ x, u64 n, const u64* __restrict__ iv, u32 p,
-                           u32 buckets, u32 shared_ok, u32* __restrict__ partial, unsigned short* __restrict__ ids) {
+                           u32 buckets, u32 shared_ok, u32* __restrict__ partial, unsigned short* __restrict__ ids,
+                           Place place, const u32* __restrict__ marks, typename KeyOf<T>::type* out, u64 cap,
+                           u64* out_count) {
     typedef typename KeyOf<T>::type K;
     extern __shared__ u32 hist[];
-    __shared__ SharedPlan<T> plan;
+    // A plan of intervals or of bins, in the same place.
+    __shared__ union {
+        SharedPlan<T> intervals;
+        SharedBins<K> bins;
+    } space;
+    SharedPlan<T>& plan = space.intervals;
+    __shared__ u32 marked[COPY ? COPY_BUCKETS / 32 : 1];
+    __shared__ K stages[COPY ? DIST_BLOCK / WARP_SIZE : 1][COPY ? COPY_STAGE : 1];
     u32* row = partial + (u64)blockIdx.x * buckets;
     if (shared_ok) for (u32 b = threadIdx.x; b < buckets; b += blockDim.x) hist[b] = 0;
+    if constexpr (COPY)
+        for (u32 w = threadIdx.x; w < (buckets + 31) / 32; w += blockDim.x) marked[w] = marks[w];
+    Copier<K, COPY> copier = {marked, stages[COPY ? threadIdx.x / WARP_SIZE : 0], 0, out, cap, out_count};
     const bool small = p >= 1 && p <= SMALL_PLAN, in_shared = p >= 1 && p <= SHARED_INTERVALS;
-    if (in_shared) load_shared_plan<T>(iv, p, small ? SMALL_PLAN : SHARED_INTERVALS, plan);
+    const bool binned = p == 0;
+    if (binned) load_shared_bins<K>(iv, space.bins);
+    else if (in_shared) load_shared_plan<T>(iv, p, small ? SMALL_PLAN : SHARED_INTERVALS, plan);
     __syncthreads();
+    auto from_bins = [&](u64 k) { return bucket_in_bins<K>((K)k, space.bins); };
     auto from_small = [&](u64 k) { return bucket_in_shared<T, SMALL_STEPS>((K)k, plan, iv); };
     auto from_shared = [&](u64 k) { return bucket_in_shared<T, SHARED_STEPS>((K)k, plan, iv); };
     auto from_global = [&](u64 k) { return bucket_of<T>(k, iv, p); };
     // The search matches the plan's padding.
     if (shared_ok) {
-        if (small) count_tiles<In, KEY>(x, n, hist, ids, from_small);
-        else if (in_shared) count_tiles<In, KEY>(x, n, hist, ids, from_shared);
-        else count_tiles<In, KEY>(x, n, hist, ids, from_global);
+        if (binned) count_tiles<In, KEY>(x, n, hist, ids, from_bins, place, copier);
+        else if (small) count_tiles<In, KEY>(x, n, hist, ids, from_small, place, copier);
+        else if (in_shared) count_tiles<In, KEY>(x, n, hist, ids, from_shared, place, copier);
+        else count_tiles<In, KEY>(x, n, hist, ids, from_global, place, copier);
+        copier.flush();
         __syncthreads();
         for (u32 b = threadIdx.x; b < buckets; b += blockDim.x) row[b] = hist[b];
-    } else {
-        if (small) count_tiles<In, KEY>(x, n, row, ids, from_small);
-        else if (in_shared) count_tiles<In, KEY>(x, n, row, ids, from_shared);
-        else count_tiles<In, KEY>(x, n, row, ids, from_global);
+    } else if constexpr (!COPY) {
+        if (binned) count_tiles<In, KEY>(x, n, row, ids, from_bins, place, copier);
+        else if (small) count_tiles<In, KEY>(x, n, row, ids, from_small, place, copier);
+        else if (in_shared) count_tiles<In, KEY>(x, n, row, ids, from_shared, place, copier);
+        else count_tiles<In, KEY>(x, n, row, ids, from_global, place, copier);
     }
 }
 
@@ -544,7 +697,21 @@ __device__ void reduce_ids_impl(const In* __restrict__ x, const unsigned short* 
     extern "C" __global__ void COUNT_BOUNDS dist_count_##NAME(const T* x, u64 n, const u64* iv, u32 p,  \
                                                  u32 buckets, u32 shared_ok, u32* partial,           \
                                                  unsigned short* ids) {                              \
-        count_impl<T, T, key_of_input<T> >(x, n, iv, p, buckets, shared_ok, partial, ids);   \
+        count_impl<T, T, key_of_input<T>, false>(x, n, iv, p, buckets, shared_ok, partial, ids,        \
+                                                 AllPlaces(), nullptr, nullptr, 0, nullptr);         \
+    }                                                                                                \
+    extern "C" __global__ void COUNT_BOUNDS dist_sketch_##NAME(const T* x, u64 places, const u64* iv, \
+                                                  u32 p, u32 buckets, u32 shared_ok, u32* partial) { \
+        count_impl<T, T, key_of_input<T>, false>(x, places, iv, p, buckets, shared_ok, partial,        \
+                                                 nullptr, SketchPlaces(), nullptr, nullptr, 0,       \
+                                                 nullptr);                                           \
+    }                                                                                                \
+    extern "C" __global__ void COUNT_BOUNDS dist_count_copy_##NAME(const T* x, u64 n, const u64* iv,  \
+                                                  u32 p, u32 buckets, u32* partial,                  \
+                                                  const u32* marks, KeyOf<T>::type* out, u64 cap,    \
+                                                  u64* out_count) {                                  \
+        count_impl<T, T, key_of_input<T>, true>(x, n, iv, p, buckets, 1, partial, nullptr,             \
+                                                AllPlaces(), marks, out, cap, out_count);            \
     }                                                                                                \
     extern "C" __global__ void dist_reduce_ids_##NAME(const T* x, const unsigned short* ids, u64 n, \
                                                       u32 buckets, const u32* slot,                  \
@@ -565,7 +732,9 @@ __device__ void reduce_ids_impl(const In* __restrict__ x, const unsigned short* 
                                                       const u64* iv, u32 p, u32 buckets,             \
                                                       u32 shared_ok, u32* partial,                   \
                                                       unsigned short* ids) {                         \
-        count_impl<T, KeyOf<T>::type, key_of_key<T> >(x, n, iv, p, buckets, shared_ok, partial, ids); \
+        count_impl<T, KeyOf<T>::type, key_of_key<T>, false>(x, n, iv, p, buckets, shared_ok, partial, \
+                                                            ids, AllPlaces(), nullptr, nullptr, 0,   \
+                                                            nullptr);                                \
     }                                                                                                \
     extern "C" __global__ void dist_reduce_##NAME(const T* x, u64 n, const u64* iv, u32 p,           \
                                                   const u32* slot, u32 slots, const u64* offsets,    \

@@ -1,13 +1,20 @@
 //! DIBMS and DistributedBMS (Blanchard, Fu & Knoth 2024).
 //!
 //! Both start with the first phase of bucketMultiSelect on every rank: a sample of 1024 keys
-//! drawn in proportion to the ranks' sizes gives 16 pivot intervals, every rank counts its
+//! drawn in proportion to the ranks' sizes gives the buckets (bins of keys, each with buckets in
+//! proportion to its share of the sample, see [`BinnedSpec`]), every rank counts its
 //! elements in the buckets, the counts are summed at the root, which names the active buckets;
 //! every rank keeps only its elements of those. DistributedBMS then gathers the kept elements
 //! at the root and sorts them. DIBMS leaves them where they are and refines: the active
 //! buckets' extremes (reduced by maximum) become the next pass's intervals, with buckets in
 //! proportion to their counts, until every wanted rank lies in a bucket of one value (see
 //! [`search`](super::search) for why that is exact).
+//!
+//! Before the first count the ranks may sketch it (count a sixteenth of their data): the root
+//! predicts from the sketches which buckets will hold the wanted ranks, and the count copies
+//! those buckets' keys, so that the reduction after it reads the copy rather than all the
+//! data again. The prediction changes what is read, never a count: a bucket it missed makes
+//! the reduction read the data.
 
 use rayon::prelude::*;
 
@@ -16,7 +23,7 @@ use crate::error::{Error, Result};
 
 use super::communicator::ReduceOp;
 use super::link::Link;
-use super::plan::{BucketPlan, IntervalSpec};
+use super::plan::{BinnedSpec, BucketPlan, IntervalSpec};
 use super::search::{Search, SAMPLES};
 use super::setup::Agreed;
 use super::shard::{bytes_to_keys, keys_to_bytes, Shard};
@@ -26,6 +33,16 @@ use super::traffic::Phase;
 const PASS: u64 = 0;
 /// The root's word for "done, the results follow".
 pub(crate) const DONE: u64 = 1;
+/// The root's word for "the first pass follows, its bins after this word" (with
+/// [`SKETCH`] added: "sketch it first").
+const BINNED_PASS: u64 = 2;
+/// Added to [`BINNED_PASS`]: the ranks sketch the pass before they count.
+const SKETCH: u64 = 1;
+
+/// The values a rank holds on average from which the first pass may be sketched: below, the
+/// sketch's exchange costs more than the read of the data it spares (on the GPUs measured,
+/// 4 ranks of 2^26 values lose 0.3 ms and 4 of 2^28 gain 0.5 ms; see BENCHMARKS.md).
+pub(crate) const SKETCH_FROM: u64 = 1 << 27;
 
 /// How the reduced problem is finished.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +59,8 @@ pub(crate) struct BucketRun<'f> {
     pub seed: u64,
     pub omit_nan: bool,
     pub finish: Finish,
+    /// The values a rank holds on average from which the first pass may be sketched.
+    pub sketch_from: u64,
     /// At the root: the payload of the results broadcast from the keys found.
     pub results: &'f dyn Fn(Vec<u64>) -> Vec<u64>,
 }
@@ -73,9 +92,13 @@ pub(crate) fn run<T: Element>(
     let decision = match (&mut search, heard) {
         (Some(s), Some(all)) => {
             let mut keys: Vec<u64> = all.iter().flat_map(|b| bytes_to_keys::<u64>(b)).collect();
-            Ok(pass_words(
-                &s.sampled_plan(agreed.min, agreed.max, &mut keys),
-            ))
+            let spec = s.sampled_plan(agreed.min, agreed.max, &mut keys);
+            let share = agreed.n / link.size() as u64;
+            let worth = share >= opts.sketch_from && s.worth_sketching(agreed.n);
+            let sketch = worth as u64 * SKETCH;
+            Ok(std::iter::once(BINNED_PASS + sketch)
+                .chain(spec.to_words())
+                .collect())
         }
         _ => Ok(Vec::new()),
     };
@@ -91,9 +114,13 @@ pub(crate) fn run<T: Element>(
         };
         let plan = link.local(plan_from(&words));
         let len = plan.as_ref().map_or(0, |p| p.buckets());
+        let keep = match words.first() == Some(&(BINNED_PASS + SKETCH)) {
+            true => predicted(link, shard, &search, plan.as_ref(), agreed.n)?,
+            false => Vec::new(),
+        };
         // Assign: every rank's counts summed at the root, which names the active buckets.
         let counts = match &plan {
-            Some(p) => link.local(shard.count(p)),
+            Some(p) => link.local(shard.count(p, &keep)),
             None => None,
         };
         let heard = link.up(assign, counts, len, ReduceOp::Sum)?;
@@ -135,6 +162,32 @@ pub(crate) fn run<T: Element>(
             return Ok((finish_words(words)?, passes));
         }
     }
+}
+
+/// The buckets of a sketched pass whose keys the count copies: every rank's sketch of the
+/// pass summed at the root, which predicts them (an empty list when none is worth copying).
+fn predicted<T: Element>(
+    link: &mut Link<'_>,
+    shard: &mut dyn Shard<T>,
+    search: &Option<Search>,
+    plan: Option<&BucketPlan<T>>,
+    n: u64,
+) -> Result<Vec<usize>> {
+    let len = plan.map_or(0, |p| p.buckets() + 1);
+    let sketch = match plan {
+        Some(p) => link.local(shard.sketch(p)),
+        None => None,
+    };
+    let heard = link.up(Phase::PredictSampled, sketch, len, ReduceOp::Sum)?;
+    let decision = match (search, heard) {
+        (Some(s), Some(sketches)) => s.predict(&sketches, n),
+        _ => Ok(Vec::new()),
+    };
+    Ok(link
+        .down(Phase::PredictSampled, decision)?
+        .into_iter()
+        .map(|b| b as usize)
+        .collect())
 }
 
 /// DistributedBMS's second phase: the kept elements gathered at the root, sorted there, and
@@ -204,17 +257,21 @@ pub(crate) fn finish_words(mut words: Vec<u64>) -> Result<Vec<u64>> {
     Ok(words)
 }
 
-/// A pass's broadcast: `PASS` and the intervals.
+/// A later pass's broadcast: `PASS` and the intervals.
 fn pass_words(specs: &[IntervalSpec]) -> Vec<u64> {
     std::iter::once(PASS)
         .chain(IntervalSpec::to_words(specs))
         .collect()
 }
 
-/// The plan of a pass's broadcast.
+/// The plan of a pass's broadcast: intervals after `PASS`, bins after `BINNED_PASS` (sketched
+/// or not).
 fn plan_from<T: Element>(words: &[u64]) -> Result<BucketPlan<T>> {
     match words.split_first() {
         Some((&PASS, rest)) => BucketPlan::from_words(rest),
+        Some((&w, rest)) if w == BINNED_PASS || w == BINNED_PASS + SKETCH => {
+            BucketPlan::from_binned(&BinnedSpec::from_words(rest)?)
+        }
         _ => Err(Error::Communication("a pass broadcast is malformed".into())),
     }
 }

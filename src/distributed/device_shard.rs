@@ -2,13 +2,14 @@
 //! kernels (`kernels/distributed.cu`), with the bucket of every key computed exactly as on the
 //! host, so that CPU and GPU ranks can work together.
 
-use cudarc::driver::CudaSlice;
+use cudarc::driver::{CudaSlice, LaunchConfig};
 
 use crate::device::cuda::download::download_vec;
 use crate::device::cuda::kernels::distributed::{
-    dist_count, dist_count_keys, dist_count_keys_no_ids, dist_count_no_ids, dist_gather,
-    dist_offsets, dist_reduce, dist_reduce_ids, dist_reduce_ids_keys, dist_reduce_keys, dist_stats,
-    dist_totals, BLOCK, ID_BUCKETS, MAX_BLOCKS,
+    dist_count, dist_count_copy, dist_count_keys, dist_count_keys_no_ids, dist_count_no_ids,
+    dist_gather, dist_offsets, dist_reduce, dist_reduce_ids, dist_reduce_ids_keys,
+    dist_reduce_keys, dist_sketch, dist_stats, dist_totals, BLOCK, COPY_BUCKETS, ID_BUCKETS,
+    MAX_BLOCKS,
 };
 use crate::device::cuda::kernels::NULL;
 use crate::device::cuda::launch::{config, stride_blocks};
@@ -20,20 +21,28 @@ use crate::random::SplitMix64;
 use crate::select::sort_choose::cuda::{sort_keys, to_keys};
 
 use super::plan::BucketPlan;
-use super::shard::{LocalStats, Shard};
+use super::shard::{scaled_sketch, Copied, LocalStats, Shard, SKETCH_GROUP, SKETCH_PIECE};
 
 /// Bucket counts a block keeps in shared memory at most (40 KB of `u32`, beside the plan of at
 /// most 6 KB the kernel copies there: under 48 KB, the most a block gets without opting in).
 const SHARED_BUCKETS: usize = 10 * 1024;
 
+/// Keys on the device, the first `len` of a buffer that may be longer.
+type Keys<K> = (CudaSlice<K>, usize);
+
 /// A rank's data on its GPU.
 pub(crate) struct DeviceShard<'a, T: Element> {
     data: &'a DeviceBuffer<T>,
-    reduced: Option<CudaSlice<T::Key>>,
+    reduced: Option<Keys<T::Key>>,
     /// The last pass's counts: this rank's per bucket, and per block and bucket on the device
     /// (the reduction's blocks take the same tiles and write where these counts say).
     counts: Vec<u64>,
     partial: Option<Partial>,
+    /// This rank's sketch of the pass (its buckets' estimated counts), for the room a copy
+    /// takes.
+    sketch: Vec<u64>,
+    /// The keys the last count copied.
+    copied: Option<Copied<Keys<T::Key>>>,
 }
 
 /// Per-block bucket counts of a pass: `blocks` rows of the plan's buckets.
@@ -42,7 +51,7 @@ struct Partial {
     blocks: usize,
     /// Every input's bucket (`u16::MAX` for none), where the plan has fewer buckets.
     ids: Option<CudaSlice<u16>>,
-    /// The pass's plan on the device, for the reduction by the same plan.
+    /// The pass's plan on the device as the count read it, for the reduction by the same plan.
     plan: CudaSlice<u64>,
 }
 
@@ -53,6 +62,8 @@ impl<'a, T: Element> DeviceShard<'a, T> {
             reduced: None,
             counts: Vec::new(),
             partial: None,
+            sketch: Vec::new(),
+            copied: None,
         }
     }
 
@@ -62,7 +73,7 @@ impl<'a, T: Element> DeviceShard<'a, T> {
 
     /// Elements of the current data.
     fn current_len(&self) -> usize {
-        self.reduced.as_ref().map_or(self.data.len(), |r| r.len())
+        self.reduced.as_ref().map_or(self.data.len(), |r| r.1)
     }
 
     fn blocks(&self, n: usize) -> usize {
@@ -75,6 +86,71 @@ impl<'a, T: Element> DeviceShard<'a, T> {
     fn tile_blocks(&self, n: usize) -> usize {
         n.div_ceil(8 * BLOCK as usize)
             .clamp(1, (4 * self.dev().multiprocessors()).min(MAX_BLOCKS))
+    }
+
+    /// The per-block counts of a pass of `blocks` blocks over `buckets` buckets (written whole
+    /// by blocks counting in shared memory, else zeroed for their atomics), their launch
+    /// (shared memory for the counters when they fit), and whether they fit.
+    fn count_rows(
+        &self,
+        blocks: usize,
+        buckets: usize,
+    ) -> Result<(CudaSlice<u32>, LaunchConfig, u32)> {
+        let dev = self.dev();
+        let shared_ok = (buckets <= SHARED_BUCKETS) as u32;
+        let mut cfg = config(blocks, BLOCK);
+        let rows = match shared_ok {
+            1 => {
+                cfg.shared_mem_bytes = (buckets * 4) as u32;
+                dev.alloc::<u32>(blocks * buckets, "the blocks' counts")?
+            }
+            _ => dev.alloc_zeros::<u32>(blocks * buckets, "the blocks' counts")?,
+        };
+        Ok((rows, cfg, shared_ok))
+    }
+
+    /// `counts[..buckets]` = the column sums of the `blocks` rows of `partial`.
+    fn totals(
+        &self,
+        partial: &CudaSlice<u32>,
+        blocks: usize,
+        buckets: usize,
+        counts: &mut CudaSlice<u64>,
+    ) -> Result<()> {
+        let cfg = config(buckets.div_ceil(BLOCK as usize), BLOCK);
+        dist_totals(
+            self.dev(),
+            cfg,
+            partial,
+            blocks as u32,
+            buckets as u32,
+            counts,
+        )
+    }
+
+    /// The room for a copy of the buckets `keep` of `n` inputs: what this rank's sketch
+    /// estimates they hold, a quarter more and some, at most `n`.
+    fn copy_room(&self, keep: &[usize], n: usize) -> usize {
+        let estimate: u64 = keep
+            .iter()
+            .map(|&b| self.sketch.get(b).copied().unwrap_or(n as u64))
+            .sum();
+        let room = estimate + estimate / 4 + 8 * (estimate as f64).sqrt() as u64 + (1 << 16);
+        room.min(n as u64) as usize
+    }
+
+    /// The plan as the counts read it: its bins when it is binned (`p` = 0), else its
+    /// intervals (`p` of them).
+    fn upload_count_plan(&self, plan: &BucketPlan<T>) -> Result<(CudaSlice<u64>, u32)> {
+        match plan.device_table() {
+            Some(words) => self
+                .dev()
+                .stream()
+                .clone_htod(&words)
+                .map(|t| (t, 0))
+                .map_err(|e| driver_error("copying the bucket plan", e)),
+            None => Ok((self.upload_plan(plan)?, plan.intervals() as u32)),
+        }
     }
 
     /// The plan's intervals on the device.
@@ -151,39 +227,91 @@ impl<T: Element> Shard<T> for DeviceShard<'_, T> {
             .collect())
     }
 
-    fn count(&mut self, plan: &BucketPlan<T>) -> Result<Vec<u64>> {
+    fn sketch(&mut self, plan: &BucketPlan<T>) -> Result<Vec<u64>> {
+        let n = self.current_len();
+        let buckets = plan.buckets();
+        let places = n / (SKETCH_PIECE * SKETCH_GROUP) * SKETCH_PIECE;
+        if self.reduced.is_some() || places == 0 || plan.intervals() == 0 || buckets == 0 {
+            // A short part (or kept keys): counted whole.
+            self.sketch = self.count(plan, &[])?;
+            return Ok(scaled_sketch(&self.sketch, n as u64, n as u64));
+        }
+        let dev = self.dev();
+        let blocks = self.tile_blocks(places);
+        let (mut partial, cfg, shared_ok) = self.count_rows(blocks, buckets)?;
+        // Every total is written.
+        let mut counts = dev.alloc::<u64>(buckets, "the sketch's counts")?;
+        let (iv, p) = self.upload_count_plan(plan)?;
+        let b = buckets as u32;
+        let x = self.data.as_slice();
+        // `places` is the sketch's places of all `n` inputs.
+        dist_sketch(
+            dev,
+            cfg,
+            x,
+            places as u64,
+            &iv,
+            p,
+            b,
+            shared_ok,
+            &mut partial,
+        )?;
+        self.totals(&partial, blocks, buckets, &mut counts)?;
+        let counts = download_vec(dev, &counts.slice(..), "the sketch's counts")?;
+        let scaled = scaled_sketch(&counts, places as u64, n as u64);
+        self.sketch = scaled[..buckets].to_vec();
+        Ok(scaled)
+    }
+
+    fn count(&mut self, plan: &BucketPlan<T>, keep: &[usize]) -> Result<Vec<u64>> {
         let data = self.data;
         let dev = data.device();
         let buckets = plan.buckets();
         let n = self.current_len();
         self.partial = None;
+        self.copied = None;
         self.counts = vec![0; buckets];
-        if n > 0 && plan.intervals() > 0 && buckets > 0 {
-            let blocks = self.tile_blocks(n);
-            let shared_ok = (buckets <= SHARED_BUCKETS) as u32;
-            // Blocks counting in shared memory write their whole row; the others add to it.
-            let mut partial = match shared_ok {
-                1 => dev.alloc::<u32>(blocks * buckets, "the blocks' counts")?,
-                _ => dev.alloc_zeros::<u32>(blocks * buckets, "the blocks' counts")?,
-            };
-            // Every total is written.
-            let mut counts = dev.alloc::<u64>(buckets, "the bucket counts")?;
-            let iv = self.upload_plan(plan)?;
-            let (n64, p, b) = (n as u64, plan.intervals() as u32, buckets as u32);
-            let mut cfg = config(blocks, BLOCK);
-            if shared_ok == 1 {
-                cfg.shared_mem_bytes = (buckets * 4) as u32;
+        if n == 0 || plan.intervals() == 0 || buckets == 0 {
+            return Ok(self.counts.clone());
+        }
+        // A copy of the kept buckets' keys, in the first pass (of the data itself).
+        let copying = !keep.is_empty() && self.reduced.is_none() && buckets <= COPY_BUCKETS;
+        let blocks = self.tile_blocks(n);
+        let (mut partial, cfg, shared_ok) = self.count_rows(blocks, buckets)?;
+        // The totals, and after them the number of keys copied (zeroed for its atomics).
+        let mut counts = dev.alloc_zeros::<u64>(buckets + 1, "the bucket counts")?;
+        let (iv, p) = self.upload_count_plan(plan)?;
+        let (n64, b) = (n as u64, buckets as u32);
+        let mut ids = None;
+        let mut copy = None;
+        let part = &mut partial;
+        if copying {
+            let mut words = vec![0u32; buckets.div_ceil(32)];
+            for &k in keep {
+                words[k / 32] |= 1 << (k % 32);
             }
-            let mut ids = match buckets < ID_BUCKETS {
-                true => Some(dev.alloc::<u16>(n, "the inputs' buckets")?),
-                false => None,
-            };
-            let part = &mut partial;
+            let marks = dev
+                .stream()
+                .clone_htod(&words)
+                .map_err(|e| driver_error("copying the buckets to keep", e))?;
+            let room = self.copy_room(keep, n);
+            let mut out = dev.alloc::<T::Key>(room.max(1), "the copied keys")?;
+            let mut copied = counts.slice_mut(buckets..);
+            let x = self.data.as_slice();
+            let cap = room as u64;
+            // Counted in shared memory: `buckets` is at most COPY_BUCKETS.
+            let (o, c) = (&mut out, &mut copied);
+            dist_count_copy::<T>(dev, cfg, x, n64, &iv, p, b, part, &marks, o, cap, c)?;
+            copy = Some((out, room));
+        } else {
+            if buckets < ID_BUCKETS {
+                ids = Some(dev.alloc::<u16>(n, "the inputs' buckets")?);
+            }
             match (&self.reduced, &mut ids) {
-                (Some(keys), Some(ids)) => {
+                (Some((keys, _)), Some(ids)) => {
                     dist_count_keys::<T>(dev, cfg, keys, n64, &iv, p, b, shared_ok, part, ids)?
                 }
-                (Some(keys), None) => dist_count_keys_no_ids::<T>(
+                (Some((keys, _)), None) => dist_count_keys_no_ids::<T>(
                     dev, cfg, keys, n64, &iv, p, b, shared_ok, part, NULL,
                 )?,
                 (None, Some(ids)) => {
@@ -195,26 +323,35 @@ impl<T: Element> Shard<T> for DeviceShard<'_, T> {
                     dist_count_no_ids(dev, cfg, x, n64, &iv, p, b, shared_ok, part, NULL)?
                 }
             }
-            dist_totals(
-                dev,
-                config(buckets.div_ceil(BLOCK as usize), BLOCK),
-                &partial,
-                blocks as u32,
-                b,
-                &mut counts,
-            )?;
-            self.counts = download_vec(dev, &counts.slice(..), "the bucket counts")?;
-            self.partial = Some(Partial {
-                counts: partial,
-                blocks,
-                ids,
-                plan: iv,
-            });
         }
+        self.totals(&partial, blocks, buckets, &mut counts)?;
+        let mut all = download_vec(dev, &counts.slice(..), "the bucket counts")?;
+        let copied = all.pop().unwrap_or(0);
+        self.counts = all;
+        // A copy that ran out of room is dropped: the reduction reads the data.
+        if let Some((out, room)) = copy {
+            if copied <= room as u64 {
+                self.copied = Some(Copied::new((out, copied as usize), buckets, keep));
+            }
+        }
+        self.partial = Some(Partial {
+            counts: partial,
+            blocks,
+            ids,
+            plan: iv,
+        });
         Ok(self.counts.clone())
     }
 
     fn reduce(&mut self, plan: &BucketPlan<T>, active: &[usize]) -> Result<Vec<(u64, u64)>> {
+        if let Some(copied) = self.copied.take() {
+            if copied.holds(active) {
+                // The copy's per-block counts place the reduction's writes; its counts of the
+                // active buckets are the data's.
+                self.reduced = Some(copied.keys);
+                self.count(plan, &[])?;
+            }
+        }
         let data = self.data;
         let dev = data.device();
         let stream = dev.stream();
@@ -238,7 +375,13 @@ impl<T: Element> Shard<T> for DeviceShard<'_, T> {
                 slot_and_list.slice(..slot_count),
                 slot_and_list.slice(slot_count..),
             );
-            let iv = &part.plan;
+            // The reduction finds buckets from the plan's intervals (a binned plan's count read
+            // its bins instead).
+            let intervals = match plan.device_table() {
+                Some(_) => Some(self.upload_plan(plan)?),
+                None => None,
+            };
+            let iv = intervals.as_ref().unwrap_or(&part.plan);
             let mut offsets = dev.alloc::<u64>(part.blocks + 1, "the blocks' offsets")?;
             let (rows, b, a) = (
                 part.blocks as u32,
@@ -263,14 +406,14 @@ impl<T: Element> Shard<T> for DeviceShard<'_, T> {
             let cfg = config(part.blocks, BLOCK);
             let (out, ext) = (&mut out, &mut extremes);
             match (&self.reduced, &part.ids) {
-                (Some(keys), Some(ids)) => dist_reduce_ids_keys::<T>(
+                (Some((keys, _)), Some(ids)) => dist_reduce_ids_keys::<T>(
                     dev, cfg, keys, ids, n64, b, &slots, a, &offsets, out, ext,
                 )?,
                 (None, Some(ids)) => {
                     let x = self.data.as_slice();
                     dist_reduce_ids(dev, cfg, x, ids, n64, b, &slots, a, &offsets, out, ext)?
                 }
-                (Some(keys), None) => dist_reduce_keys::<T>(
+                (Some((keys, _)), None) => dist_reduce_keys::<T>(
                     dev, cfg, keys, n64, iv, p, &slots, a, &offsets, out, ext,
                 )?,
                 (None, None) => {
@@ -280,7 +423,7 @@ impl<T: Element> Shard<T> for DeviceShard<'_, T> {
             }
         }
         let e = dev.read(&extremes, "the extremes")?;
-        self.reduced = Some(out);
+        self.reduced = Some((out, kept as usize));
         self.partial = None;
         Ok(e.chunks_exact(2)
             .take(active.len())
@@ -292,7 +435,11 @@ impl<T: Element> Shard<T> for DeviceShard<'_, T> {
         let data = self.data;
         let dev = data.device();
         let mut keys = match self.reduced.take() {
-            Some(k) => k,
+            Some((keys, len)) if len < keys.len() => dev
+                .stream()
+                .clone_dtod(&keys.slice(..len))
+                .map_err(|e| driver_error("copying the kept keys", e))?,
+            Some((keys, _)) => keys,
             None => to_keys(data)?,
         };
         sort_keys(dev, &mut keys, None)?;

@@ -21,7 +21,7 @@ use super::{DistributedAlgorithm, Phase};
 /// Table 2's expected values for one subroutine, summed over the ranks, with `n` values on
 /// `q` ranks, `m` order statistics and `b` buckets: DIBMS's for one pass of phase 2, and
 /// DistributedBMS's phase 2 under [`Phase::Gather`]. Phases the table has no line for
-/// (the setup, sort&choose's merge, the results) give 0.
+/// (the setup, phase 1's prediction, sort&choose's merge, the results) give 0.
 ///
 /// ```
 /// use kselect::distributed::{model::expected_phase, Phase};
@@ -38,7 +38,7 @@ pub fn expected_phase(phase: Phase, n: u64, m: usize, q: usize, b: usize) -> f64
         Phase::Gather => m / b * n / q * remote,
         Phase::CreateRefine => 4.0 * m * remote,
         Phase::ReduceRefine => 3.0 * m * remote + m,
-        Phase::Setup | Phase::Merge | Phase::Results => 0.0,
+        Phase::Setup | Phase::PredictSampled | Phase::Merge | Phase::Results => 0.0,
     }
 }
 

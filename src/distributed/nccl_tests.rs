@@ -129,3 +129,36 @@ fn every_algorithm_over_nccl_gives_one_process_quantiles() {
         }
     }
 }
+
+/// A sketched first pass over NCCL: the GPUs copy the predicted buckets' keys during the count
+/// and reduce the copy; the values are one process's.
+#[test]
+fn a_sketched_first_pass_over_nccl_gives_one_process_values() {
+    let Some(gpus) = gpus() else {
+        return;
+    };
+    let mut rng = crate::random::SplitMix64::new(5);
+    let n = 1 << 20;
+    let data: Vec<f32> = (0..n).map(|_| (rng.next_u64() >> 40) as f32).collect();
+    let ranks = [0, n / 3, n / 2, n - 1];
+    let expected = crate::select::Selector::new()
+        .multiselect(&data, &ranks)
+        .unwrap();
+    let q = gpus.len();
+    let got = Nccl::on_each_gpu(&gpus, |nccl| {
+        let r = nccl.rank();
+        let buffer = DeviceBuffer::from_host_on(nccl.device(), &data[n * r / q..n * (r + 1) / q])?;
+        DistributedSelector::new(nccl)
+            .algorithm(DistributedAlgorithm::Dibms)
+            .sketch_from(0)
+            .multiselect_device(&buffer, &ranks)
+    })
+    .unwrap();
+    for (rank, out) in got.into_iter().enumerate() {
+        let out = out.unwrap();
+        assert_eq!(out.values.as_deref(), Some(&expected[..]), "rank {rank}");
+        if q > 1 {
+            assert!(out.report.traffic.phase(Phase::PredictSampled).messages > 0);
+        }
+    }
+}

@@ -9,6 +9,11 @@
 //! monotone in the key, so every bucket is an interval of keys and buckets are ordered like
 //! their values; and `lo` and `hi` always land in different buckets, so an interval that holds
 //! two distinct values is always split: exactness and progress never depend on rounding.
+//!
+//! The first pass's plan is binned ([`BinnedSpec`]): the keys from the smallest to the largest
+//! cut into bins of `2^shift` keys, each with a power of two of buckets of equal key width, so
+//! that a key's bucket is a shift away from its bin's (`(key - lo) * b / 2^shift`, exactly), a
+//! table read on a GPU.
 
 use std::marker::PhantomData;
 
@@ -40,7 +45,128 @@ pub(crate) struct BucketPlan<T> {
     lows: Vec<u64>,
     intervals: Vec<Interval>,
     buckets: usize,
+    /// The bins' first key and width in bits, when the plan is binned.
+    binned: Option<(u64, u32)>,
     _element: PhantomData<T>,
+}
+
+/// Bins a binned plan has at most.
+pub(crate) const MAX_BINS: usize = 256;
+
+/// A binned plan as the root defines it and sends it: bins of `2^shift` keys from `base` on,
+/// the last one ending at `max`, bin `i` cut into `2^exps[i]` buckets (at most `2^shift`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct BinnedSpec {
+    pub base: u64,
+    pub shift: u32,
+    pub max: u64,
+    pub exps: Vec<u8>,
+}
+
+impl BinnedSpec {
+    /// The bins of the keys `min..=max` with buckets in proportion to the share of `sample`
+    /// (sorted keys) in each, rounded to powers of two, `buckets` at most in all: each bin's
+    /// share rounded down, then doubled, the bins furthest below their share first, while the
+    /// buckets last.
+    pub(crate) fn from_sample(min: u64, max: u64, sample: &[u64], buckets: usize) -> Self {
+        let range = max - min;
+        let mut shift = 0;
+        while (range >> shift) >= MAX_BINS as u64 {
+            shift += 1;
+        }
+        let bins = (range >> shift) as usize + 1;
+        let mut counts = vec![0usize; bins];
+        for &k in sample.iter().filter(|&&k| (min..=max).contains(&k)) {
+            counts[((k - min) >> shift) as usize] += 1;
+        }
+        // A bucket for every bin, the rest in proportion to the sample, so that the powers of
+        // two rounded down from the shares never pass `buckets`.
+        let spare = buckets.saturating_sub(bins) as f64;
+        let total = counts.iter().sum::<usize>().max(1) as f64;
+        let widest = shift.min(31);
+        let shares: Vec<f64> = counts
+            .iter()
+            .map(|&c| 1.0 + c as f64 * spare / total)
+            .collect();
+        let mut exps: Vec<u8> = shares
+            .iter()
+            .map(|s| (s.log2().floor() as u32).min(widest) as u8)
+            .collect();
+        let mut left = buckets.saturating_sub(exps.iter().map(|&e| 1usize << e).sum());
+        let mut order: Vec<usize> = (0..bins).collect();
+        order.sort_by(|&a, &b| {
+            let below = |i: usize| shares[i] / (1u64 << exps[i]) as f64;
+            below(b).total_cmp(&below(a))
+        });
+        for i in order {
+            let size = 1usize << exps[i];
+            if size <= left && (exps[i] as u32) < widest {
+                exps[i] += 1;
+                left -= size;
+            }
+        }
+        BinnedSpec {
+            base: min,
+            shift,
+            max,
+            exps,
+        }
+    }
+
+    /// Words per bin's exponent on the wire (packed eight to a word).
+    const EXPS_PER_WORD: usize = 8;
+
+    /// The plan as words: `base, shift, max, bins`, then the exponents packed.
+    pub(crate) fn to_words(&self) -> Vec<u64> {
+        let mut words = vec![
+            self.base,
+            self.shift as u64,
+            self.max,
+            self.exps.len() as u64,
+        ];
+        words.extend(self.exps.chunks(Self::EXPS_PER_WORD).map(|c| {
+            c.iter()
+                .enumerate()
+                .fold(0u64, |w, (i, &e)| w | (e as u64) << (8 * i))
+        }));
+        words
+    }
+
+    /// The inverse of [`to_words`](Self::to_words) (checked: the bins cover `base..=max`).
+    pub(crate) fn from_words(words: &[u64]) -> Result<Self> {
+        let [base, shift, max, bins, ref packed @ ..] = *words else {
+            return Err(malformed("its bins are cut short"));
+        };
+        let bins = bins as usize;
+        let span_ok = shift < 64 && max >= base && ((max - base) >> shift) as usize + 1 == bins;
+        if !span_ok || bins > MAX_BINS || packed.len() != bins.div_ceil(Self::EXPS_PER_WORD) {
+            return Err(malformed("its bins do not cover its keys"));
+        }
+        let exps: Vec<u8> = (0..bins)
+            .map(|i| (packed[i / Self::EXPS_PER_WORD] >> (8 * (i % Self::EXPS_PER_WORD))) as u8)
+            .collect();
+        if exps.iter().any(|&e| e as u64 > shift) {
+            return Err(malformed("a bin has more buckets than keys"));
+        }
+        Ok(BinnedSpec {
+            base,
+            shift: shift as u32,
+            max,
+            exps,
+        })
+    }
+
+    /// The bins as intervals: `lo, hi, buckets` (the last one ending at `max`).
+    pub(crate) fn intervals(&self) -> impl Iterator<Item = IntervalSpec> + '_ {
+        self.exps.iter().enumerate().map(|(i, &e)| {
+            let lo = self.base + ((i as u64) << self.shift);
+            IntervalSpec {
+                lo,
+                hi: lo.saturating_add((1u64 << self.shift) - 1).min(self.max),
+                buckets: 1 << e,
+            }
+        })
+    }
 }
 
 /// An interval as the root defines it and sends it: keys `lo..=hi` in `buckets` buckets.
@@ -91,8 +217,56 @@ impl<T: Element> BucketPlan<T> {
             lows: intervals.iter().map(|i| i.lo).collect(),
             intervals,
             buckets: first,
+            binned: None,
             _element: PhantomData,
         })
+    }
+
+    /// The plan of a binned spec: its bins, their keys projected exactly over `2^shift` keys
+    /// each.
+    pub(crate) fn from_binned(spec: &BinnedSpec) -> Result<Self> {
+        if spec.base > T::Key::MAX.to_u64() {
+            return Err(malformed("its bins lie above every key"));
+        }
+        let mut first = 0usize;
+        let intervals: Vec<Interval> = spec
+            .intervals()
+            .map(|iv| {
+                let interval = Interval {
+                    lo: iv.lo,
+                    hi: iv.hi,
+                    first,
+                    buckets: iv.buckets,
+                    projection: Projection::Keys {
+                        span: 1u128 << spec.shift,
+                    },
+                };
+                first += iv.buckets;
+                interval
+            })
+            .collect();
+        Ok(BucketPlan {
+            lows: intervals.iter().map(|i| i.lo).collect(),
+            intervals,
+            buckets: first,
+            binned: Some((spec.base, spec.shift)),
+            _element: PhantomData,
+        })
+    }
+
+    /// A binned plan as the GPU kernels read it (`BIN_WORDS` in kernels/distributed.cu): the
+    /// first key, the width in bits, the last key, the bins, then a word a bin: its first
+    /// bucket, and above bit 32 the shift from a key's place in the bin to its bucket there.
+    /// `None` for a plan of intervals.
+    pub(crate) fn device_table(&self) -> Option<Vec<u64>> {
+        let (base, shift) = self.binned?;
+        let max = self.intervals.last().map_or(base, |i| i.hi);
+        let mut words = vec![base, shift as u64, max, self.intervals.len() as u64];
+        words.extend(self.intervals.iter().map(|i| {
+            let log = i.buckets.trailing_zeros() as u64;
+            i.first as u64 | (shift as u64 - log) << 32
+        }));
+        Some(words)
     }
 
     /// The number of intervals.
@@ -230,6 +404,42 @@ mod tests {
         }]);
         assert_eq!(nan.bucket(f64::NAN.to_key()), Some(3));
         assert_eq!(nan.bucket(1.0f64.to_key()), Some(0));
+    }
+
+    /// A binned plan: bins of 2^shift keys from the smallest key, buckets in proportion to
+    /// the sample, each key's bucket a shift from its bin's; through words and back.
+    #[test]
+    fn binned_plans_cut_bins_by_shifts() {
+        let (min, max) = (1_000u64, 1_000 + 5_000_000);
+        let sample: Vec<u64> = (0..1024).map(|i| min + i * i * 4).collect();
+        let spec = BinnedSpec::from_sample(min, max, &sample, 8192);
+        assert!(spec.exps.len() <= MAX_BINS && ((max - min) >> spec.shift) < MAX_BINS as u64);
+        assert_eq!(BinnedSpec::from_words(&spec.to_words()).unwrap(), spec);
+        assert!(spec.to_words().len() <= 4 + MAX_BINS / 8);
+        let p = BucketPlan::<u64>::from_binned(&spec).unwrap();
+        assert!(
+            p.buckets() <= 8192 && p.buckets() >= 4096,
+            "{}",
+            p.buckets()
+        );
+        let table = p.device_table().unwrap();
+        let mut last = 0;
+        for key in (min..=max).step_by(997).chain([max]) {
+            let b = p.bucket(key).unwrap();
+            assert!(b >= last);
+            last = b;
+            let rel = key - min;
+            let entry = table[4 + (rel >> spec.shift) as usize];
+            let local = (rel & ((1 << spec.shift) - 1)) >> (entry >> 32);
+            assert_eq!(b as u64, (entry & 0xffff_ffff) + local, "{key}");
+        }
+        assert_eq!((p.bucket(min - 1), p.bucket(max + 1)), (None, None));
+        // The sample's dense end (small keys) gets the most buckets a bin.
+        assert!(spec.exps[0] > *spec.exps.last().unwrap());
+        assert!(BinnedSpec::from_words(&spec.to_words()[..3]).is_err());
+        let mut bad = spec.to_words();
+        bad[3] += 1;
+        assert!(BinnedSpec::from_words(&bad).is_err());
     }
 
     #[test]

@@ -11,14 +11,18 @@
 use std::ops::Range;
 
 use crate::error::{Error, Result};
+use crate::select::prediction;
 
-use super::plan::IntervalSpec;
+use super::plan::{BinnedSpec, IntervalSpec};
+use super::shard::{SKETCH_GROUP, SKETCH_PIECE};
 
 /// Samples the ranks draw together for the first pass (the paper's 1024).
 pub(crate) const SAMPLES: u64 = 1024;
 
-/// Pivot intervals of the first pass (the paper's P = 16).
-pub(crate) const SAMPLED_INTERVALS: usize = 16;
+/// The most of the values the first count copies the keys of (as the sketch estimates the
+/// buckets it keeps): above it, the count writes every value's bucket for the reduction
+/// instead, which costs about as much.
+const COPY_LIMIT: f64 = 0.3;
 
 /// An interval of the current pass and the global rank of its first element (known from the
 /// second pass on; the first pass's intervals cover every value, so it follows from counts).
@@ -88,38 +92,82 @@ impl Search {
         self.found
     }
 
-    /// The first pass's intervals: the extremes `min < max` and the sorted sample cut into
-    /// [`SAMPLED_INTERVALS`] intervals of (about) equal sample counts, `buckets` split evenly.
-    pub(crate) fn sampled_plan(
-        &mut self,
-        min: u64,
-        max: u64,
-        sample: &mut [u64],
-    ) -> Vec<IntervalSpec> {
+    /// The first pass's plan: the keys from `min < max` in bins, with buckets in proportion
+    /// to the sample's share of each ([`BinnedSpec::from_sample`]).
+    pub(crate) fn sampled_plan(&mut self, min: u64, max: u64, sample: &mut [u64]) -> BinnedSpec {
         sample.sort_unstable();
-        let mut cuts = vec![min];
-        for j in 1..SAMPLED_INTERVALS {
-            if let Some(&s) = sample.get(j * sample.len() / SAMPLED_INTERVALS) {
-                if s > *cuts.last().unwrap() && s < max {
-                    cuts.push(s);
+        let spec = BinnedSpec::from_sample(min, max, sample, self.buckets);
+        self.regions = spec
+            .intervals()
+            .map(|spec| Region { spec, below: None })
+            .collect();
+        spec
+    }
+
+    /// Whether the first pass's count should copy the keys of the buckets a sketch predicts
+    /// (the ranks sketch first): when the windows of the pending ranks among `n` values, as a
+    /// sketch estimates them, likely hold at most [`COPY_LIMIT`] of them.
+    pub(crate) fn worth_sketching(&self, n: u64) -> bool {
+        let ranks: Vec<usize> = self.pending.iter().map(|&(r, _)| r as usize).collect();
+        let fraction = 1.0 / SKETCH_GROUP as f64;
+        prediction::kept_share(n as usize, &ranks, fraction, self.buckets) <= COPY_LIMIT
+    }
+
+    /// The buckets of the first pass whose keys the count copies, from `sketch` (the ranks'
+    /// sketches summed: every bucket's estimated global count, then the number of values
+    /// read) among `n` values: those whose estimated positions meet the window of a pending
+    /// rank ([`prediction::half_width`] of the sketch's share, and a group of runs more), in
+    /// ascending order. None (an empty list) when the sketch read nothing or when the buckets
+    /// would hold more than [`COPY_LIMIT`] of the values.
+    pub(crate) fn predict(&self, sketch: &[u64], n: u64) -> Result<Vec<u64>> {
+        let Some((&counted, estimates)) = sketch.split_last() else {
+            return Err(inconsistent());
+        };
+        if estimates.len() != self.buckets_in_pass() {
+            return Err(inconsistent());
+        }
+        if counted == 0 || n == 0 {
+            return Ok(Vec::new());
+        }
+        let fraction = (counted as f64 / n as f64).min(1.0);
+        let granularity = (SKETCH_PIECE * SKETCH_GROUP) as f64;
+        // Each bucket's estimated positions: starts[j]..=starts[j + 1].
+        let mut starts = Vec::with_capacity(estimates.len() + 1);
+        let mut run = 0u64;
+        starts.push(0);
+        for &e in estimates {
+            run += e;
+            starts.push(run);
+        }
+        let mut marked = vec![false; estimates.len()];
+        for &(rank, _) in &self.pending {
+            let w = prediction::half_width(n as usize, rank as usize, fraction) + granularity;
+            let (lo, hi) = (rank as f64 - w, rank as f64 + w);
+            let first = starts[1..].partition_point(|&end| (end as f64) < lo);
+            for (j, m) in marked.iter_mut().enumerate().skip(first) {
+                if starts[j] as f64 > hi {
+                    break;
                 }
+                *m = true;
             }
         }
-        let per = (self.buckets / cuts.len()).max(2);
-        let specs: Vec<IntervalSpec> = cuts
+        let kept: u64 = estimates
             .iter()
-            .enumerate()
-            .map(|(j, &lo)| IntervalSpec {
-                lo,
-                hi: cuts.get(j + 1).map_or(max, |&next| next - 1),
-                buckets: per,
-            })
-            .collect();
-        self.regions = specs
-            .iter()
-            .map(|&spec| Region { spec, below: None })
-            .collect();
-        specs
+            .zip(&marked)
+            .filter(|(_, &m)| m)
+            .map(|(&e, _)| e)
+            .sum();
+        if kept as f64 > COPY_LIMIT * run.max(1) as f64 {
+            return Ok(Vec::new());
+        }
+        Ok((0..marked.len() as u64)
+            .filter(|&j| marked[j as usize])
+            .collect())
+    }
+
+    /// The buckets of the current pass.
+    fn buckets_in_pass(&self) -> usize {
+        self.regions.iter().map(|r| r.spec.buckets).sum()
     }
 
     /// Places every pending rank in a bucket by the pass's global `counts` and returns the
@@ -236,11 +284,20 @@ fn inconsistent() -> Error {
 mod tests {
     use super::*;
 
+    /// A search for `ranks` whose first pass has the intervals `specs`.
+    fn search_over(ranks: &[usize], buckets: usize, specs: &[IntervalSpec]) -> Search {
+        let mut s = Search::new(ranks, buckets);
+        s.regions = specs
+            .iter()
+            .map(|&spec| Region { spec, below: None })
+            .collect();
+        s
+    }
+
     #[test]
     fn ranks_are_placed_in_their_buckets() {
-        let mut s = Search::new(&[0, 5, 6, 9], 4);
-        let specs = s.sampled_plan(0, 99, &mut [50]);
-        assert_eq!(specs.len(), 2);
+        let halves = |lo, hi| IntervalSpec { lo, hi, buckets: 2 };
+        let mut s = search_over(&[0, 5, 6, 9], 4, &[halves(0, 49), halves(50, 99)]);
         // 4 buckets of counts 5, 1, 0, 4 (2 buckets per interval).
         let active = s.identify(&[5, 1, 0, 4]).unwrap();
         assert_eq!(active, vec![0, 1, 3]);
@@ -254,11 +311,41 @@ mod tests {
         assert_eq!(s.into_found()[1], 7);
     }
 
+    /// The buckets around each rank's estimated place are kept, no others; a sketch that
+    /// read nothing keeps none, and one of the wrong length is refused.
+    #[test]
+    fn predicted_buckets_surround_the_ranks() {
+        let n = 1u64 << 30;
+        let mut s = Search::new(&[(n / 2) as usize], 1024);
+        let mut sample: Vec<u64> = (1..16).map(|j| j << 20).collect();
+        let spec = s.sampled_plan(0, 1 << 24, &mut sample);
+        let buckets: usize = spec.intervals().map(|p| p.buckets).sum();
+        assert!(buckets <= 1024 && buckets > 512, "{buckets}");
+        // Even estimates over every bucket, from a sixteenth of the values.
+        let mut sketch = vec![n / buckets as u64; buckets];
+        sketch.push(n / 16);
+        let keep = s.predict(&sketch, n).unwrap();
+        let middle = buckets as u64 / 2;
+        assert!(
+            keep.contains(&middle) && keep.contains(&(middle - 1)),
+            "{keep:?}"
+        );
+        // The window: 4.5 standard deviations of 2^30 / 4 * 15 values and a group of runs
+        // about the median, about 0.13 % of the values a side: two buckets of 1024 a side.
+        assert!(keep.len() <= 6, "{keep:?}");
+        assert!(keep.windows(2).all(|w| w[1] == w[0] + 1));
+        *sketch.last_mut().unwrap() = 0;
+        assert!(s.predict(&sketch, n).unwrap().is_empty());
+        assert!(s.predict(&sketch[1..], n).is_err());
+    }
+
     #[test]
     fn counts_that_do_not_cover_the_ranks_are_refused() {
         let mut s = Search::new(&[10], 4);
+        // 100 bins of one key, a bucket each.
         s.sampled_plan(0, 99, &mut []);
         assert!(s.identify(&[1, 2]).is_err());
-        assert!(s.identify(&[1, 2, 3]).is_err());
+        assert!(s.identify(&[1; 99]).is_err());
+        assert_eq!(s.identify(&[1; 100]).unwrap(), vec![10]);
     }
 }

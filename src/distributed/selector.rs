@@ -12,7 +12,7 @@ use crate::select::quantile::{self, Term};
 use crate::select::selector::given_ranks;
 use crate::select::{NanPolicy, QuantileMethod};
 
-use super::bucket::{self, BucketRun, Finish};
+use super::bucket::{self, BucketRun, Finish, SKETCH_FROM};
 use super::communicator::Communicator;
 use super::device_shard::DeviceShard;
 use super::link::Link;
@@ -163,6 +163,7 @@ pub struct DistributedSelector<'c> {
     delivery: Delivery,
     seed: u64,
     parallel: bool,
+    sketch_from: u64,
 }
 
 /// The paper's number of buckets, `B = 2^13`.
@@ -186,6 +187,7 @@ impl<'c> DistributedSelector<'c> {
             delivery: Delivery::AllRanks,
             seed: 0x5EED,
             parallel: true,
+            sketch_from: SKETCH_FROM,
         }
     }
 
@@ -259,6 +261,14 @@ impl<'c> DistributedSelector<'c> {
     /// ```
     pub fn parallel(mut self, parallel: bool) -> Self {
         self.parallel = parallel;
+        self
+    }
+
+    /// The values a rank holds on average from which the first pass is sketched (the tests'
+    /// way to sketch short inputs).
+    #[cfg(test)]
+    pub(crate) fn sketch_from(mut self, values_per_rank: u64) -> Self {
+        self.sketch_from = values_per_rank;
         self
     }
 
@@ -493,6 +503,7 @@ impl<'c> DistributedSelector<'c> {
                     } else {
                         Finish::Gather
                     },
+                    sketch_from: self.sketch_from,
                     results: &delivered,
                 };
                 bucket::run(&mut link, shard, &agreed, ranks, &opts)?

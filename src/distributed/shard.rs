@@ -1,8 +1,11 @@
 //! A rank's own data and the local passes distributed selection makes over it: statistics,
-//! a sample, bucket counts, and the reduction to the active buckets.
+//! a sample, a sketch of the bucket counts, bucket counts, and the reduction to the active
+//! buckets.
 //!
 //! After the first reduction a rank keeps only the keys of its elements in active buckets;
-//! later passes read those. The passes over host memory run on the thread pool.
+//! later passes read those. A first count told which buckets will likely be active copies
+//! their keys, and the reduction reads the copy instead of the data when it holds every active
+//! bucket. The passes over host memory run on the thread pool.
 
 use crate::element::{Element, RadixKey};
 use crate::error::Result;
@@ -54,6 +57,58 @@ impl LocalStats {
     }
 }
 
+/// Values of a run a sketch reads whole.
+pub(crate) const SKETCH_PIECE: usize = 16;
+/// Runs of a group, of which a sketch reads one.
+pub(crate) const SKETCH_GROUP: usize = 16;
+
+/// The run a sketch reads in group `g` (below [`SKETCH_GROUP`]): a hash of `g`, so that a
+/// period in the data does not line up with the runs read (`SketchPlaces` in
+/// kernels/distributed.cu is the same).
+pub(crate) fn sketch_run(g: u64) -> usize {
+    let mut h = (g as u32 ^ (g >> 32) as u32).wrapping_mul(0x9E37_79B1);
+    h ^= h >> 16;
+    h = h.wrapping_mul(0x85EB_CA6B);
+    h ^= h >> 13;
+    h as usize % SKETCH_GROUP
+}
+
+/// A sketch's counts of `counted` of a rank's `len` values, scaled to all of them, with
+/// `counted` after them (the form [`Shard::sketch`] returns).
+pub(crate) fn scaled_sketch(counts: &[u64], counted: u64, len: u64) -> Vec<u64> {
+    let scale =
+        |c: u64| ((c as u128 * len as u128 + counted as u128 / 2) / counted.max(1) as u128) as u64;
+    counts
+        .iter()
+        .map(|&c| scale(c))
+        .chain(std::iter::once(counted))
+        .collect()
+}
+
+/// The keys a count copied: those of the buckets it was told to keep.
+pub(crate) struct Copied<C> {
+    /// The keys (however the shard holds them).
+    pub keys: C,
+    /// Whether each bucket's keys were copied.
+    pub kept: Vec<bool>,
+}
+
+impl<C> Copied<C> {
+    /// A copy of the keys of the buckets `keep` (ascending numbers below `buckets`).
+    pub(crate) fn new(keys: C, buckets: usize, keep: &[usize]) -> Self {
+        let mut kept = vec![false; buckets];
+        for &b in keep {
+            kept[b] = true;
+        }
+        Copied { keys, kept }
+    }
+
+    /// Whether the copy holds every key of the `active` buckets.
+    pub(crate) fn holds(&self, active: &[usize]) -> bool {
+        active.iter().all(|&b| self.kept.get(b) == Some(&true))
+    }
+}
+
 /// The local passes of distributed selection over one rank's data.
 pub(crate) trait Shard<T: Element> {
     /// Counts, NaNs and extremes of the data (`omit_nan`: NaNs are not included).
@@ -62,8 +117,15 @@ pub(crate) trait Shard<T: Element> {
     /// Up to `count` keys of included values drawn at random (seeded).
     fn sample(&mut self, count: usize, omit_nan: bool, seed: u64) -> Result<Vec<u64>>;
 
-    /// How many of the current elements fall in each bucket of `plan`.
-    fn count(&mut self, plan: &BucketPlan<T>) -> Result<Vec<u64>>;
+    /// An estimate of [`count`](Self::count) from about one value in [`SKETCH_GROUP`] (runs
+    /// of [`SKETCH_PIECE`] at hashed places, or every value of a short part), each bucket's
+    /// count scaled to all values, then the number of values read: the buckets' words and one.
+    fn sketch(&mut self, plan: &BucketPlan<T>) -> Result<Vec<u64>>;
+
+    /// How many of the current elements fall in each bucket of `plan`; when `keep` (ascending
+    /// bucket numbers) is not empty, the keys of those buckets are also copied, and the next
+    /// [`reduce`](Self::reduce) reads the copy instead when it holds every active bucket.
+    fn count(&mut self, plan: &BucketPlan<T>, keep: &[usize]) -> Result<Vec<u64>>;
 
     /// Keeps only the current elements in the `active` buckets (ascending bucket numbers) and
     /// returns, for each active bucket, the largest key and the complement of the smallest
@@ -79,6 +141,7 @@ pub(crate) trait Shard<T: Element> {
 pub(crate) struct HostShard<'a, T: Element> {
     data: &'a [T],
     reduced: Option<Vec<T::Key>>,
+    copied: Option<Copied<Vec<T::Key>>>,
     parallel: bool,
 }
 
@@ -87,6 +150,7 @@ impl<'a, T: Element> HostShard<'a, T> {
         HostShard {
             data,
             reduced: None,
+            copied: None,
             parallel,
         }
     }
@@ -165,27 +229,75 @@ impl<T: Element> Shard<T> for HostShard<'_, T> {
         Ok(out)
     }
 
-    fn count(&mut self, plan: &BucketPlan<T>) -> Result<Vec<u64>> {
+    fn sketch(&mut self, plan: &BucketPlan<T>) -> Result<Vec<u64>> {
+        let group = SKETCH_PIECE * SKETCH_GROUP;
+        if self.reduced.is_some() || self.data.len() < group {
+            let len = self.reduced.as_ref().map_or(self.data.len(), Vec::len) as u64;
+            return Ok(scaled_sketch(&self.count(plan, &[])?, len, len));
+        }
         let buckets = plan.buckets();
-        let parts = self.map_keys(|keys| {
+        // Groups from each chunk's start; a chunk's last partial group is not read.
+        let parts = map_chunks(self.data, self.parallel, |c| {
             let mut h = vec![0u64; buckets];
-            for k in keys {
-                if let Some(b) = plan.bucket(k) {
-                    h[b] += 1;
+            let groups = c.len() / group;
+            for g in 0..groups {
+                let start = g * group + sketch_run(g as u64) * SKETCH_PIECE;
+                for v in &c[start..start + SKETCH_PIECE] {
+                    if let Some(b) = plan.bucket(v.to_key()) {
+                        h[b] += 1;
+                    }
                 }
             }
-            h
+            (h, (groups * SKETCH_PIECE) as u64)
         });
         let mut total = vec![0u64; buckets];
-        for h in parts {
+        let mut counted = 0;
+        for (h, c) in parts {
+            counted += c;
             for (t, c) in total.iter_mut().zip(h) {
                 *t += c;
             }
         }
+        Ok(scaled_sketch(&total, counted, self.data.len() as u64))
+    }
+
+    fn count(&mut self, plan: &BucketPlan<T>, keep: &[usize]) -> Result<Vec<u64>> {
+        let buckets = plan.buckets();
+        let copying = Copied::new((), buckets, keep);
+        let parts = self.map_keys(|keys| {
+            let mut h = vec![0u64; buckets];
+            let mut copy = Vec::new();
+            for k in keys {
+                if let Some(b) = plan.bucket(k) {
+                    h[b] += 1;
+                    if copying.kept[b] {
+                        copy.push(k);
+                    }
+                }
+            }
+            (h, copy)
+        });
+        let mut total = vec![0u64; buckets];
+        let mut copy = Vec::new();
+        for (h, c) in parts {
+            copy.extend_from_slice(&c);
+            for (t, c) in total.iter_mut().zip(h) {
+                *t += c;
+            }
+        }
+        self.copied = (!keep.is_empty()).then_some(Copied {
+            keys: copy,
+            kept: copying.kept,
+        });
         Ok(total)
     }
 
     fn reduce(&mut self, plan: &BucketPlan<T>, active: &[usize]) -> Result<Vec<(u64, u64)>> {
+        if let Some(copied) = self.copied.take() {
+            if copied.holds(active) {
+                self.reduced = Some(copied.keys);
+            }
+        }
         let mut slot = vec![u32::MAX; plan.buckets()];
         for (i, &b) in active.iter().enumerate() {
             slot[b] = i as u32;

@@ -295,7 +295,7 @@ fn traffic_follows_the_papers_formulas() {
             let what = format!("q={q} {algorithm} {report:?}");
             // Phase 1: sample and pivots (with the setup's sizes and extremes) near equations
             // (1) and (3), 50(q-1) + 1024(1 - n_0/n) (Table 2 rounds the sample up to 1024);
-            // counts exactly B(q-1); active buckets within 2m(q-1).
+            // active buckets within 2m(q-1).
             let create = got(Phase::Setup) + got(Phase::CreateSampled);
             let root_share = shards[0].len() as f64 / n as f64;
             let sampled = expect(Phase::CreateSampled) - 1024.0 * root_share;
@@ -303,11 +303,11 @@ fn traffic_follows_the_papers_formulas() {
                 (create - sampled).abs() <= 16.0 * (q - 1) as f64 + q as f64,
                 "{what}"
             );
-            assert_eq!(
-                got(Phase::AssignSampled),
-                expect(Phase::AssignSampled),
-                "{what}"
-            );
+            // Counts: at most B(q-1) (the first pass's bins round their buckets to powers of
+            // two), at least three quarters of it.
+            let counts = got(Phase::AssignSampled);
+            let most = expect(Phase::AssignSampled);
+            assert!(counts <= most && counts >= 0.75 * most, "{what}");
             assert!(
                 got(Phase::ReduceSampled) <= expect(Phase::ReduceSampled),
                 "{what}"
@@ -357,11 +357,16 @@ fn ranks_agree_on_a_value_or_see_they_differ() {
     assert_eq!(got, vec![false; 3]);
 }
 
-/// The GPU's local passes against the host's: the same counts, extremes and kept keys for
-/// the same plans (the bucket of a key is the same function on both). Skips without a GPU.
+/// The GPU's local passes against the host's: the same sketches, counts, extremes and kept
+/// keys for the same plans (the bucket of a key is the same function on both; a part this
+/// short is one chunk on the host, so both sketch the same places). The first pass copies the
+/// keys of some buckets: all the active ones (the reduction reads the copy), or not (it reads
+/// the data). The first pass's plan is binned, from a sample of the data, the second one of
+/// intervals over every value, the third one over the second's active buckets. Skips without
+/// a GPU.
 fn device_passes_match_host<T: Gen>(n: usize, seed: u64) {
     use super::device_shard::DeviceShard;
-    use super::plan::{BucketPlan, IntervalSpec};
+    use super::plan::{BinnedSpec, BucketPlan, IntervalSpec};
     use super::shard::{HostShard, Shard};
     use crate::device::DeviceBuffer;
     use crate::element::RadixKey;
@@ -378,9 +383,16 @@ fn device_passes_match_host<T: Gen>(n: usize, seed: u64) {
             if hs.included == 0 || hs.min == hs.max {
                 continue;
             }
-            // Three intervals over [min, max] with uneven bucket counts, then a pass on the
-            // kept keys with intervals over the active buckets' extremes.
+            // Bins over [min, max]; three intervals over [min, max] with uneven bucket counts;
+            // intervals over the active buckets' extremes.
             let (lo, hi) = (hs.min, hs.max);
+            let mut sample: Vec<u64> = data
+                .iter()
+                .step_by(7)
+                .map(|v| v.to_key().to_u64())
+                .collect();
+            sample.sort_unstable();
+            let bins = BinnedSpec::from_sample(lo, hi, &sample, 300);
             let mid = lo + (hi - lo) / 3;
             let mut specs = vec![IntervalSpec {
                 lo,
@@ -400,9 +412,23 @@ fn device_passes_match_host<T: Gen>(n: usize, seed: u64) {
                 buckets: 2,
             });
             specs.dedup_by(|b, a| b.lo <= a.hi);
-            for pass in 0..2 {
-                let plan = BucketPlan::<T>::from_words(&IntervalSpec::to_words(&specs)).unwrap();
-                let (hc, dc) = (host.count(&plan).unwrap(), dev.count(&plan).unwrap());
+            for pass in 0..3 {
+                let plan = match pass {
+                    0 => BucketPlan::<T>::from_binned(&bins).unwrap(),
+                    _ => BucketPlan::<T>::from_words(&IntervalSpec::to_words(&specs)).unwrap(),
+                };
+                let (hs, ds) = (host.sketch(&plan).unwrap(), dev.sketch(&plan).unwrap());
+                assert_eq!(hs, ds, "{name} omit={omit} pass {pass}");
+                let keep: Vec<usize> = match pass {
+                    0 => (0..plan.buckets())
+                        .filter(|&b| if omit { b % 2 == 0 } else { b % 3 != 1 })
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                let (hc, dc) = (
+                    host.count(&plan, &keep).unwrap(),
+                    dev.count(&plan, &keep).unwrap(),
+                );
                 assert_eq!(hc, dc, "{name} omit={omit} pass {pass}");
                 let active: Vec<usize> =
                     (0..hc.len()).filter(|&b| hc[b] > 0 && b % 3 != 1).collect();
@@ -411,6 +437,9 @@ fn device_passes_match_host<T: Gen>(n: usize, seed: u64) {
                     dev.reduce(&plan, &active).unwrap(),
                 );
                 assert_eq!(he, de, "{name} omit={omit} pass {pass}");
+                if pass == 0 {
+                    continue;
+                }
                 specs = he
                     .iter()
                     .filter(|e| e.0 != 0)
@@ -518,7 +547,14 @@ impl super::shard::Shard<f64> for FailingCount<'_> {
     ) -> crate::error::Result<Vec<u64>> {
         self.inner.sample(count, omit_nan, seed)
     }
-    fn count(&mut self, plan: &super::plan::BucketPlan<f64>) -> crate::error::Result<Vec<u64>> {
+    fn sketch(&mut self, plan: &super::plan::BucketPlan<f64>) -> crate::error::Result<Vec<u64>> {
+        self.inner.sketch(plan)
+    }
+    fn count(
+        &mut self,
+        plan: &super::plan::BucketPlan<f64>,
+        keep: &[usize],
+    ) -> crate::error::Result<Vec<u64>> {
         if self.fail {
             return Err(Error::OutOfDeviceMemory {
                 bytes: 1 << 40,
@@ -527,7 +563,7 @@ impl super::shard::Shard<f64> for FailingCount<'_> {
                 total: 0,
             });
         }
-        self.inner.count(plan)
+        self.inner.count(plan, keep)
     }
     fn reduce(
         &mut self,
@@ -571,4 +607,84 @@ fn a_rank_failing_inside_an_algorithm_fails_every_rank() {
             }
         }
     }
+}
+
+/// The first pass sketched (few ranks among many values): the count copies the keys of the
+/// buckets the sketches predict, and the answers are one process's whether the prediction
+/// holds (random values) or misses every wanted rank (values whose sketched runs lie above all
+/// the others, so that the sketches place every rank among them and the reduction reads the
+/// data).
+#[test]
+fn sketched_first_passes_give_one_process_answers() {
+    use super::shard::{sketch_run, SKETCH_GROUP, SKETCH_PIECE};
+    let (n, q) = (1 << 19, 3);
+    let sizes = splits(n, q)[0].1.clone();
+    let mut rng = SplitMix64::new(7);
+    let random: Vec<f64> = (0..n).map(|_| (rng.next_u64() >> 11) as f64).collect();
+    let group = SKETCH_PIECE * SKETCH_GROUP;
+    let misled: Vec<f64> = sizes
+        .iter()
+        .flat_map(|&len| {
+            (0..len).map(move |i| {
+                match (i % group) / SKETCH_PIECE == sketch_run((i / group) as u64) {
+                    true => 1e12 + i as f64,
+                    false => i as f64,
+                }
+            })
+        })
+        .collect();
+    let ranks = [0, n / 3, n / 2, n - 1];
+    for (name, data) in [("random", random), ("misled", misled)] {
+        let expected = Selector::new().multiselect(&data, &ranks).unwrap();
+        let shards = parts(&data, &sizes);
+        for algorithm in [
+            DistributedAlgorithm::Dibms,
+            DistributedAlgorithm::DistributedBms,
+        ] {
+            let got = run(q, |comm| {
+                DistributedSelector::new(comm)
+                    .algorithm(algorithm)
+                    .parallel(false)
+                    .sketch_from(0)
+                    .multiselect(&shards[comm.rank()], &ranks)
+            });
+            for (r, g) in got.into_iter().enumerate() {
+                let g = g.unwrap();
+                let sketched = g.report.traffic.phase(Phase::PredictSampled).messages;
+                assert!(sketched > 0, "{name} {algorithm} rank {r}: not sketched");
+                assert!(
+                    same_bits(&g.values.unwrap(), &expected),
+                    "{name} {algorithm} rank {r}"
+                );
+            }
+        }
+    }
+}
+
+/// A host rank's reduction after a copying count: the same kept keys and extremes as after a
+/// plain count, whether the copy holds every active bucket or not.
+#[test]
+fn a_copy_and_the_data_reduce_alike() {
+    use super::plan::{BucketPlan, IntervalSpec};
+    use super::shard::{HostShard, Shard};
+    let mut rng = SplitMix64::new(9);
+    let data: Vec<u32> = (0..50_000).map(|_| rng.next_u64() as u32 >> 8).collect();
+    let specs = [IntervalSpec {
+        lo: 0,
+        hi: (1 << 24) - 1,
+        buckets: 64,
+    }];
+    let plan = BucketPlan::<u32>::from_words(&IntervalSpec::to_words(&specs)).unwrap();
+    let active = [3, 17, 40];
+    let reduced = |keep: &[usize]| {
+        let mut shard = HostShard::new(&data, false);
+        let counts = shard.count(&plan, keep).unwrap();
+        let extremes = shard.reduce(&plan, &active).unwrap();
+        let mut keys = shard.keys(false).unwrap();
+        keys.sort_unstable();
+        (counts, extremes, keys)
+    };
+    let plain = reduced(&[]);
+    assert_eq!(reduced(&[2, 3, 17, 18, 40]), plain);
+    assert_eq!(reduced(&[3, 40]), plain);
 }

@@ -22,7 +22,7 @@ use serde::Serialize;
 /// ```
 /// use kselect::distributed::Phase;
 /// assert_eq!(Phase::AssignRefine.name(), "phase2_assign");
-/// assert_eq!(Phase::ALL.len(), 10);
+/// assert_eq!(Phase::ALL.len(), 11);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub enum Phase {
@@ -31,6 +31,10 @@ pub enum Phase {
     Setup,
     /// Phase 1, Create Buckets: the samples, and the pivots sent back.
     CreateSampled,
+    /// Phase 1, before the count: every rank's estimate of its bucket counts from a part of
+    /// its data, and the buckets whose keys the count copies sent back (not in the paper:
+    /// it spares the reduction a second pass over the data).
+    PredictSampled,
     /// Phase 1, Assign Buckets: the bucket counts.
     AssignSampled,
     /// Phase 1, Reduce: the active buckets sent to the ranks.
@@ -52,9 +56,10 @@ pub enum Phase {
 
 impl Phase {
     /// Every phase, in the order of the algorithms.
-    pub const ALL: [Phase; 10] = [
+    pub const ALL: [Phase; 11] = [
         Phase::Setup,
         Phase::CreateSampled,
+        Phase::PredictSampled,
         Phase::AssignSampled,
         Phase::ReduceSampled,
         Phase::CreateRefine,
@@ -74,6 +79,7 @@ impl Phase {
         match self {
             Phase::Setup => "setup",
             Phase::CreateSampled => "phase1_create",
+            Phase::PredictSampled => "phase1_predict",
             Phase::AssignSampled => "phase1_assign",
             Phase::ReduceSampled => "phase1_reduce",
             Phase::CreateRefine => "phase2_create",

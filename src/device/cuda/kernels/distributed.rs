@@ -8,7 +8,7 @@
 //! input's bucket (`ids`), which the reduction then reads (`_ids` kernels); the others leave
 //! `ids` null and the reduction finds the buckets again from the plan.
 
-use cudarc::driver::{CudaSlice, CudaView};
+use cudarc::driver::{CudaSlice, CudaView, CudaViewMut};
 
 use super::NullPtr;
 use super::{kernel_name, DISTRIBUTED};
@@ -26,6 +26,8 @@ pub(crate) const MAX_BLOCKS: usize = 1024;
 /// Plans of fewer buckets than this have the count write every input's bucket (`u16::MAX`:
 /// none).
 pub(crate) const ID_BUCKETS: usize = u16::MAX as usize;
+/// The most buckets a count that copies the keys of marked buckets takes (`COPY_BUCKETS`).
+pub(crate) const COPY_BUCKETS: usize = 8192;
 
 launchers! {
     /// NaNs (count, first index) and the extreme keys of the included values of the `n`
@@ -53,6 +55,30 @@ launchers! {
         requires x.len() as u64 >= n, iv.len() >= IV_WORDS * p as usize, shared_ok <= 1,
             partial.len() >= buckets as usize, (buckets as usize) < ID_BUCKETS,
             ids.len() as u64 >= n;
+
+    /// [`dist_count_no_ids`] of a sketch's `places` places of `x` (one run of 16 elements in
+    /// each group of 16 runs, at a hashed place: `shard::sketch_run`), the places below
+    /// `x.len() / 256 * 16`.
+    fn dist_sketch[T: Element](x: dev &CudaSlice<T>, places: val u64, iv: dev &CudaSlice<u64>,
+                               p: val u32, buckets: val u32, shared_ok: val u32,
+                               partial: dev &mut CudaSlice<u32>)
+        from DISTRIBUTED as kernel_name("dist_sketch", T::DTYPE);
+        requires places <= x.len() as u64 / 256 * 16, iv.len() >= IV_WORDS * p as usize,
+            shared_ok <= 1, partial.len() >= buckets as usize;
+
+    /// [`dist_count_no_ids`] counting in shared memory (`buckets` at most [`COPY_BUCKETS`]),
+    /// which also appends the keys of the buckets marked in the bit set `marks` to
+    /// `out[0, cap)` (in no order) through `out_count` (zeroed by the caller; places from `cap`
+    /// on are counted only).
+    fn dist_count_copy[T: Element](x: dev &CudaSlice<T>, n: val u64, iv: dev &CudaSlice<u64>,
+                                   p: val u32, buckets: val u32, partial: dev &mut CudaSlice<u32>,
+                                   marks: dev &CudaSlice<u32>, out: dev &mut CudaSlice<T::Key>,
+                                   cap: val u64, out_count: dev &mut CudaViewMut<'_, u64>)
+        from DISTRIBUTED as kernel_name("dist_count_copy", T::DTYPE);
+        requires x.len() as u64 >= n, iv.len() >= IV_WORDS * p as usize,
+            partial.len() >= buckets as usize, buckets as usize <= COPY_BUCKETS,
+            marks.len() as u64 >= (buckets as u64).div_ceil(32), out.len() as u64 >= cap,
+            !out_count.is_empty();
 
     /// [`dist_count`] without the elements' buckets (`ids` null).
     fn dist_count_no_ids[T: Element](x: dev &CudaSlice<T>, n: val u64, iv: dev &CudaSlice<u64>,
