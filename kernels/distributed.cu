@@ -339,42 +339,41 @@ struct SketchPlaces {
     }
 };
 
-// Buckets a copying count takes at most (their counters, marks and the warps' stages fit the
-// 48 KB of shared memory a block gets without opting in, for 8-byte keys too), and the keys a
-// warp stages before it writes them out.
+// Buckets a copying count takes at most (their counters and the warps' stages fit the 48 KB
+// of shared memory a block gets without opting in, for 8-byte keys too); the mark of a bucket
+// to copy, in its counter; the parts a tile's keys are staged in (a warp stages a part's keys,
+// 32 a part a thread, before it writes them out): one for 4-byte keys, two for 8-byte ones.
 #define COPY_BUCKETS 8192
-#define COPY_HALF (TILE_LOADS / 2)
-#define COPY_STAGE (WARP_SIZE * COPY_HALF)
+#define COPY_MARK 0x80000000u
+#define COPY_PARTS(K) (sizeof(K) == 4 ? 1 : 2)
+#define COPY_STAGE(K) (WARP_SIZE * TILE_LOADS / COPY_PARTS(K))
 
-// What a copying count does besides counting: the keys of the buckets marked (a bit set in
-// shared memory) appended to out[0, cap) through `out_count` (in no order; places from `cap`
-// on are counted only), staged a warp at a time. A count that copies nothing has COPY false and
-// none of this is used.
+// What a copying count does besides counting: the keys of the buckets marked (COPY_MARK in
+// their counters, so that the atomic that counts a key tells whether to copy it) appended to
+// out[0, cap) through `out_count` (in no order; places from `cap` on are counted only), staged
+// a warp at a time. A count that copies nothing has COPY false and none of this is used.
 template <typename K, bool COPY>
 struct Copier {
-    const u32* marked;
     K* stage;
     u32 staged;
     K* out;
     u64 cap;
     u64* out_count;
 
-    __device__ __forceinline__ bool wants(long long b) const {
-        return COPY && b >= 0 && ((marked[(u32)b >> 5] >> ((u32)b & 31)) & 1u);
-    }
-    // Collective over the warp: the keys `key[j]` with `keep[j]`, half a tile at a time.
+    // Collective over the warp: the keys `key[j]` with `keep[j]`, a part of a tile at a time.
     __device__ __forceinline__ void append(const K (&key)[TILE_LOADS], const bool (&keep)[TILE_LOADS]) {
         if constexpr (COPY) {
+            constexpr int PART = TILE_LOADS / COPY_PARTS(K);
 #pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                K k[COPY_HALF];
-                bool m[COPY_HALF];
+            for (int h = 0; h < COPY_PARTS(K); ++h) {
+                K k[PART];
+                bool m[PART];
 #pragma unroll
-                for (int j = 0; j < COPY_HALF; ++j) {
-                    k[j] = key[h * COPY_HALF + j];
-                    m[j] = keep[h * COPY_HALF + j];
+                for (int j = 0; j < PART; ++j) {
+                    k[j] = key[h * PART + j];
+                    m[j] = keep[h * PART + j];
                 }
-                warp_stage_append<K, COPY_HALF, COPY_STAGE>(stage, staged, out, cap, out_count, k, m);
+                warp_stage_append<K, PART, COPY_STAGE(K)>(stage, staged, out, cap, out_count, k, m);
             }
         }
     }
@@ -404,9 +403,12 @@ __device__ __forceinline__ void count_tile(const In* __restrict__ x, u64 base, u
         keep[j] = false;
         if (!in[j]) continue;
         const long long b = bucket(KEY(v[j]));
-        if (b >= 0) atomicAdd(&h[b], 1u);
+        if constexpr (COPY) {
+            if (b >= 0) keep[j] = (atomicAdd(&h[b], 1u) & COPY_MARK) != 0;
+        } else {
+            if (b >= 0) atomicAdd(&h[b], 1u);
+        }
         if (ids) ids[base + threadIdx.x + j * DIST_BLOCK] = b >= 0 ? (unsigned short)b : NO_BUCKET;
-        keep[j] = copier.wants(b);
     }
     if constexpr (COPY) {
         K key[TILE_LOADS];
@@ -458,13 +460,13 @@ __device__ void count_impl(const In* __restrict__ x, u64 n, const u64* __restric
         SharedBins<K> bins;
     } space;
     SharedPlan<T>& plan = space.intervals;
-    __shared__ u32 marked[COPY ? COPY_BUCKETS / 32 : 1];
-    __shared__ K stages[COPY ? DIST_BLOCK / WARP_SIZE : 1][COPY ? COPY_STAGE : 1];
+    __shared__ K stages[COPY ? DIST_BLOCK / WARP_SIZE : 1][COPY ? COPY_STAGE(K) : 1];
     u32* row = partial + (u64)blockIdx.x * buckets;
-    if (shared_ok) for (u32 b = threadIdx.x; b < buckets; b += blockDim.x) hist[b] = 0;
-    if constexpr (COPY)
-        for (u32 w = threadIdx.x; w < (buckets + 31) / 32; w += blockDim.x) marked[w] = marks[w];
-    Copier<K, COPY> copier = {marked, stages[COPY ? threadIdx.x / WARP_SIZE : 0], 0, out, cap, out_count};
+    if (shared_ok) {
+        for (u32 b = threadIdx.x; b < buckets; b += blockDim.x)
+            hist[b] = COPY && ((marks[b >> 5] >> (b & 31)) & 1u) ? COPY_MARK : 0u;
+    }
+    Copier<K, COPY> copier = {stages[COPY ? threadIdx.x / WARP_SIZE : 0], 0, out, cap, out_count};
     const bool small = p >= 1 && p <= SMALL_PLAN, in_shared = p >= 1 && p <= SHARED_INTERVALS;
     const bool binned = p == 0;
     if (binned) load_shared_bins<K>(iv, space.bins);
@@ -482,7 +484,7 @@ __device__ void count_impl(const In* __restrict__ x, u64 n, const u64* __restric
         else count_tiles<In, KEY>(x, n, hist, ids, from_global, place, copier);
         copier.flush();
         __syncthreads();
-        for (u32 b = threadIdx.x; b < buckets; b += blockDim.x) row[b] = hist[b];
+        for (u32 b = threadIdx.x; b < buckets; b += blockDim.x) row[b] = hist[b] & ~(COPY ? COPY_MARK : 0u);
     } else if constexpr (!COPY) {
         if (binned) count_tiles<In, KEY>(x, n, row, ids, from_bins, place, copier);
         else if (small) count_tiles<In, KEY>(x, n, row, ids, from_small, place, copier);

@@ -131,21 +131,24 @@ impl Search {
         }
         let fraction = (counted as f64 / n as f64).min(1.0);
         let granularity = (SKETCH_PIECE * SKETCH_GROUP) as f64;
-        // Each bucket's estimated positions: starts[j]..=starts[j + 1].
+        // Each bucket's estimated positions: starts[j]..=starts[j + 1], scaled so that the
+        // estimates add up to `n` (the sketches' totals are each rank's size up to rounding).
+        let total = estimates.iter().sum::<u64>().max(1);
+        let to_n = n as f64 / total as f64;
         let mut starts = Vec::with_capacity(estimates.len() + 1);
         let mut run = 0u64;
-        starts.push(0);
+        starts.push(0.0);
         for &e in estimates {
             run += e;
-            starts.push(run);
+            starts.push(run as f64 * to_n);
         }
         let mut marked = vec![false; estimates.len()];
         for &(rank, _) in &self.pending {
             let w = prediction::half_width(n as usize, rank as usize, fraction) + granularity;
             let (lo, hi) = (rank as f64 - w, rank as f64 + w);
-            let first = starts[1..].partition_point(|&end| (end as f64) < lo);
+            let first = starts[1..].partition_point(|&end| end < lo);
             for (j, m) in marked.iter_mut().enumerate().skip(first) {
-                if starts[j] as f64 > hi {
+                if starts[j] > hi {
                     break;
                 }
                 *m = true;
@@ -337,6 +340,22 @@ mod tests {
         *sketch.last_mut().unwrap() = 0;
         assert!(s.predict(&sketch, n).unwrap().is_empty());
         assert!(s.predict(&sketch[1..], n).is_err());
+    }
+
+    /// Estimates that add up to a little less than `n` (a sketch's rounding) still keep the
+    /// last bucket for the largest rank, whose window is narrow.
+    #[test]
+    fn the_largest_rank_keeps_the_last_bucket() {
+        let n = 1u64 << 22;
+        let mut s = Search::new(&[0, (n - 1) as usize], 1024);
+        let mut sample: Vec<u64> = (0..1024).collect();
+        let spec = s.sampled_plan(0, 1023, &mut sample);
+        let buckets: usize = spec.intervals().map(|p| p.buckets).sum();
+        let mut sketch = vec![(n - 512) / buckets as u64; buckets];
+        sketch.push(n / 16);
+        let keep = s.predict(&sketch, n).unwrap();
+        assert_eq!(keep.first(), Some(&0));
+        assert_eq!(keep.last(), Some(&(buckets as u64 - 1)), "{keep:?}");
     }
 
     #[test]

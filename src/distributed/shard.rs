@@ -74,13 +74,22 @@ pub(crate) fn sketch_run(g: u64) -> usize {
 }
 
 /// A sketch's counts of `counted` of a rank's `len` values, scaled to all of them, with
-/// `counted` after them (the form [`Shard::sketch`] returns).
+/// `counted` after them (the form [`Shard::sketch`] returns). The running sums are scaled, so
+/// that rounding leaves the total unbiased (rounding each count would drop its fraction every
+/// time the scale is a little above a whole number).
 pub(crate) fn scaled_sketch(counts: &[u64], counted: u64, len: u64) -> Vec<u64> {
-    let scale =
-        |c: u64| ((c as u128 * len as u128 + counted as u128 / 2) / counted.max(1) as u128) as u64;
+    let scale = |c: u128| (c * len as u128 + counted as u128 / 2) / counted.max(1) as u128;
+    let mut below = 0u128;
+    let mut scaled_below = 0u128;
     counts
         .iter()
-        .map(|&c| scale(c))
+        .map(|&c| {
+            below += c as u128;
+            let upto = scale(below);
+            let estimate = upto - scaled_below;
+            scaled_below = upto;
+            estimate as u64
+        })
         .chain(std::iter::once(counted))
         .collect()
 }
@@ -367,4 +376,24 @@ pub(crate) fn bytes_to_keys<K: RadixKey>(bytes: &[u8]) -> Vec<K> {
             K::from_u64(u64::from_le_bytes(w))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scale a little above sixteen: rounding each count would lose a fraction of a value
+    /// every bucket; the running sums keep the total at the rank's size.
+    #[test]
+    fn scaled_sketches_add_up_to_the_size() {
+        let counts = vec![30u64; 8192];
+        let counted = 30 * 8192;
+        let len = 3_774_873;
+        let scaled = scaled_sketch(&counts, counted, len);
+        assert_eq!(scaled.len(), 8193);
+        assert_eq!(scaled[8192], counted);
+        assert_eq!(scaled[..8192].iter().sum::<u64>(), len);
+        assert!(scaled[..8192].iter().all(|&e| (460..=461).contains(&e)));
+        assert_eq!(scaled_sketch(&[0, 0], 0, 0), vec![0, 0, 0]);
+    }
 }
