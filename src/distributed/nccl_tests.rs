@@ -32,25 +32,32 @@ fn without_the_library_nccl_is_a_clear_error() {
     }
 }
 
-/// The GPUs of this machine when NCCL can run on them.
-fn gpus() -> Option<Vec<CudaDevice>> {
+/// The GPU tests one at a time: NCCL groups made at once by several tests' threads on the same
+/// GPUs can wait on one another for ever.
+static ONE_GROUP_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The GPUs of this machine when NCCL can run on them, and the right to make groups on them
+/// until the guard drops.
+fn gpus() -> Option<(Vec<CudaDevice>, std::sync::MutexGuard<'static, ()>)> {
     let first = crate::device::cuda::tests::gpu()?;
     if !library_present() {
         eprintln!("skipped (no NCCL library)");
         return None;
     }
+    let guard = ONE_GROUP_AT_A_TIME
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let count = CudaDevice::count().unwrap();
-    Some(
-        std::iter::once(Ok(first))
-            .chain((1..count).map(CudaDevice::new))
-            .collect::<crate::error::Result<_>>()
-            .unwrap(),
-    )
+    let gpus = std::iter::once(Ok(first))
+        .chain((1..count).map(CudaDevice::new))
+        .collect::<crate::error::Result<_>>()
+        .unwrap();
+    Some((gpus, guard))
 }
 
 #[test]
 fn a_group_of_one_gpu_moves_words_like_any_communicator() {
-    let Some(gpus) = gpus() else {
+    let Some((gpus, _one_at_a_time)) = gpus() else {
         return;
     };
     let nccl = Nccl::single(&gpus[0]).unwrap();
@@ -82,7 +89,7 @@ fn a_group_of_one_gpu_moves_words_like_any_communicator() {
 
 #[test]
 fn every_algorithm_over_nccl_gives_one_process_quantiles() {
-    let Some(gpus) = gpus() else {
+    let Some((gpus, _one_at_a_time)) = gpus() else {
         return;
     };
     let probs: Vec<f64> = (0..=40).map(|i| i as f64 / 40.0).collect();
@@ -134,7 +141,7 @@ fn every_algorithm_over_nccl_gives_one_process_quantiles() {
 /// and reduce the copy; the values are one process's.
 #[test]
 fn a_sketched_first_pass_over_nccl_gives_one_process_values() {
-    let Some(gpus) = gpus() else {
+    let Some((gpus, _one_at_a_time)) = gpus() else {
         return;
     };
     let mut rng = crate::random::SplitMix64::new(5);
