@@ -40,8 +40,8 @@ const BINNED_PASS: u64 = 2;
 const SKETCH: u64 = 1;
 
 /// The values a rank holds on average from which the first pass may be sketched: below, the
-/// sketch's exchange costs more than the read of the data it spares (on the GPUs measured,
-/// 4 ranks of 2^26 values lose 0.3 ms and 4 of 2^28 gain 0.5 ms; see BENCHMARKS.md).
+/// sketch's pass and exchange cost more than the read of the data it spares (4 ranks of 2^26
+/// values on H100s took 2.44 ms with it, 2.17 before it; 4 of 2^30 gain; see BENCHMARKS.md).
 pub(crate) const SKETCH_FROM: u64 = 1 << 27;
 
 /// How the reduced problem is finished.
@@ -183,11 +183,18 @@ fn predicted<T: Element>(
         (Some(s), Some(sketches)) => s.predict(&sketches, n),
         _ => Ok(Vec::new()),
     };
-    Ok(link
+    let keep: Vec<usize> = link
         .down(Phase::PredictSampled, decision)?
         .into_iter()
         .map(|b| b as usize)
-        .collect())
+        .collect();
+    let buckets = plan.map_or(0, |p| p.buckets());
+    if keep.iter().any(|&b| b >= buckets) || !keep.is_sorted() {
+        return Err(Error::Communication(
+            "the buckets to copy from the root are malformed".into(),
+        ));
+    }
+    Ok(keep)
 }
 
 /// DistributedBMS's second phase: the kept elements gathered at the root, sorted there, and

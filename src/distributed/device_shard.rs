@@ -274,9 +274,13 @@ impl<T: Element> Shard<T> for DeviceShard<'_, T> {
         if n == 0 || plan.intervals() == 0 || buckets == 0 {
             return Ok(self.counts.clone());
         }
-        // A copy of the kept buckets' keys, in the first pass (of the data itself).
-        let copying = !keep.is_empty() && self.reduced.is_none() && buckets <= COPY_BUCKETS;
         let blocks = self.tile_blocks(n);
+        // A copy of the kept buckets' keys, in the first pass (of the data itself), while a
+        // block's counts stay below the mark in their top bit.
+        let copying = !keep.is_empty()
+            && self.reduced.is_none()
+            && buckets <= COPY_BUCKETS
+            && (n as u64) < (blocks as u64) << 31;
         let (mut partial, cfg, shared_ok) = self.count_rows(blocks, buckets)?;
         // The totals, and after them the number of keys copied (zeroed for its atomics).
         let mut counts = dev.alloc_zeros::<u64>(buckets + 1, "the bucket counts")?;

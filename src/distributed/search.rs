@@ -160,7 +160,7 @@ impl Search {
             .filter(|(_, &m)| m)
             .map(|(&e, _)| e)
             .sum();
-        if kept as f64 > COPY_LIMIT * run.max(1) as f64 {
+        if kept as f64 > COPY_LIMIT * total as f64 {
             return Ok(Vec::new());
         }
         Ok((0..marked.len() as u64)
