@@ -310,6 +310,18 @@ impl<T: Element> BucketPlan<T> {
     #[inline]
     pub(crate) fn bucket(&self, key: T::Key) -> Option<usize> {
         let key = key.to_u64();
+        if let Some((base, shift)) = self.binned {
+            // The bin by a shift, and within it the key projection over 2^shift keys onto a
+            // power of two of buckets, also a shift.
+            let iv = self
+                .intervals
+                .get((key.checked_sub(base)? >> shift) as usize)?;
+            if key > iv.hi {
+                return None;
+            }
+            let log = iv.buckets.trailing_zeros();
+            return Some(iv.first + ((key - iv.lo) >> (shift - log)) as usize);
+        }
         let j = self.lows.partition_point(|&lo| lo <= key);
         let iv = self.intervals.get(j.checked_sub(1)?)?;
         if key > iv.hi {
@@ -424,8 +436,14 @@ mod tests {
         );
         let table = p.device_table().unwrap();
         let mut last = 0;
+        let bins: Vec<IntervalSpec> = spec.intervals().collect();
         for key in (min..=max).step_by(997).chain([max]) {
             let b = p.bucket(key).unwrap();
+            // The key projection over the bin's 2^shift keys, as for any interval.
+            let j = ((key - min) >> spec.shift) as usize;
+            let first: usize = bins[..j].iter().map(|i| i.buckets).sum();
+            let local = ((key - bins[j].lo) as u128 * bins[j].buckets as u128) >> spec.shift;
+            assert_eq!(b, first + local as usize, "{key}");
             assert!(b >= last);
             last = b;
             let rel = key - min;
