@@ -91,8 +91,8 @@ pub(crate) fn run<T: Element>(
     )?;
     let decision = match (&mut search, heard) {
         (Some(s), Some(all)) => {
-            let mut keys: Vec<u64> = all.iter().flat_map(|b| bytes_to_keys::<u64>(b)).collect();
-            let spec = s.sampled_plan(agreed.min, agreed.max, &mut keys);
+            let keys: Vec<u64> = all.iter().flat_map(|b| bytes_to_keys::<u64>(b)).collect();
+            let spec = s.sampled_plan(agreed.min, agreed.max, &keys);
             let share = agreed.n / link.size() as u64;
             let worth = share >= opts.sketch_from && s.worth_sketching(agreed.n);
             let sketch = worth as u64 * SKETCH;

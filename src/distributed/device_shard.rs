@@ -379,11 +379,11 @@ impl<T: Element> Shard<T> for DeviceShard<'_, T> {
                 slot_and_list.slice(..slot_count),
                 slot_and_list.slice(slot_count..),
             );
-            // The reduction finds buckets from the plan's intervals (a binned plan's count read
-            // its bins instead).
-            let intervals = match plan.device_table() {
-                Some(_) => Some(self.upload_plan(plan)?),
-                None => None,
+            // Without the inputs' buckets, the reduction finds them from the plan's intervals (a
+            // binned plan's count read its bins instead).
+            let intervals = match (&part.ids, plan.device_table()) {
+                (None, Some(_)) => Some(self.upload_plan(plan)?),
+                _ => None,
             };
             let iv = intervals.as_ref().unwrap_or(&part.plan);
             let mut offsets = dev.alloc::<u64>(part.blocks + 1, "the blocks' offsets")?;

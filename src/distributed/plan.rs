@@ -64,8 +64,8 @@ pub(crate) struct BinnedSpec {
 }
 
 impl BinnedSpec {
-    /// The bins of the keys `min..=max` with buckets in proportion to the share of `sample`
-    /// (sorted keys) in each, rounded to powers of two, `buckets` at most in all: each bin's
+    /// The bins of the keys `min..=max` with buckets in proportion to the share of the keys
+    /// of `sample` in each, rounded to powers of two, `buckets` at most in all: each bin's
     /// share rounded down, then doubled, the bins furthest below their share first, while the
     /// buckets last.
     pub(crate) fn from_sample(min: u64, max: u64, sample: &[u64], buckets: usize) -> Self {

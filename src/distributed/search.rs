@@ -94,8 +94,7 @@ impl Search {
 
     /// The first pass's plan: the keys from `min < max` in bins, with buckets in proportion
     /// to the sample's share of each ([`BinnedSpec::from_sample`]).
-    pub(crate) fn sampled_plan(&mut self, min: u64, max: u64, sample: &mut [u64]) -> BinnedSpec {
-        sample.sort_unstable();
+    pub(crate) fn sampled_plan(&mut self, min: u64, max: u64, sample: &[u64]) -> BinnedSpec {
         let spec = BinnedSpec::from_sample(min, max, sample, self.buckets);
         self.regions = spec
             .intervals()
@@ -320,8 +319,8 @@ mod tests {
     fn predicted_buckets_surround_the_ranks() {
         let n = 1u64 << 30;
         let mut s = Search::new(&[(n / 2) as usize], 1024);
-        let mut sample: Vec<u64> = (1..16).map(|j| j << 20).collect();
-        let spec = s.sampled_plan(0, 1 << 24, &mut sample);
+        let sample: Vec<u64> = (1..16).map(|j| j << 20).collect();
+        let spec = s.sampled_plan(0, 1 << 24, &sample);
         let buckets: usize = spec.intervals().map(|p| p.buckets).sum();
         assert!(buckets <= 1024 && buckets > 512, "{buckets}");
         // Even estimates over every bucket, from a sixteenth of the values.
@@ -348,8 +347,8 @@ mod tests {
     fn the_largest_rank_keeps_the_last_bucket() {
         let n = 1u64 << 22;
         let mut s = Search::new(&[0, (n - 1) as usize], 1024);
-        let mut sample: Vec<u64> = (0..1024).collect();
-        let spec = s.sampled_plan(0, 1023, &mut sample);
+        let sample: Vec<u64> = (0..1024).collect();
+        let spec = s.sampled_plan(0, 1023, &sample);
         let buckets: usize = spec.intervals().map(|p| p.buckets).sum();
         let mut sketch = vec![(n - 512) / buckets as u64; buckets];
         sketch.push(n / 16);
@@ -362,7 +361,7 @@ mod tests {
     fn counts_that_do_not_cover_the_ranks_are_refused() {
         let mut s = Search::new(&[10], 4);
         // 100 bins of one key, a bucket each.
-        s.sampled_plan(0, 99, &mut []);
+        s.sampled_plan(0, 99, &[]);
         assert!(s.identify(&[1, 2]).is_err());
         assert!(s.identify(&[1; 99]).is_err());
         assert_eq!(s.identify(&[1; 100]).unwrap(), vec![10]);

@@ -263,23 +263,21 @@ impl<T: Element> Shard<T> for HostShard<'_, T> {
         let mut counted = 0;
         for (h, c) in parts {
             counted += c;
-            for (t, c) in total.iter_mut().zip(h) {
-                *t += c;
-            }
+            add_counts(&mut total, &h);
         }
         Ok(scaled_sketch(&total, counted, self.data.len() as u64))
     }
 
     fn count(&mut self, plan: &BucketPlan<T>, keep: &[usize]) -> Result<Vec<u64>> {
         let buckets = plan.buckets();
-        let copying = Copied::new((), buckets, keep);
+        let mut copied = Copied::new(Vec::new(), buckets, keep);
         let parts = self.map_keys(|keys| {
             let mut h = vec![0u64; buckets];
             let mut copy = Vec::new();
             for k in keys {
                 if let Some(b) = plan.bucket(k) {
                     h[b] += 1;
-                    if copying.kept[b] {
+                    if copied.kept[b] {
                         copy.push(k);
                     }
                 }
@@ -287,17 +285,11 @@ impl<T: Element> Shard<T> for HostShard<'_, T> {
             (h, copy)
         });
         let mut total = vec![0u64; buckets];
-        let mut copy = Vec::new();
         for (h, c) in parts {
-            copy.extend_from_slice(&c);
-            for (t, c) in total.iter_mut().zip(h) {
-                *t += c;
-            }
+            copied.keys.extend_from_slice(&c);
+            add_counts(&mut total, &h);
         }
-        self.copied = (!keep.is_empty()).then_some(Copied {
-            keys: copy,
-            kept: copying.kept,
-        });
+        self.copied = (!keep.is_empty()).then_some(copied);
         Ok(total)
     }
 
@@ -352,6 +344,13 @@ impl<T: Element> Shard<T> for HostShard<'_, T> {
         };
         keys.par_sort_unstable();
         Ok(keys)
+    }
+}
+
+/// `total[b] += counts[b]` for every bucket.
+fn add_counts(total: &mut [u64], counts: &[u64]) {
+    for (t, c) in total.iter_mut().zip(counts) {
+        *t += c;
     }
 }
 
