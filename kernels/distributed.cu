@@ -270,16 +270,28 @@ __device__ __forceinline__ int bucket_in_shared(typename KeyOf<T>::type key, con
 }
 
 // A binned plan (the first pass's; BucketPlan::device_table on the host): bins of 2^shift
-// keys from `base` on, the last one ending at `max`, in BIN_HEADER words, then a word a bin:
-// its first bucket, and above bit 32 the shift from a key's offset in its bin to its bucket
-// there. Counts take a binned plan as `iv` with `p` = 0.
+// keys from `base` on, the last one ending at `max`; the buckets of the keys below the bins
+// and above them, the top key and its own bucket (-1 where the plan has none), in BIN_HEADER
+// words; then a word a bin: its first bucket, and above bit 32 the shift from a key's offset
+// in its bin to its bucket there. Counts take a binned plan as `iv` with `p` = 0.
 #define MAX_BINS 256
-#define BIN_HEADER 4
+#define BIN_HEADER 8
+// A binned plan's words but its bins', which a count holds in registers: `span` = max - base
+// and `mask` = 2^shift - 1, so that one comparison tells a key in the bins.
+template <typename K>
+struct BinHead {
+    K base;
+    K span;
+    K mask;
+    K top_key;
+    u32 shift;
+    int below;
+    int above;
+    int top;
+};
 template <typename K>
 struct SharedBins {
-    K base;
-    K max;
-    u32 shift;
+    BinHead<K> head;
     u32 bins;
     u64 entry[MAX_BINS];
 };
@@ -290,23 +302,33 @@ __device__ __forceinline__ void load_shared_bins(const u64* __restrict__ words, 
     const u32 bins = (u32)words[3];
     for (u32 i = threadIdx.x; i < bins; i += blockDim.x) s.entry[i] = words[BIN_HEADER + i];
     if (threadIdx.x == 0) {
-        s.base = (K)words[0];
-        s.shift = (u32)words[1];
-        s.max = (K)words[2];
+        const u32 shift = (u32)words[1];
+        s.head.base = (K)words[0];
+        s.head.span = (K)(words[2] - words[0]);
+        s.head.mask = (K)(((u64)1 << shift) - 1);
+        s.head.shift = shift;
         s.bins = bins;
+        s.head.below = (int)words[4];
+        s.head.above = (int)words[5];
+        s.head.top_key = (K)words[6];
+        s.head.top = (int)words[7];
     }
     __syncthreads();
 }
 
-// The bucket of `key` under a binned plan (the host's key projection over 2^shift keys), or -1
-// outside its keys.
+// The bucket of `key` under a binned plan (the host's key projection over 2^shift keys, and
+// an open plan's buckets outside the bins), or -1 outside its keys: `h` its head (in
+// registers), `entry` its bins' words. 32-bit: a plan has fewer than 2^31 buckets.
 template <typename K>
-__device__ __forceinline__ long long bucket_in_bins(K key, const SharedBins<K>& s) {
-    if (key < s.base || key > s.max) return -1;
-    const K rel = key - s.base;
-    const u64 e = s.entry[rel >> s.shift];
-    const K offset = rel & (((K)1 << s.shift) - 1);
-    return (long long)((u32)e + (u64)(offset >> (u32)(e >> 32)));
+__device__ __forceinline__ int bucket_in_bins(K key, const BinHead<K>& h, const u64* entry) {
+    const K rel = key - h.base;
+    if (rel > h.span) {
+        // Below the bins (the difference wrapped around) or above them.
+        if (key < h.base) return h.below;
+        return key < h.top_key ? h.above : key == h.top_key ? h.top : -1;
+    }
+    const u64 e = entry[rel >> h.shift];
+    return (int)((u32)e + (u32)((rel & h.mask) >> (u32)(e >> 32)));
 }
 
 // The bucket number of an input in no bucket, in the `ids` a count writes (plans of fewer
@@ -402,7 +424,7 @@ __device__ __forceinline__ void count_tile(const In* __restrict__ x, u64 base, u
     for (int j = 0; j < TILE_LOADS; ++j) {
         keep[j] = false;
         if (!in[j]) continue;
-        const long long b = bucket(KEY(v[j]));
+        const auto b = bucket(KEY(v[j]));
         if constexpr (COPY) {
             if (b >= 0) keep[j] = (atomicAdd(&h[b], 1u) & COPY_MARK) != 0;
         } else {
@@ -432,7 +454,7 @@ __device__ __forceinline__ void count_tiles(const In* __restrict__ x, u64 n, u32
             count_tile<true, In, KEY>(x, base, n, h, ids, bucket, place, copier);
         } else {
             for (u64 i = base + threadIdx.x; i < n; i += DIST_BLOCK) {
-                const long long b = bucket(KEY(x[place(i)]));
+                const auto b = bucket(KEY(x[place(i)]));
                 if (b >= 0) atomicAdd(&h[b], 1u);
                 if (ids) ids[i] = b >= 0 ? (unsigned short)b : NO_BUCKET;
             }
@@ -472,7 +494,11 @@ __device__ void count_impl(const In* __restrict__ x, u64 n, const u64* __restric
     if (binned) load_shared_bins<K>(iv, space.bins);
     else if (in_shared) load_shared_plan<T>(iv, p, small ? SMALL_PLAN : SHARED_INTERVALS, plan);
     __syncthreads();
-    auto from_bins = [&](u64 k) { return bucket_in_bins<K>((K)k, space.bins); };
+    // The plan's head read once into registers: the histogram's atomics could otherwise
+    // alias it in shared memory and reload it for every input.
+    const BinHead<K> head = space.bins.head;
+    const u64* entry = space.bins.entry;
+    auto from_bins = [head, entry](u64 k) { return bucket_in_bins<K>((K)k, head, entry); };
     auto from_small = [&](u64 k) { return bucket_in_shared<T, SMALL_STEPS>((K)k, plan, iv); };
     auto from_shared = [&](u64 k) { return bucket_in_shared<T, SHARED_STEPS>((K)k, plan, iv); };
     auto from_global = [&](u64 k) { return bucket_of<T>(k, iv, p); };

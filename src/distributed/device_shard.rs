@@ -164,6 +164,10 @@ impl<'a, T: Element> DeviceShard<'a, T> {
 }
 
 impl<T: Element> Shard<T> for DeviceShard<'_, T> {
+    fn len(&self) -> u64 {
+        self.data.len() as u64
+    }
+
     fn stats(&mut self, omit_nan: bool) -> Result<LocalStats> {
         let dev = self.dev();
         let stream = dev.stream();

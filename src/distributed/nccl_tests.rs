@@ -93,15 +93,11 @@ fn every_algorithm_over_nccl_gives_one_process_quantiles() {
         return;
     };
     let probs: Vec<f64> = (0..=40).map(|i| i as f64 / 40.0).collect();
-    for (name, data) in inputs::<f32>(30_001, 77) {
-        if data.iter().any(|v| v.is_nan()) {
-            continue;
-        }
-        let expected = crate::select::quantiles(&data, &probs, QuantileMethod::Weibull).unwrap();
-        let q = gpus.len();
-        let n = data.len();
-        // Uneven parts: rank r holds a share growing with r (rank 0 empty with 2 GPUs or
-        // more); skewed parts: rank 0 holds 90 %, the last none (with 3 GPUs or more).
+    let q = gpus.len();
+    // Every input, split two ways, under every algorithm, in one group (a group costs about
+    // a second to make): uneven parts, rank r holding a share growing with r (rank 0 empty
+    // with 2 GPUs or more); skewed parts, rank 0 holding 90 %, the last none (3 GPUs or more).
+    let cases = |n: usize| {
         let growing: Vec<usize> = (0..=q).map(|r| n * r * r / (q * q)).collect();
         let skewed: Vec<usize> = (0..=q)
             .map(|r| match r {
@@ -110,20 +106,37 @@ fn every_algorithm_over_nccl_gives_one_process_quantiles() {
                 _ => n * 9 / 10 + (n - n * 9 / 10) * (r - 1) / q.saturating_sub(2).max(1),
             })
             .collect();
-        for (cuts, algorithm) in [growing, skewed]
-            .iter()
-            .flat_map(|c| DistributedAlgorithm::ALL.map(|a| (c, a)))
-        {
-            let got = Nccl::on_each_gpu(&gpus, |nccl| {
+        [growing, skewed]
+            .into_iter()
+            .flat_map(|c| DistributedAlgorithm::ALL.map(|a| (c.clone(), a)))
+            .collect::<Vec<_>>()
+    };
+    let inputs: Vec<(&str, Vec<f32>)> = inputs::<f32>(30_001, 77)
+        .into_iter()
+        .filter(|(_, data)| !data.iter().any(|v| v.is_nan()))
+        .collect();
+    let got = Nccl::on_each_gpu(&gpus, |nccl| {
+        let mut outs = Vec::new();
+        for (_, data) in &inputs {
+            for (cuts, algorithm) in cases(data.len()) {
                 let part = &data[cuts[nccl.rank()]..cuts[nccl.rank() + 1]];
-                let buffer = DeviceBuffer::from_host_on(nccl.device(), part)?;
-                DistributedSelector::new(nccl)
-                    .algorithm(algorithm)
-                    .quantiles_device(&buffer, &probs, QuantileMethod::Weibull)
-            })
-            .unwrap();
-            for (rank, out) in got.into_iter().enumerate() {
-                let out = out.unwrap();
+                let out = DeviceBuffer::from_host_on(nccl.device(), part).and_then(|buffer| {
+                    DistributedSelector::new(nccl)
+                        .algorithm(algorithm)
+                        .quantiles_device(&buffer, &probs, QuantileMethod::Weibull)
+                });
+                outs.push(out);
+            }
+        }
+        outs
+    })
+    .unwrap();
+    for (rank, outs) in got.into_iter().enumerate() {
+        let mut outs = outs.into_iter();
+        for (name, data) in &inputs {
+            let expected = crate::select::quantiles(data, &probs, QuantileMethod::Weibull).unwrap();
+            for (cuts, algorithm) in cases(data.len()) {
+                let out = outs.next().unwrap().unwrap();
                 // Bits, so that the NaN of infinities' interpolation compares equal.
                 let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
                 assert_eq!(

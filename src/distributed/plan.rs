@@ -45,22 +45,42 @@ pub(crate) struct BucketPlan<T> {
     lows: Vec<u64>,
     intervals: Vec<Interval>,
     buckets: usize,
-    /// The bins' first key and width in bits, when the plan is binned.
-    binned: Option<(u64, u32)>,
+    /// Where the bins lie, when the plan is binned.
+    binned: Option<Bins>,
     _element: PhantomData<T>,
 }
+
+/// The bins of a binned plan: `count` bins of `2^shift` keys from `base` to `max`, intervals
+/// `first..first + count` of the plan.
+#[derive(Clone, Copy, Debug)]
+struct Bins {
+    base: u64,
+    shift: u32,
+    max: u64,
+    first: usize,
+    count: usize,
+}
+
+/// A binned plan's word for "no such bucket" in its device table (read as -1 there).
+const NO_BUCKET: u64 = u64::MAX;
 
 /// Bins a binned plan has at most.
 pub(crate) const MAX_BINS: usize = 256;
 
 /// A binned plan as the root defines it and sends it: bins of `2^shift` keys from `base` on,
 /// the last one ending at `max`, bin `i` cut into `2^exps[i]` buckets (at most `2^shift`).
+/// An open plan also counts the keys outside its bins, from `lowest` to `top`: a bucket
+/// below the bins (`lowest..base`), one above them (`max + 1..top`), and one for `top`
+/// alone (NaN's key, when `top` is the largest key); a closed one has `lowest == base` and
+/// `top == max`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct BinnedSpec {
     pub base: u64,
     pub shift: u32,
     pub max: u64,
     pub exps: Vec<u8>,
+    pub lowest: u64,
+    pub top: u64,
 }
 
 impl BinnedSpec {
@@ -110,19 +130,45 @@ impl BinnedSpec {
             shift,
             max,
             exps,
+            lowest: min,
+            top: max,
+        }
+    }
+
+    /// An open plan of every key up to `top`, its bins over the keys `extremes` (clamped
+    /// below `top`; the key below `top` when there are none), with buckets in proportion to
+    /// `sample` ([`from_sample`](Self::from_sample) with three buckets fewer, left for the
+    /// keys outside them): for a first pass whose extremes are not known.
+    pub(crate) fn open_from_sample(
+        sample: &[u64],
+        extremes: Option<(u64, u64)>,
+        top: u64,
+        buckets: usize,
+    ) -> Self {
+        let below_top = top.saturating_sub(1);
+        let (min, max) = extremes.unwrap_or((below_top, below_top));
+        let max = max.min(below_top);
+        let min = min.min(max);
+        let spec = Self::from_sample(min, max, sample, buckets.saturating_sub(3).max(1));
+        BinnedSpec {
+            lowest: 0,
+            top,
+            ..spec
         }
     }
 
     /// Words per bin's exponent on the wire (packed eight to a word).
     const EXPS_PER_WORD: usize = 8;
 
-    /// The plan as words: `base, shift, max, bins`, then the exponents packed.
+    /// The plan as words: `base, shift, max, bins, lowest, top`, then the exponents packed.
     pub(crate) fn to_words(&self) -> Vec<u64> {
         let mut words = vec![
             self.base,
             self.shift as u64,
             self.max,
             self.exps.len() as u64,
+            self.lowest,
+            self.top,
         ];
         words.extend(self.exps.chunks(Self::EXPS_PER_WORD).map(|c| {
             c.iter()
@@ -132,14 +178,20 @@ impl BinnedSpec {
         words
     }
 
-    /// The inverse of [`to_words`](Self::to_words) (checked: the bins cover `base..=max`).
+    /// The inverse of [`to_words`](Self::to_words) (checked: the bins cover `base..=max`,
+    /// inside `lowest..=top`).
     pub(crate) fn from_words(words: &[u64]) -> Result<Self> {
-        let [base, shift, max, bins, ref packed @ ..] = *words else {
+        let [base, shift, max, bins, lowest, top, ref packed @ ..] = *words else {
             return Err(malformed("its bins are cut short"));
         };
         let bins = bins as usize;
         let span_ok = shift < 64 && max >= base && ((max - base) >> shift) as usize + 1 == bins;
-        if !span_ok || bins > MAX_BINS || packed.len() != bins.div_ceil(Self::EXPS_PER_WORD) {
+        let inside = lowest <= base && max <= top;
+        if !span_ok
+            || !inside
+            || bins > MAX_BINS
+            || packed.len() != bins.div_ceil(Self::EXPS_PER_WORD)
+        {
             return Err(malformed("its bins do not cover its keys"));
         }
         let exps: Vec<u8> = (0..bins)
@@ -153,11 +205,13 @@ impl BinnedSpec {
             shift: shift as u32,
             max,
             exps,
+            lowest,
+            top,
         })
     }
 
     /// The bins as intervals: `lo, hi, buckets` (the last one ending at `max`).
-    pub(crate) fn intervals(&self) -> impl Iterator<Item = IntervalSpec> + '_ {
+    pub(crate) fn bins(&self) -> impl Iterator<Item = IntervalSpec> + '_ {
         self.exps.iter().enumerate().map(|(i, &e)| {
             let lo = self.base + ((i as u64) << self.shift);
             IntervalSpec {
@@ -166,6 +220,18 @@ impl BinnedSpec {
                 buckets: 1 << e,
             }
         })
+    }
+
+    /// Every interval of the plan, ascending: the bucket below the bins (when `lowest <
+    /// base`), the bins, the bucket above them (when `max + 1 < top`) and `top`'s own (when
+    /// `max < top`).
+    pub(crate) fn intervals(&self) -> impl Iterator<Item = IntervalSpec> + '_ {
+        let one = |lo: u64, hi: u64| IntervalSpec { lo, hi, buckets: 1 };
+        let below = (self.lowest < self.base).then(|| one(self.lowest, self.base - 1));
+        let above =
+            (self.max < self.top.saturating_sub(1)).then(|| one(self.max + 1, self.top - 1));
+        let top = (self.max < self.top).then(|| one(self.top, self.top));
+        below.into_iter().chain(self.bins()).chain(above).chain(top)
     }
 }
 
@@ -223,50 +289,85 @@ impl<T: Element> BucketPlan<T> {
     }
 
     /// The plan of a binned spec: its bins, their keys projected exactly over `2^shift` keys
-    /// each.
+    /// each, and an open plan's buckets outside them.
     pub(crate) fn from_binned(spec: &BinnedSpec) -> Result<Self> {
-        if spec.base > T::Key::MAX.to_u64() {
+        if spec.top > T::Key::MAX.to_u64() {
             return Err(malformed("its bins lie above every key"));
         }
         let mut first = 0usize;
         let intervals: Vec<Interval> = spec
             .intervals()
             .map(|iv| {
+                let in_bins = (spec.base..=spec.max).contains(&iv.lo);
+                let span = match in_bins {
+                    true => 1u128 << spec.shift,
+                    false => (iv.hi - iv.lo) as u128 + 1,
+                };
                 let interval = Interval {
                     lo: iv.lo,
                     hi: iv.hi,
                     first,
                     buckets: iv.buckets,
-                    projection: Projection::Keys {
-                        span: 1u128 << spec.shift,
-                    },
+                    projection: Projection::Keys { span },
                 };
                 first += iv.buckets;
                 interval
             })
             .collect();
+        let first_bin = (spec.lowest < spec.base) as usize;
         Ok(BucketPlan {
             lows: intervals.iter().map(|i| i.lo).collect(),
             intervals,
             buckets: first,
-            binned: Some((spec.base, spec.shift)),
+            binned: Some(Bins {
+                base: spec.base,
+                shift: spec.shift,
+                max: spec.max,
+                first: first_bin,
+                count: spec.exps.len(),
+            }),
             _element: PhantomData,
         })
     }
 
-    /// A binned plan as the GPU kernels read it (`BIN_WORDS` in kernels/distributed.cu): the
-    /// first key, the width in bits, the last key, the bins, then a word a bin: its first
-    /// bucket, and above bit 32 the shift from a key's place in the bin to its bucket there.
-    /// `None` for a plan of intervals.
+    /// A binned plan as the GPU kernels read it (`BIN_HEADER` in kernels/distributed.cu): the
+    /// first key, the width in bits, the last key, the bins, the buckets below and above the
+    /// bins, the top key and its bucket ([`NO_BUCKET`] where the plan has none), then a word a
+    /// bin: its first bucket, and above bit 32 the shift from a key's place in the bin to its
+    /// bucket there. `None` for a plan of intervals.
     pub(crate) fn device_table(&self) -> Option<Vec<u64>> {
-        let (base, shift) = self.binned?;
-        let max = self.intervals.last().map_or(base, |i| i.hi);
-        let mut words = vec![base, shift as u64, max, self.intervals.len() as u64];
-        words.extend(self.intervals.iter().map(|i| {
+        let bins = self.binned?;
+        let of = |iv: Option<&Interval>| iv.map_or(NO_BUCKET, |i| i.first as u64);
+        let below = of(self.intervals[..bins.first].first());
+        let outside = &self.intervals[bins.first + bins.count..];
+        // Above the bins: a bucket of keys up to `top`, then `top`'s own (or that alone).
+        let (above, top) = match outside {
+            [above, top] => (Some(above), Some(top)),
+            [top] => (None, Some(top)),
+            _ => (None, None),
+        };
+        let top_key = top.map_or(u64::MAX, |t| t.lo);
+        let mut words = vec![
+            bins.base,
+            bins.shift as u64,
+            bins.max,
+            bins.count as u64,
+            below,
+            of(above),
+            top_key,
+            of(top),
+        ];
+        let shift = bins.shift as u64;
+        words.extend(self.bin_intervals(bins).iter().map(|i| {
             let log = i.buckets.trailing_zeros() as u64;
-            i.first as u64 | (shift as u64 - log) << 32
+            i.first as u64 | (shift - log) << 32
         }));
         Some(words)
+    }
+
+    /// The intervals of the bins of a binned plan.
+    fn bin_intervals(&self, bins: Bins) -> &[Interval] {
+        &self.intervals[bins.first..bins.first + bins.count]
     }
 
     /// The number of intervals.
@@ -310,17 +411,15 @@ impl<T: Element> BucketPlan<T> {
     #[inline]
     pub(crate) fn bucket(&self, key: T::Key) -> Option<usize> {
         let key = key.to_u64();
-        if let Some((base, shift)) = self.binned {
-            // The bin by a shift, and within it the key projection over 2^shift keys onto a
-            // power of two of buckets, also a shift.
-            let iv = self
-                .intervals
-                .get((key.checked_sub(base)? >> shift) as usize)?;
-            if key > iv.hi {
-                return None;
+        match self.binned {
+            Some(bins) if (bins.base..=bins.max).contains(&key) => {
+                // The bin by a shift, and within it the key projection over 2^shift keys onto
+                // a power of two of buckets, also a shift.
+                let iv = &self.bin_intervals(bins)[((key - bins.base) >> bins.shift) as usize];
+                let log = iv.buckets.trailing_zeros();
+                return Some(iv.first + ((key - iv.lo) >> (bins.shift - log)) as usize);
             }
-            let log = iv.buckets.trailing_zeros();
-            return Some(iv.first + ((key - iv.lo) >> (shift - log)) as usize);
+            _ => {}
         }
         let j = self.lows.partition_point(|&lo| lo <= key);
         let iv = self.intervals.get(j.checked_sub(1)?)?;
@@ -427,7 +526,7 @@ mod tests {
         let spec = BinnedSpec::from_sample(min, max, &sample, 8192);
         assert!(spec.exps.len() <= MAX_BINS && ((max - min) >> spec.shift) < MAX_BINS as u64);
         assert_eq!(BinnedSpec::from_words(&spec.to_words()).unwrap(), spec);
-        assert!(spec.to_words().len() <= 4 + MAX_BINS / 8);
+        assert!(spec.to_words().len() <= 6 + MAX_BINS / 8);
         let p = BucketPlan::<u64>::from_binned(&spec).unwrap();
         assert!(
             p.buckets() <= 8192 && p.buckets() >= 4096,
@@ -447,7 +546,7 @@ mod tests {
             assert!(b >= last);
             last = b;
             let rel = key - min;
-            let entry = table[4 + (rel >> spec.shift) as usize];
+            let entry = table[8 + (rel >> spec.shift) as usize];
             let local = (rel & ((1 << spec.shift) - 1)) >> (entry >> 32);
             assert_eq!(b as u64, (entry & 0xffff_ffff) + local, "{key}");
         }
@@ -458,6 +557,63 @@ mod tests {
         let mut bad = spec.to_words();
         bad[3] += 1;
         assert!(BinnedSpec::from_words(&bad).is_err());
+    }
+
+    /// An open plan counts every key: those below its bins in its first bucket, those above
+    /// in the one before last, and the top key (NaN's) alone in the last; on the host and in
+    /// the device table alike.
+    #[test]
+    fn open_plans_count_the_keys_outside_their_bins() {
+        let sample: Vec<u64> = (0..1024).map(|i| 5_000 + i * 3).collect();
+        let top = u32::MAX as u64;
+        let extremes = Some((5_000, 5_000 + 1023 * 3));
+        let spec = BinnedSpec::open_from_sample(&sample, extremes, top, 512);
+        assert_eq!(
+            (spec.base, spec.max, spec.lowest),
+            (5_000, 5_000 + 1023 * 3, 0)
+        );
+        assert_eq!(BinnedSpec::from_words(&spec.to_words()).unwrap(), spec);
+        let p = BucketPlan::<u32>::from_binned(&spec).unwrap();
+        let last = p.buckets() - 1;
+        assert!(p.buckets() <= 512);
+        let table = p.device_table().unwrap();
+        assert_eq!(&table[4..8], &[0, last as u64 - 1, top, last as u64]);
+        let inside: Vec<usize> = [spec.base, spec.max]
+            .iter()
+            .map(|&k| p.bucket(k as u32).unwrap())
+            .collect();
+        assert_eq!(inside, vec![1, last - 2]);
+        for (key, bucket) in [
+            (0, 0),
+            (4_999, 0),
+            (spec.max + 1, last - 1),
+            (top - 1, last - 1),
+        ] {
+            assert_eq!(p.bucket(key as u32), Some(bucket), "{key}");
+        }
+        assert_eq!(p.bucket(u32::MAX), Some(last));
+        // Draws all at the top (all NaN): bins of the key below it, the bucket above them
+        // empty and left out; extremes at the top are clamped below it.
+        let spec = BinnedSpec::open_from_sample(&[top; 3], None, top, 64);
+        assert_eq!(
+            BinnedSpec::open_from_sample(&[top; 3], Some((top, top)), top, 64),
+            spec
+        );
+        let p = BucketPlan::<u32>::from_binned(&spec).unwrap();
+        assert_eq!(p.buckets(), 3);
+        assert_eq!(p.device_table().unwrap()[4..8], [0, NO_BUCKET, top, 2]);
+        assert_eq!(
+            [0, top - 1, top].map(|k| p.bucket(k as u32)),
+            [Some(0), Some(1), Some(2)]
+        );
+        // A closed plan counts none of them.
+        let closed = BinnedSpec::from_sample(5_000, 9_000, &sample, 512);
+        let p = BucketPlan::<u32>::from_binned(&closed).unwrap();
+        assert_eq!(
+            p.device_table().unwrap()[4..8],
+            [NO_BUCKET, NO_BUCKET, u64::MAX, NO_BUCKET]
+        );
+        assert_eq!((p.bucket(4_999), p.bucket(9_001)), (None, None));
     }
 
     #[test]

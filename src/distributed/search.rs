@@ -95,7 +95,24 @@ impl Search {
     /// The first pass's plan: the keys from `min < max` in bins, with buckets in proportion
     /// to the sample's share of each ([`BinnedSpec::from_sample`]).
     pub(crate) fn sampled_plan(&mut self, min: u64, max: u64, sample: &[u64]) -> BinnedSpec {
-        let spec = BinnedSpec::from_sample(min, max, sample, self.buckets);
+        self.first_pass(BinnedSpec::from_sample(min, max, sample, self.buckets))
+    }
+
+    /// The first pass's plan when the extremes are not known: open, its bins from the
+    /// smallest to the largest of the keys drawn below `top`, `extremes`, with buckets in
+    /// proportion to `sample` ([`BinnedSpec::open_from_sample`]).
+    pub(crate) fn open_plan(
+        &mut self,
+        sample: &[u64],
+        extremes: Option<(u64, u64)>,
+        top: u64,
+    ) -> BinnedSpec {
+        let spec = BinnedSpec::open_from_sample(sample, extremes, top, self.buckets);
+        self.first_pass(spec)
+    }
+
+    /// Takes `spec` as the first pass's plan.
+    fn first_pass(&mut self, spec: BinnedSpec) -> BinnedSpec {
         self.regions = spec
             .intervals()
             .map(|spec| Region { spec, below: None })

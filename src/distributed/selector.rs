@@ -470,12 +470,11 @@ impl<'c> DistributedSelector<'c> {
     fn run<T: Element>(
         &self,
         shard: &mut dyn Shard<T>,
-        ranks_of: impl FnOnce(usize) -> Result<Vec<usize>>,
+        ranks_of: impl Fn(usize) -> Result<Vec<usize>>,
         results: &dyn Fn(Vec<u64>) -> Vec<u64>,
     ) -> Result<(Option<Vec<u64>>, DistributedReport)> {
         let mut link = Link::new(self.comm);
         let choose = |n: u64, m: usize| self.resolve(n, m);
-        let (agreed, ranks) = agree(&mut link, shard, self.nan_policy, &choose, ranks_of)?;
         let root_only = self.delivery == Delivery::RootOnly;
         // Under `RootOnly` the root keeps its payload and broadcasts only that it is done.
         let kept: OnceCell<Vec<u64>> = OnceCell::new();
@@ -488,25 +487,46 @@ impl<'c> DistributedSelector<'c> {
             Vec::new()
         };
         let omit_nan = omits_nan::<T>(self.nan_policy);
-        let (words, passes) = match agreed.algorithm {
-            DistributedAlgorithm::SortChoose => {
-                let words = sort_choose::run(&mut link, shard, ranks, omit_nan, &delivered)?;
-                (words, 0)
+        let opts = BucketRun {
+            buckets: self.buckets,
+            seed: self.seed,
+            omit_nan,
+            refuse_nans: T::DTYPE.is_float() && self.nan_policy == NanPolicy::Error,
+            finish: Finish::Iterate,
+            sketch_from: self.sketch_from,
+            results: &delivered,
+        };
+        let finish = |algorithm| BucketRun {
+            finish: match algorithm {
+                DistributedAlgorithm::DistributedBms => Finish::Gather,
+                _ => Finish::Iterate,
+            },
+            ..opts
+        };
+        // A run that leaves no value out needs no statistics before its first count: the
+        // setup draws the sample (see `bucket::open`).
+        let opened = match !omit_nan && self.algorithm != DistributedAlgorithm::SortChoose {
+            true => bucket::open(&mut link, shard, &choose, &ranks_of, &opts)?,
+            false => None,
+        };
+        let (algorithm, n, words, passes) = match opened {
+            Some(opened) => {
+                let (algorithm, n) = (opened.algorithm, opened.n);
+                let (words, passes) =
+                    bucket::run_opened(&mut link, shard, opened, &finish(algorithm))?;
+                (algorithm, n, words, passes)
             }
-            algorithm => {
-                let opts = BucketRun {
-                    buckets: self.buckets,
-                    seed: self.seed,
-                    omit_nan,
-                    finish: if algorithm == DistributedAlgorithm::Dibms {
-                        Finish::Iterate
-                    } else {
-                        Finish::Gather
-                    },
-                    sketch_from: self.sketch_from,
-                    results: &delivered,
+            None => {
+                let (agreed, ranks) = agree(&mut link, shard, self.nan_policy, &choose, ranks_of)?;
+                let (words, passes) = match agreed.algorithm {
+                    DistributedAlgorithm::SortChoose => {
+                        let words =
+                            sort_choose::run(&mut link, shard, ranks, omit_nan, &delivered)?;
+                        (words, 0)
+                    }
+                    algorithm => bucket::run(&mut link, shard, &agreed, ranks, &finish(algorithm))?,
                 };
-                bucket::run(&mut link, shard, &agreed, ranks, &opts)?
+                (agreed.algorithm, agreed.n, words, passes)
             }
         };
         let values = if root_only {
@@ -515,9 +535,9 @@ impl<'c> DistributedSelector<'c> {
             Some(words)
         };
         let report = DistributedReport {
-            algorithm: agreed.algorithm,
+            algorithm,
             ranks: link.size(),
-            values: agreed.n,
+            values: n,
             passes,
             traffic: link.traffic(),
         };

@@ -65,6 +65,29 @@ pub(crate) fn agree<T: Element>(
     Ok((agreed, ranks))
 }
 
+/// The error every rank returns when a count found NaNs that the policy refuses: every
+/// rank's statistics gathered at the root, which names the first NaN's global index.
+/// Collective.
+pub(crate) fn refuse_nans<T: Element>(link: &mut Link<'_>, shard: &mut dyn Shard<T>) -> Error {
+    let mut exchange = || -> Result<Error> {
+        let local = link.local(shard.stats(false));
+        let bytes = local.map(|s| keys_to_bytes::<u64>(&s.to_words()));
+        let heard = link.gather(Phase::Setup, bytes, LocalStats::WORDS as u64)?;
+        let no_choice = |_: u64, _: usize| DistributedAlgorithm::Dibms;
+        let decision = match heard {
+            Some(all) => {
+                decide(&all, NanPolicy::Error, &no_choice, |_| Ok(Vec::new())).map(|_| Vec::new())
+            }
+            None => Ok(Vec::new()),
+        };
+        link.down(Phase::Setup, decision)?;
+        Ok(Error::Communication(
+            "a count found NaNs that the ranks do not hold".into(),
+        ))
+    };
+    exchange().unwrap_or_else(|e| e)
+}
+
 /// Whether the policy leaves NaNs out for this element type.
 pub(crate) fn omits_nan<T: Element>(policy: NanPolicy) -> bool {
     T::DTYPE.is_float() && policy == NanPolicy::Omit

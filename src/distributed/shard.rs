@@ -120,6 +120,9 @@ impl<C> Copied<C> {
 
 /// The local passes of distributed selection over one rank's data.
 pub(crate) trait Shard<T: Element> {
+    /// The number of values the rank holds.
+    fn len(&self) -> u64;
+
     /// Counts, NaNs and extremes of the data (`omit_nan`: NaNs are not included).
     fn stats(&mut self, omit_nan: bool) -> Result<LocalStats>;
 
@@ -179,6 +182,10 @@ impl<'a, T: Element> HostShard<'a, T> {
 }
 
 impl<T: Element> Shard<T> for HostShard<'_, T> {
+    fn len(&self) -> u64 {
+        self.data.len() as u64
+    }
+
     fn stats(&mut self, omit_nan: bool) -> Result<LocalStats> {
         let floats = T::DTYPE.is_float();
         let chunks = map_chunks(self.data, self.parallel, |c| {

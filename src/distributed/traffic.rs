@@ -27,9 +27,13 @@ use serde::Serialize;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub enum Phase {
     /// Sizes, NaN counts and the local minimum and maximum of every rank, and the global size
-    /// sent back (the paper counts the extremes in phase 1's Create).
+    /// sent back (the paper counts the extremes in phase 1's Create). In a bucket-based run
+    /// that leaves no value out, every rank's size and 1024 keys drawn at random instead, and
+    /// the global size and the first pass's buckets sent back: phase 1's Create is then part
+    /// of the setup.
     Setup,
-    /// Phase 1, Create Buckets: the samples, and the pivots sent back.
+    /// Phase 1, Create Buckets: the samples, and the pivots sent back (a run that leaves NaNs
+    /// out; see [`Setup`](Self::Setup) for the others).
     CreateSampled,
     /// Phase 1, before the count: every rank's estimate of its bucket counts from a part of
     /// its data, and the buckets whose keys the count copies sent back (not in the paper:

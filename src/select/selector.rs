@@ -606,7 +606,7 @@ impl Selector {
 }
 
 /// Ranks given by the caller, checked against the number of values they refer to.
-pub(crate) fn given_ranks(ranks: &[usize]) -> impl FnOnce(usize) -> Result<Vec<usize>> + '_ {
+pub(crate) fn given_ranks(ranks: &[usize]) -> impl Fn(usize) -> Result<Vec<usize>> + '_ {
     move |len| {
         if let Some(&k) = ranks.iter().find(|&&k| k >= len) {
             return Err(Error::RankOutOfRange { k, n: len });
