@@ -417,10 +417,16 @@ impl<T: Element> BucketPlan<T> {
                 // a power of two of buckets, also a shift.
                 let iv = &self.bin_intervals(bins)[((key - bins.base) >> bins.shift) as usize];
                 let log = iv.buckets.trailing_zeros();
-                return Some(iv.first + ((key - iv.lo) >> (bins.shift - log)) as usize);
+                Some(iv.first + ((key - iv.lo) >> (bins.shift - log)) as usize)
             }
-            _ => {}
+            _ => self.bucket_in_intervals(key),
         }
+    }
+
+    /// The bucket of a key by a search of the intervals (a plan of intervals, or a key
+    /// outside a binned plan's bins), `None` when no interval holds it.
+    #[inline(never)]
+    fn bucket_in_intervals(&self, key: u64) -> Option<usize> {
         let j = self.lows.partition_point(|&lo| lo <= key);
         let iv = self.intervals.get(j.checked_sub(1)?)?;
         if key > iv.hi {

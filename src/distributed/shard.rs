@@ -168,17 +168,61 @@ impl<'a, T: Element> HostShard<'a, T> {
     }
 
     /// Runs `pass` over the current elements' keys, chunk by chunk.
-    fn map_keys<R: Send>(
-        &self,
-        pass: impl Fn(&mut dyn Iterator<Item = T::Key>) -> R + Sync + Send,
-    ) -> Vec<R> {
+    fn map_keys<R: Send>(&self, pass: impl Fn(KeyChunk<'_, T>) -> R + Sync + Send) -> Vec<R> {
         match &self.reduced {
-            Some(keys) => map_chunks(keys, self.parallel, |c| pass(&mut c.iter().copied())),
-            None => map_chunks(self.data, self.parallel, |c| {
-                pass(&mut c.iter().map(|v| v.to_key()))
-            }),
+            Some(keys) => map_chunks(keys, self.parallel, |c| pass(KeyChunk::Keys(c))),
+            None => map_chunks(self.data, self.parallel, |c| pass(KeyChunk::Values(c))),
         }
     }
+}
+
+/// A chunk of a rank's current elements: kept keys, or values of the data.
+enum KeyChunk<'c, T: Element> {
+    Keys(&'c [T::Key]),
+    Values(&'c [T]),
+}
+
+/// A chunk's keys counted by bucket of `plan`, and those of the buckets marked in `kept`
+/// copied (a function of the chunk's iterator, so that each form gets its own loop).
+fn count_chunk<T: Element>(
+    keys: impl Iterator<Item = T::Key>,
+    plan: &BucketPlan<T>,
+    kept: &[bool],
+) -> (Vec<u64>, Vec<T::Key>) {
+    let mut h = vec![0u64; plan.buckets()];
+    let mut copy = Vec::new();
+    for k in keys {
+        if let Some(b) = plan.bucket(k) {
+            h[b] += 1;
+            if kept[b] {
+                copy.push(k);
+            }
+        }
+    }
+    (h, copy)
+}
+
+/// A chunk's keys in the buckets with a `slot` (the others `u32::MAX`), and each slot's
+/// largest key and complement of its smallest.
+fn reduce_chunk<T: Element>(
+    keys: impl Iterator<Item = T::Key>,
+    plan: &BucketPlan<T>,
+    slot: &[u32],
+    slots: usize,
+) -> (Vec<T::Key>, Vec<(u64, u64)>) {
+    let mut kept = Vec::new();
+    let mut extremes = vec![(0u64, 0u64); slots];
+    for k in keys {
+        let Some(b) = plan.bucket(k) else { continue };
+        let s = slot[b];
+        if s != u32::MAX {
+            kept.push(k);
+            let e = &mut extremes[s as usize];
+            let w = k.to_u64();
+            *e = (e.0.max(w), e.1.max(!w));
+        }
+    }
+    (kept, extremes)
 }
 
 impl<T: Element> Shard<T> for HostShard<'_, T> {
@@ -278,18 +322,9 @@ impl<T: Element> Shard<T> for HostShard<'_, T> {
     fn count(&mut self, plan: &BucketPlan<T>, keep: &[usize]) -> Result<Vec<u64>> {
         let buckets = plan.buckets();
         let mut copied = Copied::new(Vec::new(), buckets, keep);
-        let parts = self.map_keys(|keys| {
-            let mut h = vec![0u64; buckets];
-            let mut copy = Vec::new();
-            for k in keys {
-                if let Some(b) = plan.bucket(k) {
-                    h[b] += 1;
-                    if copied.kept[b] {
-                        copy.push(k);
-                    }
-                }
-            }
-            (h, copy)
+        let parts = self.map_keys(|chunk| match chunk {
+            KeyChunk::Keys(k) => count_chunk(k.iter().copied(), plan, &copied.kept),
+            KeyChunk::Values(v) => count_chunk(v.iter().map(|x| x.to_key()), plan, &copied.kept),
         });
         let mut total = vec![0u64; buckets];
         for (h, c) in parts {
@@ -310,20 +345,10 @@ impl<T: Element> Shard<T> for HostShard<'_, T> {
         for (i, &b) in active.iter().enumerate() {
             slot[b] = i as u32;
         }
-        let parts = self.map_keys(|keys| {
-            let mut kept = Vec::new();
-            let mut extremes = vec![(0u64, 0u64); active.len()];
-            for k in keys {
-                let Some(b) = plan.bucket(k) else { continue };
-                let s = slot[b];
-                if s != u32::MAX {
-                    kept.push(k);
-                    let e = &mut extremes[s as usize];
-                    let w = k.to_u64();
-                    *e = (e.0.max(w), e.1.max(!w));
-                }
-            }
-            (kept, extremes)
+        let slots = active.len();
+        let parts = self.map_keys(|chunk| match chunk {
+            KeyChunk::Keys(k) => reduce_chunk(k.iter().copied(), plan, &slot, slots),
+            KeyChunk::Values(v) => reduce_chunk(v.iter().map(|x| x.to_key()), plan, &slot, slots),
         });
         let mut extremes = vec![(0u64, 0u64); active.len()];
         let mut kept = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
