@@ -47,6 +47,9 @@ pub(crate) struct BucketPlan<T> {
     buckets: usize,
     /// Where the bins lie, when the plan is binned.
     binned: Option<Bins>,
+    /// A word a bin of a binned plan: its first bucket, and above bit 32 the shift from a
+    /// key's offset in the bin to its bucket there (as the GPU kernels read them).
+    bin_words: Vec<u64>,
     _element: PhantomData<T>,
 }
 
@@ -59,6 +62,17 @@ struct Bins {
     max: u64,
     first: usize,
     count: usize,
+}
+
+impl Bins {
+    /// The bucket of `key` (in `base..=max`) from the bins' words.
+    #[inline]
+    fn bucket(self, words: &[u64], key: u64) -> usize {
+        let rel = key - self.base;
+        let word = words[(rel >> self.shift) as usize];
+        let offset = rel & ((1u64 << self.shift) - 1);
+        (word as u32) as usize + (offset >> (word >> 32)) as usize
+    }
 }
 
 /// A binned plan's word for "no such bucket" in its device table (read as -1 there).
@@ -284,6 +298,7 @@ impl<T: Element> BucketPlan<T> {
             intervals,
             buckets: first,
             binned: None,
+            bin_words: Vec::new(),
             _element: PhantomData,
         })
     }
@@ -315,6 +330,14 @@ impl<T: Element> BucketPlan<T> {
             })
             .collect();
         let first_bin = (spec.lowest < spec.base) as usize;
+        let bins = &intervals[first_bin..first_bin + spec.exps.len()];
+        let bin_words = bins
+            .iter()
+            .map(|i| {
+                let log = i.buckets.trailing_zeros();
+                i.first as u64 | ((spec.shift - log) as u64) << 32
+            })
+            .collect();
         Ok(BucketPlan {
             lows: intervals.iter().map(|i| i.lo).collect(),
             intervals,
@@ -326,6 +349,7 @@ impl<T: Element> BucketPlan<T> {
                 first: first_bin,
                 count: spec.exps.len(),
             }),
+            bin_words,
             _element: PhantomData,
         })
     }
@@ -357,17 +381,8 @@ impl<T: Element> BucketPlan<T> {
             top_key,
             of(top),
         ];
-        let shift = bins.shift as u64;
-        words.extend(self.bin_intervals(bins).iter().map(|i| {
-            let log = i.buckets.trailing_zeros() as u64;
-            i.first as u64 | (shift - log) << 32
-        }));
+        words.extend_from_slice(&self.bin_words);
         Some(words)
-    }
-
-    /// The intervals of the bins of a binned plan.
-    fn bin_intervals(&self, bins: Bins) -> &[Interval] {
-        &self.intervals[bins.first..bins.first + bins.count]
     }
 
     /// The number of intervals.
@@ -412,12 +427,10 @@ impl<T: Element> BucketPlan<T> {
     pub(crate) fn bucket(&self, key: T::Key) -> Option<usize> {
         let key = key.to_u64();
         match self.binned {
+            // The bin by a shift, and within it the key projection over 2^shift keys onto a
+            // power of two of buckets, also a shift.
             Some(bins) if (bins.base..=bins.max).contains(&key) => {
-                // The bin by a shift, and within it the key projection over 2^shift keys onto
-                // a power of two of buckets, also a shift.
-                let iv = &self.bin_intervals(bins)[((key - bins.base) >> bins.shift) as usize];
-                let log = iv.buckets.trailing_zeros();
-                Some(iv.first + ((key - iv.lo) >> (bins.shift - log)) as usize)
+                Some(bins.bucket(&self.bin_words, key))
             }
             _ => self.bucket_in_intervals(key),
         }
