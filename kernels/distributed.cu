@@ -468,8 +468,13 @@ __device__ __forceinline__ void count_tiles(const In* __restrict__ x, u64 n, u32
 // and the histogram lie is its own loop, so that every access has its own address space.
 // COPY: the keys of the buckets marked in `marks` (buckets / 32 words; at most COPY_BUCKETS
 // buckets, counted in shared memory) are appended to out[0, cap) through `out_count`.
-// `p` = 0: `iv` is a binned plan (SharedBins).
-template <typename T, typename In, u64 (*KEY)(In), bool COPY, typename Place>
+// PLANS: the plans a kernel takes, BINNED_PLANS (the first pass's, over the data: `iv` a binned
+// plan, SharedBins, with `p` = 0) or INTERVAL_PLANS (the later passes', over kept keys: `p`
+// intervals), so that each kernel compiles only the loops it runs (the host checks the plan's
+// kind before it launches one).
+#define BINNED_PLANS 1
+#define INTERVAL_PLANS 2
+template <typename T, typename In, u64 (*KEY)(In), bool COPY, typename Place, int PLANS>
 __device__ void count_impl(const In* __restrict__ x, u64 n, const u64* __restrict__ iv, u32 p,
                            u32 buckets, u32 shared_ok, u32* __restrict__ partial, unsigned short* __restrict__ ids,
                            Place place, const u32* __restrict__ marks, typename KeyOf<T>::type* out, u64 cap,
@@ -490,7 +495,7 @@ __device__ void count_impl(const In* __restrict__ x, u64 n, const u64* __restric
     }
     Copier<K, COPY> copier = {stages[COPY ? threadIdx.x / WARP_SIZE : 0], 0, out, cap, out_count};
     const bool small = p >= 1 && p <= SMALL_PLAN, in_shared = p >= 1 && p <= SHARED_INTERVALS;
-    const bool binned = p == 0;
+    const bool binned = PLANS == BINNED_PLANS;
     if (binned) load_shared_bins<K>(iv, space.bins);
     else if (in_shared) load_shared_plan<T>(iv, p, small ? SMALL_PLAN : SHARED_INTERVALS, plan);
     __syncthreads();
@@ -503,19 +508,24 @@ __device__ void count_impl(const In* __restrict__ x, u64 n, const u64* __restric
     auto from_shared = [&](u64 k) { return bucket_in_shared<T, SHARED_STEPS>((K)k, plan, iv); };
     auto from_global = [&](u64 k) { return bucket_of<T>(k, iv, p); };
     // The search matches the plan's padding.
+    auto count_into = [&](u32* h) {
+        if constexpr (PLANS == BINNED_PLANS) {
+            count_tiles<In, KEY>(x, n, h, ids, from_bins, place, copier);
+        } else if (small) {
+            count_tiles<In, KEY>(x, n, h, ids, from_small, place, copier);
+        } else if (in_shared) {
+            count_tiles<In, KEY>(x, n, h, ids, from_shared, place, copier);
+        } else {
+            count_tiles<In, KEY>(x, n, h, ids, from_global, place, copier);
+        }
+    };
     if (shared_ok) {
-        if (binned) count_tiles<In, KEY>(x, n, hist, ids, from_bins, place, copier);
-        else if (small) count_tiles<In, KEY>(x, n, hist, ids, from_small, place, copier);
-        else if (in_shared) count_tiles<In, KEY>(x, n, hist, ids, from_shared, place, copier);
-        else count_tiles<In, KEY>(x, n, hist, ids, from_global, place, copier);
+        count_into(hist);
         copier.flush();
         __syncthreads();
         for (u32 b = threadIdx.x; b < buckets; b += blockDim.x) row[b] = hist[b] & ~(COPY ? COPY_MARK : 0u);
     } else if constexpr (!COPY) {
-        if (binned) count_tiles<In, KEY>(x, n, row, ids, from_bins, place, copier);
-        else if (small) count_tiles<In, KEY>(x, n, row, ids, from_small, place, copier);
-        else if (in_shared) count_tiles<In, KEY>(x, n, row, ids, from_shared, place, copier);
-        else count_tiles<In, KEY>(x, n, row, ids, from_global, place, copier);
+        count_into(row);
     }
 }
 
@@ -725,12 +735,14 @@ __device__ void reduce_ids_impl(const In* __restrict__ x, const unsigned short* 
     extern "C" __global__ void COUNT_BOUNDS dist_count_##NAME(const T* x, u64 n, const u64* iv, u32 p,  \
                                                  u32 buckets, u32 shared_ok, u32* partial,           \
                                                  unsigned short* ids) {                              \
-        count_impl<T, T, key_of_input<T>, false>(x, n, iv, p, buckets, shared_ok, partial, ids,        \
+        count_impl<T, T, key_of_input<T>, false, AllPlaces, BINNED_PLANS>(x, n, iv, p, buckets,         \
+                                                 shared_ok, partial, ids,                             \
                                                  AllPlaces(), nullptr, nullptr, 0, nullptr);         \
     }                                                                                                \
     extern "C" __global__ void COUNT_BOUNDS dist_sketch_##NAME(const T* x, u64 places, const u64* iv, \
                                                   u32 p, u32 buckets, u32 shared_ok, u32* partial) { \
-        count_impl<T, T, key_of_input<T>, false>(x, places, iv, p, buckets, shared_ok, partial,        \
+        count_impl<T, T, key_of_input<T>, false, SketchPlaces, BINNED_PLANS>(x, places, iv, p, buckets, \
+                                                 shared_ok, partial,                                  \
                                                  nullptr, SketchPlaces(), nullptr, nullptr, 0,       \
                                                  nullptr);                                           \
     }                                                                                                \
@@ -738,7 +750,8 @@ __device__ void reduce_ids_impl(const In* __restrict__ x, const unsigned short* 
                                                   u32 p, u32 buckets, u32* partial,                  \
                                                   const u32* marks, KeyOf<T>::type* out, u64 cap,    \
                                                   u64* out_count) {                                  \
-        count_impl<T, T, key_of_input<T>, true>(x, n, iv, p, buckets, 1, partial, nullptr,             \
+        count_impl<T, T, key_of_input<T>, true, AllPlaces, BINNED_PLANS>(x, n, iv, p, buckets, 1,       \
+                                                partial, nullptr,                                    \
                                                 AllPlaces(), marks, out, cap, out_count);            \
     }                                                                                                \
     extern "C" __global__ void dist_reduce_ids_##NAME(const T* x, const unsigned short* ids, u64 n, \
@@ -760,7 +773,8 @@ __device__ void reduce_ids_impl(const In* __restrict__ x, const unsigned short* 
                                                       const u64* iv, u32 p, u32 buckets,             \
                                                       u32 shared_ok, u32* partial,                   \
                                                       unsigned short* ids) {                         \
-        count_impl<T, KeyOf<T>::type, key_of_key<T>, false>(x, n, iv, p, buckets, shared_ok, partial, \
+        count_impl<T, KeyOf<T>::type, key_of_key<T>, false, AllPlaces, INTERVAL_PLANS>(x, n, iv, p,    \
+                                                            buckets, shared_ok, partial,             \
                                                             ids, AllPlaces(), nullptr, nullptr, 0,   \
                                                             nullptr);                                \
     }                                                                                                \

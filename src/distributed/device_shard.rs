@@ -16,7 +16,7 @@ use crate::device::cuda::launch::{config, stride_blocks};
 use crate::device::cuda::{driver_error, CudaDevice};
 use crate::device::DeviceBuffer;
 use crate::element::{Element, RadixKey};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::random::SplitMix64;
 use crate::select::sort_choose::cuda::{sort_keys, to_keys};
 
@@ -246,6 +246,7 @@ impl<T: Element> Shard<T> for DeviceShard<'_, T> {
         // Every total is written.
         let mut counts = dev.alloc::<u64>(buckets, "the sketch's counts")?;
         let (iv, p) = self.upload_count_plan(plan)?;
+        plan_fits(p, false)?;
         let b = buckets as u32;
         let x = self.data.as_slice();
         // `places` is the sketch's places of all `n` inputs.
@@ -289,6 +290,7 @@ impl<T: Element> Shard<T> for DeviceShard<'_, T> {
         // The totals, and after them the number of keys copied (zeroed for its atomics).
         let mut counts = dev.alloc_zeros::<u64>(buckets + 1, "the bucket counts")?;
         let (iv, p) = self.upload_count_plan(plan)?;
+        plan_fits(p, self.reduced.is_some())?;
         let (n64, b) = (n as u64, buckets as u32);
         let mut ids = None;
         let mut copy = None;
@@ -461,4 +463,22 @@ impl<T: Element> Shard<T> for DeviceShard<'_, T> {
         }
         Ok(host)
     }
+}
+
+/// Whether a count's plan (`p` = 0: binned, else `p` intervals) is of the kind its kernels
+/// take: a binned plan over the data (the first pass), intervals over kept keys (the later
+/// passes). Each count kernel compiles only the loop of its kind.
+fn plan_fits(p: u32, over_kept_keys: bool) -> Result<()> {
+    if (p == 0) == over_kept_keys {
+        return Err(Error::Communication(format!(
+            "a pass's bucket plan does not fit its data: {} over {}",
+            if p == 0 { "bins" } else { "intervals" },
+            if over_kept_keys {
+                "kept keys"
+            } else {
+                "the data"
+            }
+        )));
+    }
+    Ok(())
 }
