@@ -53,13 +53,18 @@ fn cache_dir() -> Option<PathBuf> {
     std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache").join("kselect"))
 }
 
-/// Writes the cache file through a temporary name, so readers never see half a file.
+/// Writes the cache file through a temporary name, so readers never see half a file (the
+/// name holds the process id and the time, so that writers on several hosts sharing the
+/// directory do not meet).
 fn store(file: &std::path::Path, bytes: &[u8]) {
     let Some(dir) = file.parent() else { return };
     if std::fs::create_dir_all(dir).is_err() {
         return;
     }
-    let tmp = file.with_extension(format!("tmp{}", std::process::id()));
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let tmp = file.with_extension(format!("tmp{}-{nanos}", std::process::id()));
     if std::fs::write(&tmp, bytes).is_ok() && std::fs::rename(&tmp, file).is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
