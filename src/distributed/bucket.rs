@@ -151,10 +151,10 @@ const WITH_STATISTICS: u64 = u64::MAX;
 
 /// The setup and the first pass's sample in one exchange, for a run that leaves no value
 /// out: every rank sends its size and keys drawn at random (their extremes and a sample of
-/// them, see [`EXTREME_DRAWS`]); the root, from the global size,
-/// checks the wanted ranks (`ranks_of`), picks the algorithm (`choose`) and sends an open
-/// binned plan (bins over the sample's keys, a bucket each for the keys below and above them,
-/// and one for NaN's key), so that no pass over the data comes before the first count: the
+/// them, see [`EXTREME_DRAWS`]); the root, from the global size, checks the wanted ranks
+/// (`ranks_of`), picks the algorithm (`choose`) and sends an open binned plan (bins between
+/// the drawn extremes, a bucket each for the keys below and above them, and one for NaN's
+/// key), so that no pass over the data comes before the first count: the
 /// extremes are not needed, and NaNs are counted in their own bucket (refused after the
 /// count when [`BucketRun::refuse_nans`]). `None` when the wanted ranks are wrong and NaNs
 /// are refused: then the setup with statistics follows, which reports a NaN before a rank,
