@@ -482,3 +482,18 @@ fn plan_fits(p: u32, over_kept_keys: bool) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::plan_fits;
+
+    /// A count over the data takes a binned plan (`p` = 0), one over kept keys intervals;
+    /// the other pairings are refused before a kernel that compiled only the other loop runs.
+    #[test]
+    fn each_count_takes_its_kind_of_plan() {
+        assert!(plan_fits(0, false).is_ok());
+        assert!(plan_fits(5, true).is_ok());
+        assert!(plan_fits(5, false).is_err());
+        assert!(plan_fits(0, true).is_err());
+    }
+}
