@@ -292,7 +292,6 @@ struct BinHead {
 template <typename K>
 struct SharedBins {
     BinHead<K> head;
-    u32 bins;
     u64 entry[MAX_BINS];
 };
 
@@ -307,7 +306,6 @@ __device__ __forceinline__ void load_shared_bins(const u64* __restrict__ words, 
         s.head.span = (K)(words[2] - words[0]);
         s.head.mask = (K)(((u64)1 << shift) - 1);
         s.head.shift = shift;
-        s.bins = bins;
         s.head.below = (int)words[4];
         s.head.above = (int)words[5];
         s.head.top_key = (K)words[6];

@@ -53,15 +53,14 @@ pub(crate) struct BucketPlan<T> {
     _element: PhantomData<T>,
 }
 
-/// The bins of a binned plan: `count` bins of `2^shift` keys from `base` to `max`, intervals
-/// `first..first + count` of the plan.
+/// The bins of a binned plan: bins of `2^shift` keys from `base` to `max`, intervals from
+/// `first` on of the plan (one a word of the plan's `bin_words`).
 #[derive(Clone, Copy, Debug)]
 struct Bins {
     base: u64,
     shift: u32,
     max: u64,
     first: usize,
-    count: usize,
 }
 
 impl Bins {
@@ -347,7 +346,6 @@ impl<T: Element> BucketPlan<T> {
                 shift: spec.shift,
                 max: spec.max,
                 first: first_bin,
-                count: spec.exps.len(),
             }),
             bin_words,
             _element: PhantomData,
@@ -363,7 +361,7 @@ impl<T: Element> BucketPlan<T> {
         let bins = self.binned?;
         let of = |iv: Option<&Interval>| iv.map_or(NO_BUCKET, |i| i.first as u64);
         let below = of(self.intervals[..bins.first].first());
-        let outside = &self.intervals[bins.first + bins.count..];
+        let outside = &self.intervals[bins.first + self.bin_words.len()..];
         // Above the bins: a bucket of keys up to `top`, then `top`'s own (or that alone).
         let (above, top) = match outside {
             [above, top] => (Some(above), Some(top)),
@@ -375,7 +373,7 @@ impl<T: Element> BucketPlan<T> {
             bins.base,
             bins.shift as u64,
             bins.max,
-            bins.count as u64,
+            self.bin_words.len() as u64,
             below,
             of(above),
             top_key,

@@ -69,23 +69,24 @@ pub(crate) fn agree<T: Element>(
 /// rank's statistics gathered at the root, which names the first NaN's global index.
 /// Collective.
 pub(crate) fn refuse_nans<T: Element>(link: &mut Link<'_>, shard: &mut dyn Shard<T>) -> Error {
-    let mut exchange = || -> Result<Error> {
+    let mut exchange = || -> Result<()> {
         let local = link.local(shard.stats(false));
         let bytes = local.map(|s| keys_to_bytes::<u64>(&s.to_words()));
         let heard = link.gather(Phase::Setup, bytes, LocalStats::WORDS as u64)?;
-        let no_choice = |_: u64, _: usize| DistributedAlgorithm::Dibms;
         let decision = match heard {
-            Some(all) => {
-                decide(&all, NanPolicy::Error, &no_choice, |_| Ok(Vec::new())).map(|_| Vec::new())
-            }
+            Some(all) => parse_stats(&all).and_then(|stats| {
+                Err(nans_found(&stats).unwrap_or_else(|| {
+                    Error::Communication("a count found NaNs that the ranks do not hold".into())
+                }))
+            }),
             None => Ok(Vec::new()),
         };
-        link.down(Phase::Setup, decision)?;
-        Ok(Error::Communication(
-            "a count found NaNs that the ranks do not hold".into(),
-        ))
+        link.down(Phase::Setup, decision).map(drop)
     };
-    exchange().unwrap_or_else(|e| e)
+    match exchange() {
+        Err(e) => e,
+        Ok(()) => Error::Communication("the report of the NaNs found went missing".into()),
+    }
 }
 
 /// Whether the policy leaves NaNs out for this element type.
@@ -100,30 +101,19 @@ fn decide(
     choose: Choose<'_>,
     ranks_of: impl FnOnce(usize) -> Result<Vec<usize>>,
 ) -> Result<(Vec<u64>, Vec<usize>)> {
-    let stats: Vec<LocalStats> = all
-        .iter()
-        .map(|b| LocalStats::from_words(&bytes_to_keys::<u64>(b)))
-        .collect::<Option<_>>()
-        .ok_or_else(|| Error::Communication("a rank's statistics are malformed".into()))?;
-    let (mut offset, mut nans, mut first_nan) = (0u64, 0u64, None);
+    let stats = parse_stats(all)?;
+    if policy == NanPolicy::Error {
+        if let Some(e) = nans_found(&stats) {
+            return Err(e);
+        }
+    }
     let (mut n, mut min, mut max) = (0u64, u64::MAX, 0u64);
     for s in &stats {
-        if s.nans > 0 && first_nan.is_none() {
-            first_nan = Some(offset + s.first_nan);
-        }
-        offset += s.len;
-        nans += s.nans;
         n += s.included;
         if s.included > 0 {
             min = min.min(s.min);
             max = max.max(s.max);
         }
-    }
-    if policy == NanPolicy::Error && nans > 0 {
-        return Err(Error::NanInInput {
-            count: nans as usize,
-            first_index: first_nan.unwrap_or(0) as usize,
-        });
     }
     if n == 0 {
         return Err(Error::EmptyInput);
@@ -131,4 +121,29 @@ fn decide(
     let ranks = ranks_of(n as usize)?;
     let algorithm = choose(n, ranks.len());
     Ok((vec![n, min, max, algorithm.code()], ranks))
+}
+
+/// Every rank's statistics, from the words each sent.
+fn parse_stats(all: &[Vec<u8>]) -> Result<Vec<LocalStats>> {
+    all.iter()
+        .map(|b| LocalStats::from_words(&bytes_to_keys::<u64>(b)))
+        .collect::<Option<_>>()
+        .ok_or_else(|| Error::Communication("a rank's statistics are malformed".into()))
+}
+
+/// The NaNs of all ranks as the error one process gives for them: their count and the global
+/// index of the first (`None` when there are none).
+fn nans_found(stats: &[LocalStats]) -> Option<Error> {
+    let (mut offset, mut nans, mut first_nan) = (0u64, 0u64, None);
+    for s in stats {
+        if s.nans > 0 && first_nan.is_none() {
+            first_nan = Some(offset + s.first_nan);
+        }
+        offset += s.len;
+        nans += s.nans;
+    }
+    first_nan.map(|first| Error::NanInInput {
+        count: nans as usize,
+        first_index: first as usize,
+    })
 }
