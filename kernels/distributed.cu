@@ -472,6 +472,7 @@ __device__ __forceinline__ void count_tiles(const In* __restrict__ x, u64 n, u32
 // kind before it launches one).
 #define BINNED_PLANS 1
 #define INTERVAL_PLANS 2
+#define ALL_PLANS (BINNED_PLANS | INTERVAL_PLANS)
 template <typename T, typename In, u64 (*KEY)(In), bool COPY, typename Place, int PLANS>
 __device__ void count_impl(const In* __restrict__ x, u64 n, const u64* __restrict__ iv, u32 p,
                            u32 buckets, u32 shared_ok, u32* __restrict__ partial, unsigned short* __restrict__ ids,
@@ -492,8 +493,9 @@ __device__ void count_impl(const In* __restrict__ x, u64 n, const u64* __restric
             hist[b] = COPY && ((marks[b >> 5] >> (b & 31)) & 1u) ? COPY_MARK : 0u;
     }
     Copier<K, COPY> copier = {stages[COPY ? threadIdx.x / WARP_SIZE : 0], 0, out, cap, out_count};
+    constexpr bool takes_bins = (PLANS & BINNED_PLANS) != 0, takes_intervals = (PLANS & INTERVAL_PLANS) != 0;
     const bool small = p >= 1 && p <= SMALL_PLAN, in_shared = p >= 1 && p <= SHARED_INTERVALS;
-    const bool binned = PLANS == BINNED_PLANS;
+    const bool binned = takes_bins && (!takes_intervals || p == 0);
     if (binned) load_shared_bins<K>(iv, space.bins);
     else if (in_shared) load_shared_plan<T>(iv, p, small ? SMALL_PLAN : SHARED_INTERVALS, plan);
     __syncthreads();
@@ -507,14 +509,16 @@ __device__ void count_impl(const In* __restrict__ x, u64 n, const u64* __restric
     auto from_global = [&](u64 k) { return bucket_of<T>(k, iv, p); };
     // The search matches the plan's padding.
     auto count_into = [&](u32* h) {
-        if constexpr (PLANS == BINNED_PLANS) {
-            count_tiles<In, KEY>(x, n, h, ids, from_bins, place, copier);
-        } else if (small) {
-            count_tiles<In, KEY>(x, n, h, ids, from_small, place, copier);
-        } else if (in_shared) {
-            count_tiles<In, KEY>(x, n, h, ids, from_shared, place, copier);
-        } else {
-            count_tiles<In, KEY>(x, n, h, ids, from_global, place, copier);
+        if (binned) {
+            if constexpr (takes_bins) count_tiles<In, KEY>(x, n, h, ids, from_bins, place, copier);
+        } else if constexpr (takes_intervals) {
+            if (small) {
+                count_tiles<In, KEY>(x, n, h, ids, from_small, place, copier);
+            } else if (in_shared) {
+                count_tiles<In, KEY>(x, n, h, ids, from_shared, place, copier);
+            } else {
+                count_tiles<In, KEY>(x, n, h, ids, from_global, place, copier);
+            }
         }
     };
     if (shared_ok) {
@@ -771,7 +775,7 @@ __device__ void reduce_ids_impl(const In* __restrict__ x, const unsigned short* 
                                                       const u64* iv, u32 p, u32 buckets,             \
                                                       u32 shared_ok, u32* partial,                   \
                                                       unsigned short* ids) {                         \
-        count_impl<T, KeyOf<T>::type, key_of_key<T>, false, AllPlaces, INTERVAL_PLANS>(x, n, iv, p,    \
+        count_impl<T, KeyOf<T>::type, key_of_key<T>, false, AllPlaces, ALL_PLANS>(x, n, iv, p,    \
                                                             buckets, shared_ok, partial,             \
                                                             ids, AllPlaces(), nullptr, nullptr, 0,   \
                                                             nullptr);                                \
