@@ -77,6 +77,28 @@ pub trait Communicator {
     /// Receives what rank `from` sent with [`Communicator::send`].
     fn receive(&self, from: usize) -> Result<Vec<u8>>;
 
+    /// Gathers every rank's `bytes` (any length) at the root: the root gets them in rank
+    /// order, its own first; the other ranks get an empty vector. Collective over every rank.
+    /// By default each rank sends to the root, which receives rank by rank; a transport that
+    /// can post the receives together overrides it.
+    ///
+    /// ```
+    /// use kselect::distributed::{Communicator, SingleProcess};
+    /// assert_eq!(SingleProcess.gather(&[1, 2]).unwrap(), vec![vec![1, 2]]);
+    /// ```
+    fn gather(&self, bytes: &[u8]) -> Result<Vec<Vec<u8>>> {
+        if self.rank() != 0 {
+            self.send(0, bytes)?;
+            return Ok(Vec::new());
+        }
+        let mut all = Vec::with_capacity(self.size());
+        all.push(bytes.to_vec());
+        for from in 1..self.size() {
+            all.push(self.receive(from)?);
+        }
+        Ok(all)
+    }
+
     /// A short name of the transport for reports: `"mpi"`, `"nccl"`, `"single"`.
     fn transport(&self) -> &'static str;
 }

@@ -6,6 +6,8 @@
 //! rank (or a rank it heard from) failed; the next broadcast then tells every rank to stop, and
 //! one more exchange, never counted, gives every rank the failing rank's error.
 
+use rayon::prelude::*;
+
 use crate::error::{Error, Result};
 
 use super::communicator::{Communicator, ReduceOp};
@@ -123,18 +125,42 @@ impl<'c> Link<'c> {
         bytes: Option<Vec<u8>>,
         values: u64,
     ) -> Result<Option<Vec<Vec<u8>>>> {
+        let message = self.message(bytes);
+        let heard = self.comm.gather(&message)?;
         if !self.is_root() {
-            self.send(phase, 0, bytes, values)?;
+            self.record(phase, 1, values, message.len() as u64);
             return Ok(None);
         }
+        let all: Vec<Vec<u8>> = heard
+            .into_iter()
+            .map(|m| self.opened(m).unwrap_or_default())
+            .collect();
+        Ok((!self.failing).then_some(all))
+    }
+
+    /// A message up: this rank's status byte (failing or not, `None` counting as a failure),
+    /// then its bytes unless it fails.
+    fn message(&mut self, bytes: Option<Vec<u8>>) -> Vec<u8> {
         if bytes.is_none() {
             self.failing = true;
         }
-        let mut all = vec![bytes.unwrap_or_default()];
-        for from in 1..self.size() {
-            all.push(self.receive(from)?.unwrap_or_default());
+        let mut message = Vec::with_capacity(1 + bytes.as_ref().map_or(0, Vec::len));
+        message.push(self.failing as u8);
+        if let (false, Some(b)) = (self.failing, &bytes) {
+            message.extend_from_slice(b);
         }
-        Ok((!self.failing).then_some(all))
+        message
+    }
+
+    /// The bytes of a message up ([`Link::message`]), or `None` when its sender (or a rank
+    /// before it) failed.
+    fn opened(&mut self, mut message: Vec<u8>) -> Option<Vec<u8>> {
+        if message.first() != Some(&0) {
+            self.failing = true;
+            return None;
+        }
+        message.remove(0);
+        Some(message)
     }
 
     /// Sends bytes to rank `to`, with this rank's status (`None`: the local step failed).
@@ -145,14 +171,7 @@ impl<'c> Link<'c> {
         bytes: Option<Vec<u8>>,
         values: u64,
     ) -> Result<()> {
-        if bytes.is_none() {
-            self.failing = true;
-        }
-        let mut message = Vec::with_capacity(1 + bytes.as_ref().map_or(0, Vec::len));
-        message.push(self.failing as u8);
-        if let (false, Some(b)) = (self.failing, &bytes) {
-            message.extend_from_slice(b);
-        }
+        let message = self.message(bytes);
         self.comm.send(to, &message)?;
         self.record(phase, 1, values, message.len() as u64);
         Ok(())
@@ -161,13 +180,8 @@ impl<'c> Link<'c> {
     /// Receives what rank `from` sent with [`Link::send`]: its bytes, or `None` when it (or a
     /// rank before it) failed.
     pub(crate) fn receive(&mut self, from: usize) -> Result<Option<Vec<u8>>> {
-        let mut message = self.comm.receive(from)?;
-        if message.first() != Some(&0) {
-            self.failing = true;
-            return Ok(None);
-        }
-        message.remove(0);
-        Ok(Some(message))
+        let message = self.comm.receive(from)?;
+        Ok(self.opened(message))
     }
 
     /// The root's decision, given to every rank: the root's payload, or an error on every rank
@@ -243,14 +257,26 @@ impl<'c> Link<'c> {
     }
 }
 
-/// Bytes packed into words: the length, then the bytes in little-endian words.
+/// Bytes packed into words: the length, then the bytes in little-endian words (a long
+/// message, a whole part of the data, in parallel pieces).
 pub(crate) fn bytes_to_words(bytes: &[u8]) -> Vec<u64> {
-    let mut words = vec![bytes.len() as u64];
-    words.extend(bytes.chunks(8).map(|c| {
-        let mut w = [0u8; 8];
-        w[..c.len()].copy_from_slice(c);
-        u64::from_le_bytes(w)
-    }));
+    let mut words = vec![0u64; 1 + bytes.len().div_ceil(8)];
+    words[0] = bytes.len() as u64;
+    let pack = |(w, b): (&mut [u64], &[u8])| {
+        for (w, c) in w.iter_mut().zip(b.chunks(8)) {
+            let mut le = [0u8; 8];
+            le[..c.len()].copy_from_slice(c);
+            *w = u64::from_le_bytes(le);
+        }
+    };
+    if bytes.len() <= 8 * PIECE_WORDS {
+        pack((&mut words[1..], bytes));
+    } else {
+        words[1..]
+            .par_chunks_mut(PIECE_WORDS)
+            .zip(bytes.par_chunks(8 * PIECE_WORDS))
+            .for_each(pack);
+    }
     words
 }
 
@@ -259,10 +285,27 @@ pub(crate) fn words_to_bytes(words: &[u64]) -> Vec<u8> {
     let Some((&len, rest)) = words.split_first() else {
         return Vec::new();
     };
-    let mut bytes: Vec<u8> = rest.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let mut bytes = vec![0u8; 8 * rest.len()];
+    let unpack = |(b, w): (&mut [u8], &[u64])| {
+        for (c, w) in b.chunks_exact_mut(8).zip(w) {
+            c.copy_from_slice(&w.to_le_bytes());
+        }
+    };
+    if rest.len() <= PIECE_WORDS {
+        unpack((&mut bytes, rest));
+    } else {
+        bytes
+            .par_chunks_mut(8 * PIECE_WORDS)
+            .zip(rest.par_chunks(PIECE_WORDS))
+            .for_each(unpack);
+    }
     bytes.truncate(len as usize);
     bytes
 }
+
+/// Words a task of [`bytes_to_words`] and [`words_to_bytes`] converts; a message of no more
+/// is converted on the calling thread (a task on the pool costs more than it saves).
+const PIECE_WORDS: usize = 1 << 16;
 
 /// The errors the root decides on, as words for the other ranks.
 fn encode_error(e: &Error) -> Vec<u64> {

@@ -45,6 +45,7 @@ pub mod model;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod nccl;
+mod nccl_staging;
 #[cfg(test)]
 mod nccl_tests;
 mod plan;

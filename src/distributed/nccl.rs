@@ -2,11 +2,16 @@
 //! loaded at run time, like the CUDA driver).
 //!
 //! The selection code hands a communicator host words and bytes; this one stages them
-//! through its GPU's memory on the GPU's stream, so NCCL moves them over NVLink or PCIe
-//! between the GPUs of a host, or over the network between hosts.
+//! through page-locked host memory and its GPU's memory (both kept for the communicator's
+//! life, `nccl_staging`) on the GPU's stream, so NCCL moves them over NVLink or PCIe between
+//! the GPUs of a host, or over the network between hosts. A rank waits only for what it
+//! reads: a send, or the root's own broadcast, is left queued on the stream. A gather posts
+//! the root's receives from every rank in one NCCL group.
 
+use std::cell::RefCell;
 use std::fmt;
 
+use cudarc::driver::CudaSlice;
 use cudarc::nccl::{result::NcclError, Comm, Id, ReduceOp as NcclOp};
 
 use crate::device::cuda::driver_error;
@@ -15,6 +20,7 @@ use crate::error::{Error, Result};
 
 use super::communicator::{Communicator, ReduceOp};
 use super::link::{bytes_to_words, words_to_bytes};
+use super::nccl_staging::{Left, Staging};
 use super::DistributedError;
 
 /// The bytes of an NCCL unique id.
@@ -22,8 +28,9 @@ pub const NCCL_ID_BYTES: usize = 128;
 
 /// Words of a message's first transfer: its length, then up to `FIRST_WORDS - 1` words of it.
 /// A longer message takes one more transfer for the rest, so that the messages of a selection
-/// (plans, active buckets, results, samples) each take one NCCL operation.
-const FIRST_WORDS: usize = 1024;
+/// (plans of up to 600 intervals, active buckets, results, every rank's sample at the setup)
+/// each take one NCCL operation.
+pub(super) const FIRST_WORDS: usize = 2048;
 
 /// The identity of an NCCL group: made once, by one rank (or the thread that starts the
 /// group), and given to every rank, which passes it to [`Nccl::new`].
@@ -98,6 +105,8 @@ impl NcclId {
 /// # Ok::<(), kselect::Error>(())
 /// ```
 pub struct Nccl {
+    // First, so that it waits for the messages still queued before the group is left.
+    staging: RefCell<Staging>,
     comm: Comm,
     device: CudaDevice,
 }
@@ -127,10 +136,7 @@ impl Nccl {
         bind(device)?;
         let comm = Comm::from_rank(device.stream().clone(), rank, size, id.0)
             .map_err(|e| nccl_error("joining the group", e))?;
-        Ok(Nccl {
-            comm,
-            device: device.clone(),
-        })
+        Ok(Nccl::of(comm, device))
     }
 
     /// A group of one rank on `device`.
@@ -166,10 +172,7 @@ impl Nccl {
         let ranks: Vec<Nccl> = comms
             .into_iter()
             .zip(devices)
-            .map(|(comm, device)| Nccl {
-                comm,
-                device: device.clone(),
-            })
+            .map(|(comm, device)| Nccl::of(comm, device))
             .collect();
         std::thread::scope(|s| {
             let handles: Vec<_> = ranks
@@ -224,6 +227,15 @@ impl Nccl {
         Nccl::new(&device, mpi.rank(), mpi.size(), &NcclId::from_bytes(bytes))
     }
 
+    /// A rank of `comm` on `device`, with its staging buffers (allocated on first use).
+    fn of(comm: Comm, device: &CudaDevice) -> Nccl {
+        Nccl {
+            staging: RefCell::new(Staging::new(device.stream().clone())),
+            comm,
+            device: device.clone(),
+        }
+    }
+
     /// The GPU of this rank.
     pub fn device(&self) -> &CudaDevice {
         &self.device
@@ -248,36 +260,111 @@ impl Nccl {
             .map_err(|e| driver_error(what, e))
     }
 
-    fn upload<T: cudarc::driver::DeviceRepr>(
-        &self,
-        host: &[T],
-    ) -> Result<cudarc::driver::CudaSlice<T>> {
-        bind(&self.device)?;
+    /// Queues the copy of `host` into `device`'s first words.
+    fn to_device(&self, host: &[u64], device: &mut CudaSlice<u64>) -> Result<()> {
         self.device
             .stream()
-            .clone_htod(host)
+            .memcpy_htod(host, &mut device.slice_mut(..host.len()))
             .map_err(|e| driver_error("staging a message on the GPU", e))
     }
 
-    fn download<T: cudarc::driver::DeviceRepr>(
-        &self,
-        staged: &cudarc::driver::CudaSlice<T>,
-        host: &mut [T],
-    ) -> Result<()> {
+    /// Copies `device`'s first words into `host` and waits for them.
+    fn to_host(&self, device: &CudaSlice<u64>, host: &mut [u64]) -> Result<()> {
         self.device
             .stream()
-            .memcpy_dtoh(staged, host)
+            .memcpy_dtoh(&device.slice(..host.len()), host)
             .map_err(|e| driver_error("reading a message from the GPU", e))?;
         self.wait("waiting for a message")
     }
 
-    /// Broadcasts `host` from the root to every rank's `host` (of the same length).
+    /// Runs `step` over the staging buffers (at least `len` words), on this rank's GPU.
+    fn staged<R>(
+        &self,
+        len: usize,
+        step: impl FnOnce(&mut [u64], &mut CudaSlice<u64>) -> Result<(R, Left)>,
+    ) -> Result<R> {
+        bind(&self.device)?;
+        self.staging.borrow_mut().with(len, step)
+    }
+
+    /// Broadcasts `host` from the root to every rank's `host` (of the same length). The root
+    /// does not wait for it.
     fn broadcast_words(&self, host: &mut [u64]) -> Result<()> {
-        let mut staged = self.upload(host)?;
-        self.comm
-            .broadcast_in_place(&mut staged, 0)
-            .map_err(|e| nccl_error("broadcasting", e))?;
-        self.download(&staged, host)
+        let root = self.rank() == 0;
+        self.staged(host.len(), |stage, device| {
+            if root {
+                stage.copy_from_slice(host);
+                self.to_device(stage, device)?;
+            }
+            self.comm
+                .broadcast_in_place(&mut device.slice_mut(..host.len()), 0)
+                .map_err(|e| nccl_error("broadcasting", e))?;
+            if root {
+                return Ok(((), Left::Queued));
+            }
+            self.to_host(device, stage)?;
+            host.copy_from_slice(stage);
+            Ok(((), Left::Done))
+        })
+    }
+
+    /// Sends `words` to `peer`, without waiting for it.
+    fn send_words(&self, words: &[u64], peer: i32) -> Result<()> {
+        self.staged(words.len(), |stage, device| {
+            stage.copy_from_slice(words);
+            self.to_device(stage, device)?;
+            self.comm
+                .send(&device.slice(..words.len()), peer)
+                .map_err(|e| nccl_error("sending", e))?;
+            Ok(((), Left::Queued))
+        })
+    }
+
+    /// Receives, from each `(peer, len)` of `parts`, `len` words, all posted in one NCCL
+    /// group; their words one after another.
+    fn receive_words(&self, parts: &[(i32, usize)]) -> Result<Vec<u64>> {
+        let total = parts.iter().map(|&(_, len)| len).sum();
+        self.staged(total, |stage, device| {
+            in_group(|| {
+                let mut at = 0;
+                for &(peer, len) in parts {
+                    self.comm
+                        .recv(&mut device.slice_mut(at..at + len), peer)
+                        .map_err(|e| nccl_error("receiving", e))?;
+                    at += len;
+                }
+                Ok(())
+            })?;
+            self.to_host(device, stage)?;
+            Ok((stage.to_vec(), Left::Done))
+        })
+    }
+
+    /// The messages that begin with the first transfers `firsts` (one after another, one a
+    /// peer of `peers`): the rest of each longer one received, all in one NCCL group.
+    fn complete(&self, peers: &[i32], firsts: &[u64]) -> Result<Vec<Vec<u64>>> {
+        let mut messages: Vec<Vec<u64>> = Vec::with_capacity(peers.len());
+        let mut rests = Vec::new();
+        for (&peer, first) in peers.iter().zip(firsts.chunks_exact(FIRST_WORDS)) {
+            let mut words = Vec::new();
+            let inline = unpack_first_transfer(first, &mut words);
+            if words.len() > inline {
+                rests.push((peer, words.len() - inline));
+            }
+            messages.push(words);
+        }
+        if rests.is_empty() {
+            return Ok(messages);
+        }
+        let rest = self.receive_words(&rests)?;
+        let mut at = 0;
+        for words in &mut messages {
+            let inline = words.len().min(FIRST_WORDS - 1);
+            let len = words.len() - inline;
+            words[inline..].copy_from_slice(&rest[at..at + len]);
+            at += len;
+        }
+        Ok(messages)
     }
 }
 
@@ -294,19 +381,24 @@ impl Communicator for Nccl {
         if values.is_empty() {
             return Ok(());
         }
-        let mut staged = self.upload(values)?;
         let op = match op {
             ReduceOp::Sum => NcclOp::Sum,
             ReduceOp::Max => NcclOp::Max,
         };
-        self.comm
-            .reduce_in_place(&mut staged, &op, 0)
-            .map_err(|e| nccl_error("reducing", e))?;
-        if self.rank() == 0 {
-            self.download(&staged, values)
-        } else {
-            self.wait("waiting for a reduction")
-        }
+        let root = self.rank() == 0;
+        self.staged(values.len(), |stage, device| {
+            stage.copy_from_slice(values);
+            self.to_device(stage, device)?;
+            self.comm
+                .reduce_in_place(&mut device.slice_mut(..values.len()), &op, 0)
+                .map_err(|e| nccl_error("reducing", e))?;
+            if !root {
+                return Ok(((), Left::Queued));
+            }
+            self.to_host(device, stage)?;
+            values.copy_from_slice(stage);
+            Ok(((), Left::Done))
+        })
     }
 
     fn broadcast(&self, values: &mut Vec<u64>) -> Result<()> {
@@ -322,42 +414,52 @@ impl Communicator for Nccl {
     fn send(&self, to: usize, bytes: &[u8]) -> Result<()> {
         let peer = self.peer(to)?;
         let words = bytes_to_words(bytes);
-        let first = self.upload(&first_transfer(&words))?;
-        self.comm
-            .send(&first, peer)
-            .map_err(|e| nccl_error("sending", e))?;
+        self.send_words(&first_transfer(&words), peer)?;
         if words.len() > FIRST_WORDS - 1 {
-            let rest = self.upload(&words[FIRST_WORDS - 1..])?;
-            self.comm
-                .send(&rest, peer)
-                .map_err(|e| nccl_error("sending", e))?;
+            self.send_words(&words[FIRST_WORDS - 1..], peer)?;
         }
-        self.wait("waiting for a send")
+        Ok(())
     }
 
     fn receive(&self, from: usize) -> Result<Vec<u8>> {
         let peer = self.peer(from)?;
-        let mut first = vec![0u64; FIRST_WORDS];
-        let mut staged = self.upload(&first)?;
-        self.comm
-            .recv(&mut staged, peer)
-            .map_err(|e| nccl_error("receiving", e))?;
-        self.download(&staged, &mut first)?;
-        let mut words = Vec::new();
-        let inline = unpack_first_transfer(&first, &mut words);
-        if words.len() > inline {
-            let mut staged = self.upload(&words[inline..])?;
-            self.comm
-                .recv(&mut staged, peer)
-                .map_err(|e| nccl_error("receiving", e))?;
-            self.download(&staged, &mut words[inline..])?;
+        let first = self.receive_words(&[(peer, FIRST_WORDS)])?;
+        let words = self.complete(&[peer], &first)?;
+        Ok(words_to_bytes(&words[0]))
+    }
+
+    /// Every rank's first transfer received by the root in one NCCL group, then the rest of
+    /// the longer messages in one more.
+    fn gather(&self, bytes: &[u8]) -> Result<Vec<Vec<u8>>> {
+        if self.rank() != 0 {
+            self.send(0, bytes)?;
+            return Ok(Vec::new());
         }
-        Ok(words_to_bytes(&words))
+        let peers: Vec<i32> = (1..self.size()).map(|r| r as i32).collect();
+        let firsts: Vec<(i32, usize)> = peers.iter().map(|&p| (p, FIRST_WORDS)).collect();
+        let firsts = self.receive_words(&firsts)?;
+        let mut all = Vec::with_capacity(self.size());
+        all.push(bytes.to_vec());
+        for words in self.complete(&peers, &firsts)? {
+            all.push(words_to_bytes(&words));
+        }
+        Ok(all)
     }
 
     fn transport(&self) -> &'static str {
         "nccl"
     }
+}
+
+/// Runs `post` between the start and the end of an NCCL group, so that the operations it
+/// posts proceed together; the group is ended whatever `post` returns.
+fn in_group(post: impl FnOnce() -> Result<()>) -> Result<()> {
+    cudarc::nccl::result::group_start().map_err(|e| nccl_error("starting a group", e))?;
+    let posted = post();
+    let ended = cudarc::nccl::result::group_end()
+        .map(drop)
+        .map_err(|e| nccl_error("ending a group", e));
+    posted.and(ended)
 }
 
 /// A message's first transfer: its length, then as much of it as fits in [`FIRST_WORDS`].

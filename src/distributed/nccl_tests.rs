@@ -182,3 +182,70 @@ fn a_sketched_first_pass_over_nccl_gives_one_process_values() {
         }
     }
 }
+
+/// The communicator's own operations on every GPU: gathers, broadcasts, reductions and
+/// messages to the root of every length, from empty through one transfer and its boundary to
+/// several transfers and past the kept staging buffers; every rank's bytes arrive whole and in
+/// rank order.
+#[test]
+fn messages_of_every_length_cross_the_group() {
+    let Some((gpus, _one_at_a_time)) = gpus() else {
+        return;
+    };
+    let word = 8;
+    let first = super::nccl::FIRST_WORDS;
+    let lengths = [
+        0,
+        5,
+        word * (first - 2),
+        word * (first - 1) + 1,
+        word * 3 * first + 3,
+        word * super::nccl_staging::KEPT_WORDS + 9,
+    ];
+    // Rank r's bytes in round `round`: each rank a different length in each round.
+    let bytes = |rank: usize, round: usize| -> Vec<u8> {
+        let len = lengths[(round + rank) % lengths.len()];
+        (0..len)
+            .map(|i| (i * 131 + rank * 7 + round) as u8)
+            .collect()
+    };
+    let q = gpus.len();
+    let got = Nccl::on_each_gpu(&gpus, |nccl| -> crate::error::Result<()> {
+        let rank = nccl.rank();
+        for (round, &len) in lengths.iter().enumerate() {
+            let all = nccl.gather(&bytes(rank, round))?;
+            let expected: Vec<Vec<u8>> = match rank {
+                0 => (0..q).map(|r| bytes(r, round)).collect(),
+                _ => Vec::new(),
+            };
+            assert_eq!(all, expected, "gather, round {round}, rank {rank}");
+            let root_words: Vec<u64> = (0..len as u64 / 8).map(|i| i * 3 + 1).collect();
+            let mut words = if rank == 0 {
+                root_words.clone()
+            } else {
+                vec![7]
+            };
+            nccl.broadcast(&mut words)?;
+            assert_eq!(words, root_words, "broadcast, round {round}, rank {rank}");
+            let mut sums = vec![rank as u64 + 1; len / 8 + 1];
+            nccl.reduce(&mut sums, ReduceOp::Sum)?;
+            let total = match rank {
+                0 => (q * (q + 1) / 2) as u64,
+                _ => rank as u64 + 1,
+            };
+            assert!(sums.iter().all(|&s| s == total), "reduce, round {round}");
+            if rank == 0 {
+                for from in 1..q {
+                    assert_eq!(nccl.receive(from)?, bytes(from, round), "from {from}");
+                }
+            } else {
+                nccl.send(0, &bytes(rank, round))?;
+            }
+        }
+        Ok(())
+    })
+    .unwrap();
+    for outcome in got {
+        outcome.unwrap();
+    }
+}
