@@ -12,8 +12,9 @@
 //! nccl needs a GPU for each rank of a host), `--dtype f32|f64` (default f32), `--log2n`
 //! (total values, powers of two; default 24,26,28), `--m` (numbers of evenly spaced quantiles;
 //! default 101,501), `--algorithms` (default all three), `--reps` (default 7; sort&choose at
-//! most 3), `--buckets` (default 8192), `--parts even|skewed` (default even), `--json PATH`
-//! (written by rank 0).
+//! most 3), `--warmup` (untimed calls first, default 1; 0 for calls of seconds, such as
+//! sort&choose's at 2^32, whose kernels an earlier run compiled), `--buckets` (default 8192),
+//! `--parts even|skewed` (default even), `--json PATH` (written by rank 0).
 //!
 //! **The data**: `n` values uniform in [0, 1) of one seeded sequence, so that their
 //! concatenation is known; with `--device cuda` each rank generates its part on its GPU (no
@@ -22,7 +23,7 @@
 //! parts. **The call**: every rank calls
 //! `quantiles(_device)` with the `m` probabilities `i / (m - 1)`, linear method, results on
 //! every rank; timed by rank 0's wall clock from a barrier to the call's return (the results
-//! broadcast ends the call on every rank), median of `--reps` after one untimed call.
+//! broadcast ends the call on every rank), median of `--reps` after `--warmup` untimed calls.
 //! **Checks**: every call's quantiles equal, bit for bit, the single-process quantiles of the
 //! concatenated data, computed by rank 0 (on its GPU with `--device cuda`: the one-GPU
 //! answer). **The floor**: every rank reads its part once (a sum: on the GPU
@@ -69,6 +70,7 @@ struct Options {
     m: Vec<usize>,
     algorithms: Vec<DistributedAlgorithm>,
     reps: usize,
+    warmup: usize,
     buckets: usize,
     json: Option<String>,
     plot: Option<String>,
@@ -88,6 +90,7 @@ fn options() -> Options {
             DistributedAlgorithm::Dibms,
         ],
         reps: 7,
+        warmup: 1,
         buckets: 8192,
         json: None,
         plot: None,
@@ -102,6 +105,7 @@ fn options() -> Options {
             "--m" => o.m = options::parsed(&value),
             "--algorithms" => o.algorithms = options::parsed(&value),
             "--reps" => o.reps = value.parse().unwrap_or(7),
+            "--warmup" => o.warmup = value.parse().unwrap_or(1),
             "--buckets" => o.buckets = value.parse().unwrap_or(8192),
             "--json" => o.json = Some(value),
             "--plot" => o.plot = Some(value),
@@ -329,12 +333,12 @@ fn run<T: Uniform>(
                 };
                 let mut times = Vec::new();
                 let mut last = None;
-                for r in 0..=reps {
+                for r in 0..o.warmup + reps {
                     mpi.barrier();
                     let t = Instant::now();
                     let out = call().expect("distributed quantiles");
                     let ms = t.elapsed().as_secs_f64() * 1e3;
-                    if r > 0 {
+                    if r >= o.warmup {
                         times.push(ms);
                     }
                     if let Some(e) = expected {
@@ -452,7 +456,7 @@ fn main() {
             (
                 json!({"benchmark": "distributed", "device": device, "ranks": mpi.size(),
                        "gpus": CudaDevice::count().unwrap_or(0), "transport": comm.transport(),
-                       "buckets": o.buckets, "timing": "rank 0 wall clock from a barrier to the call's return, median after one untimed call"}),
+                       "buckets": o.buckets, "timing": "rank 0 wall clock from a barrier to the call's return, median after untimed warm-up calls", "warmup_calls": o.warmup}),
                 results,
             )
         });

@@ -7,6 +7,8 @@
 //! their keys, and the reduction reads the copy instead of the data when it holds every active
 //! bucket. The passes over host memory run on the thread pool.
 
+use rayon::prelude::*;
+
 use crate::element::{Element, RadixKey};
 use crate::error::Result;
 use crate::random::SplitMix64;
@@ -386,12 +388,21 @@ fn add_counts(total: &mut [u64], counts: &[u64]) {
     }
 }
 
-/// Keys as little-endian bytes of their own width.
+/// Keys as little-endian bytes of their own width (many keys in parallel pieces).
 pub(crate) fn keys_to_bytes<K: RadixKey>(keys: &[K]) -> Vec<u8> {
     let width = (K::BITS / 8) as usize;
-    let mut out = Vec::with_capacity(keys.len() * width);
-    for k in keys {
-        out.extend_from_slice(&k.to_u64().to_le_bytes()[..width]);
+    let mut out = vec![0u8; keys.len() * width];
+    let pack = |(o, k): (&mut [u8], &[K])| {
+        for (o, k) in o.chunks_exact_mut(width).zip(k) {
+            o.copy_from_slice(&k.to_u64().to_le_bytes()[..width]);
+        }
+    };
+    if keys.len() <= PIECE_KEYS {
+        pack((&mut out, keys));
+    } else {
+        out.par_chunks_mut(width * PIECE_KEYS)
+            .zip(keys.par_chunks(PIECE_KEYS))
+            .for_each(pack);
     }
     out
 }
@@ -399,15 +410,24 @@ pub(crate) fn keys_to_bytes<K: RadixKey>(keys: &[K]) -> Vec<u8> {
 /// The inverse of [`keys_to_bytes`] (a trailing partial key is dropped).
 pub(crate) fn bytes_to_keys<K: RadixKey>(bytes: &[u8]) -> Vec<K> {
     let width = (K::BITS / 8) as usize;
+    let unpack = |c: &[u8]| {
+        let mut w = [0u8; 8];
+        w[..width].copy_from_slice(c);
+        K::from_u64(u64::from_le_bytes(w))
+    };
+    if bytes.len() <= width * PIECE_KEYS {
+        return bytes.chunks_exact(width).map(unpack).collect();
+    }
     bytes
-        .chunks_exact(width)
-        .map(|c| {
-            let mut w = [0u8; 8];
-            w[..width].copy_from_slice(c);
-            K::from_u64(u64::from_le_bytes(w))
-        })
+        .par_chunks_exact(width)
+        .with_min_len(PIECE_KEYS)
+        .map(unpack)
         .collect()
 }
+
+/// Keys a task of [`keys_to_bytes`] and [`bytes_to_keys`] converts; no more are converted on
+/// the calling thread (a task on the pool costs more than it saves).
+const PIECE_KEYS: usize = 1 << 16;
 
 #[cfg(test)]
 mod tests {

@@ -2,6 +2,8 @@
 //! pairwise up a binary tree toward the root (rank `r + 2^l` sends to rank `r` at level `l`),
 //! and the root reads every wanted rank off the whole sorted data.
 
+use rayon::prelude::*;
+
 use crate::element::{Element, RadixKey};
 use crate::error::{Error, Result};
 
@@ -56,32 +58,90 @@ pub(crate) fn run<T: Element>(
     finish_words(link.down(Phase::Results, decision)?)
 }
 
-/// Two ascending runs merged into one.
+/// Values of the merged run one task writes.
+const MERGE_PIECE: usize = 1 << 16;
+
+/// Two ascending runs merged into one (of equal keys, `a`'s first), in parallel: the output
+/// cut into pieces, each piece's start in both runs found by a binary search, each piece merged
+/// on its own.
 fn merge<K: RadixKey>(a: &[K], b: &[K]) -> Vec<K> {
-    let mut out = Vec::with_capacity(a.len() + b.len());
+    let mut out = vec![K::default(); a.len() + b.len()];
+    if out.len() <= MERGE_PIECE {
+        merge_into(a, b, &mut out);
+        return out;
+    }
+    out.par_chunks_mut(MERGE_PIECE)
+        .enumerate()
+        .for_each(|(c, piece)| {
+            let i = taken_from_first(a, b, c * MERGE_PIECE);
+            merge_into(&a[i..], &b[c * MERGE_PIECE - i..], piece);
+        });
+    out
+}
+
+/// How many of the first `k` values of the merge of `a` and `b` come from `a` (`k` at most
+/// their total length).
+fn taken_from_first<K: RadixKey>(a: &[K], b: &[K], k: usize) -> usize {
+    let (mut lo, mut hi) = (k.saturating_sub(b.len()), k.min(a.len()));
+    while lo < hi {
+        // Taking `i` from `a` and `k - i` (at least 1) from `b`: too few from `a` when the
+        // last taken from `b` is not below the first left in `a`.
+        let i = lo + (hi - lo) / 2;
+        if b[k - i - 1] >= a[i] {
+            lo = i + 1;
+        } else {
+            hi = i;
+        }
+    }
+    lo
+}
+
+/// The first `out.len()` values of the merge of `a` and `b` (which hold at least that many).
+fn merge_into<K: RadixKey>(a: &[K], b: &[K], out: &mut [K]) {
     let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        if b[j] < a[i] {
-            out.push(b[j]);
+    for o in out {
+        if j < b.len() && (i == a.len() || b[j] < a[i]) {
+            *o = b[j];
             j += 1;
         } else {
-            out.push(a[i]);
+            *o = a[i];
             i += 1;
         }
     }
-    out.extend_from_slice(&a[i..]);
-    out.extend_from_slice(&b[j..]);
-    out
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn merge_keeps_order() {
         assert_eq!(
-            super::merge(&[1u32, 4, 4, 9], &[0, 4, 10]),
+            merge(&[1u32, 4, 4, 9], &[0, 4, 10]),
             vec![0, 1, 4, 4, 4, 9, 10]
         );
-        assert_eq!(super::merge::<u64>(&[], &[3]), vec![3]);
+        assert_eq!(merge::<u64>(&[], &[3]), vec![3]);
+        assert_eq!(merge::<u64>(&[3], &[]), vec![3]);
+        assert!(merge::<u32>(&[], &[]).is_empty());
+    }
+
+    #[test]
+    fn pieces_of_a_long_merge_meet() {
+        // Runs of many ties and of different lengths, so that pieces start inside runs of
+        // equal keys, of either side, and past the end of one run.
+        let mut rng = crate::random::SplitMix64::new(5);
+        for (la, lb, range) in [
+            (300_000, 70_000, 7),
+            (1000, 200_000, 1000),
+            (150_000, 150_000, 1 << 30),
+        ] {
+            let mut a: Vec<u32> = (0..la).map(|_| rng.below(range) as u32).collect();
+            let mut b: Vec<u32> = (0..lb).map(|_| rng.below(range) as u32).collect();
+            a.sort_unstable();
+            b.sort_unstable();
+            let mut expected = [a.clone(), b.clone()].concat();
+            expected.sort_unstable();
+            assert_eq!(merge(&a, &b), expected);
+        }
     }
 }
