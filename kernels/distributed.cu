@@ -316,18 +316,45 @@ __device__ __forceinline__ void load_shared_bins(const u64* __restrict__ words, 
 
 // The bucket of `key` under a binned plan (the host's key projection over 2^shift keys, and
 // an open plan's buckets outside the bins), or -1 outside its keys: `h` its head (in
-// registers), `entry` its bins' words. 32-bit: a plan has fewer than 2^31 buckets.
+// registers), `entry_at` the shared-window address of its bins' words. 32-bit: a plan has
+// fewer than 2^31 buckets. Without branches: a key outside the bins reads bin 0's word and
+// takes the bucket of its side instead.
 template <typename K>
-__device__ __forceinline__ int bucket_in_bins(K key, const BinHead<K>& h, const u64* entry) {
+__device__ __forceinline__ int bucket_in_bins(K key, const BinHead<K>& h, u32 entry_at) {
     const K rel = key - h.base;
-    if (rel > h.span) {
-        // Below the bins (the difference wrapped around) or above them.
-        if (key < h.base) return h.below;
-        return key < h.top_key ? h.above : key == h.top_key ? h.top : -1;
-    }
-    const u64 e = entry[rel >> h.shift];
-    return (int)((u32)e + (u32)((rel & h.mask) >> (u32)(e >> 32)));
+    // Below the bins the difference wraps around: one comparison tells a key in them.
+    const bool in_bins = rel <= h.span;
+    const u32 bin = in_bins ? (u32)(rel >> h.shift) : 0u;
+    // Not volatile: the read depends on the key, read after the barrier that filled the table,
+    // and may go before the histogram's atomics (which never touch the table).
+    u64 e;
+    asm("ld.shared.u64 %0, [%1];" : "=l"(e) : "r"(entry_at + 8u * bin));
+    const int inside = (int)((u32)e + (u32)((rel & h.mask) >> (u32)(e >> 32)));
+    const int above = key < h.top_key ? h.above : key == h.top_key ? h.top : -1;
+    return in_bins ? inside : key < h.base ? h.below : above;
 }
+
+// Where a count adds its inputs: a histogram in shared memory, by its shared-window address
+// (`SharedHist`), or a block's row in global memory (`GlobalHist`). `add(b)` counts an input of
+// bucket b, none for b = -1, and returns the counter's value before (0 for b = -1).
+struct SharedHist {
+    u32 at;
+    __device__ __forceinline__ u32 add(int b) const {
+        u32 before;
+        asm volatile(
+            "{\n\t.reg .pred counted;\n\t"
+            "setp.ge.s32 counted, %2, 0;\n\t"
+            "mov.u32 %0, 0;\n\t"
+            "@counted atom.shared.add.u32 %0, [%1], 1;\n\t}"
+            : "=r"(before)
+            : "r"(at + 4u * (u32)b), "r"(b));
+        return before;
+    }
+};
+struct GlobalHist {
+    u32* row;
+    __device__ __forceinline__ u32 add(int b) const { return b >= 0 ? atomicAdd(&row[b], 1u) : 0u; }
+};
 
 // The bucket number of an input in no bucket, in the `ids` a count writes (plans of fewer
 // buckets only).
@@ -405,8 +432,9 @@ struct Copier {
 // One tile of a count from place `base` on: the inputs counted by `bucket` into `h`, their
 // buckets written to `ids` when given, and handed to `copier`. CHECKED: places from `n` on are
 // skipped (the partial tile).
-template <bool CHECKED, typename In, u64 (*KEY)(In), typename K, bool COPY, typename Bucket, typename Place>
-__device__ __forceinline__ void count_tile(const In* __restrict__ x, u64 base, u64 n, u32* h,
+template <bool CHECKED, typename In, u64 (*KEY)(In), typename K, bool COPY, typename Hist, typename Bucket,
+          typename Place>
+__device__ __forceinline__ void count_tile(const In* __restrict__ x, u64 base, u64 n, Hist h,
                                            unsigned short* __restrict__ ids, Bucket bucket, Place place,
                                            Copier<K, COPY>& copier) {
     In v[TILE_LOADS];
@@ -422,12 +450,9 @@ __device__ __forceinline__ void count_tile(const In* __restrict__ x, u64 base, u
     for (int j = 0; j < TILE_LOADS; ++j) {
         keep[j] = false;
         if (!in[j]) continue;
-        const auto b = bucket(KEY(v[j]));
-        if constexpr (COPY) {
-            if (b >= 0) keep[j] = (atomicAdd(&h[b], 1u) & COPY_MARK) != 0;
-        } else {
-            if (b >= 0) atomicAdd(&h[b], 1u);
-        }
+        const int b = (int)bucket(KEY(v[j]));
+        const u32 before = h.add(b);
+        if constexpr (COPY) keep[j] = (before & COPY_MARK) != 0;
         if (ids) ids[base + threadIdx.x + j * DIST_BLOCK] = b >= 0 ? (unsigned short)b : NO_BUCKET;
     }
     if constexpr (COPY) {
@@ -439,11 +464,11 @@ __device__ __forceinline__ void count_tile(const In* __restrict__ x, u64 base, u
 }
 
 // Counts this block's tiles of the places [0, n) (input `place(i)` at place i) by `bucket` into
-// the histogram `h` (shared or global), writes each input's bucket to `ids` when given, and
-// hands the inputs to `copier`. Whole tiles without bounds checks; a copying count takes its
-// partial tile with every thread, as the copy's votes are collective.
-template <typename In, u64 (*KEY)(In), typename K, bool COPY, typename Bucket, typename Place>
-__device__ __forceinline__ void count_tiles(const In* __restrict__ x, u64 n, u32* h, unsigned short* __restrict__ ids,
+// the histogram `h` (SharedHist or GlobalHist), writes each input's bucket to `ids` when given,
+// and hands the inputs to `copier`. Whole tiles without bounds checks; a copying count takes
+// its partial tile with every thread, as the copy's votes are collective.
+template <typename In, u64 (*KEY)(In), typename K, bool COPY, typename Hist, typename Bucket, typename Place>
+__device__ __forceinline__ void count_tiles(const In* __restrict__ x, u64 n, Hist h, unsigned short* __restrict__ ids,
                                             Bucket bucket, Place place, Copier<K, COPY>& copier) {
     for (u64 base = (u64)blockIdx.x * TILE; base < n; base += (u64)gridDim.x * TILE) {
         if (base + TILE <= n) {
@@ -452,8 +477,8 @@ __device__ __forceinline__ void count_tiles(const In* __restrict__ x, u64 n, u32
             count_tile<true, In, KEY>(x, base, n, h, ids, bucket, place, copier);
         } else {
             for (u64 i = base + threadIdx.x; i < n; i += DIST_BLOCK) {
-                const auto b = bucket(KEY(x[place(i)]));
-                if (b >= 0) atomicAdd(&h[b], 1u);
+                const int b = (int)bucket(KEY(x[place(i)]));
+                h.add(b);
                 if (ids) ids[i] = b >= 0 ? (unsigned short)b : NO_BUCKET;
             }
         }
@@ -466,10 +491,11 @@ __device__ __forceinline__ void count_tiles(const In* __restrict__ x, u64 n, u32
 // and the histogram lie is its own loop, so that every access has its own address space.
 // COPY: the keys of the buckets marked in `marks` (buckets / 32 words; at most COPY_BUCKETS
 // buckets, counted in shared memory) are appended to out[0, cap) through `out_count`.
-// PLANS: the plans a kernel takes, BINNED_PLANS (the first pass's, over the data: `iv` a binned
-// plan, SharedBins, with `p` = 0) or INTERVAL_PLANS (the later passes', over kept keys: `p`
-// intervals), so that each kernel compiles only the loops it runs (the host checks the plan's
-// kind before it launches one).
+// PLANS: the plans a kernel takes, BINNED_PLANS (the first pass's: `iv` a binned plan,
+// SharedBins, with `p` = 0), INTERVAL_PLANS (the later passes': `p` intervals) or both, so that
+// each kernel compiles only the loops it runs: the counts over the data take bins, those over
+// kept keys both (the later passes, and the recount of a binned pass's copy). The host checks
+// the plan's kind before it launches one.
 #define BINNED_PLANS 1
 #define INTERVAL_PLANS 2
 #define ALL_PLANS (BINNED_PLANS | INTERVAL_PLANS)
@@ -502,13 +528,13 @@ __device__ void count_impl(const In* __restrict__ x, u64 n, const u64* __restric
     // The plan's head read once into registers: the histogram's atomics could otherwise
     // alias it in shared memory and reload it for every input.
     const BinHead<K> head = space.bins.head;
-    const u64* entry = space.bins.entry;
-    auto from_bins = [head, entry](u64 k) { return bucket_in_bins<K>((K)k, head, entry); };
+    const u32 entry_at = shared_address(space.bins.entry);
+    auto from_bins = [head, entry_at](u64 k) { return bucket_in_bins<K>((K)k, head, entry_at); };
     auto from_small = [&](u64 k) { return bucket_in_shared<T, SMALL_STEPS>((K)k, plan, iv); };
     auto from_shared = [&](u64 k) { return bucket_in_shared<T, SHARED_STEPS>((K)k, plan, iv); };
     auto from_global = [&](u64 k) { return bucket_of<T>(k, iv, p); };
     // The search matches the plan's padding.
-    auto count_into = [&](u32* h) {
+    auto count_into = [&](auto h) {
         if (binned) {
             if constexpr (takes_bins) count_tiles<In, KEY>(x, n, h, ids, from_bins, place, copier);
         } else if constexpr (takes_intervals) {
@@ -522,12 +548,12 @@ __device__ void count_impl(const In* __restrict__ x, u64 n, const u64* __restric
         }
     };
     if (shared_ok) {
-        count_into(hist);
+        count_into(SharedHist{shared_address(hist)});
         copier.flush();
         __syncthreads();
         for (u32 b = threadIdx.x; b < buckets; b += blockDim.x) row[b] = hist[b] & ~(COPY ? COPY_MARK : 0u);
     } else if constexpr (!COPY) {
-        count_into(row);
+        count_into(GlobalHist{row});
     }
 }
 
@@ -775,7 +801,7 @@ __device__ void reduce_ids_impl(const In* __restrict__ x, const unsigned short* 
                                                       const u64* iv, u32 p, u32 buckets,             \
                                                       u32 shared_ok, u32* partial,                   \
                                                       unsigned short* ids) {                         \
-        count_impl<T, KeyOf<T>::type, key_of_key<T>, false, AllPlaces, ALL_PLANS>(x, n, iv, p,    \
+        count_impl<T, KeyOf<T>::type, key_of_key<T>, false, AllPlaces, ALL_PLANS>(x, n, iv, p,         \
                                                             buckets, shared_ok, partial,             \
                                                             ids, AllPlaces(), nullptr, nullptr, 0,   \
                                                             nullptr);                                \
