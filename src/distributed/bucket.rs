@@ -43,6 +43,19 @@ const BINNED_PASS: u64 = 2;
 const SKETCH: u64 = 1;
 /// The root's list of active buckets that says "the count found NaNs, which are refused".
 const FIND_NAN: u64 = u64::MAX;
+/// The root's word after a pass's extremes when some active bucket still holds two values but
+/// all of them hold few enough ([`gather_at_most`]): the ranks send the keys they kept to the
+/// root, which sorts them, instead of refining the buckets in more passes.
+const GATHER_NEXT: u64 = u64::MAX - 1;
+
+/// The most elements of the active buckets, over all ranks, that DIBMS gathers at the root
+/// rather than refining: what one more pass's counts alone would send (`buckets` from each
+/// rank but the root, or from the one rank), so that the gather sends fewer values in fewer
+/// messages than the passes it replaces. (A pass whose extremes settle every bucket ends
+/// without either.)
+fn gather_at_most(buckets: usize, ranks: usize) -> u64 {
+    (buckets * ranks.saturating_sub(1).max(1)) as u64
+}
 
 /// The values a rank holds on average from which the first pass may be sketched: below, the
 /// sketch's pass and exchange cost more than the read of the data it spares (4 ranks of 2^26
@@ -324,7 +337,11 @@ fn passes<T: Element>(
                 .collect()
         });
         let heard = link.up(Phase::CreateRefine, flat, 2 * active.len(), ReduceOp::Max)?;
+        let few = gather_at_most(opts.buckets, link.size());
         let (phase, decision) = match (&mut search, heard) {
+            (Some(s), Some(e)) if s.kept() <= few && s.some_unsettled(&e) => {
+                (Phase::CreateRefine, Ok(vec![GATHER_NEXT]))
+            }
             (Some(s), Some(e)) => match s.refine(&e) {
                 Ok(Some(specs)) => (Phase::CreateRefine, Ok(pass_words(&specs))),
                 Ok(None) => (Phase::Results, found(&mut search, opts, |_| ())),
@@ -335,6 +352,9 @@ fn passes<T: Element>(
         words = link.down(phase, decision)?;
         if words.first() == Some(&DONE) {
             return Ok((finish_words(words)?, passes));
+        }
+        if words == [GATHER_NEXT] {
+            return gather_and_sort(link, shard, search, opts, true).map(|w| (w, passes));
         }
     }
 }

@@ -11,7 +11,8 @@
 //! * [`DistributedAlgorithm::Dibms`]: the first phase, then the active buckets refined where
 //!   they lie, so that only counts, bucket definitions and extremes move; it stops when every
 //!   wanted rank lies in a bucket whose smallest and largest elements are equal, which proves
-//!   its value (repeated values included; no heuristic).
+//!   its value (repeated values included; no heuristic), or gathers the active buckets'
+//!   elements at the root once they are fewer than one more pass's counts would send.
 //!
 //! Each rank's part is a host slice ([`DistributedSelector::quantiles`]) or a buffer on its GPU
 //! ([`DistributedSelector::quantiles_device`]; ranks may have a GPU each or share one): the

@@ -82,6 +82,18 @@ impl Search {
         self.pending.clear();
     }
 
+    /// The elements of the active buckets over all ranks.
+    pub(crate) fn kept(&self) -> u64 {
+        self.active.iter().map(|a| a.count).sum()
+    }
+
+    /// Whether the active buckets' `extremes` (as [`Search::refine`] takes them) leave some
+    /// bucket with two distinct keys; false for extremes of the wrong length, which `refine`
+    /// refuses.
+    pub(crate) fn some_unsettled(&self, extremes: &[u64]) -> bool {
+        extremes.len() == 2 * self.active.len() && extremes.chunks_exact(2).any(|e| e[0] != !e[1])
+    }
+
     /// Whether every rank has been found.
     pub(crate) fn done(&self) -> bool {
         self.pending.is_empty()

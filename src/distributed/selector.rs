@@ -39,7 +39,8 @@ pub enum DistributedAlgorithm {
     /// and sorted at the root.
     DistributedBms,
     /// Phase 1, then the active buckets refined where the data lies: only counts, bucket
-    /// definitions and extremes move.
+    /// definitions and extremes move, until the active buckets hold fewer elements than one
+    /// more pass's counts, which the root then gathers and sorts.
     Dibms,
     /// The one of DistributedBMS and DIBMS with the smaller expected traffic
     /// ([`model::expected_values`](super::model::expected_values)); DIBMS on one rank.

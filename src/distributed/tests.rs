@@ -136,8 +136,48 @@ fn larger_inputs_take_several_passes_and_stay_exact() {
             }
             if algorithm == DistributedAlgorithm::Dibms {
                 assert!(got[0].report.passes >= 2, "{:?}", got[0].report);
+                // The last active buckets, holding fewer values than one more pass's counts,
+                // were gathered at the root rather than refined.
+                let gathered = got[1].report.traffic.phase(Phase::Gather);
+                assert!(
+                    gathered.messages == 1 && gathered.values > 0,
+                    "{gathered:?}"
+                );
+                assert!(gathered.values <= 512 * (q as u64 - 1), "{gathered:?}");
             }
         }
+    }
+}
+
+/// Buckets whose extremes show one value each settle their ranks where they are: DIBMS gathers
+/// nothing when the last pass's extremes leave no bucket of two values, however few the kept
+/// values.
+#[test]
+fn repeated_values_settle_without_a_gather() {
+    let mut rng = SplitMix64::new(12);
+    // 10,000 values of 50 distinct ones: the 21 ranks' buckets keep about 4,200 values, fewer
+    // than a gather may take (4,096 buckets from each of 2 ranks).
+    let n = 10_000;
+    let data: Vec<f64> = (0..n).map(|_| rng.below(50) as f64 * 0.25).collect();
+    let ranks: Vec<usize> = (0..=20).map(|i| i * (n - 1) / 20).collect();
+    let expected = crate::select::multiselect(&data, &ranks).unwrap();
+    let q = 3;
+    let shards = parts(&data, &splits(n, q)[0].1);
+    let got = run(q, |comm| {
+        DistributedSelector::new(comm)
+            .algorithm(DistributedAlgorithm::Dibms)
+            .buckets(4096)
+            .multiselect(&shards[comm.rank()], &ranks)
+            .unwrap()
+    });
+    for g in &got {
+        assert_eq!(g.values.as_ref().unwrap(), &expected);
+        assert_eq!(
+            g.report.traffic.phase(Phase::Gather).messages,
+            0,
+            "{:?}",
+            g.report
+        );
     }
 }
 
