@@ -79,6 +79,8 @@ impl Staging {
             }
             return Ok(out);
         }
+        // Until the step says otherwise (and if it fails midway), its copies may be queued.
+        self.queued = true;
         let (host, device) = self.reserve(len)?;
         let host = host
             .as_mut_slice()
