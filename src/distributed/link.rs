@@ -6,9 +6,8 @@
 //! rank (or a rank it heard from) failed; the next broadcast then tells every rank to stop, and
 //! one more exchange, never counted, gives every rank the failing rank's error.
 
-use rayon::prelude::*;
-
 use crate::error::{Error, Result};
+use crate::select::host::zip_chunks;
 
 use super::communicator::{Communicator, ReduceOp};
 use super::traffic::{Flow, Phase, Traffic};
@@ -262,21 +261,13 @@ impl<'c> Link<'c> {
 pub(crate) fn bytes_to_words(bytes: &[u8]) -> Vec<u64> {
     let mut words = vec![0u64; 1 + bytes.len().div_ceil(8)];
     words[0] = bytes.len() as u64;
-    let pack = |(w, b): (&mut [u64], &[u8])| {
+    zip_chunks(&mut words[1..], 1, bytes, 8, |w, b| {
         for (w, c) in w.iter_mut().zip(b.chunks(8)) {
             let mut le = [0u8; 8];
             le[..c.len()].copy_from_slice(c);
             *w = u64::from_le_bytes(le);
         }
-    };
-    if bytes.len() <= 8 * PIECE_WORDS {
-        pack((&mut words[1..], bytes));
-    } else {
-        words[1..]
-            .par_chunks_mut(PIECE_WORDS)
-            .zip(bytes.par_chunks(8 * PIECE_WORDS))
-            .for_each(pack);
-    }
+    });
     words
 }
 
@@ -286,26 +277,14 @@ pub(crate) fn words_to_bytes(words: &[u64]) -> Vec<u8> {
         return Vec::new();
     };
     let mut bytes = vec![0u8; 8 * rest.len()];
-    let unpack = |(b, w): (&mut [u8], &[u64])| {
+    zip_chunks(&mut bytes, 8, rest, 1, |b, w| {
         for (c, w) in b.chunks_exact_mut(8).zip(w) {
             c.copy_from_slice(&w.to_le_bytes());
         }
-    };
-    if rest.len() <= PIECE_WORDS {
-        unpack((&mut bytes, rest));
-    } else {
-        bytes
-            .par_chunks_mut(8 * PIECE_WORDS)
-            .zip(rest.par_chunks(PIECE_WORDS))
-            .for_each(unpack);
-    }
+    });
     bytes.truncate(len as usize);
     bytes
 }
-
-/// Words a task of [`bytes_to_words`] and [`words_to_bytes`] converts; a message of no more
-/// is converted on the calling thread (a task on the pool costs more than it saves).
-const PIECE_WORDS: usize = 1 << 16;
 
 /// The errors the root decides on, as words for the other ranks.
 fn encode_error(e: &Error) -> Vec<u64> {
@@ -360,6 +339,17 @@ mod tests {
                 text.as_bytes()
             );
         }
+        // Long enough to be converted in parallel pieces, with a partial last word.
+        let long: Vec<u8> = (0..3_000_003u32).map(|i| (i * 131 + 7) as u8).collect();
+        let words = bytes_to_words(&long);
+        assert_eq!(words[1], u64::from_le_bytes(long[..8].try_into().unwrap()));
+        assert_eq!(words_to_bytes(&words), long);
+        let keys: Vec<u32> = (0..1_000_001u32)
+            .map(|i| i.wrapping_mul(2_654_435_761))
+            .collect();
+        let bytes = super::super::shard::keys_to_bytes(&keys);
+        assert_eq!(bytes[4..8], keys[1].to_le_bytes());
+        assert_eq!(super::super::shard::bytes_to_keys::<u32>(&bytes), keys);
     }
 
     #[test]

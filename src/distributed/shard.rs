@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use crate::element::{Element, RadixKey};
 use crate::error::Result;
 use crate::random::SplitMix64;
-use crate::select::host::map_chunks;
+use crate::select::host::{chunk_len, map_chunks, use_parallel, zip_chunks};
 
 use super::plan::BucketPlan;
 
@@ -392,22 +392,15 @@ fn add_counts(total: &mut [u64], counts: &[u64]) {
 pub(crate) fn keys_to_bytes<K: RadixKey>(keys: &[K]) -> Vec<u8> {
     let width = (K::BITS / 8) as usize;
     let mut out = vec![0u8; keys.len() * width];
-    let pack = |(o, k): (&mut [u8], &[K])| {
+    zip_chunks(&mut out, width, keys, 1, |o, k| {
         for (o, k) in o.chunks_exact_mut(width).zip(k) {
             o.copy_from_slice(&k.to_u64().to_le_bytes()[..width]);
         }
-    };
-    if keys.len() <= PIECE_KEYS {
-        pack((&mut out, keys));
-    } else {
-        out.par_chunks_mut(width * PIECE_KEYS)
-            .zip(keys.par_chunks(PIECE_KEYS))
-            .for_each(pack);
-    }
+    });
     out
 }
 
-/// The inverse of [`keys_to_bytes`] (a trailing partial key is dropped).
+/// The inverse of [`keys_to_bytes`] (a trailing partial key is dropped; many keys in parallel).
 pub(crate) fn bytes_to_keys<K: RadixKey>(bytes: &[u8]) -> Vec<K> {
     let width = (K::BITS / 8) as usize;
     let unpack = |c: &[u8]| {
@@ -415,19 +408,16 @@ pub(crate) fn bytes_to_keys<K: RadixKey>(bytes: &[u8]) -> Vec<K> {
         w[..width].copy_from_slice(c);
         K::from_u64(u64::from_le_bytes(w))
     };
-    if bytes.len() <= width * PIECE_KEYS {
+    let keys = bytes.len() / width;
+    if !use_parallel(true, keys) {
         return bytes.chunks_exact(width).map(unpack).collect();
     }
     bytes
         .par_chunks_exact(width)
-        .with_min_len(PIECE_KEYS)
+        .with_min_len(chunk_len(keys))
         .map(unpack)
         .collect()
 }
-
-/// Keys a task of [`keys_to_bytes`] and [`bytes_to_keys`] converts; no more are converted on
-/// the calling thread (a task on the pool costs more than it saves).
-const PIECE_KEYS: usize = 1 << 16;
 
 #[cfg(test)]
 mod tests {

@@ -6,6 +6,7 @@ use rayon::prelude::*;
 
 use crate::element::{Element, RadixKey};
 use crate::error::{Error, Result};
+use crate::select::host::{chunk_len, use_parallel};
 
 use super::bucket::{finish_words, DONE};
 use super::link::Link;
@@ -58,24 +59,20 @@ pub(crate) fn run<T: Element>(
     finish_words(link.down(Phase::Results, decision)?)
 }
 
-/// Values of the merged run one task writes.
-const MERGE_PIECE: usize = 1 << 16;
-
-/// Two ascending runs merged into one (of equal keys, `a`'s first), in parallel: the output
-/// cut into pieces, each piece's start in both runs found by a binary search, each piece merged
-/// on its own.
+/// Two ascending runs merged into one (of equal keys, `a`'s first), in parallel when long: the
+/// output cut into pieces, each piece's start in both runs found by a binary search, each
+/// piece merged on its own.
 fn merge<K: RadixKey>(a: &[K], b: &[K]) -> Vec<K> {
     let mut out = vec![K::default(); a.len() + b.len()];
-    if out.len() <= MERGE_PIECE {
+    if !use_parallel(true, out.len()) {
         merge_into(a, b, &mut out);
         return out;
     }
-    out.par_chunks_mut(MERGE_PIECE)
-        .enumerate()
-        .for_each(|(c, piece)| {
-            let i = taken_from_first(a, b, c * MERGE_PIECE);
-            merge_into(&a[i..], &b[c * MERGE_PIECE - i..], piece);
-        });
+    let piece = chunk_len(out.len());
+    out.par_chunks_mut(piece).enumerate().for_each(|(c, o)| {
+        let i = taken_from_first(a, b, c * piece);
+        merge_into(&a[i..], &b[c * piece - i..], o);
+    });
     out
 }
 

@@ -36,6 +36,26 @@ where
     }
 }
 
+/// Runs `f` on matching pieces of `out` and `input`, where `out_unit` items of `out` go with
+/// `in_unit` items of `input` (several threads when `input` is long, one call on the whole
+/// otherwise): a conversion of one slice into another.
+pub(crate) fn zip_chunks<A, B, F>(out: &mut [A], out_unit: usize, input: &[B], in_unit: usize, f: F)
+where
+    A: Send,
+    B: Sync,
+    F: Fn(&mut [A], &[B]) + Sync + Send,
+{
+    let units = input.len().div_ceil(in_unit);
+    if use_parallel(true, units) {
+        let c = chunk_len(units);
+        out.par_chunks_mut(c * out_unit)
+            .zip(input.par_chunks(c * in_unit))
+            .for_each(|(o, i)| f(o, i));
+    } else {
+        f(out, input)
+    }
+}
+
 /// The bucket of histogram `hist` holding rank `k` (in bucket order) and the number of
 /// candidates in the buckets before it.
 pub(crate) fn locate(hist: &[usize], k: usize) -> (usize, usize) {
