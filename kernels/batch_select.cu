@@ -1522,9 +1522,22 @@ __device__ void bt_sort_spans_impl(const T* values, const u64* idx, u64 nspans, 
 
 // The threshold of hard thresholding among k index-ordered results: pass 0 takes the largest
 // order key into out[0] (the entry taken last has it), pass 1 the last place holding that key,
-// plus one, into out[1] (ties are taken by index, so the last of them is taken last).
+// plus one, into out[1] (ties are taken by index, so the last of them is taken last); pass 2
+// (one thread) puts that entry's key (`to_key`) in out[2], its index in out[3] and the NaN count
+// nans[0] in out[4], so that the host reads all it needs in one copy.
 template <typename T>
-__device__ void bt_last_taken_impl(const T* values, u64 k, u32 mode, u32 pass, u64* out) {
+__device__ void bt_last_taken_impl(const T* values, const u64* indices, const u64* nans, u64 k, u32 mode,
+                                   u32 pass, u64* out) {
+    if (pass == 2) {
+        if (blockIdx.x == 0 && threadIdx.x == 0) {
+            // Pass 1 found pass 0's key among the values: out[1] is at least 1.
+            const u64 place = out[1] - 1;
+            out[2] = (u64)to_key(values[place]);
+            out[3] = indices[place];
+            out[4] = nans[0];
+        }
+        return;
+    }
     __shared__ unsigned long long best;
     if (threadIdx.x == 0) best = 0;
     __syncthreads();
@@ -1626,8 +1639,9 @@ __device__ void bt_last_taken_impl(const T* values, u64 k, u32 mode, u32 pass, u
                               out_idx);                                                                       \
     }                                                                                                         \
     extern "C" __global__ void __launch_bounds__(BT_THREADS)                                                  \
-        bt_last_taken_##NAME(const T* values, u64 k, u32 mode, u32 pass, u64* out) {                         \
-        bt_last_taken_impl<T>(values, k, mode, pass, out);                                                    \
+        bt_last_taken_##NAME(const T* values, const u64* indices, const u64* nans, u64 k, u32 mode, u32 pass, \
+                             u64* out) {                                                                      \
+        bt_last_taken_impl<T>(values, indices, nans, k, mode, pass, out);                                     \
     }                                                                                                         \
     extern "C" __global__ void bt_sample_##NAME(const T* x, const u64* offsets, u64 cols, u64 stride,        \
                                                 u64 nspans, u32 m, u32 mode, typename KeyOf<T>::type* samples) { \

@@ -333,12 +333,16 @@ launchers! {
             places_b.len() as u64 >= nspans * k, out_values.len() as u64 >= nspans * k,
             out_idx.len() as u64 >= nspans * k;
 
-    /// The threshold among `k` index-ordered results: pass 0 puts the largest order key in
-    /// `out[0]` (zeroed), pass 1 the last place holding it, plus one, in `out[1]`.
-    fn bt_last_taken[T: Element](values: dev &CudaSlice<T>, k: val u64, mode: val u32, pass: val u32,
+    /// The threshold among `k` index-ordered results (`values` and their `indices`): pass 0
+    /// puts the largest order key in `out[0]` (zeroed), pass 1 the last place holding it, plus
+    /// one, in `out[1]`, pass 2 (one thread) that entry's key in `out[2]`, its index in
+    /// `out[3]` and `nans[0]` in `out[4]`.
+    fn bt_last_taken[T: Element](values: dev &CudaSlice<T>, indices: dev &CudaSlice<u64>,
+                                 nans: dev &CudaSlice<u64>, k: val u64, mode: val u32, pass: val u32,
                                  out: dev &mut CudaSlice<u64>)
         from BATCH_SELECT as kernel_name("bt_last_taken", T::DTYPE);
-        requires values.len() as u64 >= k, out.len() >= 2, pass < 2;
+        requires k > 0, values.len() as u64 >= k, indices.len() as u64 >= k, !nans.is_empty(),
+            out.len() >= 5, pass < 3;
 
     /// `m` sample order keys a span (`m` a multiple of `CHUNK`, at most a span's length):
     /// `m / CHUNK` evenly spaced chunks of consecutive values. `K` is `T`'s key type.

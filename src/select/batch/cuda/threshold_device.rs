@@ -11,7 +11,7 @@ use super::{
 use crate::device::cuda::kernels::batch_select::{bt_last_taken, bt_narrow, bt_scatter, THREADS};
 use crate::device::cuda::CudaDevice;
 use crate::device::DeviceBuffer;
-use crate::element::Element;
+use crate::element::{Element, RadixKey};
 use crate::error::{Error, Result};
 use crate::select::batch::policy::check_taken;
 use crate::select::batch::spans::{KeyOrder, Spans};
@@ -30,7 +30,7 @@ pub(crate) fn threshold<T: Element>(
     let x = on_device(dev, input)?;
     let kept = kept(dev, x.as_slice(), input.len(), k, policy)?;
     check_taken(policy, input, &one_span(input.len()), k, &[kept.nans])?;
-    threshold_of(dev, kept, k)
+    Ok(kept.into_threshold(dev))
 }
 
 /// Keeps the `k` entries of `buf` of largest magnitude (ties by index) and zeroes the rest, in
@@ -66,7 +66,7 @@ pub(crate) fn hard_threshold_in_place<T: Element>(
         k as u64,
         buf.as_slice_mut(),
     )?;
-    threshold_of(&dev, kept, k)
+    Ok(kept.into_threshold(&dev))
 }
 
 /// The array as one span.
@@ -78,13 +78,25 @@ fn one_span(n: usize) -> Spans<'static> {
     }
 }
 
-/// The entries kept, by index, and the array's NaN count.
+/// The entries kept (by index, left on the device), the array's NaN count and the threshold
+/// entry: the kept entry taken last.
 struct Kept<T: Element> {
     top: DeviceTopK<T>,
     nans: usize,
-    mode: u32,
+    index: usize,
+    value: T,
 }
 
+impl<T: Element> Kept<T> {
+    /// The support (ascending, left on the device) and the threshold.
+    fn into_threshold(self, dev: &CudaDevice) -> DeviceThreshold<T> {
+        let support = DeviceBuffer::from_slice(dev, self.top.indices);
+        DeviceThreshold::new(support, self.index, self.value)
+    }
+}
+
+/// The top-k of `x` by magnitude, with the NaN count and the threshold entry read back in one
+/// copy.
 fn kept<T: Element>(
     dev: &CudaDevice,
     x: &CudaSlice<T>,
@@ -98,50 +110,44 @@ fn kept<T: Element>(
         nan_low: policy == NanPolicy::Omit,
     };
     let top = top_k_on_device(dev, x, spans, k, order, false)?;
-    let nans = download(dev, &top.nans, 1, "the NaN count")?[0] as usize;
+    let [nans, index, key] = last_taken(dev, &top, k, mode_of(order))?;
     Ok(Kept {
         top,
-        nans,
-        mode: mode_of(order),
+        nans: nans as usize,
+        index: index as usize,
+        value: T::from_key(T::Key::from_u64(key)),
     })
 }
 
-/// The support (ascending, left on the device) and the threshold: the kept entry taken last.
-fn threshold_of<T: Element>(
-    dev: &CudaDevice,
-    kept: Kept<T>,
-    k: usize,
-) -> Result<DeviceThreshold<T>> {
-    let place = last_taken(dev, &kept.top.values, k, kept.mode)?;
-    let mut value = [T::default()];
-    let mut index = [0u64];
-    let stream = dev.stream();
-    stream
-        .memcpy_dtoh(&kept.top.values.slice(place..place + 1), &mut value)
-        .map_err(|e| driver_error("copying the threshold to the host", e))?;
-    stream
-        .memcpy_dtoh(&kept.top.indices.slice(place..place + 1), &mut index)
-        .map_err(|e| driver_error("copying the threshold's index to the host", e))?;
-    let support = DeviceBuffer::from_slice(dev, kept.top.indices);
-    Ok(DeviceThreshold::new(support, index[0] as usize, value[0]))
-}
-
-/// The place among the `k` index-ordered results of the one taken last: of the largest order
-/// key, the last.
+/// The NaN count, and the index and key of the entry taken last among the `k` index-ordered
+/// results of `top` (of the largest order key, the last), in one copy to the host.
 fn last_taken<T: Element>(
     dev: &CudaDevice,
-    values: &CudaSlice<T>,
+    top: &DeviceTopK<T>,
     k: usize,
     mode: u32,
-) -> Result<usize> {
-    let mut out = dev.alloc_zeros::<u64>(2, "the threshold's key and place")?;
-    let cfg = config(grid_blocks(dev, k), THREADS);
-    for pass in 0u32..2 {
-        bt_last_taken(dev, cfg, values, k as u64, mode, pass, &mut out)?;
+) -> Result<[u64; 3]> {
+    let mut out = dev.alloc_zeros::<u64>(5, "the threshold entry")?;
+    for pass in 0u32..3 {
+        let cfg = if pass == 2 {
+            config(1, 1)
+        } else {
+            config(grid_blocks(dev, k), THREADS)
+        };
+        bt_last_taken(
+            dev,
+            cfg,
+            &top.values,
+            &top.indices,
+            &top.nans,
+            k as u64,
+            mode,
+            pass,
+            &mut out,
+        )?;
     }
-    let words = download(dev, &out, 2, "the threshold's place")?;
-    // Pass 1 found the key of pass 0 among the values, so its place plus one is at least 1.
-    Ok(words[1] as usize - 1)
+    let words = download(dev, &out, 5, "the threshold entry")?;
+    Ok([words[4], words[3], words[2]])
 }
 
 /// A support on the host, copied as 32-bit words (spans are shorter than 2^32).
