@@ -1219,6 +1219,148 @@ __device__ void bt_window_impl(const T* __restrict__ x, const u64* offsets, u64 
     }
 }
 
+// The window pass of one span with its keys copied in index order (`bt_window_ordered`): each
+// block takes tiles in order by a ticket, counts the tile's keys inside the bracket, publishes
+// the count in the tile's status word at once, adds its predecessors' published counts back to
+// the first running total (each tile publishes its own after), and writes the tile's (key,
+// offset) pairs at that total plus their rank in the tile: the copy is in index order with no
+// sort. A thread holds BT_ORDER_VECS 16-byte loads of consecutive values a round; index order
+// in a tile is (round, thread, value).
+#define BT_ORDER_ROUNDS 4
+#define BT_ORDER_VECS 2
+#define BT_ORDER_TILE_BYTES (BT_THREADS * BT_ORDER_ROUNDS * BT_ORDER_VECS * 16)
+// A status word: its tile's count, or the running total through it, in the low 62 bits.
+#define BT_STATUS_COUNT (1ull << 62)
+#define BT_STATUS_TOTAL (2ull << 62)
+#define BT_STATUS_VALUE ((1ull << 62) - 1)
+
+// The sum of the counts of the tiles before tile t, by warp 0 (the others get 0): it looks back
+// over their status words until one holds a running total, then publishes tile t's own (its
+// count `count` published before).
+__device__ __forceinline__ u64 bt_tiles_before(u64* status, u64 t, u64 count) {
+    const u32 lane = threadIdx.x & 31;
+    u64 sum = 0;
+    if (t == 0) return 0;
+    for (u64 look = t;;) {
+        // Lane l reads tile look - 1 - l; a tile not yet counted is read again.
+        const bool real = look > lane;
+        u64 word;
+        do {
+            word = real ? *(volatile u64*)&status[look - 1 - lane] : BT_STATUS_TOTAL;
+        } while (__any_sync(FULL_MASK, (word >> 62) == 0));
+        const u32 totals = __ballot_sync(FULL_MASK, real && (word & BT_STATUS_TOTAL) != 0);
+        const u32 stop = totals ? (u32)__ffs(totals) - 1 : 31;
+        const u64 part = warp::inclusive_sum<u64>(real && lane <= stop ? word & BT_STATUS_VALUE : 0);
+        sum += __shfl_sync(FULL_MASK, part, 31);
+        if (totals || look <= 32) break;
+        look -= 32;
+    }
+    if (lane == 0) *(volatile u64*)&status[t] = BT_STATUS_TOTAL | (sum + count);
+    return sum;
+}
+
+template <typename T>
+__device__ void bt_window_ordered_impl(const T* __restrict__ x, const u64* offsets, u64 cols, u64 stride,
+                                       u32 mode, const typename KeyOf<T>::type* __restrict__ bounds, u64 cap,
+                                       u64* counts, u64* nan_counts, typename KeyOf<T>::type* ckeys, u32* cidx,
+                                       u64* status, u32* ticket, u64 given_tiles) {
+    typedef typename KeyOf<T>::type K;
+    constexpr int V = 16 / (int)sizeof(T), E = BT_ORDER_VECS * V, R = BT_ORDER_ROUNDS;
+    static_assert(R * E <= 32, "a thread's values of a tile are the bits of one word");
+    const u32 tile_len = BT_ORDER_TILE_BYTES / sizeof(T);
+    __shared__ u64 warp_sums[BT_THREADS / WARP_SIZE];
+    // The block's tile, and where its keys go (apart: a thread may still read the second when
+    // thread 0 takes the next tile).
+    __shared__ u64 tile_word, base_word;
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x / WARP_SIZE;
+    u64 start, len;
+    span_of(offsets, cols, stride, 0, start, len);
+    // The launcher checked `status` against `given_tiles`: never past it.
+    const u64 tiles = min(given_tiles, (len + tile_len - 1) / tile_len);
+    const K lo_key = bounds[0], hi_key = bounds[1];
+    const bool aligned = ((size_t)(x + start) & 15) == 0;
+    u32 below = 0, nans = 0;
+    u64 inside = 0;
+    for (;;) {
+        if (threadIdx.x == 0) tile_word = atomicAdd(ticket, 1u);
+        __syncthreads();
+        const u64 t = tile_word;
+        if (t >= tiles) break;
+        const T* q = x + start + t * tile_len;
+        const u32 n = (u32)min((u64)tile_len, len - t * tile_len);
+        // Bit r E + e: the thread's value e of round r is inside the bracket. The values are
+        // not kept in registers past the count: those inside are read again (from the cache)
+        // once the tile's place is known.
+        u32 keep = 0;
+        u64 packed = 0;  // the round's count in bits 16 r: at most E BT_THREADS a round
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+            const u32 o = ((u32)r * BT_THREADS + threadIdx.x) * E;
+            T v[BT_ORDER_VECS][16 / sizeof(T)];
+#pragma unroll
+            for (int p = 0; p < BT_ORDER_VECS; ++p) bt_load_at(q, o + (u32)p * V, n, aligned, v[p]);
+            u32 c = 0;
+#pragma unroll
+            for (int e = 0; e < E; ++e) {
+                const T value = v[e / V][e % V];
+                const bool valid = o + e < n;
+                const K key = order_key(value, mode);
+                if (HasNan<T>::value) nans += valid && is_nan_value(value) ? 1u : 0u;
+                below += valid && key < lo_key ? 1u : 0u;
+                const bool in = valid && key >= lo_key && key <= hi_key;
+                keep |= (u32)in << (r * E + e);
+                c += in ? 1u : 0u;
+            }
+            packed += (u64)c << (16 * r);
+        }
+        const u64 incl = warp::inclusive_sum<u64>(packed);
+        if (lane == 31) warp_sums[warp] = incl;
+        __syncthreads();
+        u64 before_warp = 0, fields = 0;
+        for (u32 w = 0; w < BT_THREADS / WARP_SIZE; ++w) {
+            if (w < warp) before_warp += warp_sums[w];
+            fields += warp_sums[w];
+        }
+        const u64 exclusive = before_warp + incl - packed;
+        u64 count = 0;
+#pragma unroll
+        for (int r = 0; r < R; ++r) count += (fields >> (16 * r)) & 0xffff;
+        inside += count;
+        if (warp == 0) {
+            if (lane == 0) *(volatile u64*)&status[t] = (t == 0 ? BT_STATUS_TOTAL : BT_STATUS_COUNT) | count;
+            const u64 sum = bt_tiles_before(status, t, count);
+            if (lane == 0) base_word = sum;
+        }
+        __syncthreads();
+        // The thread's values inside, in index order (round, then value): each round's place
+        // is the tile's, plus the rounds before it, plus the threads before this one.
+        const u64 base = base_word;
+        int round = -1;
+        u64 at = 0;
+        for (u32 bits = keep; bits; bits &= bits - 1) {
+            const int b = __ffs(bits) - 1, r = b / E, e = b % E;
+            if (r != round) {
+                round = r;
+                at = base + ((exclusive >> (16 * r)) & 0xffff);
+                for (int before = 0; before < r; ++before) at += (fields >> (16 * before)) & 0xffff;
+            }
+            const u32 o = ((u32)r * BT_THREADS + threadIdx.x) * E + (u32)e;
+            if (at < cap) {
+                ckeys[at] = order_key(q[o], mode);
+                cidx[at] = (u32)(t * tile_len + o);
+            }
+            ++at;
+        }
+    }
+    below = __reduce_add_sync(FULL_MASK, below);
+    if (lane == 0 && below) atomicAdd(&counts[0], (u64)below);
+    if (threadIdx.x == 0 && inside) atomicAdd(&counts[1], inside);
+    if (HasNan<T>::value) {
+        nans = __reduce_add_sync(FULL_MASK, nans);
+        if (lane == 0 && nans) atomicAdd(&nan_counts[0], (u64)nans);
+    }
+}
+
 // The regions' entries packed one after another (span s's at first[s]..first[s + 1], at most
 // its region's size).
 template <typename K>
@@ -1654,6 +1796,14 @@ __device__ void bt_last_taken_impl(const T* values, const u64* indices, const u6
                          u32* cidx) {                                                                         \
         bt_window_impl<T>(x, offsets, cols, stride, nspans, tile_first, mode, bounds, region, counts,         \
                           nan_counts, ckeys, cidx);                                                           \
+    }                                                                                                         \
+    extern "C" __global__ void __launch_bounds__(BT_THREADS)                                                  \
+        bt_window_ordered_##NAME(const T* x, const u64* offsets, u64 cols, u64 stride, u64 nspans, u32 mode,  \
+                                 const typename KeyOf<T>::type* bounds, u64 cap, u64* counts, u64* nan_counts,  \
+                                 typename KeyOf<T>::type* ckeys, u32* cidx, u64* status, u32* ticket,       \
+                                 u64 tiles) {                                                                 \
+        bt_window_ordered_impl<T>(x, offsets, cols, stride, mode, bounds, cap, counts, nan_counts, ckeys, cidx, \
+                                  status, ticket, tiles);                                                     \
     }                                                                                                         \
     extern "C" __global__ void __launch_bounds__(BT_THREADS)                                                  \
         bt_topk_window_##NAME(const T* x, const u64* offsets, u64 cols, u64 stride, u64 nspans,              \

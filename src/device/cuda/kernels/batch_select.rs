@@ -34,6 +34,8 @@ pub(crate) fn warp_blocks<T: Element>() -> usize {
 pub(crate) const TILE: usize = 16384;
 /// 16-byte loads a thread makes at once in the counting and copying passes (`BT_WINDOW_VECS`).
 pub(crate) const WINDOW_VECS: usize = 4;
+/// Bytes of a tile of `bt_window_ordered` (`BT_ORDER_TILE_BYTES`).
+pub(crate) const ORDER_TILE_BYTES: usize = 32768;
 /// Threads of `bt_topk_resident`'s block (`BT_RESIDENT_THREADS`).
 pub(crate) const RESIDENT_THREADS: u32 = 1024;
 /// Bytes of `bt_topk_resident`'s histograms, after the keys in its shared memory: 256 counts a
@@ -381,6 +383,25 @@ launchers! {
             region.len() as u64 > spans.nspans, counts.len() as u64 >= 2 * spans.nspans,
             nan_counts.len() as u64 >= spans.nspans,
             cidx.given_len().is_none_or(|len| len == ckeys.len());
+
+    /// The window pass of one span with its copy in index order: the keys below the bracket
+    /// `bounds` (`counts[0]`) and inside it (`counts[1]`, counted on past `cap`), those inside
+    /// copied to `ckeys[..cap]` with their offsets in the span in `cidx`, in index order, and
+    /// the span's NaNs. Tiles of [`ORDER_TILE_BYTES`] are taken in order from `ticket` (zero)
+    /// and placed by their `status` words (one a tile, zeroed): `tiles` of them, the span's
+    /// length over a tile's values. `K` is `T`'s key type.
+    fn bt_window_ordered[T: Element, K: RadixKey](spans: dev &SpanArgs<'_, T>, mode: val u32,
+                                                  bounds: dev &CudaSlice<K>, cap: val u64,
+                                                  counts: dev &mut CudaSlice<u64>,
+                                                  nan_counts: dev &mut CudaSlice<u64>,
+                                                  ckeys: dev &mut CudaSlice<K>,
+                                                  cidx: dev &mut CudaSlice<u32>,
+                                                  status: dev &mut CudaSlice<u64>,
+                                                  ticket: dev &mut CudaSlice<u32>, tiles: val u64)
+        from BATCH_SELECT as kernel_name("bt_window_ordered", T::DTYPE);
+        requires K::BITS == T::Key::BITS, spans.fit(), spans.nspans == 1, bounds.len() >= 2,
+            counts.len() >= 2, !nan_counts.is_empty(), ckeys.len() as u64 >= cap,
+            cidx.len() as u64 >= cap, !ticket.is_empty(), status.len() as u64 >= tiles;
 
     /// One block a span, 32-bit keys: the `k` first of the span's copied (key, index) pairs
     /// (`counts[2s + 1]` of them in its region) as words in shared memory (the largest region,

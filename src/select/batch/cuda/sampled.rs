@@ -12,8 +12,9 @@
 //!   (key, index) pairs are distinct words, and one block a span selects and sorts its k first
 //!   in shared memory;
 //! - top-k of one span with 32-bit keys whose bracket holds at most [`PAIRS_LIMIT`] pairs (one
-//!   array of 2^28 values up to k = 2^16 or so): the bracket is open below, the copied pairs
-//!   are packed, put in index order and their k first taken as a top-k of their own;
+//!   array of 2^28 values up to k = 2^16 or so): the bracket is open below, the pass copies the
+//!   pairs in index order (each tile's placed by a running count of the tiles before it) and
+//!   their k first are taken as a top-k of their own;
 //! - larger top-k: the k-th key is selected as above, then the index-ordered compaction of
 //!   the digit-pass path writes the results.
 //!
@@ -28,7 +29,7 @@ use super::{
 };
 use crate::device::cuda::kernels::batch_select::{
     bt_count_below, bt_gather_window, bt_sample, bt_sample_bounds, bt_topk_window, bt_window,
-    QueryState, BOUNDS_THREADS, CHUNK, NO_BOUND, THREADS,
+    bt_window_ordered, QueryState, BOUNDS_THREADS, CHUNK, NO_BOUND, ORDER_TILE_BYTES, THREADS,
 };
 use crate::device::cuda::kernels::OrNull;
 use crate::device::cuda::kernels::{kernel_name, key_suffix, BATCH_SELECT};
@@ -37,7 +38,6 @@ use crate::device::cuda::CudaDevice;
 use crate::element::{Element, RadixKey};
 use crate::error::Result;
 use crate::select::batch::spans::{SpanRanks, SpanSelection, Spans};
-use crate::select::sort_choose::cuda::sort_keys;
 
 /// Sample keys a span for 32-bit keys (64 KB of shared memory for their selection).
 const SAMPLE_32: usize = 16384;
@@ -138,16 +138,15 @@ const BOUNDS_SHARED: usize = SAMPLE_32 * 4;
 /// The dynamic shared memory of the one-block top-k: the largest region and the largest k.
 const TOP_K_SHARED: usize = (WINDOW_TOP_K_REGION + WINDOW_TOP_K) * 8;
 
-/// Samples, brackets and the pass over the data. `None` when a rank fell outside its bracket
-/// or a region overflowed.
-fn window_pass<T: Element, K: RadixKey>(
+/// The spans on the device and each span's bracket keys, from its sample; `None` when the
+/// sample's selection cannot have its shared memory.
+fn brackets<T: Element, K: RadixKey>(
     dev: &CudaDevice,
     x: &CudaSlice<T>,
     spans: Spans<'_>,
     plan: &Plan,
     mode: u32,
-    with_indices: bool,
-) -> Result<Option<Window<K>>> {
+) -> Result<Option<(DeviceSpans, CudaSlice<K>)>> {
     debug_assert_eq!(std::mem::size_of::<K>(), std::mem::size_of::<T::Key>());
     let count = spans.count();
     let ds = DeviceSpans::new(dev, spans)?;
@@ -181,7 +180,34 @@ fn window_pass<T: Element, K: RadixKey>(
         ..block_per_span(count, shared)
     };
     bt_sample_bounds(dev, cfg, &samples, count as u64, m, &brackets, &mut bounds)?;
+    Ok(Some((ds, bounds)))
+}
 
+/// Whether every span's rank falls inside its bracket and every region holds its keys, by
+/// the counts of the keys below and inside each bracket.
+fn bracketed(plan: &Plan, counts: &[u64]) -> bool {
+    (0..plan.ranks.len()).all(|s| {
+        let (below, inside) = (counts[2 * s], counts[2 * s + 1]);
+        let cap = plan.region[s + 1] - plan.region[s];
+        let r = plan.ranks[s];
+        below <= r && r < below + inside && inside <= cap
+    })
+}
+
+/// Samples, brackets and the pass over the data. `None` when a rank fell outside its bracket
+/// or a region overflowed.
+fn window_pass<T: Element, K: RadixKey>(
+    dev: &CudaDevice,
+    x: &CudaSlice<T>,
+    spans: Spans<'_>,
+    plan: &Plan,
+    mode: u32,
+    with_indices: bool,
+) -> Result<Option<Window<K>>> {
+    let count = spans.count();
+    let Some((ds, bounds)) = brackets::<T, K>(dev, x, spans, plan, mode)? else {
+        return Ok(None);
+    };
     let total = plan.region[count] as usize;
     let region = upload(dev, &plan.region, "the spans' regions")?;
     let mut keys = dev.alloc::<K>(total.max(1), "the bracketed keys")?;
@@ -211,13 +237,8 @@ fn window_pass<T: Element, K: RadixKey>(
     )?;
 
     let counts_host = download(dev, &counts, 2 * count, "the bracket counts")?;
-    for s in 0..count {
-        let (below, inside) = (counts_host[2 * s], counts_host[2 * s + 1]);
-        let cap = plan.region[s + 1] - plan.region[s];
-        let r = plan.ranks[s];
-        if below > r || r >= below + inside || inside > cap {
-            return Ok(None);
-        }
+    if !bracketed(plan, &counts_host) {
+        return Ok(None);
     }
     Ok(Some(Window {
         keys,
@@ -423,10 +444,10 @@ fn top_k_in_window<T: Element>(
 }
 
 /// Top-k of one span from its bracket's pairs, the bracket open below: the copied (key, index)
-/// pairs (at most [`PAIRS_LIMIT`]) hold the span's k first; packed, put in index order, and
-/// their k first taken as a top-k of their own (ties to the lower index, as everywhere), then
-/// mapped back to the span's indices and values. One pass over the data; `None` for several
-/// spans, a bracket too wide, or a failed check.
+/// pairs (at most [`PAIRS_LIMIT`]) hold the span's k first, in index order
+/// ([`ordered_pairs`]); their k first are taken as a top-k of their own (ties to the lower
+/// index, as everywhere) and mapped back to the span's indices and values. One pass over the
+/// data; `None` for several spans, a bracket too wide, or a failed check.
 pub(super) fn top_k_from_pairs<T: Element>(
     dev: &CudaDevice,
     x: &CudaSlice<T>,
@@ -445,27 +466,77 @@ pub(super) fn top_k_from_pairs<T: Element>(
     if plan.largest_region() > PAIRS_LIMIT {
         return Ok(None);
     }
-    let Some(window) = window_pass::<T, u32>(dev, x, spans, &plan, mode, true)? else {
+    let Some((ds, pairs)) = ordered_pairs::<T>(dev, x, spans, &plan, mode)? else {
         return Ok(None);
     };
-    let Some(indices) = window.indices.as_ref() else {
-        return Ok(None);
-    };
-    let mut keys = gather(dev, &window, 1)?;
-    let mut order = gather_from(dev, indices, &window, 1)?.keys;
-    sort_keys::<u32>(dev, &mut order, Some(&mut keys.keys))?;
-    let cand = Candidates {
-        keys: keys.keys,
-        indices: order,
-        starts: keys.starts,
-    };
-    let ds = DeviceSpans::new(dev, spans)?;
-    let (values, indices) = top_k_of_candidates(dev, x, &ds, &cand, k, sorted)?;
+    let (values, indices) = top_k_of_candidates(dev, x, &ds, &pairs.candidates, k, sorted)?;
     Ok(Some(DeviceTopK {
         values,
         indices,
-        nans: window.nans,
+        nans: pairs.nans,
     }))
+}
+
+/// One span's bracketed (key, offset) pairs in index order, and its NaN count.
+struct OrderedPairs {
+    candidates: Candidates<u32>,
+    nans: CudaSlice<u64>,
+}
+
+/// The sample, the bracket and one pass over one span with 32-bit keys that copies the
+/// bracketed pairs in index order (`bt_window_ordered`: each tile's pairs placed by a running
+/// count of the tiles before it, so that no sort follows). `None` when the rank fell outside
+/// the bracket or the region overflowed.
+fn ordered_pairs<T: Element>(
+    dev: &CudaDevice,
+    x: &CudaSlice<T>,
+    spans: Spans<'_>,
+    plan: &Plan,
+    mode: u32,
+) -> Result<Option<(DeviceSpans, OrderedPairs)>> {
+    let Some((ds, bounds)) = brackets::<T, u32>(dev, x, spans, plan, mode)? else {
+        return Ok(None);
+    };
+    let cap = plan.region[1] as usize;
+    let tile_len = ORDER_TILE_BYTES / std::mem::size_of::<T>();
+    let tiles = spans.len_of(0).div_ceil(tile_len);
+    let mut keys = dev.alloc::<u32>(cap.max(1), "the bracketed keys")?;
+    let mut offsets = dev.alloc::<u32>(cap.max(1), "the bracketed indices")?;
+    let mut counts = dev.alloc_zeros::<u64>(2, "the bracket counts")?;
+    let mut nans = dev.alloc_zeros::<u64>(1, "the NaN count")?;
+    let mut status = dev.alloc_zeros::<u64>(tiles.max(1), "the tiles' status words")?;
+    let mut ticket = dev.alloc_zeros::<u32>(1, "the tiles' ticket")?;
+    bt_window_ordered::<T, u32>(
+        dev,
+        config(grid_blocks(dev, tiles * THREADS as usize), THREADS),
+        &ds.of(x),
+        mode,
+        &bounds,
+        cap as u64,
+        &mut counts,
+        &mut nans,
+        &mut keys,
+        &mut offsets,
+        &mut status,
+        &mut ticket,
+        tiles as u64,
+    )?;
+    let counts_host = download(dev, &counts, 2, "the bracket counts")?;
+    if !bracketed(plan, &counts_host) {
+        return Ok(None);
+    }
+    let inside = counts_host[1] as usize;
+    Ok(Some((
+        ds,
+        OrderedPairs {
+            candidates: Candidates {
+                keys,
+                indices: offsets,
+                starts: vec![0, inside],
+            },
+            nans,
+        },
+    )))
 }
 
 /// Top-k through the k-th key: selected among the bracketed keys, then each span's keys below

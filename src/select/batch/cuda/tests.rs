@@ -553,6 +553,36 @@ fn one_long_span_finishes_from_its_pairs() {
     }
 }
 
+/// The pairs come in index order whatever the order of the data: sorted spans (every copied
+/// pair in the first or the last tiles) and a span that starts off a vector's alignment.
+#[test]
+fn pairs_keep_index_order_on_sorted_and_unaligned_spans() {
+    let Some(dev) = gpu() else { return };
+    let cols = 300_007;
+    let ascending: Vec<f32> = (0..cols).map(|i| i as f32).collect();
+    let descending: Vec<f32> = ascending.iter().rev().copied().collect();
+    let one = Spans::Rows {
+        rows: 1,
+        cols,
+        stride: cols,
+    };
+    for data in [&ascending, &descending] {
+        for k in [3000, 40_000] {
+            check_sampled_top_k(&dev, data, one, k);
+        }
+    }
+    let mut shifted = vec![0.0f32; 3];
+    shifted.extend(spread(cols, 5, true, |v| v as f32));
+    let bounds = [3, 3 + cols];
+    let span = Spans::Offsets(&bounds);
+    let buf = DeviceBuffer::from_host_on(&dev, &shifted).unwrap();
+    for k in [2049, 20_000] {
+        let pairs = sampled::top_k_from_pairs(&dev, buf.as_slice(), span, k, 0, true).unwrap();
+        assert!(pairs.is_some(), "k {k}: the pairs declined");
+        check_sampled_top_k(&dev, &shifted, span, k);
+    }
+}
+
 #[test]
 fn sampled_path_on_sorted_rows_and_declines_repeats() {
     let Some(dev) = gpu() else { return };
