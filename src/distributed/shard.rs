@@ -7,12 +7,10 @@
 //! their keys, and the reduction reads the copy instead of the data when it holds every active
 //! bucket. The passes over host memory run on the thread pool.
 
-use rayon::prelude::*;
-
 use crate::element::{Element, RadixKey};
 use crate::error::Result;
 use crate::random::SplitMix64;
-use crate::select::host::{chunk_len, map_chunks, use_parallel, zip_chunks};
+use crate::select::host::{map_chunks, zip_chunks};
 
 use super::plan::BucketPlan;
 
@@ -403,20 +401,16 @@ pub(crate) fn keys_to_bytes<K: RadixKey>(keys: &[K]) -> Vec<u8> {
 /// The inverse of [`keys_to_bytes`] (a trailing partial key is dropped; many keys in parallel).
 pub(crate) fn bytes_to_keys<K: RadixKey>(bytes: &[u8]) -> Vec<K> {
     let width = (K::BITS / 8) as usize;
-    let unpack = |c: &[u8]| {
-        let mut w = [0u8; 8];
-        w[..width].copy_from_slice(c);
-        K::from_u64(u64::from_le_bytes(w))
-    };
-    let keys = bytes.len() / width;
-    if !use_parallel(true, keys) {
-        return bytes.chunks_exact(width).map(unpack).collect();
-    }
-    bytes
-        .par_chunks_exact(width)
-        .with_min_len(chunk_len(keys))
-        .map(unpack)
-        .collect()
+    let count = bytes.len() / width;
+    let mut keys = vec![K::default(); count];
+    zip_chunks(&mut keys, 1, &bytes[..count * width], width, |k, b| {
+        for (k, c) in k.iter_mut().zip(b.chunks_exact(width)) {
+            let mut w = [0u8; 8];
+            w[..width].copy_from_slice(c);
+            *k = K::from_u64(u64::from_le_bytes(w));
+        }
+    });
+    keys
 }
 
 #[cfg(test)]

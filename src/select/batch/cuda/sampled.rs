@@ -267,17 +267,8 @@ fn block_per_span(count: usize, shared: usize) -> LaunchConfig {
     }
 }
 
+/// The window's copied keys packed span after span.
 fn gather<K: RadixKey>(dev: &CudaDevice, window: &Window<K>, count: usize) -> Result<Packed<K>> {
-    gather_from(dev, &window.keys, window, count)
-}
-
-/// [`gather`] of `words` laid out as the window's keys (its keys, or its indices).
-fn gather_from<K: RadixKey, E: RadixKey>(
-    dev: &CudaDevice,
-    words: &CudaSlice<E>,
-    window: &Window<K>,
-    count: usize,
-) -> Result<Packed<E>> {
     let mut starts = Vec::with_capacity(count + 1);
     starts.push(0usize);
     for s in 0..count {
@@ -286,11 +277,11 @@ fn gather_from<K: RadixKey, E: RadixKey>(
     let total = starts[count];
     let offsets: Vec<u64> = starts.iter().map(|&v| v as u64).collect();
     let first = upload(dev, &offsets, "the packed starts")?;
-    let mut keys = dev.alloc::<E>(total.max(1), "the packed keys")?;
+    let mut keys = dev.alloc::<K>(total.max(1), "the packed keys")?;
     bt_gather_window(
         dev,
         config(grid_blocks(dev, total), THREADS),
-        words,
+        &window.keys,
         &window.region,
         &first,
         count as u64,
