@@ -18,8 +18,9 @@
 //! min(500 p, 3000)` random starts, or every `p`-subset when there are fewer than 5000, as
 //! `lqs`). Each time is one whole fit (starts, refinement, reweighting), wall clock, on all
 //! threads. Reported: the median time and the objective, the `h`-th smallest absolute
-//! residual of the raw fit, and the median time of each stage (the starts, the refinement, the
-//! rest: reweighting), from the fit's progress reports.
+//! residual of the raw fit, and the median time of each stage (to the end of the starts, the
+//! refinement, the rest: reweighting), and of each part between the fit's progress reports
+//! (`breakdown_seconds`), from the fit's progress reports.
 //!
 //! **The simulated set** (`simulated-38x10`): 38 rows of 10 predictors `x_ij ~ N(0, 1)` and
 //! `y = 1 + sum_j x_ij + e_i`, `e_i ~ N(0, 1)`, with rows `i % 5 == 0` raised by 20: a
@@ -170,6 +171,7 @@ fn main() {
             let lms = Lms::new().coverage(coverage);
             let mut times = Vec::with_capacity(opts.reps);
             let mut stage_times = Vec::with_capacity(opts.reps);
+            let mut breakdowns = Vec::with_capacity(opts.reps);
             let mut last = None;
             for _ in 0..opts.reps {
                 let clock = StageClock::start();
@@ -180,6 +182,7 @@ fn main() {
                 let (total, stage_seconds) = clock.stop();
                 times.push(total);
                 stage_times.push(stage_seconds);
+                breakdowns.push(clock.breakdown());
                 last = Some(fit);
             }
             let fit = match last.expect("at least one rep") {
@@ -213,6 +216,7 @@ fn main() {
                 "coverage": label,
                 "median_ms": ms,
                 "stage_ms": stage_ms,
+                "breakdown_seconds": stages::breakdown_medians(&breakdowns),
                 "objective": fit.objective,
                 "starts": fit.starts,
                 "exhaustive": fit.exhaustive,

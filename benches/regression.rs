@@ -29,8 +29,10 @@
 //! clock, from host slices. Reported: the median time, the objective (the sum of the `h`
 //! smallest squared residuals of the raw fit), `h`, the largest error of the reweighted
 //! coefficients against `b`, how many of the planted outliers the fit flags, and the median
-//! time of each stage (the starts, the refinement, the rest: reweighting), from the fit's
-//! progress reports. With
+//! time of each stage (to the end of the starts, the refinement, the rest: reweighting), and
+//! of each part between the fit's progress reports (`breakdown_seconds`: the setup's checks and
+//! standardization, its copy to the device, the starts, each round of the refinement's race,
+//! the polish, the reweighting's three parts). With
 //! `--method lms`: `Lms::new().seed(fit_seed).device(device)` (its default coverage
 //! `floor(n / 2) + floor((p + 1) / 2)`), the objective its `h`-th smallest absolute residual.
 //!
@@ -227,6 +229,8 @@ struct Row {
     /// Per run: seconds to the end of the starts, of the refinement, and of the rest (the
     /// reweighting), from the fit's progress reports.
     stages: Vec<[f64; 3]>,
+    /// Per run: [`StageClock::breakdown`].
+    breakdowns: Vec<Vec<(String, f64)>>,
     objective: f64,
     raw_scale: f64,
     scale: f64,
@@ -253,6 +257,7 @@ fn run_size(opts: &Options, device: &Device, n: usize) -> Result<Row, String> {
     }
     let mut times = Vec::with_capacity(opts.reps);
     let mut stages = Vec::with_capacity(opts.reps);
+    let mut breakdowns = Vec::with_capacity(opts.reps);
     let mut last = None;
     for _ in 0..opts.reps {
         let clock = StageClock::start();
@@ -269,6 +274,7 @@ fn run_size(opts: &Options, device: &Device, n: usize) -> Result<Row, String> {
         .map_err(|e| e.to_string())?;
         let (total, stage_seconds) = clock.stop();
         stages.push(stage_seconds);
+        breakdowns.push(clock.breakdown());
         times.push(total);
         last = Some(fit);
     }
@@ -285,6 +291,7 @@ fn run_size(opts: &Options, device: &Device, n: usize) -> Result<Row, String> {
         h: fit.h,
         times,
         stages,
+        breakdowns,
         objective: fit.objective,
         raw_scale: fit.raw_scale,
         scale: fit.scale,
@@ -325,6 +332,9 @@ fn main() {
                     "{:>10} stages: starts {s:.3} s, refinement {r:.3} s, rest {w:.3} s",
                     ""
                 );
+                for (part, seconds) in stages::breakdown_medians(&row.breakdowns) {
+                    println!("{:>10}   {part:<24} {seconds:.4} s", "");
+                }
                 rows.push(row);
             }
             Err(e) => {
@@ -353,6 +363,7 @@ fn main() {
                 serde_json::json!({
                     "n": r.n, "p": P + 1, "h": r.h, "seconds": median(r.times.clone()),
                     "times": r.times, "stage_seconds": stages::medians(&r.stages),
+                    "breakdown_seconds": stages::breakdown_medians(&r.breakdowns),
                     "objective": r.objective, "raw_scale": r.raw_scale,
                     "scale": r.scale, "starts": r.starts, "flagged": r.flagged,
                     "planted_outliers": (0..r.n).filter(|&i| planted(i)).count(),

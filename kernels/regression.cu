@@ -153,6 +153,155 @@ rg_gram_f64(const double* __restrict__ x, const double* __restrict__ y, u64 n, u
     }
 }
 
+// The most coefficients of rg_gram_warp_f64, and the Gram entries each lane of it holds: the
+// p (p + 3) / 2 entries of p = 13 fit 32 lanes of 4 (src/regression/gpu/kernels.rs:
+// WARP_GRAM_MAX_P).
+#define RG_WARP_MAX_P 13
+#define RG_WARP_SLOTS 4
+
+// rg_gram_f64 for p <= RG_WARP_MAX_P, with the same arguments and output, each warp on its own
+// tiles of 32 rows with no block-wide barrier until the end. The block's chunk is split into
+// tiles of 32 rows, tile t taken by warp t % warps. A warp stages its tile's rows in its part of
+// the dynamic shared memory (32 rows of p + 1 doubles: x_i, then r_i), one lane a row computes
+// r_i and whether the row is kept (a ballot), then lane l adds x_a x_b (b = p: x_a r_i) of every
+// kept row for its entries e = l + 32 q (the upper triangle row by row, then X'r: the entry
+// order of rg_gram_f64). Dynamic shared memory: max(32 (p + 1), 32 RG_WARP_SLOTS + 3) doubles
+// a warp. Every sum runs in a fixed order.
+extern "C" __global__ void __launch_bounds__(RG_THREADS, 3)
+rg_gram_warp_f64(const double* __restrict__ x, const double* __restrict__ y, u64 n, u32 p,
+                 const double* __restrict__ s, const unsigned char* __restrict__ mask,
+                 const double* __restrict__ coef, const double* __restrict__ thresholds,
+                 const u64* __restrict__ cuts, u64 row0, u64 chunk, double* __restrict__ partial) {
+    extern __shared__ double rg_warp_smem[];
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    const u32 stride = p + 1;
+    const u32 per_warp = 32 * stride > 32 * RG_WARP_SLOTS + 3 ? 32 * stride : 32 * RG_WARP_SLOTS + 3;
+    double* tile = rg_warp_smem + (u64)warp * per_warp;
+    const u64 j = row0 + blockIdx.y;
+    const u32 tri = p * (p + 1) / 2;
+    const u32 gram = tri + p;
+    const u32 entries = gram + 3;
+
+    // This lane's entries (a, b) in the staged rows; entries past the last read (0, 0).
+    u32 ea[RG_WARP_SLOTS], eb[RG_WARP_SLOTS];
+    double acc[RG_WARP_SLOTS];
+#pragma unroll
+    for (int q = 0; q < RG_WARP_SLOTS; ++q) {
+        u32 e = lane + 32 * q, a = 0;
+        acc[q] = 0.0;
+        if (e < tri) {
+            while (e >= p - a) {
+                e -= p - a;
+                ++a;
+            }
+            ea[q] = a;
+            eb[q] = a + e;
+        } else if (e < gram) {
+            ea[q] = e - tri;
+            eb[q] = p;
+        } else {
+            ea[q] = 0;
+            eb[q] = 0;
+        }
+    }
+    __shared__ double b[RG_WARP_MAX_P];
+    if (threadIdx.x < RG_WARP_MAX_P) b[threadIdx.x] = threadIdx.x < p ? coef[j * p + threadIdx.x] : 0.0;
+    __syncthreads();
+    const double t = mask ? 0.0 : thresholds[j];
+    const u64 cut = mask ? 0 : cuts[j];
+    double below = 0.0, equal = 0.0, sum_below = 0.0;
+    // The tile loads: element e = lane + 32 i of a tile is row e / p, column e % p.
+    const u32 row_step = 32 / p, col_step = 32 % p;
+
+    const u64 begin = (u64)blockIdx.x * chunk;
+    const u64 end = begin + chunk < n ? begin + chunk : n;
+    for (u64 start = begin + 32 * (u64)warp; start < end; start += 32 * (u64)warps) {
+        const u32 m = (u32)(end - start < 32 ? end - start : 32);
+        // Every load of the tile is issued before the first is stored: enough bytes in flight
+        // to stream the rows.
+        const u64 i = start + lane;
+        const double yi = lane < m ? y[i] : 0.0;
+        const double si = lane < m && !mask ? s[j * n + i] : 0.0;
+        const double* src = x + start * p;
+        const u32 count = m * p;
+        double staged[RG_WARP_MAX_P];
+#pragma unroll
+        for (u32 q = 0; q < RG_WARP_MAX_P; ++q) {
+            const u32 e = lane + 32 * q;
+            staged[q] = e < count ? src[e] : 0.0;
+        }
+        __syncwarp();  // the previous tile is consumed
+        u32 r = lane / p, c = lane % p;
+#pragma unroll
+        for (u32 q = 0; q < RG_WARP_MAX_P; ++q) {
+            if (lane + 32 * q < count) tile[r * stride + c] = staged[q];
+            r += row_step;
+            c += col_step;
+            if (c >= p) {
+                c -= p;
+                ++r;
+            }
+        }
+        __syncwarp();
+        bool kept = false;
+        if (lane < m) {
+            if (mask) {
+                kept = mask[i] != 0;
+            } else {
+                const double v = si;
+                if (v < t) {
+                    below += 1.0;
+                    sum_below += v;
+                    kept = true;
+                } else if (v == t) {
+                    equal += 1.0;
+                    kept = i < cut;
+                }
+            }
+            double res = yi;
+            const double* row = tile + lane * stride;
+#pragma unroll
+            for (u32 a = 0; a < RG_WARP_MAX_P; ++a)
+                if (a < p) res -= row[a] * b[a];
+            tile[lane * stride + p] = res;
+        }
+        u32 keep = __ballot_sync(0xffffffffu, kept);
+        __syncwarp();
+        while (keep) {
+            const u32 k = __ffs(keep) - 1;
+            keep &= keep - 1;
+            const double* row = tile + k * stride;
+#pragma unroll
+            for (int q = 0; q < RG_WARP_SLOTS; ++q) acc[q] += row[ea[q]] * row[eb[q]];
+        }
+    }
+
+    // Each warp's entries and counts (the counts added lane by lane, in a fixed tree), then the
+    // warps' added warp by warp.
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        below += __shfl_xor_sync(0xffffffffu, below, o);
+        equal += __shfl_xor_sync(0xffffffffu, equal, o);
+        sum_below += __shfl_xor_sync(0xffffffffu, sum_below, o);
+    }
+    __syncwarp();
+#pragma unroll
+    for (int q = 0; q < RG_WARP_SLOTS; ++q) tile[lane + 32 * q] = acc[q];
+    if (lane == 0) {
+        tile[32 * RG_WARP_SLOTS] = below;
+        tile[32 * RG_WARP_SLOTS + 1] = equal;
+        tile[32 * RG_WARP_SLOTS + 2] = sum_below;
+    }
+    __syncthreads();
+    double* out = partial + ((u64)blockIdx.y * gridDim.x + blockIdx.x) * entries;
+    for (u32 e = threadIdx.x; e < entries; e += blockDim.x) {
+        const u32 at = e < gram ? e : 32 * RG_WARP_SLOTS + (e - gram);
+        double total = 0.0;
+        for (u32 w = 0; w < warps; ++w) total += rg_warp_smem[(u64)w * per_warp + at];
+        out[e] = total;
+    }
+}
+
 // out[j * entries + e] = the sum over b < blocks of partial[(j * blocks + b) * entries + e], in
 // the order of b; one block a row j.
 extern "C" __global__ void rg_reduce_f64(const double* __restrict__ partial, u64 blocks, u32 entries,

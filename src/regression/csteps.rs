@@ -84,6 +84,60 @@ pub(crate) fn hth_smallest(selector: &Selector, values: &[f64], h: usize) -> Opt
     selector.select(values, h - 1).ok()
 }
 
+/// The rows of the `h` smallest `values` (ties in index order), increasing, and the sum of
+/// those values (in index order). The `h`-th smallest is found by `selector`, the rows chunk
+/// by chunk in parallel (each chunk told how many of its ties to take), the sum runs over them
+/// in order.
+pub(crate) fn h_smallest(selector: &Selector, values: &[f64], h: usize) -> (Vec<usize>, f64) {
+    let Some(t) = hth_smallest(selector, values, h) else {
+        return ((0..h).collect(), f64::NAN);
+    };
+    let counts: Vec<(usize, usize)> = values
+        .par_chunks(CHUNK)
+        .map(|c| {
+            c.iter().fold((0, 0), |(below, at), &v| {
+                (below + usize::from(v < t), at + usize::from(v == t))
+            })
+        })
+        .collect();
+    let below: usize = counts.iter().map(|c| c.0).sum();
+    let mut ties = h - below;
+    let quotas: Vec<usize> = counts
+        .iter()
+        .map(|&(_, at)| {
+            let take = at.min(ties);
+            ties -= take;
+            take
+        })
+        .collect();
+    let parts: Vec<Vec<usize>> = values
+        .par_chunks(CHUNK)
+        .zip(quotas.par_iter())
+        .enumerate()
+        .map(|(c, (chunk, &quota))| {
+            let mut ties = quota;
+            let mut rows = Vec::new();
+            for (i, &v) in chunk.iter().enumerate() {
+                if v < t || (v == t && ties > 0) {
+                    if v == t {
+                        ties -= 1;
+                    }
+                    rows.push(c * CHUNK + i);
+                }
+            }
+            rows
+        })
+        .collect();
+    let rows = parts.concat();
+    let sum = rows.iter().fold(0.0, |s, &i| s + values[i]);
+    (rows, sum)
+}
+
+/// The squares of `r`.
+pub(crate) fn squares(r: &[f64]) -> Vec<f64> {
+    r.par_iter().map(|v| v * v).collect()
+}
+
 /// The trim of the squared residuals `r2` at `h`.
 pub(crate) fn trim(work: &Work, h: usize) -> Option<Trim> {
     let r2 = &work.r2;

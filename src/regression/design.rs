@@ -118,7 +118,8 @@ impl Design {
         if n <= p {
             return Err(RegressionError::TooFewRows { n, p, intercept }.into());
         }
-        if let Some(pos) = first_non_finite(x) {
+        let stats = column_stats(x, k);
+        if let Some(pos) = stats.first_non_finite {
             return Err(RegressionError::NonFinite {
                 row: pos / k,
                 column: Some(pos % k),
@@ -135,22 +136,20 @@ impl Design {
             .into());
         }
 
-        // Column centers and scales, each sum in row order (as a column-by-column loop would
-        // add them) but in passes over whole rows.
-        let constant = constant_columns(x, k);
-        let mut center = vec![0.0; k];
-        let mut scale = vec![0.0; k];
-        if intercept {
-            let sums = column_sums(x, k, |_, v| v);
-            center = sums.iter().map(|s| s / n as f64).collect();
-            let squares = column_sums(x, k, |j, v| (v - center[j]) * (v - center[j]));
-            scale = squares.iter().map(|s| (s / n as f64).sqrt()).collect();
-        } else if k > 0 {
-            let squares = column_sums(x, k, |_, v| v * v);
-            scale = squares.iter().map(|s| (s / n as f64).sqrt()).collect();
-        }
+        // Column centers and scales: with an intercept the mean and the root mean square
+        // deviation, without one the root mean square.
+        let nf = n as f64;
+        let (center, scale): (Vec<f64>, Vec<f64>) = if intercept {
+            let scale = stats.m2.iter().map(|m2| (m2 / nf).sqrt()).collect();
+            (stats.mean, scale)
+        } else {
+            let scale = (stats.m2.iter().zip(&stats.mean))
+                .map(|(m2, mean)| ((m2 + nf * mean * mean) / nf).sqrt())
+                .collect();
+            (vec![0.0; k], scale)
+        };
         for j in 0..k {
-            if constant[j] {
+            if stats.constant[j] {
                 return Err(RegressionError::ConstantColumn {
                     column: j,
                     value: x[j],
@@ -263,38 +262,97 @@ impl Design {
     }
 }
 
-/// Per column of `x` (`n x k` row-major), whether every value equals the first.
-fn constant_columns(x: &[f64], k: usize) -> Vec<bool> {
-    if k == 0 {
-        return Vec::new();
-    }
-    let first = &x[..k];
-    let part = |rows: &[f64]| {
-        let mut constant = vec![true; k];
-        for row in rows.chunks_exact(k) {
-            for ((c, v), f) in constant.iter_mut().zip(row).zip(first) {
-                *c &= v == f;
-            }
-        }
-        constant
-    };
-    x.par_chunks(k * CHUNK).map(part).reduce(
-        || vec![true; k],
-        |a, b| a.iter().zip(&b).map(|(a, b)| *a && *b).collect(),
-    )
+/// What one pass over the columns of `x` (`n x k` row-major) finds: the position of the first
+/// non-finite value, and per column whether every value equals the first row's, the mean and
+/// the sum of squared deviations from it.
+struct ColumnStats {
+    first_non_finite: Option<usize>,
+    constant: Vec<bool>,
+    mean: Vec<f64>,
+    m2: Vec<f64>,
+    rows: usize,
 }
 
-/// Per column `j` of `x` (`n x k` row-major), the sum of `f(j, value)` in row order.
-fn column_sums(x: &[f64], k: usize, f: impl Fn(usize, f64) -> f64) -> Vec<f64> {
-    let mut sums = vec![0.0; k];
-    if k > 0 {
-        for row in x.chunks_exact(k) {
-            for (j, (s, &v)) in sums.iter_mut().zip(row).enumerate() {
-                *s += f(j, v);
+impl ColumnStats {
+    /// The statistics of `rows` (whole rows of `x`, from row `start`), two passes over them
+    /// while they are in cache; `first` is `x`'s first row.
+    fn of_chunk(rows: &[f64], k: usize, start: usize, first: &[f64]) -> ColumnStats {
+        let count = rows.len() / k;
+        let first_non_finite = rows
+            .iter()
+            .position(|v| !v.is_finite())
+            .map(|i| start * k + i);
+        let mut constant = vec![true; k];
+        let mut sum = vec![0.0; k];
+        for row in rows.chunks_exact(k) {
+            for (j, &v) in row.iter().enumerate() {
+                constant[j] &= v == first[j];
+                sum[j] += v;
             }
         }
+        let mean: Vec<f64> = sum.iter().map(|s| s / count as f64).collect();
+        let mut m2 = vec![0.0; k];
+        for row in rows.chunks_exact(k) {
+            for (j, &v) in row.iter().enumerate() {
+                m2[j] += (v - mean[j]) * (v - mean[j]);
+            }
+        }
+        ColumnStats {
+            first_non_finite,
+            constant,
+            mean,
+            m2,
+            rows: count,
+        }
     }
-    sums
+
+    /// The statistics of two consecutive parts of the rows (Chan, Golub and LeVeque's update
+    /// of the deviations).
+    fn merge(self, b: ColumnStats) -> ColumnStats {
+        if self.rows == 0 {
+            return b;
+        }
+        let rows = self.rows + b.rows;
+        let (na, nb, n) = (self.rows as f64, b.rows as f64, rows as f64);
+        let mean = (self.mean.iter().zip(&b.mean))
+            .map(|(ma, mb)| ma + (mb - ma) * nb / n)
+            .collect();
+        let m2 = (self.m2.iter().zip(&b.m2))
+            .zip(self.mean.iter().zip(&b.mean))
+            .map(|((sa, sb), (ma, mb))| sa + sb + (mb - ma) * (mb - ma) * na * nb / n)
+            .collect();
+        ColumnStats {
+            first_non_finite: self.first_non_finite.or(b.first_non_finite),
+            constant: (self.constant.iter().zip(&b.constant))
+                .map(|(a, b)| *a && *b)
+                .collect(),
+            mean,
+            m2,
+            rows,
+        }
+    }
+}
+
+/// [`ColumnStats`] of `x` (`n x k` row-major), chunk by chunk in parallel and merged in chunk
+/// order: the same bits whatever the number of threads.
+fn column_stats(x: &[f64], k: usize) -> ColumnStats {
+    let empty = ColumnStats {
+        first_non_finite: None,
+        constant: vec![true; k],
+        mean: vec![0.0; k],
+        m2: vec![0.0; k],
+        rows: 0,
+    };
+    if k == 0 {
+        return empty;
+    }
+    let first = &x[..k];
+    let parts: Vec<ColumnStats> = x
+        .par_chunks(k * CHUNK)
+        .enumerate()
+        .map(|(c, rows)| ColumnStats::of_chunk(rows, k, c * CHUNK, first))
+        .collect();
+    parts.into_iter().fold(empty, ColumnStats::merge)
 }
 
 /// The upper triangle of `X'X` (`p x p`) of rows `start..end`, summed in row order.

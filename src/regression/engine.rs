@@ -12,11 +12,12 @@ use rayon::prelude::*;
 
 use crate::error::Result;
 use crate::regression::csteps::{
-    gather, iterate, squared_residuals, subset_rows, trim, Candidate, Work,
+    gather, h_smallest, iterate, squared_residuals, squares, subset_rows, trim, Candidate, Work,
 };
 use crate::regression::design::{Design, Rows};
 use crate::regression::linalg::least_squares;
 use crate::regression::lms;
+use crate::Selector;
 
 /// The most C-steps of [`Engine::polish`] and of the final iterations.
 pub(crate) const MAX_STEPS: usize = 100;
@@ -40,6 +41,17 @@ pub(crate) trait Engine {
     /// The least-squares fit on the rows `idx` (increasing), or `None` when they do not
     /// determine one; `start` is a fit close to it (the GPU refines from it).
     fn fit_rows(&mut self, idx: &[usize], start: &[f64]) -> Result<Option<Vec<f64>>>;
+
+    /// The least-squares fit on the `h`-subset of `b` (the rows of its `h` smallest squared
+    /// residuals, ties in index order), or `None` when they do not determine one.
+    fn fit_subset(&mut self, h: usize, b: &[f64]) -> Result<Option<Vec<f64>>>;
+
+    /// The residuals `y - x b` of every row.
+    fn residuals(&mut self, b: &[f64]) -> Result<Vec<f64>>;
+
+    /// A selector of host values on the engine's device (a NaN is an error there, as on the
+    /// CPU): the order statistics of the residuals the fit returns.
+    fn selector(&self) -> Selector;
 
     /// LMS: each exact fit scored at coverage `h` (with the intercept adjusted when the model
     /// has one), or `None` when its objective is not a number.
@@ -90,9 +102,27 @@ impl Engine for CpuEngine<'_> {
         Ok(least_squares_on(self.design, idx))
     }
 
+    fn fit_subset(&mut self, h: usize, b: &[f64]) -> Result<Option<Vec<f64>>> {
+        Ok(fit_subset_on(self.design, h, b))
+    }
+
+    fn residuals(&mut self, b: &[f64]) -> Result<Vec<f64>> {
+        Ok(self.design.residuals(b))
+    }
+
+    fn selector(&self) -> Selector {
+        Selector::new()
+    }
+
     fn score_lms(&mut self, h: usize, fits: Vec<Vec<f64>>) -> Result<Vec<Option<Candidate>>> {
         Ok(lms::score_all(self.design, h, fits))
     }
+}
+
+/// [`Engine::fit_subset`] on the host: the subset gathered, least squares by QR.
+pub(crate) fn fit_subset_on(design: &Design, h: usize, b: &[f64]) -> Option<Vec<f64>> {
+    let (subset, _) = h_smallest(&Selector::new(), &squares(&design.residuals(b)), h);
+    least_squares_on(design, &subset)
 }
 
 /// The least-squares fit (standardized coordinates) on rows `idx`, by QR.

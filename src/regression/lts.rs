@@ -68,9 +68,13 @@ const STAGE_SPLIT: u64 = 2;
 
 /// Runs FAST-LTS (or the exact special cases) on `design`; the C-steps on all rows and the
 /// least squares of `h = n` run on `engine`.
+///
+/// `merged` is [`merged_rows`]`(n, s.seed)` when the caller has it (the fit draws it while the
+/// data are set up); it is drawn here otherwise.
 pub(crate) fn search(
     design: &Design,
     s: &Search,
+    merged: Option<Vec<usize>>,
     engine: &mut dyn Engine,
     progress: &Progress,
 ) -> Result<Found> {
@@ -105,7 +109,8 @@ pub(crate) fn search(
         let stage = progress.stage(FitStage::Starts, total);
         enumerate_starts(rows, h, total, &stage)
     } else if n >= 2 * GROUP_ROWS {
-        nested_starts(rows, s, progress)
+        let merged = merged.unwrap_or_else(|| merged_rows(n, s.seed).unwrap_or_default());
+        nested_starts(rows, s, &merged, progress)
     } else {
         let stage = progress.stage(FitStage::Starts, s.nsamp as u64);
         random_starts(rows, h, s.nsamp, 0, s.seed, &stage)
@@ -121,10 +126,10 @@ pub(crate) fn search(
     let candidates = kept.into_candidates();
     // The candidates converge, then (small n) each is refined by exchanges.
     let exchanges = n < EXCHANGE_MAX_N;
-    let units = candidates.len() as u64 * (1 + u64::from(exchanges));
+    // A unit for each candidate's convergence, one for each exchange, one for the polish.
+    let units = candidates.len() as u64 * (1 + u64::from(exchanges)) + 1;
     let stage = progress.stage(FitStage::Refinement, units);
-    let refined = converge(engine, n, h, candidates)?;
-    stage.advance(refined.len() as u64);
+    let refined = converge(engine, n, h, candidates, &stage)?;
     let refined: Vec<Candidate> = if exchanges {
         stage.map_each(
             refined,
@@ -139,6 +144,7 @@ pub(crate) fn search(
         .reduce(|a, b| if b.objective < a.objective { b } else { a })
         .ok_or_else(singular_design)?;
     let b = engine.polish(h, best)?;
+    stage.advance(1);
     Ok(Found {
         b,
         starts,
@@ -153,24 +159,29 @@ fn singular_design() -> Error {
 
 /// The candidates iterated to convergence on `engine` (module documentation, step 3): all of
 /// them below [`RACE_MIN_N`] rows; above, a race: [`RACE_STEPS`] C-steps for each, the better
-/// half goes on, until one is left to converge.
+/// half goes on, until one is left to converge. Each candidate is a unit of `stage` once it is
+/// dropped or has converged.
 fn converge(
     engine: &mut dyn Engine,
     n: usize,
     h: usize,
     candidates: Vec<Candidate>,
+    stage: &StageProgress<'_>,
 ) -> Result<Vec<Candidate>> {
-    if n < RACE_MIN_N {
-        return engine.step_all(h, candidates, MAX_STEPS);
-    }
     let mut pool = candidates;
-    while pool.len() > 1 {
-        pool = engine.step_all(h, pool, RACE_STEPS)?;
-        // A stable sort keeps the earlier candidate of equal objectives.
-        pool.sort_by(|a, b| a.objective.total_cmp(&b.objective));
-        pool.truncate(pool.len().div_ceil(2));
+    if n >= RACE_MIN_N {
+        while pool.len() > 1 {
+            pool = engine.step_all(h, pool, RACE_STEPS)?;
+            // A stable sort keeps the earlier candidate of equal objectives.
+            pool.sort_by(|a, b| a.objective.total_cmp(&b.objective));
+            let dropped = pool.len() / 2;
+            pool.truncate(pool.len() - dropped);
+            stage.advance(dropped as u64);
+        }
     }
-    engine.step_all(h, pool, MAX_STEPS)
+    let converged = engine.step_all(h, pool, MAX_STEPS)?;
+    stage.advance(converged.len() as u64);
+    Ok(converged)
 }
 
 /// The exact fit of a `p`-subset (rows `idx` of `rows`), or `None` when it is singular.
@@ -291,13 +302,27 @@ fn enumerate_starts(
     (best, total as usize, singular)
 }
 
-/// The nested subsampling of large `n` (module documentation, step 2).
-fn nested_starts(rows: Rows<'_>, s: &Search, progress: &Progress) -> (Best, usize, usize) {
+/// The rows of the merged set of the nested subsampling of `n` rows under `seed` (module
+/// documentation, step 2): the first `min(n, 1500)` of a random permutation of the rows (one
+/// stream of draws over all `n` rows); `None` below 600 rows, which have no subsampling.
+pub(crate) fn merged_rows(n: usize, seed: u64) -> Option<Vec<usize>> {
+    (n >= 2 * GROUP_ROWS).then(|| {
+        let mut split = Rng::stream(seed, STAGE_SPLIT, 0);
+        split.permutation_prefix(n, n.min(GROUPS * GROUP_ROWS))
+    })
+}
+
+/// The nested subsampling of large `n` (module documentation, step 2), on the merged set
+/// `perm` ([`merged_rows`]).
+fn nested_starts(
+    rows: Rows<'_>,
+    s: &Search,
+    perm: &[usize],
+    progress: &Progress,
+) -> (Best, usize, usize) {
     let n = rows.n;
     let groups = GROUPS.min(n / GROUP_ROWS);
-    let merged_len = n.min(GROUPS * GROUP_ROWS);
-    let mut split = Rng::stream(s.seed, STAGE_SPLIT, 0);
-    let perm = split.permutation_prefix(n, merged_len);
+    let merged_len = perm.len();
     let per_group = (s.nsamp / groups).max(1);
     let frac = s.h as f64 / n as f64;
     let sub_h = |len: usize| ((len as f64 * frac).floor() as usize).clamp(rows.p + 1, len);
@@ -324,7 +349,7 @@ fn nested_starts(rows: Rows<'_>, s: &Search, progress: &Progress) -> (Best, usiz
         group_best.push(best);
     }
 
-    let merged = Sample::gather(rows, &perm);
+    let merged = Sample::gather(rows, perm);
     let pool = merged.rows();
     let hm = sub_h(pool.n);
     let candidates: Vec<(Candidate, u64)> = group_best
@@ -408,6 +433,7 @@ mod tests {
                 seed: 1,
                 exhaustive_limit: 0,
             },
+            None,
             &mut CpuEngine::new(&d),
             &Progress::default(),
         )

@@ -6,7 +6,7 @@ use crate::regression::design::Design;
 use crate::regression::engine::{CpuEngine, Engine};
 use crate::regression::error::RegressionError;
 use crate::regression::fit::{Method, RegressionFit};
-use crate::regression::progress::{FitProgress, Progress};
+use crate::regression::progress::{FitProgress, FitStage, Progress, StageProgress};
 use crate::regression::subsets::{Search, Starts};
 use crate::regression::{gpu, lms, lts, reweight};
 use crate::select::{Matrix, Values};
@@ -100,17 +100,37 @@ impl Shared {
 
     /// Runs `fit` on the engine of the device: the GPU's on a CUDA device (unless the model is
     /// beyond its kernels, [`gpu::GpuEngine::supports`]), the CPU's otherwise.
+    /// The engine's setup is the second unit of `setup`.
     fn with_engine<R>(
         &self,
         design: &Design,
+        setup: &StageProgress<'_>,
         fit: impl FnOnce(&mut dyn Engine) -> Result<R>,
     ) -> Result<R> {
         match &self.device {
             Device::Cuda(dev) if gpu::GpuEngine::supports(design) => {
-                fit(&mut gpu::GpuEngine::new(dev, design)?)
+                let mut engine = gpu::GpuEngine::new(dev, design)?;
+                setup.advance(1);
+                fit(&mut engine)
             }
-            _ => fit(&mut CpuEngine::new(design)),
+            _ => {
+                setup.advance(1);
+                fit(&mut CpuEngine::new(design))
+            }
         }
+    }
+
+    /// Starts the [`FitStage::Setup`] stage and checks and standardizes the data: its first
+    /// unit ([`design_of`]).
+    fn setup<'x, 'y>(
+        &self,
+        x: Matrix<'x, f64>,
+        y: Values<'y, f64>,
+    ) -> Result<(StageProgress<'_>, Design, usize, usize)> {
+        let stage = self.progress.stage(FitStage::Setup, 2);
+        let (design, n, k) = design_of(x, y, self.intercept)?;
+        stage.advance(1);
+        Ok((stage, design, n, k))
     }
 }
 
@@ -195,8 +215,9 @@ macro_rules! shared_setters {
         }
 
         #[doc = concat!(
-            "Reports the fit's progress to `callback` as it runs: each stage (the starts, ",
-            "then the refinement of the best) with the work done out of its total, at most ",
+            "Reports the fit's progress to `callback` as it runs: each stage (the setup, ",
+            "the starts, the refinement of the best, the reweighting; [`FitStage`]) with the ",
+            "work done out of its total, at most ",
             "about a thousand times a stage, from the fit's threads. The results do not ",
             "depend on it.\n\n",
             "```\n",
@@ -435,7 +456,15 @@ impl Lts {
         x: impl Into<Matrix<'x, f64>>,
         y: impl Into<Values<'y, f64>>,
     ) -> Result<RegressionFit> {
-        let (design, n, k) = design_of(x.into(), y.into(), self.shared.intercept)?;
+        let (x, y) = (x.into(), y.into());
+        // The merged set of the nested subsampling is drawn (one thread, a draw a row) while
+        // the data are set up.
+        let rows = x.rows();
+        let (prepared, merged) = rayon::join(
+            || self.shared.setup(x, y),
+            || lts::merged_rows(rows, self.shared.seed),
+        );
+        let (setup, design, n, k) = prepared?;
         let (h, alpha) = self.coverage_for(n, k)?;
         planned_starts(self.nsamp, n, design.p, self.shared.exhaustive_limit)?;
         let search = Search {
@@ -444,9 +473,10 @@ impl Lts {
             seed: self.shared.seed,
             exhaustive_limit: self.shared.exhaustive_limit,
         };
-        self.shared.with_engine(&design, |engine| {
-            let found = lts::search(&design, &search, engine, &self.shared.progress)?;
-            reweight::lts(&design, found, h, alpha, engine)
+        let progress = &self.shared.progress;
+        self.shared.with_engine(&design, &setup, |engine| {
+            let found = lts::search(&design, &search, merged, engine, progress)?;
+            reweight::lts(&design, found, h, alpha, engine, progress)
         })
     }
 }
@@ -683,7 +713,7 @@ impl Lms {
         x: impl Into<Matrix<'x, f64>>,
         y: impl Into<Values<'y, f64>>,
     ) -> Result<RegressionFit> {
-        let (design, n, k) = design_of(x.into(), y.into(), self.shared.intercept)?;
+        let (setup, design, n, k) = self.shared.setup(x.into(), y.into())?;
         let h = self.coverage_for(n, k)?;
         let nsamp = self.nsamp.unwrap_or((500 * design.p).min(3000));
         let starts = planned_starts(nsamp, n, design.p, self.shared.exhaustive_limit)?;
@@ -696,9 +726,10 @@ impl Lms {
             seed: self.shared.seed,
             exhaustive_limit: self.shared.exhaustive_limit,
         };
-        self.shared.with_engine(&design, |engine| {
-            let found = lms::search(&design, &search, engine, &self.shared.progress)?;
-            reweight::lms(&design, found, h, engine)
+        let progress = &self.shared.progress;
+        self.shared.with_engine(&design, &setup, |engine| {
+            let found = lms::search(&design, &search, engine, progress)?;
+            reweight::lms(&design, found, h, engine, progress)
         })
     }
 }

@@ -1,8 +1,8 @@
 //! How far a fit has come: the callback of [`Lts::progress`](super::Lts::progress) and
 //! [`Lms::progress`](super::Lms::progress), and the counters the searches advance.
 //!
-//! A search reports each stage as it runs — the starts, then the refinement of the best of
-//! them — with the work done out of the stage's total. Reports come from the search's threads,
+//! A fit reports each stage as it runs — the setup of the data, the starts, the refinement of
+//! the best of them, the reweighting — with the work done out of the stage's total. Reports come from the search's threads,
 //! at most about a thousand a stage, and never change what the fit computes.
 
 use std::fmt;
@@ -20,23 +20,33 @@ use rayon::prelude::*;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum FitStage {
+    /// The data checked and standardized (the first of 2 units), then placed where the fit
+    /// runs: copied to the GPU on a CUDA device (the second).
+    Setup,
     /// The starting subsets, each fitted exactly and scored (LTS: with two C-steps).
     Starts,
-    /// The best starts refined (LTS: C-steps to convergence and exchanges; LMS: minimax fits
-    /// and drop moves).
+    /// The best starts refined (LTS: C-steps to convergence and exchanges, a unit for each
+    /// candidate as it is dropped or converges, then one for the polish of the best; LMS:
+    /// minimax fits and drop moves).
     Refinement,
+    /// From the raw coefficients to the fit: the raw fit, its scale and weights (the first of
+    /// 3 units), the reweighted least squares (the second), its residuals, scale and weights
+    /// (the third).
+    Reweighting,
 }
 
 impl FitStage {
-    /// `"starts"` or `"refinement"`.
+    /// `"setup"`, `"starts"`, `"refinement"` or `"reweighting"`.
     ///
     /// ```
     /// assert_eq!(kselect::regression::FitStage::Refinement.name(), "refinement");
     /// ```
     pub fn name(self) -> &'static str {
         match self {
+            FitStage::Setup => "setup",
             FitStage::Starts => "starts",
             FitStage::Refinement => "refinement",
+            FitStage::Reweighting => "reweighting",
         }
     }
 }

@@ -5,74 +5,21 @@
 use rayon::prelude::*;
 
 use crate::error::Result;
-use crate::regression::csteps::hth_smallest;
-use crate::regression::design::{Design, CHUNK};
+use crate::regression::csteps::{h_smallest, hth_smallest, squares};
+use crate::regression::design::Design;
 use crate::regression::engine::Engine;
 use crate::regression::fit::{Found, Method, RegressionFit};
 use crate::regression::normal::normal_quantile;
+use crate::regression::progress::{FitStage, Progress, StageProgress};
 use crate::regression::scale::{
     consistency, lts_cutoff, small_sample_raw, small_sample_reweighted, LMS_CUTOFF,
 };
 use crate::Selector;
 
-/// The rows of the `h` smallest `values` (ties in index order), increasing, and the sum of
-/// those values (in index order). The rows are found chunk by chunk in parallel (each chunk
-/// told how many of its ties to take), the sum runs over them in order.
-fn h_smallest(values: &[f64], h: usize) -> (Vec<usize>, f64) {
-    let selector = Selector::new();
-    let Some(t) = hth_smallest(&selector, values, h) else {
-        return ((0..h).collect(), f64::NAN);
-    };
-    let counts: Vec<(usize, usize)> = values
-        .par_chunks(CHUNK)
-        .map(|c| {
-            c.iter().fold((0, 0), |(below, at), &v| {
-                (below + usize::from(v < t), at + usize::from(v == t))
-            })
-        })
-        .collect();
-    let below: usize = counts.iter().map(|c| c.0).sum();
-    let mut ties = h - below;
-    let quotas: Vec<usize> = counts
-        .iter()
-        .map(|&(_, at)| {
-            let take = at.min(ties);
-            ties -= take;
-            take
-        })
-        .collect();
-    let parts: Vec<Vec<usize>> = values
-        .par_chunks(CHUNK)
-        .zip(quotas.par_iter())
-        .enumerate()
-        .map(|(c, (chunk, &quota))| {
-            let mut ties = quota;
-            let mut rows = Vec::new();
-            for (i, &v) in chunk.iter().enumerate() {
-                if v < t || (v == t && ties > 0) {
-                    if v == t {
-                        ties -= 1;
-                    }
-                    rows.push(c * CHUNK + i);
-                }
-            }
-            rows
-        })
-        .collect();
-    let rows = parts.concat();
-    let sum = rows.iter().fold(0.0, |s, &i| s + values[i]);
-    (rows, sum)
-}
-
-/// The squares of `r`.
-fn squares(r: &[f64]) -> Vec<f64> {
-    r.par_iter().map(|v| v * v).collect()
-}
-
 /// The scale below which a fit counts as exact: `1e-10` of the largest distance of `y` from
 /// its median (at least `1e-14 * max |y|`, for rounding).
-fn exact_tolerance(y: &[f64]) -> f64 {
-    let med = Selector::new().median(y).unwrap_or(0.0);
+fn exact_tolerance(selector: &Selector, y: &[f64]) -> f64 {
+    let med = selector.median(y).unwrap_or(0.0);
     // Maxima: the same in any order.
     let spread = y
         .par_iter()
@@ -166,18 +113,17 @@ pub(crate) fn lts(
     h: usize,
     alpha: f64,
     engine: &mut dyn Engine,
+    progress: &Progress,
 ) -> Result<RegressionFit> {
+    let stage = progress.stage(FitStage::Reweighting, 3);
     let (n, p) = (design.n, design.p);
     // The raw fit: least squares on the h-subset of the found coefficients.
-    let r = design.residuals(&found.b);
-    let sq = squares(&r);
-    let (subset, _) = h_smallest(&sq, h);
     let raw_b = engine
-        .fit_rows(&subset, &found.b)?
+        .fit_subset(h, &found.b)?
         .unwrap_or_else(|| found.b.clone());
-    let raw_residuals = design.residuals(&raw_b);
+    let raw_residuals = engine.residuals(&raw_b)?;
     let sq = squares(&raw_residuals);
-    let (best_subset, objective) = h_smallest(&sq, h);
+    let (best_subset, objective) = h_smallest(&engine.selector(), &sq, h);
     let cutoff = lts_cutoff();
 
     let raw_scale = if h == n {
@@ -188,7 +134,7 @@ pub(crate) fn lts(
             * small_sample_raw(p, design.intercept, n, alpha)
     };
     let raw = (raw_b, raw_residuals, objective, best_subset, raw_scale);
-    let parts = assemble(design, engine, raw, cutoff, |keep, raw_r, r| {
+    let parts = assemble(design, engine, &stage, raw, cutoff, |keep, raw_r, r| {
         let sw = keep.len() as f64;
         // robustbase: with h = n the sum runs over the least-squares residuals, and only
         // the consistency factor applies.
@@ -229,16 +175,19 @@ pub(crate) fn lms(
     found: Found,
     h: usize,
     engine: &mut dyn Engine,
+    progress: &Progress,
 ) -> Result<RegressionFit> {
+    let stage = progress.stage(FitStage::Reweighting, 3);
     let (n, p) = (design.n, design.p);
     let raw_b = found.b.clone();
-    let raw_residuals = design.residuals(&raw_b);
+    let raw_residuals = engine.residuals(&raw_b)?;
     let abs: Vec<f64> = raw_residuals.par_iter().map(|v| v.abs()).collect();
-    let (best_subset, _) = h_smallest(&abs, h);
-    let objective = hth_smallest(&Selector::new(), &abs, h).unwrap_or(f64::NAN);
+    let selector = engine.selector();
+    let (best_subset, _) = h_smallest(&selector, &abs, h);
+    let objective = hth_smallest(&selector, &abs, h).unwrap_or(f64::NAN);
     let raw_scale = objective / normal_quantile(lms_consistency_prob(n, h));
     let raw = (raw_b, raw_residuals, objective, best_subset, raw_scale);
-    let parts = assemble(design, engine, raw, LMS_CUTOFF, |keep, raw_r, r| {
+    let parts = assemble(design, engine, &stage, raw, LMS_CUTOFF, |keep, raw_r, r| {
         let sw = keep.len();
         let scale = if sw > p {
             let ss: f64 = keep.iter().map(|&i| raw_r[i] * raw_r[i]).sum();
@@ -279,26 +228,33 @@ fn exact(
 /// scale): an exact fit where the raw scale is at most [`exact_tolerance`] of `y`; otherwise
 /// the raw weights (1 within `cutoff` raw scales), the least-squares fit on the rows they keep
 /// (the raw coefficients where those rows are singular), and its scale and weights,
-/// `scale_and_weights(kept rows, raw residuals, residuals)`.
+/// `scale_and_weights(kept rows, raw residuals, residuals)`; each of the three a unit of
+/// `stage`.
 fn assemble(
     design: &Design,
     engine: &mut dyn Engine,
+    stage: &StageProgress<'_>,
     raw: (Vec<f64>, Vec<f64>, f64, Vec<usize>, f64),
     cutoff: f64,
     scale_and_weights: impl FnOnce(&[usize], &[f64], &[f64]) -> (f64, Vec<f64>),
 ) -> Result<Parts> {
     let (raw_b, raw_residuals, objective, best_subset, raw_scale) = raw;
-    let tau = exact_tolerance(&design.y);
+    let tau = exact_tolerance(&engine.selector(), &design.y);
     if raw_scale <= tau {
-        return Ok(exact(raw_b, raw_residuals, objective, best_subset, tau));
+        let parts = exact(raw_b, raw_residuals, objective, best_subset, tau);
+        stage.advance(3);
+        return Ok(parts);
     }
     let raw_weights = weights_within(&raw_residuals, cutoff * raw_scale);
     let keep = kept(&raw_weights);
+    stage.advance(1);
     let b = engine
         .fit_rows(&keep, &raw_b)?
         .unwrap_or_else(|| raw_b.clone());
-    let residuals = design.residuals(&b);
+    stage.advance(1);
+    let residuals = engine.residuals(&b)?;
     let (scale, weights) = scale_and_weights(&keep, &raw_residuals, &residuals);
+    stage.advance(1);
     Ok(Parts {
         raw_b,
         raw_residuals,

@@ -43,15 +43,18 @@ impl Rng {
     }
 
     /// A uniform integer in `0..bound` (`bound > 0`), without modulo bias (Lemire's method).
+    /// The rejection threshold `2^64 mod bound` is below `bound`, so it is computed (a
+    /// division) only for the rare draws whose low word is below `bound`.
     pub(crate) fn below(&mut self, bound: usize) -> usize {
         let bound = bound as u64;
-        let threshold = bound.wrapping_neg() % bound;
-        loop {
-            let m = u128::from(self.next_u64()) * u128::from(bound);
-            if (m as u64) >= threshold {
-                return (m >> 64) as usize;
+        let mut m = u128::from(self.next_u64()) * u128::from(bound);
+        if (m as u64) < bound {
+            let threshold = bound.wrapping_neg() % bound;
+            while (m as u64) < threshold {
+                m = u128::from(self.next_u64()) * u128::from(bound);
             }
         }
+        (m >> 64) as usize
     }
 
     /// `k` distinct values of `0..m` (`k <= m`), by Floyd's algorithm, in the order drawn.
@@ -258,6 +261,26 @@ mod tests {
         let xc: Vec<u64> = (0..4).map(|_| c.next_u64()).collect();
         assert_eq!(xa, xb);
         assert_ne!(xa, xc);
+    }
+
+    #[test]
+    fn below_draws_as_lemires_method_with_its_threshold_always_computed() {
+        // Bounds near 2^63 reject almost half the draws; small ones almost never.
+        let bounds = [1, 2, 3, 7, 1000, 1 << 40, (1 << 63) + 1, u64::MAX / 3 * 2];
+        for (s, &bound) in bounds.iter().enumerate() {
+            let mut fast = Rng::stream(9, 4, s as u64);
+            let mut plain = fast.clone();
+            for _ in 0..2000 {
+                let threshold = bound.wrapping_neg() % bound;
+                let want = loop {
+                    let m = u128::from(plain.next_u64()) * u128::from(bound);
+                    if (m as u64) >= threshold {
+                        break (m >> 64) as usize;
+                    }
+                };
+                assert_eq!(fast.below(bound as usize), want, "bound {bound}");
+            }
+        }
     }
 
     #[test]

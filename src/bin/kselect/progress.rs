@@ -1,9 +1,9 @@
 //! Progress of long reads and long fits, drawn on standard error.
 //!
-//! [`FitBar`] shows the stages of an LTS or LMS fit (the starts, then the refinement), with the
-//! work done out of each stage's total, from the fit's progress reports, or the problems a
-//! phase-transition experiment has solved out of its total; like the bar of a read, it appears
-//! only once the work has run for a second, and is cleared when it ends.
+//! [`FitBar`] shows the stages of an LTS or LMS fit (the setup, the starts, the refinement, the
+//! reweighting), with the work done out of each stage's total, from the fit's progress reports,
+//! or the problems a phase-transition experiment has solved out of its total; like the bar of a
+//! read, it appears only once the work has run for a second, and is cleared when it ends.
 //!
 //! [`reading`] wraps the bytes of an input in a reader that counts them into an indicatif
 //! progress bar. The bar stays hidden for a second: most inputs are read before then, and

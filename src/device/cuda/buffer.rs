@@ -3,7 +3,8 @@
 use cudarc::driver::CudaSlice;
 
 use super::download::download_vec;
-use super::{driver_error, CudaDevice};
+use super::upload::upload_into;
+use super::CudaDevice;
 use crate::device::Device;
 use crate::element::Element;
 use crate::error::{Error, Result};
@@ -38,10 +39,7 @@ impl<T: Element> DeviceBuffer<T> {
     pub fn from_host_on(device: &CudaDevice, data: &[T]) -> Result<Self> {
         let mut slice = device.alloc::<T>(data.len(), "the input")?;
         if !data.is_empty() {
-            device
-                .stream()
-                .memcpy_htod(data, &mut slice)
-                .map_err(|e| driver_error("copying the input to the device", e))?;
+            upload_into(device, data, &mut slice.as_view_mut(), "the input")?;
         }
         Ok(DeviceBuffer {
             device: device.clone(),

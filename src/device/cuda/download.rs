@@ -1,28 +1,15 @@
-//! Copies from the device to the host through a page-locked staging buffer, several times
-//! faster than copies into ordinary (pageable) memory, straight into the caller's memory.
+//! Copies from the device to the host through the device's page-locked staging buffer
+//! ([`staging`](super::staging)), several times faster than copies into ordinary (pageable)
+//! memory, straight into the caller's memory.
 
-use std::collections::HashMap;
 use std::mem::MaybeUninit;
-use std::sync::{Mutex, OnceLock};
 
-use cudarc::driver::{CudaView, DeviceRepr, PinnedHostSlice};
+use cudarc::driver::{CudaView, DeviceRepr};
 use rayon::prelude::*;
 
+use crate::device::cuda::staging::{with_halves, STAGE, STAGED_BYTES};
 use crate::device::cuda::{driver_error, CudaDevice};
 use crate::error::Result;
-
-/// Bytes of a device's staging buffer.
-const STAGE: usize = 64 << 20;
-
-/// The page-locked staging buffer of each device (allocated on first use, kept).
-fn stages() -> &'static Mutex<HashMap<usize, PinnedHostSlice<u8>>> {
-    static STAGES: OnceLock<Mutex<HashMap<usize, PinnedHostSlice<u8>>>> = OnceLock::new();
-    STAGES.get_or_init(Default::default)
-}
-
-/// Bytes from which [`download_vec`] goes through the staging buffer; below it one copy is
-/// quicker.
-const STAGED_BYTES: usize = 1 << 20;
 
 /// A host copy of `src`: through the page-locked staging buffer when it is large (see
 /// [`download_into`]), else by one copy; `what` names the values in errors.
@@ -93,66 +80,53 @@ where
     }
     let stream = dev.stream();
     let failed = |e| driver_error(&format!("copying {what} to the host"), e);
-    let mut stages = stages().lock().unwrap_or_else(|e| e.into_inner());
-    let stage = match stages.entry(dev.ordinal()) {
-        std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-        std::collections::hash_map::Entry::Vacant(e) => {
-            // SAFETY: the buffer is only read after a copy has written the part read.
-            let stage = unsafe { stream.context().alloc_pinned_with_flags::<u8>(STAGE, 0) }
-                .map_err(|e| driver_error("allocating a page-locked staging buffer", e))?;
-            e.insert(stage)
-        }
-    };
     let per_chunk = STAGE / 2 / size_of::<S>();
     let bytes = src.len() * size_of::<S>();
     // SAFETY: a device buffer of `len` values of S is `bytes` bytes; viewing it as bytes reads
     // nothing it does not hold.
     let view = unsafe { src.transmute::<u8>(bytes) }.expect("a buffer's bytes fit it");
-    let (first_half, second_half) = stage
-        .as_mut_slice()
-        .map_err(failed)?
-        .split_at_mut(STAGE / 2);
-    let mut halves = [first_half, second_half];
-    let chunks = out.len().div_ceil(per_chunk);
-    let range = |c: usize| {
-        let start = c * per_chunk;
-        start..(start + per_chunk).min(src.len())
-    };
-    // The copy takes the destination's length; into page-locked memory it is asynchronous:
-    // each is waited for before its half is read, and before the half is written again.
-    let copy = |c: usize, half: &mut [u8]| {
-        let values = range(c);
-        let (start, end) = (values.start * size_of::<S>(), values.end * size_of::<S>());
-        stream
-            .memcpy_dtoh(&view.slice(start..end), &mut half[..end - start])
-            .map_err(failed)
-    };
-    copy(0, halves[0])?;
-    for c in 0..chunks {
-        stream.synchronize().map_err(failed)?;
-        let [this, next] = &mut halves;
-        let (staged, other) = if c % 2 == 0 {
-            (this, next)
-        } else {
-            (next, this)
+    with_halves(dev, |mut halves| {
+        let chunks = out.len().div_ceil(per_chunk);
+        let range = |c: usize| {
+            let start = c * per_chunk;
+            start..(start + per_chunk).min(src.len())
         };
-        if c + 1 < chunks {
-            copy(c + 1, other)?;
+        // The copy takes the destination's length; into page-locked memory it is asynchronous:
+        // each is waited for before its half is read, and before the half is written again.
+        let copy = |c: usize, half: &mut [u8]| {
+            let values = range(c);
+            let (start, end) = (values.start * size_of::<S>(), values.end * size_of::<S>());
+            stream
+                .memcpy_dtoh(&view.slice(start..end), &mut half[..end - start])
+                .map_err(failed)
+        };
+        copy(0, halves[0])?;
+        for c in 0..chunks {
+            stream.synchronize().map_err(failed)?;
+            let [this, next] = &mut halves;
+            let (staged, other) = if c % 2 == 0 {
+                (this, next)
+            } else {
+                (next, this)
+            };
+            if c + 1 < chunks {
+                copy(c + 1, other)?;
+            }
+            let values = range(c);
+            // SAFETY: the staging buffer is page-aligned and each half starts at a multiple of
+            // S's size, so the values just copied are aligned; S is plain data (DeviceRepr).
+            let staged =
+                unsafe { std::slice::from_raw_parts(staged.as_ptr().cast::<S>(), values.len()) };
+            out[values]
+                .par_chunks_mut(CONVERT_GRAIN)
+                .zip(staged.par_chunks(CONVERT_GRAIN))
+                .for_each(|(o, v)| {
+                    for (o, &v) in o.iter_mut().zip(v) {
+                        o.write(convert(v));
+                    }
+                });
         }
-        let values = range(c);
-        // SAFETY: the staging buffer is page-aligned and each half starts at a multiple of
-        // S's size, so the values just copied are aligned; S is plain data (DeviceRepr).
-        let staged =
-            unsafe { std::slice::from_raw_parts(staged.as_ptr().cast::<S>(), values.len()) };
-        out[values]
-            .par_chunks_mut(CONVERT_GRAIN)
-            .zip(staged.par_chunks(CONVERT_GRAIN))
-            .for_each(|(o, v)| {
-                for (o, &v) in o.iter_mut().zip(v) {
-                    o.write(convert(v));
-                }
-            });
-    }
-    // The last chunk's half is free once the loop is done: every copy was waited for.
-    Ok(())
+        // The last chunk's half is free once the loop is done: every copy was waited for.
+        Ok(())
+    })
 }

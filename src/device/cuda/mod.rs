@@ -12,7 +12,9 @@ pub(crate) mod download;
 pub(crate) mod kernels;
 pub(crate) mod launch;
 mod pool;
+pub(crate) mod staging;
 mod timer;
+pub(crate) mod upload;
 
 #[cfg(test)]
 pub(crate) mod tests;

@@ -127,6 +127,26 @@ fn buffers_round_trip_and_sum() {
 }
 
 #[test]
+fn large_copies_go_through_the_staging_buffer_both_ways() {
+    let Some(dev) = gpu() else { return };
+    // Halves of the staging buffer hold 4 Mi u64: one chunk, one and a bit, and several of
+    // them, the last one short.
+    let half = staging::STAGE / 2 / size_of::<u64>();
+    for len in [staging::STAGED_BYTES / 8 - 1, half + 5, 3 * half + 777] {
+        let data: Vec<u64> = (0..len as u64)
+            .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+            .collect();
+        let buf = DeviceBuffer::from_host_on(&dev, &data).unwrap();
+        assert_eq!(buf.to_host().unwrap(), data, "{len} values");
+        // Into part of a larger buffer, and again: the halves are reused.
+        let mut slice = dev.alloc::<u64>(len + 3, "a test").unwrap();
+        upload::upload_into(&dev, &data, &mut slice.slice_mut(2..len + 2), "a test").unwrap();
+        let back = dev.stream().clone_dtoh(&slice.slice(2..len + 2)).unwrap();
+        assert!(back == data, "{len} values into a part");
+    }
+}
+
+#[test]
 fn timer_measures_work() {
     let Some(dev) = gpu() else { return };
     let buf = DeviceBuffer::from_host_on(&dev, &vec![1.0f32; 1 << 20]).unwrap();

@@ -18,10 +18,11 @@
 
 use rayon::prelude::*;
 
+use crate::device::cuda::download::download_vec;
 use crate::error::Result;
 use crate::regression::csteps::{step_from, Candidate};
 use crate::regression::design::CHUNK;
-use crate::regression::engine::least_squares_on;
+use crate::regression::engine::{fit_subset_on, least_squares_on};
 use crate::regression::linalg::cholesky_solve;
 use crate::Matrix;
 
@@ -32,6 +33,7 @@ use super::GpuEngine;
 const REFINEMENTS: usize = 2;
 
 /// A candidate's trim on all rows and the sums of its `h`-subset.
+#[derive(Clone, Debug)]
 pub(super) struct Eval {
     /// The sum of the `h` smallest squared residuals.
     pub objective: f64,
@@ -86,23 +88,59 @@ fn gram_matrix(sums: &[f64], p: usize) -> (Vec<f64>, Vec<f64>) {
     (xtx, sums[e..e + p].to_vec())
 }
 
-/// The evaluations of `bs` at coverage `h`, in batches.
+/// The evaluations of `bs` at coverage `h`, in batches; those of coefficients the last
+/// [`step_all`] ended with are taken from [`GpuEngine::evaluated`] (the same bits).
 pub(super) fn evaluate(
     gpu: &mut GpuEngine<'_>,
     h: usize,
     bs: &[Vec<f64>],
 ) -> Result<Vec<Option<Eval>>> {
-    let mut out = Vec::with_capacity(bs.len());
-    for batch in bs.chunks(gpu.batch(false)) {
-        out.extend(evaluate_batch(gpu, h, batch)?);
+    let known = |b: &Vec<f64>| {
+        gpu.evaluated
+            .iter()
+            .find(|(kh, kb, _)| *kh == h && same_bits(kb, b))
+            .map(|(_, _, eval)| eval.clone())
+    };
+    let mut out: Vec<Option<Option<Eval>>> = bs.iter().map(|b| known(b).map(Some)).collect();
+    let missing: Vec<Vec<f64>> = (bs.iter().zip(&out))
+        .filter(|(_, e)| e.is_none())
+        .map(|(b, _)| b.clone())
+        .collect();
+    let mut fresh = Vec::with_capacity(missing.len());
+    for batch in missing.chunks(gpu.batch(false)) {
+        fresh.extend(evaluate_batch(gpu, h, batch)?.0);
     }
-    Ok(out)
+    let mut fresh = fresh.into_iter();
+    for slot in out.iter_mut().filter(|e| e.is_none()) {
+        *slot = fresh.next();
+    }
+    Ok(out
+        .into_iter()
+        .map(|e| e.expect("every candidate evaluated"))
+        .collect())
 }
 
-/// The evaluations of one batch (module documentation).
-fn evaluate_batch(gpu: &mut GpuEngine<'_>, h: usize, bs: &[Vec<f64>]) -> Result<Vec<Option<Eval>>> {
+/// Whether two coefficient vectors are the same bits.
+fn same_bits(a: &[f64], b: &[f64]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+}
+
+/// Each candidate's `h`-subset of a batch: its threshold, and the index of the first tie at
+/// the threshold left out (`n` when none is).
+struct Trims {
+    thresholds: Vec<f64>,
+    cuts: Vec<u64>,
+}
+
+/// The evaluations of one batch (module documentation), and their trims; the residual rows
+/// hold the batch's squared residuals after it.
+fn evaluate_batch(
+    gpu: &mut GpuEngine<'_>,
+    h: usize,
+    bs: &[Vec<f64>],
+) -> Result<(Vec<Option<Eval>>, Trims)> {
     let (n, p, c) = (gpu.design.n, gpu.design.p, bs.len());
-    gpu.residuals(bs, Residual::Square)?;
+    gpu.residual_rows(bs, Residual::Square)?;
     let thresholds = gpu
         .selector
         .select_rows(Matrix::new(&gpu.rows, c, n), h - 1)?;
@@ -131,9 +169,10 @@ fn evaluate_batch(gpu: &mut GpuEngine<'_>, h: usize, bs: &[Vec<f64>]) -> Result<
             sums.values[j * e..j * e + gram].copy_from_slice(&again.values[..gram]);
         }
     }
-    Ok((0..c)
+    let evals = (0..c)
         .map(|j| Eval::of(&sums.values[j * e..(j + 1) * e], thresholds[j], h, p))
-        .collect())
+        .collect();
+    Ok((evals, Trims { thresholds, cuts }))
 }
 
 /// The index of the tie at `t` in candidate `j`'s squared residuals after the first `take`
@@ -228,6 +267,10 @@ pub(super) fn step_all(
             }
         }
     }
+    gpu.evaluated = slots
+        .iter()
+        .map(|s| (h, s.b.clone(), s.eval.clone()))
+        .collect();
     Ok(slots
         .into_iter()
         .map(|s| Candidate {
@@ -235,6 +278,44 @@ pub(super) fn step_all(
             objective: s.eval.objective,
         })
         .collect())
+}
+
+/// [`Engine::fit_subset`](crate::regression::engine::Engine::fit_subset) on the GPU: the sums
+/// of `b`'s `h`-subset, solved as corrections of `b` ([`REFINEMENTS`] times, the subset kept);
+/// the CPU's QR when Cholesky fails or a residual is not finite.
+pub(super) fn fit_subset(gpu: &mut GpuEngine<'_>, h: usize, b: &[f64]) -> Result<Option<Vec<f64>>> {
+    let p = gpu.design.p;
+    let (evals, trims) = evaluate_batch(gpu, h, &[b.to_vec()])?;
+    let host = |gpu: &GpuEngine<'_>| Ok(fit_subset_on(gpu.design, h, b));
+    let Some(eval) = evals.into_iter().next().flatten() else {
+        return host(gpu);
+    };
+    let Some(mut fit) = eval.refit(b) else {
+        return host(gpu);
+    };
+    for _ in 1..REFINEMENTS {
+        gpu.upload_coefficients(std::slice::from_ref(&fit))?;
+        let keep = Keep::Trim {
+            squares: gpu.rows.as_slice(),
+            thresholds: &trims.thresholds,
+            cuts: &trims.cuts,
+        };
+        let sums = kernels::sums(&gpu.dev, &gpu.on_device(), &gpu.coef, &keep, 0, 1)?;
+        let (xtx, xtr) = gram_matrix(&sums.values, p);
+        match correction(&xtx, &xtr, &fit) {
+            Some(next) => fit = next,
+            None => return host(gpu),
+        }
+    }
+    Ok(Some(fit))
+}
+
+/// [`Engine::residuals`](crate::regression::engine::Engine::residuals) on the GPU: one
+/// product and one pass, read back through the staging buffer.
+pub(super) fn read_residuals(gpu: &mut GpuEngine<'_>, b: &[f64]) -> Result<Vec<f64>> {
+    let n = gpu.design.n;
+    gpu.residual_rows(&[b.to_vec()], Residual::Signed)?;
+    download_vec(&gpu.dev, &gpu.rows.as_slice().slice(..n), "the residuals")
 }
 
 /// [`Engine::fit_rows`](crate::regression::engine::Engine::fit_rows) on the GPU: the sums over

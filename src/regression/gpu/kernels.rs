@@ -5,10 +5,12 @@ use cudarc::driver::{CudaSlice, LaunchConfig};
 
 pub(super) use crate::device::cuda::kernels::regression::MAX_P;
 use crate::device::cuda::kernels::regression::{
-    rg_gram, rg_reduce, rg_residuals, rg_shortest_window, GRAM_THREADS,
+    rg_gram, rg_gram_warp, rg_reduce, rg_residuals, rg_shortest_window, warp_gram_shared_bytes,
+    GRAM_THREADS, WARP_GRAM_MAX_P,
 };
 use crate::device::cuda::kernels::OrNull;
 use crate::device::cuda::launch::config;
+use crate::device::cuda::upload::upload_into;
 use crate::device::cuda::{driver_error, CudaDevice};
 use crate::error::Result;
 
@@ -159,13 +161,19 @@ pub(super) fn sums(
     };
     let thresholds = upload(dev, thresholds, "the thresholds")?;
     let cuts = upload(dev, cuts, "the tie cuts")?;
-    // Candidates along y.
+    // Candidates along y; small models a warp a tile.
+    let warp_tiles = p <= WARP_GRAM_MAX_P;
     let cfg = LaunchConfig {
         grid_dim: (blocks as u32, count as u32, 1),
         block_dim: (GRAM_THREADS, 1, 1),
-        shared_mem_bytes: 0,
+        shared_mem_bytes: if warp_tiles {
+            warp_gram_shared_bytes(p32, GRAM_THREADS)
+        } else {
+            0
+        },
     };
-    rg_gram(
+    let gram = if warp_tiles { rg_gram_warp } else { rg_gram };
+    gram(
         dev,
         cfg,
         design.x,
@@ -224,16 +232,14 @@ pub(super) fn shortest_windows(
 }
 
 /// A copy of `values` on the device.
-pub(super) fn upload<W: cudarc::driver::DeviceRepr>(
+pub(super) fn upload<W: cudarc::driver::DeviceRepr + Copy + Sync>(
     dev: &CudaDevice,
     values: &[W],
     what: &str,
 ) -> Result<CudaSlice<W>> {
     let mut slice = dev.alloc::<W>(values.len(), what)?;
     if !values.is_empty() {
-        dev.stream()
-            .memcpy_htod(values, &mut slice)
-            .map_err(|e| driver_error(&format!("copying {what} to the device"), e))?;
+        upload_into(dev, values, &mut slice.as_view_mut(), what)?;
     }
     Ok(slice)
 }

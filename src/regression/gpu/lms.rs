@@ -36,7 +36,7 @@ fn score_batch(
     let (n, c) = (gpu.design.n, bs.len());
     let mut scored = vec![true; c];
     if gpu.design.intercept {
-        gpu.residuals(&bs, Residual::Signed)?;
+        gpu.residual_rows(&bs, Residual::Signed)?;
         let sorted = gpu.selector.top_k_rows_device(
             Matrix::new(&gpu.rows, c, n),
             n,
@@ -51,7 +51,7 @@ fn score_batch(
             }
         }
     }
-    gpu.residuals(&bs, Residual::Absolute)?;
+    gpu.residual_rows(&bs, Residual::Absolute)?;
     let objectives = gpu
         .selector
         .select_rows(Matrix::new(&gpu.rows, c, n), h - 1)?;

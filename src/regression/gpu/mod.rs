@@ -29,6 +29,8 @@ use kernels::{DesignOnDevice, Residual};
 const LTS_BATCH_VALUES: usize = 1 << 27;
 /// Values in one batch of LMS candidates' residuals (their sort takes several times as many).
 const LMS_BATCH_VALUES: usize = 1 << 24;
+/// Rows from which the order statistics of host residuals are selected on the GPU.
+const HOST_SELECTION_ROWS: usize = 1 << 18;
 /// The most candidates of a batch (the kernels' grids hold one candidate a row of blocks).
 const MAX_BATCH: usize = 4096;
 
@@ -47,6 +49,9 @@ pub(crate) struct GpuEngine<'a> {
     rows: DeviceBuffer<f64>,
     /// The rows `rows` holds.
     capacity: usize,
+    /// The coverage, coefficients and evaluation of each candidate the last C-steps ended
+    /// with, which the next C-steps start from.
+    evaluated: Vec<(usize, Vec<f64>, csteps::Eval)>,
 }
 
 impl<'a> GpuEngine<'a> {
@@ -73,6 +78,7 @@ impl<'a> GpuEngine<'a> {
             coef,
             rows,
             capacity: 1,
+            evaluated: Vec::new(),
         })
     }
 
@@ -104,7 +110,7 @@ impl<'a> GpuEngine<'a> {
     }
 
     /// Rows `0..bs.len()` of the residual buffer become `op` of the residuals of `bs`.
-    fn residuals(&mut self, bs: &[Vec<f64>], op: Residual) -> Result<()> {
+    fn residual_rows(&mut self, bs: &[Vec<f64>], op: Residual) -> Result<()> {
         let (n, p, c) = (self.design.n, self.design.p, bs.len());
         if c > self.capacity {
             let rows = self.dev.alloc::<f64>(c * n, "the candidates' residuals")?;
@@ -147,6 +153,24 @@ impl Engine for GpuEngine<'_> {
 
     fn fit_rows(&mut self, idx: &[usize], start: &[f64]) -> Result<Option<Vec<f64>>> {
         csteps::fit_rows(self, idx, start)
+    }
+
+    fn fit_subset(&mut self, h: usize, b: &[f64]) -> Result<Option<Vec<f64>>> {
+        csteps::fit_subset(self, h, b)
+    }
+
+    fn residuals(&mut self, b: &[f64]) -> Result<Vec<f64>> {
+        csteps::read_residuals(self, b)
+    }
+
+    /// The GPU's from [`HOST_SELECTION_ROWS`] rows, where the copy costs less than the CPU's
+    /// selection; the CPU's below.
+    fn selector(&self) -> Selector {
+        if self.design.n >= HOST_SELECTION_ROWS {
+            Selector::on(Device::Cuda(self.dev.clone()))
+        } else {
+            Selector::new()
+        }
     }
 
     fn score_lms(&mut self, h: usize, fits: Vec<Vec<f64>>) -> Result<Vec<Option<Candidate>>> {

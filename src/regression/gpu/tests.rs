@@ -95,6 +95,71 @@ fn evaluations_match_the_cpu() {
 }
 
 #[test]
+fn sums_match_the_cpu_with_either_gram_kernel() {
+    let Some(dev) = gpu() else { return };
+    // p = 13, the largest of the kernel a warp a tile, then p = 14 and 30 (a block a tile);
+    // row counts that end inside a tile.
+    for (k, n) in [(12, 10_007), (13, 9_999), (29, 4_001)] {
+        let design = noisy(n, k, k as u64);
+        let mut engine = GpuEngine::new(&dev, &design).unwrap();
+        let mut g = Lcg(k as u64 + 100);
+        let bs: Vec<Vec<f64>> = (0..3)
+            .map(|_| (0..design.p).map(|_| g.next()).collect())
+            .collect();
+        assert_sums_match(&design, &mut engine, &bs, (n + design.p).div_ceil(2));
+    }
+}
+
+#[test]
+fn subset_fits_and_residuals_match_the_cpu() {
+    let Some(dev) = gpu() else { return };
+    let design = noisy(20_011, 6, 7);
+    let h = (design.n + design.p).div_ceil(2);
+    let mut cpu = CpuEngine::new(&design);
+    let mut engine = GpuEngine::new(&dev, &design).unwrap();
+    let mut g = Lcg(8);
+    let b: Vec<f64> = (0..design.p).map(|_| 1.0 + 0.1 * g.next()).collect();
+    let want = cpu.fit_subset(h, &b).unwrap().unwrap();
+    let got = engine.fit_subset(h, &b).unwrap().unwrap();
+    for (g, w) in got.iter().zip(&want) {
+        assert!(
+            (g - w).abs() <= 1e-10 * w.abs().max(1.0),
+            "{got:?} vs {want:?}"
+        );
+    }
+    let want = cpu.residuals(&b).unwrap();
+    let got = engine.residuals(&b).unwrap();
+    assert_eq!(got.len(), design.n);
+    for (g, w) in got.iter().zip(&want) {
+        assert!((g - w).abs() <= 1e-12 * w.abs().max(1.0), "{g} vs {w}");
+    }
+}
+
+#[test]
+fn c_steps_resumed_from_their_results_take_the_same_steps() {
+    let Some(dev) = gpu() else { return };
+    let design = noisy(30_000, 3, 9);
+    let h = (design.n + design.p).div_ceil(2);
+    let mut g = Lcg(10);
+    let start: Vec<Candidate> = (0..4)
+        .map(|_| Candidate {
+            b: (0..design.p).map(|_| g.next()).collect(),
+            objective: f64::INFINITY,
+        })
+        .collect();
+    let mut engine = GpuEngine::new(&dev, &design).unwrap();
+    let whole = engine.step_all(h, start.clone(), 12).unwrap();
+    let mut engine = GpuEngine::new(&dev, &design).unwrap();
+    let first = engine.step_all(h, start, 2).unwrap();
+    let resumed = engine.step_all(h, first, 10).unwrap();
+    assert_eq!(whole.len(), resumed.len());
+    for (w, r) in whole.iter().zip(&resumed) {
+        assert_eq!(w.b, r.b);
+        assert_eq!(w.objective.to_bits(), r.objective.to_bits());
+    }
+}
+
+#[test]
 fn ties_at_the_threshold_are_taken_in_index_order() {
     let Some(dev) = gpu() else { return };
     // Seven groups of identical rows: their residuals tie exactly, and h ends inside a group.

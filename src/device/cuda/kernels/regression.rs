@@ -11,6 +11,19 @@ use super::REGRESSION;
 pub(crate) const MAX_P: usize = 40;
 /// Threads of a Gram block (`RG_THREADS`, the kernel's launch bound).
 pub(crate) const GRAM_THREADS: u32 = 256;
+/// The most coefficients of [`rg_gram_warp`] (`RG_WARP_MAX_P`).
+pub(crate) const WARP_GRAM_MAX_P: usize = 13;
+/// Gram entries a lane of [`rg_gram_warp`] holds (`RG_WARP_SLOTS`).
+const WARP_GRAM_SLOTS: u32 = 4;
+
+/// The dynamic shared memory of a [`rg_gram_warp`] block of `threads` for `p` coefficients: a
+/// warp's 32 rows of `p + 1` doubles, or its entries and counts where those are more.
+pub(crate) const fn warp_gram_shared_bytes(p: u32, threads: u32) -> u32 {
+    let rows = 32 * (p + 1);
+    let sums = 32 * WARP_GRAM_SLOTS + 3;
+    let per_warp = if rows > sums { rows } else { sums };
+    threads / 32 * per_warp * 8
+}
 
 /// The sums of a candidate the Gram kernel writes for `p` coefficients: the upper triangle of
 /// `X_H'X_H`, `X_H'r_H` and three counts and sums.
@@ -39,6 +52,23 @@ launchers! {
                partial: dev &mut CudaSlice<f64>)
         from REGRESSION as "rg_gram_f64";
         requires x.len() as u64 >= n * p as u64, y.len() as u64 >= n, p as usize <= MAX_P,
+            s.given_len().is_some() != mask.given_len().is_some(),
+            s.given_len().is_none_or(|len| len as u64 >= (row0 + 1) * n),
+            s.given_len().is_none() || (row0 < thresholds.len() as u64 && row0 < cuts.len() as u64),
+            mask.given_len().is_none_or(|len| len as u64 >= n),
+            coef.len() as u64 >= (row0 + 1) * p as u64, chunk > 0,
+            partial.len() as u64 >= n.div_ceil(chunk).max(1) * gram_sums(p);
+
+    /// [`rg_gram`] for `p <= WARP_GRAM_MAX_P`, each warp on tiles of 32 rows of its own, with
+    /// the same arguments and sums; its dynamic shared memory is [`warp_gram_shared_bytes`].
+    fn rg_gram_warp(x: dev &CudaSlice<f64>, y: dev &CudaSlice<f64>, n: val u64, p: val u32,
+               s: dev OrNull<&CudaSlice<f64>>, mask: dev OrNull<&CudaSlice<u8>>,
+               coef: dev &CudaSlice<f64>, thresholds: dev &CudaSlice<f64>,
+               cuts: dev &CudaSlice<u64>, row0: val u64, chunk: val u64,
+               partial: dev &mut CudaSlice<f64>)
+        from REGRESSION as "rg_gram_warp_f64";
+        requires x.len() as u64 >= n * p as u64, y.len() as u64 >= n,
+            1 <= p && p as usize <= WARP_GRAM_MAX_P,
             s.given_len().is_some() != mask.given_len().is_some(),
             s.given_len().is_none_or(|len| len as u64 >= (row0 + 1) * n),
             s.given_len().is_none() || (row0 < thresholds.len() as u64 && row0 < cuts.len() as u64),
