@@ -26,8 +26,27 @@ extern "C" __global__ void rg_residuals_f64(double* __restrict__ v, const double
     }
 }
 
-// The sums of one C-step for candidate j = row0 + blockIdx.y over the rows of this block's chunk,
-// [blockIdx.x * chunk, min(n, (blockIdx.x + 1) * chunk)), that the candidate keeps: with `mask`
+// The columns (a, b) of Gram entry e < p (p + 3) / 2 of p coefficients: the upper triangle of
+// X'X row by row (a <= b < p), then X'r (b == p standing for the residual).
+__device__ __forceinline__ void rg_entry(u32 e, u32 p, u32* a_out, u32* b_out) {
+    const u32 tri = p * (p + 1) / 2;
+    if (e < tri) {
+        u32 a = 0;
+        while (e >= p - a) {
+            e -= p - a;
+            ++a;
+        }
+        *a_out = a;
+        *b_out = a + e;
+    } else {
+        *a_out = e - tri;
+        *b_out = p;
+    }
+}
+
+// The sums of one C-step for candidate j = row0 + blockIdx.y (blockIdx.y < count) over the rows
+// of this block's chunk, [blockIdx.x * chunk, min(n, (blockIdx.x + 1) * chunk)), that the
+// candidate keeps: with `mask`
 // (n flags, or null), the rows flagged; otherwise, with s (the squared residuals, rows of n) and
 // t = thresholds[j], the rows with s_i < t and those with s_i == t and i < cuts[j].
 //
@@ -40,7 +59,9 @@ extern "C" __global__ void __launch_bounds__(RG_THREADS)
 rg_gram_f64(const double* __restrict__ x, const double* __restrict__ y, u64 n, u32 p,
             const double* __restrict__ s, const unsigned char* __restrict__ mask,
             const double* __restrict__ coef, const double* __restrict__ thresholds,
-            const u64* __restrict__ cuts, u64 row0, u64 chunk, double* __restrict__ partial) {
+            const u64* __restrict__ cuts, u64 row0, u32 count, u64 chunk,
+            double* __restrict__ partial) {
+    if (blockIdx.y >= count) return;  // the whole block: no candidate
     __shared__ double sx[RG_TILE * RG_MAX_P];
     __shared__ double sr[RG_TILE];
     __shared__ unsigned char keep[RG_TILE];
@@ -64,18 +85,7 @@ rg_gram_f64(const double* __restrict__ x, const double* __restrict__ y, u64 n, u
         const u32 w = tid + q * blockDim.x;
         acc[q] = 0.0;
         it_group[q] = w < items ? w / gram : groups;  // groups: no item
-        u32 e = w % gram, a = 0;
-        if (e < tri) {
-            while (e >= p - a) {
-                e -= p - a;
-                ++a;
-            }
-            it_a[q] = a;
-            it_b[q] = a + e;
-        } else {
-            it_a[q] = e - tri;
-            it_b[q] = p;
-        }
+        rg_entry(w % gram, p, &it_a[q], &it_b[q]);
     }
 
     if (tid < p) sb[tid] = coef[j * p + tid];
@@ -153,63 +163,74 @@ rg_gram_f64(const double* __restrict__ x, const double* __restrict__ y, u64 n, u
     }
 }
 
-// The most coefficients of rg_gram_warp_f64, and the Gram entries each lane of it holds: the
-// p (p + 3) / 2 entries of p = 13 fit 32 lanes of 4 (src/regression/gpu/kernels.rs:
-// WARP_GRAM_MAX_P).
+// The most coefficients of rg_gram_warp_f64, the Gram entries each lane of it holds (the
+// p (p + 3) / 2 entries of p = 13 fit 32 lanes of 4) and the candidates a block sums
+// (src/regression/gpu/kernels.rs: WARP_GRAM_MAX_P, WARP_GRAM_GROUP).
 #define RG_WARP_MAX_P 13
 #define RG_WARP_SLOTS 4
+#define RG_WARP_GROUP 4
 
-// rg_gram_f64 for p <= RG_WARP_MAX_P, with the same arguments and output, each warp on its own
-// tiles of 32 rows with no block-wide barrier until the end. The block's chunk is split into
-// tiles of 32 rows, tile t taken by warp t % warps. A warp stages its tile's rows in its part of
-// the dynamic shared memory (32 rows of p + 1 doubles: x_i, then r_i), one lane a row computes
-// r_i and whether the row is kept (a ballot), then lane l adds x_a x_b (b = p: x_a r_i) of every
-// kept row for its entries e = l + 32 q (the upper triangle row by row, then X'r: the entry
-// order of rg_gram_f64). Dynamic shared memory: max(32 (p + 1), 32 RG_WARP_SLOTS + 3) doubles
-// a warp. Every sum runs in a fixed order.
-extern "C" __global__ void __launch_bounds__(RG_THREADS, 3)
+// rg_gram_f64 for p <= RG_WARP_MAX_P, with the same output, for candidates row0 + G blockIdx.y
+// + g, g < G = RG_WARP_GROUP, of the `count` from row0: each tile of x is read once for the
+// block's candidates. The block's chunk is split into tiles of 32 rows, tile t taken by warp
+// t % warps, with no block-wide barrier until the end. A warp stages its tile in its part of the
+// dynamic shared memory (32 rows of p + G doubles: x_i, then r_i of each candidate); one lane a
+// row computes the candidates' r_i and whether they keep the row (a ballot each); then lane l
+// adds, for each candidate, x_a x_b (b = p: x_a r_i) of every row it keeps, for the entries
+// e = l + 32 q (the upper triangle row by row, then X'r: the entry order of rg_gram_f64).
+// Dynamic shared memory: max(32 (p + G), G (32 RG_WARP_SLOTS + 3)) doubles a warp. Every sum
+// runs in a fixed order.
+extern "C" __global__ void __launch_bounds__(RG_THREADS, 2)
 rg_gram_warp_f64(const double* __restrict__ x, const double* __restrict__ y, u64 n, u32 p,
                  const double* __restrict__ s, const unsigned char* __restrict__ mask,
                  const double* __restrict__ coef, const double* __restrict__ thresholds,
-                 const u64* __restrict__ cuts, u64 row0, u64 chunk, double* __restrict__ partial) {
+                 const u64* __restrict__ cuts, u64 row0, u32 count, u64 chunk,
+                 double* __restrict__ partial) {
     extern __shared__ double rg_warp_smem[];
+    __shared__ double b[RG_WARP_GROUP][RG_WARP_MAX_P];
+    __shared__ double thr[RG_WARP_GROUP];
+    __shared__ u64 cut[RG_WARP_GROUP];
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-    const u32 stride = p + 1;
-    const u32 per_warp = 32 * stride > 32 * RG_WARP_SLOTS + 3 ? 32 * stride : 32 * RG_WARP_SLOTS + 3;
+    const u32 stride = p + RG_WARP_GROUP;
+    const u32 sums = RG_WARP_GROUP * (32 * RG_WARP_SLOTS + 3);
+    const u32 per_warp = 32 * stride > sums ? 32 * stride : sums;
     double* tile = rg_warp_smem + (u64)warp * per_warp;
-    const u64 j = row0 + blockIdx.y;
-    const u32 tri = p * (p + 1) / 2;
-    const u32 gram = tri + p;
+    const u32 first = RG_WARP_GROUP * blockIdx.y;  // of the count candidates
+    const u32 cands = count - first < RG_WARP_GROUP ? count - first : RG_WARP_GROUP;
+    const u32 gram = p * (p + 1) / 2 + p;
     const u32 entries = gram + 3;
 
-    // This lane's entries (a, b) in the staged rows; entries past the last read (0, 0).
+    // This lane's entries (a, b) in the staged rows, b = p for the residual column of the
+    // candidate; entries past the last read (0, 0).
     u32 ea[RG_WARP_SLOTS], eb[RG_WARP_SLOTS];
-    double acc[RG_WARP_SLOTS];
 #pragma unroll
     for (int q = 0; q < RG_WARP_SLOTS; ++q) {
-        u32 e = lane + 32 * q, a = 0;
-        acc[q] = 0.0;
-        if (e < tri) {
-            while (e >= p - a) {
-                e -= p - a;
-                ++a;
-            }
-            ea[q] = a;
-            eb[q] = a + e;
-        } else if (e < gram) {
-            ea[q] = e - tri;
-            eb[q] = p;
-        } else {
-            ea[q] = 0;
-            eb[q] = 0;
-        }
+        const u32 e = lane + 32 * q;
+        ea[q] = 0;
+        eb[q] = 0;
+        if (e < gram) rg_entry(e, p, &ea[q], &eb[q]);
     }
-    __shared__ double b[RG_WARP_MAX_P];
-    if (threadIdx.x < RG_WARP_MAX_P) b[threadIdx.x] = threadIdx.x < p ? coef[j * p + threadIdx.x] : 0.0;
+    double acc[RG_WARP_GROUP][RG_WARP_SLOTS];
+    double sum_below[RG_WARP_GROUP];
+    u64 below[RG_WARP_GROUP], equal[RG_WARP_GROUP];
+#pragma unroll
+    for (int g = 0; g < RG_WARP_GROUP; ++g) {
+        sum_below[g] = 0.0;
+        below[g] = 0;
+        equal[g] = 0;
+#pragma unroll
+        for (int q = 0; q < RG_WARP_SLOTS; ++q) acc[g][q] = 0.0;
+    }
+    for (u32 k = threadIdx.x; k < RG_WARP_GROUP * RG_WARP_MAX_P; k += blockDim.x) {
+        const u32 g = k / RG_WARP_MAX_P, c = k % RG_WARP_MAX_P;
+        b[g][c] = g < cands && c < p ? coef[(row0 + first + g) * p + c] : 0.0;
+    }
+    if (threadIdx.x < RG_WARP_GROUP) {
+        const u32 g = threadIdx.x;
+        thr[g] = !mask && g < cands ? thresholds[row0 + first + g] : 0.0;
+        cut[g] = !mask && g < cands ? cuts[row0 + first + g] : 0;
+    }
     __syncthreads();
-    const double t = mask ? 0.0 : thresholds[j];
-    const u64 cut = mask ? 0 : cuts[j];
-    double below = 0.0, equal = 0.0, sum_below = 0.0;
     // The tile loads: element e = lane + 32 i of a tile is row e / p, column e % p.
     const u32 row_step = 32 / p, col_step = 32 % p;
 
@@ -220,21 +241,22 @@ rg_gram_warp_f64(const double* __restrict__ x, const double* __restrict__ y, u64
         // Every load of the tile is issued before the first is stored: enough bytes in flight
         // to stream the rows.
         const u64 i = start + lane;
-        const double yi = lane < m ? y[i] : 0.0;
-        const double si = lane < m && !mask ? s[j * n + i] : 0.0;
+        const bool row = lane < m;
+        const double yi = row ? y[i] : 0.0;
+        const bool flagged = row && mask && mask[i] != 0;
         const double* src = x + start * p;
-        const u32 count = m * p;
+        const u32 values = m * p;
         double staged[RG_WARP_MAX_P];
 #pragma unroll
         for (u32 q = 0; q < RG_WARP_MAX_P; ++q) {
             const u32 e = lane + 32 * q;
-            staged[q] = e < count ? src[e] : 0.0;
+            staged[q] = e < values ? src[e] : 0.0;
         }
         __syncwarp();  // the previous tile is consumed
         u32 r = lane / p, c = lane % p;
 #pragma unroll
         for (u32 q = 0; q < RG_WARP_MAX_P; ++q) {
-            if (lane + 32 * q < count) tile[r * stride + c] = staged[q];
+            if (lane + 32 * q < values) tile[r * stride + c] = staged[q];
             r += row_step;
             c += col_step;
             if (c >= p) {
@@ -243,62 +265,70 @@ rg_gram_warp_f64(const double* __restrict__ x, const double* __restrict__ y, u64
             }
         }
         __syncwarp();
-        bool kept = false;
-        if (lane < m) {
-            if (mask) {
-                kept = mask[i] != 0;
-            } else {
-                const double v = si;
-                if (v < t) {
-                    below += 1.0;
-                    sum_below += v;
-                    kept = true;
-                } else if (v == t) {
-                    equal += 1.0;
-                    kept = i < cut;
+        u32 keep[RG_WARP_GROUP];
+#pragma unroll
+        for (int g = 0; g < RG_WARP_GROUP; ++g) {
+            bool kept = false, lower = false, tie = false;
+            if (row && g < cands) {
+                if (mask) {
+                    kept = flagged;
+                } else {
+                    const double v = s[(row0 + first + g) * n + i];
+                    lower = v < thr[g];
+                    tie = v == thr[g];
+                    kept = lower || (tie && i < cut[g]);
+                    if (lower) sum_below[g] += v;
                 }
+                double res = yi;
+                const double* own = tile + lane * stride;
+#pragma unroll
+                for (u32 a = 0; a < RG_WARP_MAX_P; ++a)
+                    if (a < p) res -= own[a] * b[g][a];
+                tile[lane * stride + p + g] = res;
             }
-            double res = yi;
-            const double* row = tile + lane * stride;
-#pragma unroll
-            for (u32 a = 0; a < RG_WARP_MAX_P; ++a)
-                if (a < p) res -= row[a] * b[a];
-            tile[lane * stride + p] = res;
+            keep[g] = __ballot_sync(0xffffffffu, kept);
+            below[g] += __popc(__ballot_sync(0xffffffffu, lower));
+            equal[g] += __popc(__ballot_sync(0xffffffffu, tie));
         }
-        u32 keep = __ballot_sync(0xffffffffu, kept);
         __syncwarp();
-        while (keep) {
-            const u32 k = __ffs(keep) - 1;
-            keep &= keep - 1;
-            const double* row = tile + k * stride;
 #pragma unroll
-            for (int q = 0; q < RG_WARP_SLOTS; ++q) acc[q] += row[ea[q]] * row[eb[q]];
+        for (int g = 0; g < RG_WARP_GROUP; ++g) {
+            u32 rows = keep[g];
+            while (rows) {
+                const u32 k = __ffs(rows) - 1;
+                rows &= rows - 1;
+                const double* staged_row = tile + k * stride;
+#pragma unroll
+                for (int q = 0; q < RG_WARP_SLOTS; ++q)
+                    acc[g][q] += staged_row[ea[q]] * staged_row[eb[q] == p ? p + g : eb[q]];
+            }
         }
     }
 
-    // Each warp's entries and counts (the counts added lane by lane, in a fixed tree), then the
-    // warps' added warp by warp.
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        below += __shfl_xor_sync(0xffffffffu, below, o);
-        equal += __shfl_xor_sync(0xffffffffu, equal, o);
-        sum_below += __shfl_xor_sync(0xffffffffu, sum_below, o);
-    }
+    // Each warp's entries and counts (the sums below added lane by lane, in a fixed tree), then
+    // the warps' added warp by warp.
     __syncwarp();
 #pragma unroll
-    for (int q = 0; q < RG_WARP_SLOTS; ++q) tile[lane + 32 * q] = acc[q];
-    if (lane == 0) {
-        tile[32 * RG_WARP_SLOTS] = below;
-        tile[32 * RG_WARP_SLOTS + 1] = equal;
-        tile[32 * RG_WARP_SLOTS + 2] = sum_below;
+    for (int g = 0; g < RG_WARP_GROUP; ++g) {
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1)
+            sum_below[g] += __shfl_xor_sync(0xffffffffu, sum_below[g], o);
+        double* mine = tile + g * (32 * RG_WARP_SLOTS + 3);
+#pragma unroll
+        for (int q = 0; q < RG_WARP_SLOTS; ++q) mine[lane + 32 * q] = acc[g][q];
+        if (lane == 0) {
+            mine[32 * RG_WARP_SLOTS] = (double)below[g];
+            mine[32 * RG_WARP_SLOTS + 1] = (double)equal[g];
+            mine[32 * RG_WARP_SLOTS + 2] = sum_below[g];
+        }
     }
     __syncthreads();
-    double* out = partial + ((u64)blockIdx.y * gridDim.x + blockIdx.x) * entries;
-    for (u32 e = threadIdx.x; e < entries; e += blockDim.x) {
-        const u32 at = e < gram ? e : 32 * RG_WARP_SLOTS + (e - gram);
+    for (u32 k = threadIdx.x; k < cands * entries; k += blockDim.x) {
+        const u32 g = k / entries, e = k % entries;
+        const u32 at = g * (32 * RG_WARP_SLOTS + 3) + (e < gram ? e : 32 * RG_WARP_SLOTS + (e - gram));
         double total = 0.0;
         for (u32 w = 0; w < warps; ++w) total += rg_warp_smem[(u64)w * per_warp + at];
-        out[e] = total;
+        partial[((u64)(first + g) * gridDim.x + blockIdx.x) * entries + e] = total;
     }
 }
 

@@ -10,14 +10,18 @@ use std::process::{Command, Output};
 use common::cli::{binary, cpu_json, f64s, path, stderr, stdout};
 use serde_json::Value;
 
-/// `mpirun -np ranks kselect ARGS` (as root when need be).
+/// `mpirun -np ranks kselect ARGS` (as root when need be), with a session directory of its own:
+/// jobs started at once by the tests running in parallel would otherwise race to create the
+/// same one (Open MPI then fails with "File exists").
 fn mpirun(ranks: usize, args: &[&str]) -> Output {
+    let session = tempfile::tempdir().expect("a temporary directory");
     Command::new("mpirun")
         .args(["--oversubscribe", "-np", &ranks.to_string()])
         .arg(binary())
         .args(args)
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("OMPI_MCA_orte_tmpdir_base", session.path())
         .output()
         .expect("mpirun runs (Open MPI is installed with the mpi feature)")
 }

@@ -85,51 +85,72 @@ pub(crate) fn hth_smallest(selector: &Selector, values: &[f64], h: usize) -> Opt
 }
 
 /// The rows of the `h` smallest `values` (ties in index order), increasing, and the sum of
-/// those values (in index order). The `h`-th smallest is found by `selector`, the rows chunk
-/// by chunk in parallel (each chunk told how many of its ties to take), the sum runs over them
-/// in order.
+/// those values (in index order): the `h`-th smallest found by `selector`, then
+/// [`smallest_rows`].
 pub(crate) fn h_smallest(selector: &Selector, values: &[f64], h: usize) -> (Vec<usize>, f64) {
-    let Some(t) = hth_smallest(selector, values, h) else {
-        return ((0..h).collect(), f64::NAN);
-    };
-    let counts: Vec<(usize, usize)> = values
+    match hth_smallest(selector, values, h) {
+        Some(t) => smallest_rows(values, |v| v, t, h),
+        None => ((0..h).collect(), f64::NAN),
+    }
+}
+
+/// The rows of the `h` smallest of `f(base[i])` (ties in index order), increasing, and the sum
+/// of those values in index order, where `t` is the `h`-th smallest. Chunk by chunk in
+/// parallel: each chunk's values below `t` and at it are counted, each is told how many of its
+/// ties to take, and writes its rows at its place in the one list.
+pub(crate) fn smallest_rows(
+    base: &[f64],
+    f: impl Fn(f64) -> f64 + Sync,
+    t: f64,
+    h: usize,
+) -> (Vec<usize>, f64) {
+    let counts: Vec<(usize, usize)> = base
         .par_chunks(CHUNK)
         .map(|c| {
             c.iter().fold((0, 0), |(below, at), &v| {
+                let v = f(v);
                 (below + usize::from(v < t), at + usize::from(v == t))
             })
         })
         .collect();
     let below: usize = counts.iter().map(|c| c.0).sum();
     let mut ties = h - below;
-    let quotas: Vec<usize> = counts
+    // Per chunk: the ties it takes, and its rows in the list.
+    let takes: Vec<(usize, usize)> = counts
         .iter()
-        .map(|&(_, at)| {
+        .map(|&(below, at)| {
             let take = at.min(ties);
             ties -= take;
-            take
+            (take, below + take)
         })
         .collect();
-    let parts: Vec<Vec<usize>> = values
-        .par_chunks(CHUNK)
-        .zip(quotas.par_iter())
+    let mut rows = vec![0usize; h];
+    let mut places = Vec::with_capacity(takes.len());
+    let mut rest = rows.as_mut_slice();
+    for &(_, len) in &takes {
+        let (place, after) = rest.split_at_mut(len);
+        places.push(place);
+        rest = after;
+    }
+    base.par_chunks(CHUNK)
+        .zip(takes.par_iter())
+        .zip(places.into_par_iter())
         .enumerate()
-        .map(|(c, (chunk, &quota))| {
+        .for_each(|(c, ((chunk, &(quota, _)), place))| {
             let mut ties = quota;
-            let mut rows = Vec::new();
+            let mut next = 0;
             for (i, &v) in chunk.iter().enumerate() {
+                let v = f(v);
                 if v < t || (v == t && ties > 0) {
                     if v == t {
                         ties -= 1;
                     }
-                    rows.push(c * CHUNK + i);
+                    place[next] = c * CHUNK + i;
+                    next += 1;
                 }
             }
-            rows
-        })
-        .collect();
-    let rows = parts.concat();
-    let sum = rows.iter().fold(0.0, |s, &i| s + values[i]);
+        });
+    let sum = rows.iter().fold(0.0, |s, &i| s + f(base[i]));
     (rows, sum)
 }
 

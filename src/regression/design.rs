@@ -12,6 +12,7 @@
 //! duplicates it, without one it should be replaced by the intercept), and no column that is
 //! (numerically) a linear combination of the others.
 
+use ndarray::ArrayView2;
 use rayon::prelude::*;
 
 use crate::element::first_non_finite;
@@ -190,7 +191,7 @@ impl Design {
                     n: out.len() / p,
                     p,
                 };
-                chunk_cross_product(rows, 0, rows.n)
+                chunk_cross_product(rows)
             })
             .collect();
         let mut ys = Vec::with_capacity(n);
@@ -355,26 +356,27 @@ fn column_stats(x: &[f64], k: usize) -> ColumnStats {
     parts.into_iter().fold(empty, ColumnStats::merge)
 }
 
-/// The upper triangle of `X'X` (`p x p`) of rows `start..end`, summed in row order.
-fn chunk_cross_product(rows: Rows<'_>, start: usize, end: usize) -> Vec<f64> {
-    let p = rows.p;
-    let mut acc = vec![0.0; p * p];
-    for i in start..end {
-        let row = rows.row(i);
-        for a in 0..p {
-            let va = row[a];
-            for b in a..p {
-                acc[a * p + b] += va * row[b];
-            }
-        }
-    }
-    acc
+/// `X'X` (`p x p`, row-major) of `rows`, by a matrix product (matrixmultiply's blocked kernels:
+/// several times faster than a loop over the rows, and the same bits for the same rows on a
+/// given CPU).
+fn chunk_cross_product(rows: Rows<'_>) -> Vec<f64> {
+    let x = ArrayView2::from_shape((rows.n, rows.p), &rows.x[..rows.n * rows.p])
+        .expect("rows of p values");
+    x.t().dot(&x).into_iter().collect()
 }
 
 /// `X'X` (full `p x p`) of the rows, summed in fixed chunks.
 #[cfg(test)]
 pub(crate) fn cross_product(rows: Rows<'_>) -> Vec<f64> {
-    let partial = |c: usize| chunk_cross_product(rows, c * CHUNK, ((c + 1) * CHUNK).min(rows.n));
+    let partial = |c: usize| {
+        let (start, end) = (c * CHUNK, ((c + 1) * CHUNK).min(rows.n));
+        chunk_cross_product(Rows {
+            x: &rows.x[start * rows.p..end * rows.p],
+            y: &[],
+            n: end - start,
+            p: rows.p,
+        })
+    };
     let chunks = rows.n.div_ceil(CHUNK);
     let partials: Vec<Vec<f64>> = if rows.n >= PARALLEL_ROWS {
         (0..chunks).into_par_iter().map(partial).collect()
@@ -384,7 +386,8 @@ pub(crate) fn cross_product(rows: Rows<'_>) -> Vec<f64> {
     add_partials(partials, rows.p)
 }
 
-/// The chunks' upper triangles of `X'X` added in chunk order, and mirrored: the full `X'X`.
+/// The chunks' `X'X` added in chunk order, and mirrored from the upper triangle: the full
+/// `X'X`.
 fn add_partials(partials: Vec<Vec<f64>>, p: usize) -> Vec<f64> {
     let mut xtx = vec![0.0; p * p];
     for part in partials {
@@ -444,7 +447,7 @@ mod tests {
                             n: c.len() / 3,
                             p: 3,
                         };
-                        chunk_cross_product(rows, 0, rows.n)
+                        chunk_cross_product(rows)
                     })
                     .collect();
             add_partials(partials, 3)

@@ -12,7 +12,8 @@ use rayon::prelude::*;
 
 use crate::error::Result;
 use crate::regression::csteps::{
-    gather, h_smallest, iterate, squared_residuals, squares, subset_rows, trim, Candidate, Work,
+    gather, h_smallest, hth_smallest, iterate, squared_residuals, squares, subset_rows, trim,
+    Candidate, Work,
 };
 use crate::regression::design::{Design, Rows};
 use crate::regression::linalg::least_squares;
@@ -48,6 +49,10 @@ pub(crate) trait Engine {
 
     /// The residuals `y - x b` of every row.
     fn residuals(&mut self, b: &[f64]) -> Result<Vec<f64>>;
+
+    /// The residuals of `b` ([`residuals`](Engine::residuals)) and the `h`-th smallest of their
+    /// squares, `None` when a residual is NaN.
+    fn trimmed_residuals(&mut self, b: &[f64], h: usize) -> Result<(Vec<f64>, Option<f64>)>;
 
     /// A selector of host values on the engine's device (a NaN is an error there, as on the
     /// CPU): the order statistics of the residuals the fit returns.
@@ -108,6 +113,12 @@ impl Engine for CpuEngine<'_> {
 
     fn residuals(&mut self, b: &[f64]) -> Result<Vec<f64>> {
         Ok(self.design.residuals(b))
+    }
+
+    fn trimmed_residuals(&mut self, b: &[f64], h: usize) -> Result<(Vec<f64>, Option<f64>)> {
+        let r = self.design.residuals(b);
+        let t = hth_smallest(&Selector::new(), &squares(&r), h);
+        Ok((r, t))
     }
 
     fn selector(&self) -> Selector {

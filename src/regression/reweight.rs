@@ -5,7 +5,7 @@
 use rayon::prelude::*;
 
 use crate::error::Result;
-use crate::regression::csteps::{h_smallest, hth_smallest, squares};
+use crate::regression::csteps::{h_smallest, hth_smallest, smallest_rows};
 use crate::regression::design::Design;
 use crate::regression::engine::Engine;
 use crate::regression::fit::{Found, Method, RegressionFit};
@@ -121,9 +121,11 @@ pub(crate) fn lts(
     let raw_b = engine
         .fit_subset(h, &found.b)?
         .unwrap_or_else(|| found.b.clone());
-    let raw_residuals = engine.residuals(&raw_b)?;
-    let sq = squares(&raw_residuals);
-    let (best_subset, objective) = h_smallest(&engine.selector(), &sq, h);
+    let (raw_residuals, t) = engine.trimmed_residuals(&raw_b, h)?;
+    let (best_subset, objective) = match t {
+        Some(t) => smallest_rows(&raw_residuals, |r| r * r, t, h),
+        None => ((0..h).collect(), f64::NAN),
+    };
     let cutoff = lts_cutoff();
 
     let raw_scale = if h == n {

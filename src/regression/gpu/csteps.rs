@@ -310,6 +310,26 @@ pub(super) fn fit_subset(gpu: &mut GpuEngine<'_>, h: usize, b: &[f64]) -> Result
     Ok(Some(fit))
 }
 
+/// [`Engine::trimmed_residuals`](crate::regression::engine::Engine::trimmed_residuals) on the
+/// GPU: the residuals read back, then their squares left on the device (the same product, so
+/// the same bits as the host's squares of the residuals) and the `h`-th smallest selected there.
+pub(super) fn trimmed_residuals(
+    gpu: &mut GpuEngine<'_>,
+    b: &[f64],
+    h: usize,
+) -> Result<(Vec<f64>, Option<f64>)> {
+    let n = gpu.design.n;
+    let r = read_residuals(gpu, b)?;
+    if r.par_iter().any(|v| v.is_nan()) {
+        return Ok((r, None));
+    }
+    gpu.residual_rows(&[b.to_vec()], Residual::Square)?;
+    let t = gpu
+        .selector
+        .select_rows(Matrix::new(&gpu.rows, 1, n), h - 1)?;
+    Ok((r, t.first().copied()))
+}
+
 /// [`Engine::residuals`](crate::regression::engine::Engine::residuals) on the GPU: one
 /// product and one pass, read back through the staging buffer.
 pub(super) fn read_residuals(gpu: &mut GpuEngine<'_>, b: &[f64]) -> Result<Vec<f64>> {

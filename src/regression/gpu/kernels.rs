@@ -6,7 +6,7 @@ use cudarc::driver::{CudaSlice, LaunchConfig};
 pub(super) use crate::device::cuda::kernels::regression::MAX_P;
 use crate::device::cuda::kernels::regression::{
     rg_gram, rg_gram_warp, rg_reduce, rg_residuals, rg_shortest_window, warp_gram_shared_bytes,
-    GRAM_THREADS, WARP_GRAM_MAX_P,
+    GRAM_THREADS, WARP_GRAM_GROUP, WARP_GRAM_MAX_P,
 };
 use crate::device::cuda::kernels::OrNull;
 use crate::device::cuda::launch::config;
@@ -143,7 +143,14 @@ pub(super) fn sums(
     let e = entries(p);
     // Contiguous chunks of whole tiles, enough blocks to fill the device.
     let tiles = n.div_ceil(TILE).max(1);
-    let per_candidate = (dev.multiprocessors() * GRAM_BLOCKS_PER_SM / count).clamp(1, tiles);
+    // Rows of blocks: one a candidate, or a group of candidates for small models.
+    let warp_tiles = p <= WARP_GRAM_MAX_P;
+    let block_rows = if warp_tiles {
+        count.div_ceil(WARP_GRAM_GROUP as usize)
+    } else {
+        count
+    };
+    let per_candidate = (dev.multiprocessors() * GRAM_BLOCKS_PER_SM / block_rows).clamp(1, tiles);
     let chunk = tiles.div_ceil(per_candidate) * TILE;
     let blocks = n.div_ceil(chunk).max(1);
     let mut partial = dev.alloc::<f64>(count * blocks * e, "the C-step partial sums")?;
@@ -161,18 +168,18 @@ pub(super) fn sums(
     };
     let thresholds = upload(dev, thresholds, "the thresholds")?;
     let cuts = upload(dev, cuts, "the tie cuts")?;
-    // Candidates along y; small models a warp a tile.
-    let warp_tiles = p <= WARP_GRAM_MAX_P;
-    let cfg = LaunchConfig {
-        grid_dim: (blocks as u32, count as u32, 1),
-        block_dim: (GRAM_THREADS, 1, 1),
-        shared_mem_bytes: if warp_tiles {
-            warp_gram_shared_bytes(p32, GRAM_THREADS)
-        } else {
-            0
-        },
-    };
+    // Groups of candidates along y (a warp a tile), or one a block.
     let gram = if warp_tiles { rg_gram_warp } else { rg_gram };
+    let shared_mem_bytes = if warp_tiles {
+        warp_gram_shared_bytes(p32, GRAM_THREADS)
+    } else {
+        0
+    };
+    let cfg = LaunchConfig {
+        grid_dim: (blocks as u32, block_rows as u32, 1),
+        block_dim: (GRAM_THREADS, 1, 1),
+        shared_mem_bytes,
+    };
     gram(
         dev,
         cfg,
@@ -186,6 +193,7 @@ pub(super) fn sums(
         &thresholds,
         &cuts,
         row0,
+        count as u32,
         chunk64,
         &mut partial,
     )?;

@@ -163,6 +163,10 @@ impl Engine for GpuEngine<'_> {
         csteps::read_residuals(self, b)
     }
 
+    fn trimmed_residuals(&mut self, b: &[f64], h: usize) -> Result<(Vec<f64>, Option<f64>)> {
+        csteps::trimmed_residuals(self, b, h)
+    }
+
     /// The GPU's from [`HOST_SELECTION_ROWS`] rows, where the copy costs less than the CPU's
     /// selection; the CPU's below.
     fn selector(&self) -> Selector {

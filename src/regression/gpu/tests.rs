@@ -133,6 +133,14 @@ fn subset_fits_and_residuals_match_the_cpu() {
     for (g, w) in got.iter().zip(&want) {
         assert!((g - w).abs() <= 1e-12 * w.abs().max(1.0), "{g} vs {w}");
     }
+    // The h-th smallest square is one of the squares of the residuals read back.
+    let (r, t) = engine.trimmed_residuals(&b, h).unwrap();
+    assert_eq!(r, got);
+    let mut squares: Vec<f64> = r.iter().map(|v| v * v).collect();
+    squares.sort_by(f64::total_cmp);
+    assert_eq!(t, Some(squares[h - 1]));
+    let (_, want_t) = cpu.trimmed_residuals(&b, h).unwrap();
+    assert!(rel(t.unwrap(), want_t.unwrap()) < 1e-10);
 }
 
 #[test]

@@ -15,12 +15,15 @@ pub(crate) const GRAM_THREADS: u32 = 256;
 pub(crate) const WARP_GRAM_MAX_P: usize = 13;
 /// Gram entries a lane of [`rg_gram_warp`] holds (`RG_WARP_SLOTS`).
 const WARP_GRAM_SLOTS: u32 = 4;
+/// Candidates a block of [`rg_gram_warp`] sums (`RG_WARP_GROUP`).
+pub(crate) const WARP_GRAM_GROUP: u32 = 4;
 
 /// The dynamic shared memory of a [`rg_gram_warp`] block of `threads` for `p` coefficients: a
-/// warp's 32 rows of `p + 1` doubles, or its entries and counts where those are more.
+/// warp's 32 rows of `p + WARP_GRAM_GROUP` doubles, or its candidates' entries and counts where
+/// those are more.
 pub(crate) const fn warp_gram_shared_bytes(p: u32, threads: u32) -> u32 {
-    let rows = 32 * (p + 1);
-    let sums = 32 * WARP_GRAM_SLOTS + 3;
+    let rows = 32 * (p + WARP_GRAM_GROUP);
+    let sums = WARP_GRAM_GROUP * (32 * WARP_GRAM_SLOTS + 3);
     let per_warp = if rows > sums { rows } else { sums };
     threads / 32 * per_warp * 8
 }
@@ -39,8 +42,8 @@ launchers! {
         from REGRESSION as "rg_residuals_f64";
         requires v.len() as u64 >= n, y.len() as u64 >= n, op <= 2;
 
-    /// The C-step sums (`p (p + 1) / 2 + p + 3` a block) of candidates `row0 + blockIdx.y` over
-    /// the rows of each block's `chunk` that they keep. Exactly one of `s` and `mask` is given:
+    /// The C-step sums (`p (p + 1) / 2 + p + 3` a block) of candidates `row0 + blockIdx.y`
+    /// (`blockIdx.y < count`) over the rows of each block's `chunk` that they keep. Exactly one of `s` and `mask` is given:
     /// with `s` (squared residuals, rows of `n`), the rows below the candidate's threshold and
     /// those at it before its cut; with `mask` (`n` flags), the rows flagged (`thresholds` and
     /// `cuts` are then not read). `x` is `n x p` row-major, `coef` holds `p` coefficients a
@@ -48,33 +51,40 @@ launchers! {
     fn rg_gram(x: dev &CudaSlice<f64>, y: dev &CudaSlice<f64>, n: val u64, p: val u32,
                s: dev OrNull<&CudaSlice<f64>>, mask: dev OrNull<&CudaSlice<u8>>,
                coef: dev &CudaSlice<f64>, thresholds: dev &CudaSlice<f64>,
-               cuts: dev &CudaSlice<u64>, row0: val u64, chunk: val u64,
+               cuts: dev &CudaSlice<u64>, row0: val u64, count: val u32, chunk: val u64,
                partial: dev &mut CudaSlice<f64>)
         from REGRESSION as "rg_gram_f64";
         requires x.len() as u64 >= n * p as u64, y.len() as u64 >= n, p as usize <= MAX_P,
+            count >= 1,
             s.given_len().is_some() != mask.given_len().is_some(),
-            s.given_len().is_none_or(|len| len as u64 >= (row0 + 1) * n),
-            s.given_len().is_none() || (row0 < thresholds.len() as u64 && row0 < cuts.len() as u64),
+            s.given_len().is_none_or(|len| len as u64 >= (row0 + count as u64) * n),
+            s.given_len().is_none()
+                || (row0 + count as u64 <= thresholds.len() as u64
+                    && row0 + count as u64 <= cuts.len() as u64),
             mask.given_len().is_none_or(|len| len as u64 >= n),
-            coef.len() as u64 >= (row0 + 1) * p as u64, chunk > 0,
-            partial.len() as u64 >= n.div_ceil(chunk).max(1) * gram_sums(p);
+            coef.len() as u64 >= (row0 + count as u64) * p as u64, chunk > 0,
+            partial.len() as u64 >= count as u64 * n.div_ceil(chunk).max(1) * gram_sums(p);
 
-    /// [`rg_gram`] for `p <= WARP_GRAM_MAX_P`, each warp on tiles of 32 rows of its own, with
-    /// the same arguments and sums; its dynamic shared memory is [`warp_gram_shared_bytes`].
+    /// [`rg_gram`] for `p <= WARP_GRAM_MAX_P` and the `count` candidates from `row0`,
+    /// [`WARP_GRAM_GROUP`] of them a block (`blockIdx.y`), each warp on tiles of 32 rows of its
+    /// own: the same sums, in the same places; its dynamic shared memory is
+    /// [`warp_gram_shared_bytes`].
     fn rg_gram_warp(x: dev &CudaSlice<f64>, y: dev &CudaSlice<f64>, n: val u64, p: val u32,
                s: dev OrNull<&CudaSlice<f64>>, mask: dev OrNull<&CudaSlice<u8>>,
                coef: dev &CudaSlice<f64>, thresholds: dev &CudaSlice<f64>,
-               cuts: dev &CudaSlice<u64>, row0: val u64, chunk: val u64,
+               cuts: dev &CudaSlice<u64>, row0: val u64, count: val u32, chunk: val u64,
                partial: dev &mut CudaSlice<f64>)
         from REGRESSION as "rg_gram_warp_f64";
         requires x.len() as u64 >= n * p as u64, y.len() as u64 >= n,
-            1 <= p && p as usize <= WARP_GRAM_MAX_P,
+            1 <= p && p as usize <= WARP_GRAM_MAX_P, count >= 1,
             s.given_len().is_some() != mask.given_len().is_some(),
-            s.given_len().is_none_or(|len| len as u64 >= (row0 + 1) * n),
-            s.given_len().is_none() || (row0 < thresholds.len() as u64 && row0 < cuts.len() as u64),
+            s.given_len().is_none_or(|len| len as u64 >= (row0 + count as u64) * n),
+            s.given_len().is_none()
+                || (row0 + count as u64 <= thresholds.len() as u64
+                    && row0 + count as u64 <= cuts.len() as u64),
             mask.given_len().is_none_or(|len| len as u64 >= n),
-            coef.len() as u64 >= (row0 + 1) * p as u64, chunk > 0,
-            partial.len() as u64 >= n.div_ceil(chunk).max(1) * gram_sums(p);
+            coef.len() as u64 >= (row0 + count as u64) * p as u64, chunk > 0,
+            partial.len() as u64 >= count as u64 * n.div_ceil(chunk).max(1) * gram_sums(p);
 
     /// `out[j entries + e]` = the sum in block order of the `blocks` partial sums of row `j`
     /// (`entries` values each), one block a row.
