@@ -606,11 +606,27 @@ fn progress_reports_every_stage_and_leaves_the_fit_unchanged() {
         .fit(Matrix::new(x, n, k), y)
         .unwrap();
     assert_eq!(with, Lms::new().fit(Matrix::new(x, n, k), y).unwrap());
-    let seen = seen.lock().unwrap();
-    for stage in [FitStage::Starts, FitStage::Refinement] {
-        let last = seen.iter().rev().find(|r| r.stage == stage).unwrap();
-        assert_eq!(last.done, last.total, "{stage:?}");
-    }
+    // Every stage in order, each ending with all its units done.
+    let stages_in_order = |seen: &[FitProgress]| {
+        let order = [
+            FitStage::Setup,
+            FitStage::Starts,
+            FitStage::Refinement,
+            FitStage::Reweighting,
+        ];
+        let mut at = 0;
+        for r in seen {
+            while order[at] != r.stage {
+                at += 1;
+                assert!(at < order.len(), "{:?} out of order", r.stage);
+            }
+        }
+        for stage in order {
+            let last = seen.iter().rev().find(|r| r.stage == stage).unwrap();
+            assert_eq!(last.done, last.total, "{stage:?}");
+        }
+    };
+    stages_in_order(&seen.lock().unwrap());
     let log: Arc<Mutex<Vec<FitProgress>>> = Arc::default();
     let sink = Arc::clone(&log);
     let lts = Lts::new().progress(move |r| sink.lock().unwrap().push(r));
@@ -618,11 +634,25 @@ fn progress_reports_every_stage_and_leaves_the_fit_unchanged() {
         lts.fit(Matrix::new(x, n, k), y).unwrap(),
         Lts::new().fit(Matrix::new(x, n, k), y).unwrap()
     );
-    assert!(log
-        .lock()
-        .unwrap()
+    stages_in_order(&log.lock().unwrap());
+    // Large enough for the subsampled starts and the race of the candidates.
+    let n = 6000;
+    let x: Vec<f64> = (0..n).map(|i| ((i * 7919) % 6007) as f64 / 60.0).collect();
+    let y: Vec<f64> = x
         .iter()
-        .any(|r| r.stage == FitStage::Refinement));
+        .enumerate()
+        .map(|(i, v)| {
+            2.0 * v - 1.0
+                + if i % 7 == 0 {
+                    40.0
+                } else {
+                    0.01 * (i % 13) as f64
+                }
+        })
+        .collect();
+    log.lock().unwrap().clear();
+    lts.fit(Matrix::new(&x, n, 1), &y).unwrap();
+    stages_in_order(&log.lock().unwrap());
 }
 
 #[test]
