@@ -95,15 +95,17 @@ pub(super) fn evaluate(
     h: usize,
     bs: &[Vec<f64>],
 ) -> Result<Vec<Option<Eval>>> {
-    let known = |b: &Vec<f64>| {
-        gpu.evaluated
-            .iter()
-            .find(|(kh, kb, _)| *kh == h && same_bits(kb, b))
-            .map(|(_, _, eval)| eval.clone())
-    };
-    let mut out: Vec<Option<Option<Eval>>> = bs.iter().map(|b| known(b).map(Some)).collect();
-    let missing: Vec<Vec<f64>> = (bs.iter().zip(&out))
-        .filter(|(_, e)| e.is_none())
+    let known: Vec<Option<Eval>> = bs
+        .iter()
+        .map(|b| {
+            gpu.evaluated
+                .iter()
+                .find(|(kh, kb, _)| *kh == h && same_bits(kb, b))
+                .map(|(_, _, eval)| eval.clone())
+        })
+        .collect();
+    let missing: Vec<Vec<f64>> = (bs.iter().zip(&known))
+        .filter(|(_, eval)| eval.is_none())
         .map(|(b, _)| b.clone())
         .collect();
     let mut fresh = Vec::with_capacity(missing.len());
@@ -111,12 +113,9 @@ pub(super) fn evaluate(
         fresh.extend(evaluate_batch(gpu, h, batch)?.0);
     }
     let mut fresh = fresh.into_iter();
-    for slot in out.iter_mut().filter(|e| e.is_none()) {
-        *slot = fresh.next();
-    }
-    Ok(out
+    Ok(known
         .into_iter()
-        .map(|e| e.expect("every candidate evaluated"))
+        .map(|eval| eval.or_else(|| fresh.next().flatten()))
         .collect())
 }
 
