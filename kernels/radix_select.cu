@@ -154,8 +154,9 @@ KSELECT_FOR_EACH_TYPE(RADIX_SELECT_KERNELS)
 KSELECT_FOR_EACH_KEY(RADIX_CHOOSE_KERNELS)
 
 // Radix select of a short input by a grid of SMALL_BLOCK-thread blocks all resident at once
-// (a cooperative launch), each thread holding SMALL_PER_THREAD keys in registers: element
-// (j * gridDim.x + block) * SMALL_BLOCK + thread is key j of that thread. Every digit is a count
+// (a cooperative launch), each thread holding up to SMALL_PER_THREAD keys in registers: element
+// (j * gridDim.x + block) * SMALL_BLOCK + thread is key j of that thread (only the slots some
+// thread fills are visited). Every digit is a count
 // of the registers into a shared histogram (added into the digit's own global histogram and a
 // grid barrier when there are several blocks), then every block scans the same histogram and
 // fixes the same digit, so a selection is one launch. Up to two ranks (k0, then k1 when `ranks`
@@ -164,6 +165,7 @@ KSELECT_FOR_EACH_KEY(RADIX_CHOOSE_KERNELS)
 // NaN count and the barrier's arrivals.
 #define SMALL_BLOCK 1024
 #define SMALL_PER_THREAD 16
+#define SMALL_GROUP 4
 
 // Waits until every block of the grid has arrived for the `round`-th time (all blocks resident:
 // a cooperative launch). `arrived` counts arrivals and is never reset.
@@ -187,7 +189,8 @@ __device__ void rsel_small_impl(const T* __restrict__ x, u64 n, u64 k0, u64 k1, 
     const bool grid = gridDim.x > 1;
     u32* nan_total = grid ? work + ranks * bits / 8 * SEL_RADIX : (u32*)0;
     u32* arrived = grid ? nan_total + 1 : (u32*)0;
-    __shared__ u32 hist[SEL_RADIX];
+    // Two histograms taking turns: the next digit's is zeroed while this one's is scanned.
+    __shared__ u32 hist[2][SEL_RADIX];
     __shared__ u32 warp_total[SEL_RADIX / WARP_SIZE];
     __shared__ u64 chosen_prefix;
     __shared__ u64 chosen_k;
@@ -195,44 +198,57 @@ __device__ void rsel_small_impl(const T* __restrict__ x, u64 n, u64 k0, u64 k1, 
     __shared__ u32 nan_count;
     // Element j of this thread, and whether the input has it.
     const auto index = [&](int j) { return ((u64)j * gridDim.x + blockIdx.x) * SMALL_BLOCK + threadIdx.x; };
+    // The register slots any thread of the grid fills (the same for all: the others are
+    // skipped).
+    const u64 per_slot = (u64)gridDim.x * SMALL_BLOCK;
+    const int used = (int)min((u64)SMALL_PER_THREAD, (n + per_slot - 1) / per_slot);
     K key[SMALL_PER_THREAD];
     u32 nans = 0;
 #pragma unroll
     for (int j = 0; j < SMALL_PER_THREAD; ++j) {
-        const bool in = index(j) < n;
+        const bool in = j < used && index(j) < n;
         key[j] = in ? to_key(x[index(j)]) : (K)0;
         if (HasNan<T>::value && in && key[j] == (K)~(K)0) ++nans;
     }
     if (threadIdx.x == 0) nan_count = 0;
+    if (threadIdx.x < SEL_RADIX) hist[0][threadIdx.x] = 0;
     __syncthreads();
     if (HasNan<T>::value) {
         for (int off = WARP_SIZE / 2; off > 0; off /= 2) nans += __shfl_down_sync(FULL_MASK, nans, off);
         if ((threadIdx.x & 31) == 0 && nans) atomicAdd(grid ? nan_total : &nan_count, nans);
     }
     u32 round = 0;
+    u32 turn = 0;
     for (u32 r = 0; r < ranks; ++r) {
         K prefix = 0;
         u64 k = r == 0 ? k0 : k1;
-        for (u32 fixed = 0; fixed < bits; fixed += 8) {
+        for (u32 fixed = 0; fixed < bits; fixed += 8, turn ^= 1) {
             const u32 shift = bits - 8 - fixed;
             u32* global_hist = grid ? work + (r * bits / 8 + fixed / 8) * SEL_RADIX : (u32*)0;
-            for (u32 d = threadIdx.x; d < SEL_RADIX; d += blockDim.x) hist[d] = 0;
-            __syncthreads();
+            u32* counts = hist[turn];
+            // Slots in groups of SMALL_GROUP: a group's counts are scheduled together, and only
+            // the groups some thread fills are visited.
 #pragma unroll
-            for (int j = 0; j < SMALL_PER_THREAD; ++j) {
-                const bool valid = index(j) < n && radix::matches(key[j], prefix, fixed);
-                radix::count_digit(hist, valid, (u32)(key[j] >> shift) & (SEL_RADIX - 1));
+            for (int g = 0; g < SMALL_PER_THREAD; g += SMALL_GROUP) {
+                if (g < used) {
+#pragma unroll
+                    for (int j = g; j < g + SMALL_GROUP; ++j) {
+                        const bool valid = index(j) < n && radix::matches(key[j], prefix, fixed);
+                        radix::count_digit(counts, valid, (u32)(key[j] >> shift) & (SEL_RADIX - 1));
+                    }
+                }
             }
             __syncthreads();
             if (grid) {
-                if (threadIdx.x < SEL_RADIX && hist[threadIdx.x]) atomicAdd(&global_hist[threadIdx.x], hist[threadIdx.x]);
+                if (threadIdx.x < SEL_RADIX && counts[threadIdx.x]) atomicAdd(&global_hist[threadIdx.x], counts[threadIdx.x]);
                 grid_barrier(arrived, ++round);
             }
             u32 count = 0, inclusive = 0;
             if (threadIdx.x < SEL_RADIX) {
-                count = grid ? *(volatile u32*)&global_hist[threadIdx.x] : hist[threadIdx.x];
+                count = grid ? *(volatile u32*)&global_hist[threadIdx.x] : counts[threadIdx.x];
                 inclusive = warp::inclusive_sum(count);
                 if ((threadIdx.x & 31) == 31) warp_total[threadIdx.x / WARP_SIZE] = inclusive;
+                hist[turn ^ 1][threadIdx.x] = 0;
             }
             __syncthreads();
             if (threadIdx.x < SEL_RADIX) {
@@ -253,10 +269,11 @@ __device__ void rsel_small_impl(const T* __restrict__ x, u64 n, u64 k0, u64 k1, 
                 __syncthreads();
 #pragma unroll
                 for (int j = 0; j < SMALL_PER_THREAD; ++j) {
-                    if (index(j) < n && radix::matches(key[j], prefix, fixed + 8)) chosen_prefix = (u64)key[j];
+                    if (j < used && index(j) < n && radix::matches(key[j], prefix, fixed + 8)) chosen_prefix = (u64)key[j];
                 }
                 __syncthreads();
                 prefix = (K)chosen_prefix;
+                turn ^= 1;
                 break;
             }
         }

@@ -224,3 +224,35 @@ fn a_launch_shape_its_kernel_cannot_take_is_an_error() {
         "the sample is sorted"
     );
 }
+
+#[test]
+fn result_words_come_back_from_a_mailbox_or_device_memory() {
+    let Some(dev) = gpu() else { return };
+    for len in [1, 3, results::MAILBOX_WORDS, results::MAILBOX_WORDS + 1] {
+        let words: Vec<u64> = (0..len as u64).map(|i| i * 3 + 1).collect();
+        let src = dev.stream().clone_htod(&words).unwrap();
+        let mut out = dev.result_words(len, "the words").unwrap();
+        dev.stream()
+            .memcpy_dtod(&src, &mut out.view_mut(0..len))
+            .unwrap();
+        assert_eq!(out.read().unwrap(), words, "{len} words");
+    }
+    // Lent and dropped unread, a mailbox comes back for the next call; several threads at once
+    // each get their own.
+    drop(dev.result_words(2, "unread").unwrap());
+    std::thread::scope(|s| {
+        for t in 0..4u64 {
+            let dev = &dev;
+            s.spawn(move || {
+                for i in 0..200u64 {
+                    let src = dev.stream().clone_htod(&[t, i]).unwrap();
+                    let mut out = dev.result_words(2, "the words").unwrap();
+                    dev.stream()
+                        .memcpy_dtod(&src, &mut out.view_mut(0..2))
+                        .unwrap();
+                    assert_eq!(out.read().unwrap(), [t, i]);
+                }
+            });
+        }
+    });
+}

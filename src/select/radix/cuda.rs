@@ -243,7 +243,7 @@ fn short_capacity<T: Element>(dev: &CudaDevice) -> Result<usize> {
 /// Radix selections of `ranks` over a short view (at most [`short_capacity`] elements): one
 /// launch a pair of ranks, on one block a [`SMALL_CAP`] elements, each writing its keys and the
 /// NaN count after them (the next pair's keys overwrite that count, the last one stays), one
-/// read of them all.
+/// read of them all (from a mailbox: no copy, see [`CudaDevice::result_words`]).
 fn select_short<T: Element>(
     dev: &CudaDevice,
     x: &CudaView<'_, T>,
@@ -251,7 +251,7 @@ fn select_short<T: Element>(
 ) -> Result<(Vec<T>, usize)> {
     let r = ranks.len();
     let blocks = x.len().div_ceil(SMALL_CAP).max(1);
-    let mut out = dev.alloc::<u64>(r + 1, "the short selection's results")?;
+    let mut out = dev.result_words(r + 1, "the short selection's results")?;
     for (pair, ks) in ranks.chunks(2).enumerate() {
         let at = 2 * pair;
         let mut work = match blocks {
@@ -269,14 +269,55 @@ fn select_short<T: Element>(
             ks[0] as u64,
             ks[ks.len() - 1] as u64,
             ks.len() as u32,
-            &mut out.slice_mut(at..at + ks.len() + 1),
+            &mut out.view_mut(at..at + ks.len() + 1),
             OrNull(work.as_mut()),
         )?;
     }
-    let words = dev.read(&out, "the short selection's results")?;
+    let words = out.read()?;
     let values = words[..r]
         .iter()
         .map(|&w| T::from_key(T::Key::from_u64(w)))
         .collect();
     Ok((values, words[r] as usize))
+}
+
+/// Tests of the one-launch selection of short inputs against a sort.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::cuda::tests::gpu;
+
+    /// `n` values, each one of `distinct` levels picked by a multiplicative hash of its index.
+    fn values(n: usize, distinct: u64) -> Vec<f64> {
+        (0..n as u64)
+            .map(|i| (i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 11) % distinct)
+            .map(|v| v as f64 - (distinct / 2) as f64)
+            .collect()
+    }
+
+    /// Any number of the registers' slots filled, on one block or several, selects what the
+    /// sort gives, repeated values and NaNs included, for one rank and for pairs.
+    #[test]
+    fn short_selections_match_the_sort() {
+        let Some(dev) = gpu() else { return };
+        for n in [
+            1, 200, 1000, 1024, 1500, 2049, 4096, 5000, 12000, 16384, 16385, 40000,
+        ] {
+            for distinct in [n as u64, 7] {
+                let mut data = values(n, distinct);
+                if n > 100 {
+                    data[n / 3] = f64::NAN;
+                }
+                let buf = DeviceBuffer::from_host_on(&dev, &data).unwrap();
+                let mut sorted = data.clone();
+                sorted.sort_by(f64::total_cmp);
+                let ranks = [0, n / 2, n - 1, n / 7, n / 2];
+                let (got, nans) = select_short(&dev, &buf.as_slice().as_view(), &ranks).unwrap();
+                let want: Vec<u64> = ranks.iter().map(|&k| sorted[k].to_bits()).collect();
+                let got: Vec<u64> = got.iter().map(|v| v.to_bits()).collect();
+                assert_eq!(got, want, "n = {n}, {distinct} levels");
+                assert_eq!(nans, usize::from(n > 100), "n = {n}");
+            }
+        }
+    }
 }
