@@ -247,11 +247,43 @@ fn select_spans_on<T: Element>(
 ) -> Result<SpanSelection<T>> {
     if spans.max_len() <= short_limit::<T>() {
         select_short(dev, x, spans, ranks)
+    } else if let Some(selection) = select_one_span(dev, x, spans, ranks)? {
+        Ok(selection)
     } else if ranks.per_span() <= LONG_QUERIES {
         select_long(dev, x, spans, ranks)
     } else {
         select_span_by_span(dev, x, spans, ranks)
     }
+}
+
+/// One span (a matrix of one row, a trim of LTS's residuals) whose ranks `Auto` would select
+/// by radix from an array of its length: selected there, on the span where it lies (up to
+/// 2^21 values in one launch), rather than by the batch's passes, which cost several times as
+/// much for one span. `None` for any other batch, and for a span not starting on 16 bytes.
+fn select_one_span<T: Element>(
+    dev: &CudaDevice,
+    x: &CudaSlice<T>,
+    spans: Spans<'_>,
+    ranks: SpanRanks<'_>,
+) -> Result<Option<SpanSelection<T>>> {
+    let (SpanRanks::OnePerSpan(list) | SpanRanks::Same(list)) = ranks;
+    if spans.count() != 1 {
+        return Ok(None);
+    }
+    let span = spans.span(0);
+    // Its digit passes read 16 bytes at a time from the span's first value.
+    if !(span.start * std::mem::size_of::<T>()).is_multiple_of(16) {
+        return Ok(None);
+    }
+    let spread = crate::select::cuda::RankSpread::of(span.len(), list);
+    if crate::select::cuda::auto_algorithm(span.len(), spread) != Algorithm::Radix {
+        return Ok(None);
+    }
+    let (values, nans) = crate::select::radix::cuda::multiselect_in(dev, &x.slice(span), list)?;
+    Ok(Some(SpanSelection {
+        values,
+        nan_counts: vec![nans],
+    }))
 }
 
 fn rank_words(ranks: SpanRanks<'_>) -> Vec<u64> {

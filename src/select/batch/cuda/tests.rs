@@ -288,6 +288,33 @@ fn segments_of_uneven_lengths() {
     .is_err());
 }
 
+/// One long row, whose ranks go to the single-array radix selection where it lies: the same
+/// values and NaN counts as a sort, for one rank and two, floats with NaN and repeats and
+/// 64-bit integers, in one launch and by digit passes, at the start of the data, 16 bytes after
+/// it, and 17 values after it (not on 16 bytes: the batch's passes).
+#[test]
+fn one_long_row_selects_like_a_sort() {
+    let Some(dev) = gpu() else { return };
+    for cols in [short_limit::<f32>() + 1, 100_003, 3_000_001] {
+        let data = floats(cols + 17, 11, true);
+        for spans in [
+            Spans::Offsets(&[0, cols]),
+            Spans::Offsets(&[4, cols + 4]),
+            Spans::Offsets(&[17, cols + 17]),
+        ] {
+            check_select(&dev, &data, spans, SpanRanks::OnePerSpan(&[cols / 2]));
+            check_select(&dev, &data, spans, SpanRanks::Same(&[cols - 1, 3]));
+        }
+        let wide = ints(cols, 12);
+        let spans = Spans::Rows {
+            rows: 1,
+            cols,
+            stride: cols,
+        };
+        check_select(&dev, &wide, spans, SpanRanks::Same(&[0, cols / 3]));
+    }
+}
+
 #[test]
 fn long_rows_select_and_top_k() {
     let Some(dev) = gpu() else { return };
