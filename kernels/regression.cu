@@ -46,9 +46,9 @@ __device__ __forceinline__ void rg_entry(u32 e, u32 p, u32* a_out, u32* b_out) {
 
 // The sums of one C-step for candidate j = row0 + blockIdx.y (blockIdx.y < count) over the rows
 // of this block's chunk, [blockIdx.x * chunk, min(n, (blockIdx.x + 1) * chunk)), that the
-// candidate keeps: with `mask`
-// (n flags, or null), the rows flagged; otherwise, with s (the squared residuals, rows of n) and
-// t = thresholds[j], the rows with s_i < t and those with s_i == t and i < cuts[j].
+// candidate keeps: with `mask` (n flags, or null), the rows flagged; otherwise, with s (the
+// squared residuals, rows of n) and t = thresholds[j], the rows with s_i < t and those with
+// s_i == t and i < cuts[j].
 //
 // x is n x p row-major, coef holds the candidates' p coefficients one after the other. Entries
 // (E = p (p + 1) / 2 + p + 3) of partial[(blockIdx.y * gridDim.x + blockIdx.x) * E ..]: the upper

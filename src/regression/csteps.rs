@@ -88,22 +88,23 @@ pub(crate) fn hth_smallest(selector: &Selector, values: &[f64], h: usize) -> Opt
 /// those values (in index order): the `h`-th smallest found by `selector`, then
 /// [`smallest_rows`].
 pub(crate) fn h_smallest(selector: &Selector, values: &[f64], h: usize) -> (Vec<usize>, f64) {
-    match hth_smallest(selector, values, h) {
-        Some(t) => smallest_rows(values, |v| v, t, h),
-        None => ((0..h).collect(), f64::NAN),
-    }
+    smallest_rows(values, |v| v, hth_smallest(selector, values, h), h)
 }
 
 /// The rows of the `h` smallest of `f(base[i])` (ties in index order), increasing, and the sum
-/// of those values in index order, where `t` is the `h`-th smallest. Chunk by chunk in
-/// parallel: each chunk's values below `t` and at it are counted, each is told how many of its
-/// ties to take, and writes its rows at its place in the one list.
+/// of those values in index order, where `t` is the `h`-th smallest; the first `h` rows and a
+/// NaN sum when there is none (`t` is `None`: a value is NaN). Chunk by chunk in parallel: each
+/// chunk's values below `t` and at it are counted, each is told how many of its ties to take,
+/// and writes its rows at its place in the one list.
 pub(crate) fn smallest_rows(
     base: &[f64],
     f: impl Fn(f64) -> f64 + Sync,
-    t: f64,
+    t: Option<f64>,
     h: usize,
 ) -> (Vec<usize>, f64) {
+    let Some(t) = t else {
+        return ((0..h).collect(), f64::NAN);
+    };
     let counts: Vec<(usize, usize)> = base
         .par_chunks(CHUNK)
         .map(|c| {

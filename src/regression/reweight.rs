@@ -5,7 +5,7 @@
 use rayon::prelude::*;
 
 use crate::error::Result;
-use crate::regression::csteps::{h_smallest, hth_smallest, smallest_rows};
+use crate::regression::csteps::{hth_smallest, smallest_rows};
 use crate::regression::design::Design;
 use crate::regression::engine::Engine;
 use crate::regression::fit::{Found, Method, RegressionFit};
@@ -122,10 +122,7 @@ pub(crate) fn lts(
         .fit_subset(h, &found.b)?
         .unwrap_or_else(|| found.b.clone());
     let (raw_residuals, t) = engine.trimmed_residuals(&raw_b, h)?;
-    let (best_subset, objective) = match t {
-        Some(t) => smallest_rows(&raw_residuals, |r| r * r, t, h),
-        None => ((0..h).collect(), f64::NAN),
-    };
+    let (best_subset, objective) = smallest_rows(&raw_residuals, |r| r * r, t, h);
     let cutoff = lts_cutoff();
 
     let raw_scale = if h == n {
@@ -185,8 +182,9 @@ pub(crate) fn lms(
     let raw_residuals = engine.residuals(&raw_b)?;
     let abs: Vec<f64> = raw_residuals.par_iter().map(|v| v.abs()).collect();
     let selector = engine.selector();
-    let (best_subset, _) = h_smallest(&selector, &abs, h);
-    let objective = hth_smallest(&selector, &abs, h).unwrap_or(f64::NAN);
+    let t = hth_smallest(&selector, &abs, h);
+    let (best_subset, _) = smallest_rows(&abs, |v| v, t, h);
+    let objective = t.unwrap_or(f64::NAN);
     let raw_scale = objective / normal_quantile(lms_consistency_prob(n, h));
     let raw = (raw_b, raw_residuals, objective, best_subset, raw_scale);
     let parts = assemble(design, engine, &stage, raw, LMS_CUTOFF, |keep, raw_r, r| {

@@ -43,7 +43,8 @@ launchers! {
         requires v.len() as u64 >= n, y.len() as u64 >= n, op <= 2;
 
     /// The C-step sums (`p (p + 1) / 2 + p + 3` a block) of candidates `row0 + blockIdx.y`
-    /// (`blockIdx.y < count`) over the rows of each block's `chunk` that they keep. Exactly one of `s` and `mask` is given:
+    /// (`blockIdx.y < count`) over the rows of each block's `chunk` that they keep. Exactly one
+    /// of `s` and `mask` is given:
     /// with `s` (squared residuals, rows of `n`), the rows below the candidate's threshold and
     /// those at it before its cut; with `mask` (`n` flags), the rows flagged (`thresholds` and
     /// `cuts` are then not read). `x` is `n x p` row-major, `coef` holds `p` coefficients a
