@@ -1,7 +1,8 @@
 // Robust regression on the GPU (src/regression/gpu): the residuals of many candidate fits (after
-// the cuBLAS product X B), the sums of the LTS C-step over each candidate's h-subset (the Gram
-// matrix X_H'X_H and X_H'r_H), their reduction in a fixed order, and the shortest window of h
-// sorted residuals (the LMS intercept adjustment). Every value is a double.
+// the cuBLAS product X B, or of a few in one pass over the design), the sums of the LTS C-step
+// over each candidate's h-subset (the Gram matrix X_H'X_H and X_H'r_H), their reduction in a
+// fixed order, and the shortest window of h sorted residuals (the LMS intercept adjustment).
+// Every value is a double.
 #include "common.cuh"
 
 // The most coefficients the Gram kernel handles (src/regression/gpu/kernels.rs: MAX_P).
@@ -23,6 +24,93 @@ extern "C" __global__ void rg_residuals_f64(double* __restrict__ v, const double
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
         const double r = y[i] - row[i];
         row[i] = op == 0 ? r * r : (op == 1 ? r : (r < 0.0 ? -r : r));
+    }
+}
+
+// The most values a row of a warp's tile holds (the kernels that stage 32 rows at a time: at
+// most 13 coefficients).
+#define RG_TILE_MAX_P 13
+
+// Lane `lane`'s values of a warp's tile of 32 rows of p <= RG_TILE_MAX_P values, `values` of
+// them from `src` (contiguous): element e = lane + 32 q into staged[q], every load issued before
+// the first is used (enough bytes in flight to stream the rows).
+__device__ __forceinline__ void rg_load_tile(const double* __restrict__ src, u32 values, u32 lane,
+                                             double (&staged)[RG_TILE_MAX_P]) {
+#pragma unroll
+    for (u32 q = 0; q < RG_TILE_MAX_P; ++q) {
+        const u32 e = lane + WARP_SIZE * q;
+        staged[q] = e < values ? src[e] : 0.0;
+    }
+}
+
+// The values rg_load_tile loaded, stored in the warp's `tile`: element e (row e / p, column
+// e % p) at tile[row * stride + column]; row_step and col_step are 32 / p and 32 % p.
+__device__ __forceinline__ void rg_store_tile(const double (&staged)[RG_TILE_MAX_P], u32 values,
+                                              u32 lane, u32 p, u32 stride, u32 row_step,
+                                              u32 col_step, double* tile) {
+    u32 r = lane / p, c = lane % p;
+#pragma unroll
+    for (u32 q = 0; q < RG_TILE_MAX_P; ++q) {
+        if (lane + WARP_SIZE * q < values) tile[r * stride + c] = staged[q];
+        r += row_step;
+        c += col_step;
+        if (c >= p) {
+            c -= p;
+            ++r;
+        }
+    }
+}
+
+// The most candidates and coefficients of rg_residuals_direct_f64, and its threads
+// (src/device/cuda/kernels/regression.rs: DIRECT_MAX_COUNT, DIRECT_MAX_P, DIRECT_THREADS).
+#define RD_MAX_COUNT 16
+#define RD_MAX_P RG_TILE_MAX_P
+#define RD_THREADS 256
+
+// Rows j < count of v (rows of n values) become op(y_i - x_i b_j), op as rg_residuals_f64's,
+// for the coefficients b_j = coef[j p .. (j + 1) p) of count <= RD_MAX_COUNT candidates and
+// p <= RD_MAX_P: x (n x p row-major) is read once for all of them. A warp takes tiles of 32 rows,
+// whose 32 p values are contiguous (one coalesced load a lane per 32 values), stages them in
+// shared memory (rows an odd number of doubles apart: no bank conflicts), and lane l takes row l
+// into registers and computes its residuals, y_i - x_i0 b_0 - x_i1 b_1 - ... in that order
+// (rg_gram_warp_f64's).
+extern "C" __global__ void __launch_bounds__(RD_THREADS, 3)
+rg_residuals_direct_f64(const double* __restrict__ x, const double* __restrict__ y, u64 n, u32 p,
+                        const double* __restrict__ coef, u32 count, u32 op,
+                        double* __restrict__ v) {
+    __shared__ double b[RD_MAX_COUNT][RD_MAX_P];
+    __shared__ double tiles[RD_THREADS / WARP_SIZE][WARP_SIZE * (RD_MAX_P + 1)];
+    for (u32 k = threadIdx.x; k < count * p; k += blockDim.x) b[k / p][k % p] = coef[k];
+    __syncthreads();
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    const u32 stride = p | 1;
+    double* tile = tiles[warp];
+    // Element e = lane + 32 q of a tile is row e / p, column e % p.
+    const u32 row_step = WARP_SIZE / p, col_step = WARP_SIZE % p;
+    const u64 step = (u64)WARP_SIZE * gridDim.x * warps;
+    for (u64 start = (u64)WARP_SIZE * ((u64)blockIdx.x * warps + warp); start < n; start += step) {
+        const u32 m = (u32)(n - start < WARP_SIZE ? n - start : WARP_SIZE);
+        const u32 values = m * p;
+        const double* src = x + start * p;
+        double staged[RG_TILE_MAX_P];
+        rg_load_tile(src, values, lane, staged);
+        const double yi = lane < m ? y[start + lane] : 0.0;
+        __syncwarp();  // the previous tile is consumed
+        rg_store_tile(staged, values, lane, p, stride, row_step, col_step, tile);
+        __syncwarp();
+        if (lane < m) {
+            double own[RD_MAX_P];
+#pragma unroll
+            for (u32 a = 0; a < RD_MAX_P; ++a) own[a] = a < p ? tile[lane * stride + a] : 0.0;
+            double* out = v + start + lane;
+            for (u32 j = 0; j < count; ++j) {
+                double res = yi;
+#pragma unroll
+                for (u32 a = 0; a < RD_MAX_P; ++a)
+                    if (a < p) res -= own[a] * b[j][a];
+                out[(u64)j * n] = op == 0 ? res * res : (op == 1 ? res : fabs(res));
+            }
+        }
     }
 }
 
@@ -166,7 +254,7 @@ rg_gram_f64(const double* __restrict__ x, const double* __restrict__ y, u64 n, u
 // The most coefficients of rg_gram_warp_f64, the Gram entries each lane of it holds (the
 // p (p + 3) / 2 entries of p = 13 fit 32 lanes of 4) and the candidates a block sums
 // (src/regression/gpu/kernels.rs: WARP_GRAM_MAX_P, WARP_GRAM_GROUP).
-#define RG_WARP_MAX_P 13
+#define RG_WARP_MAX_P RG_TILE_MAX_P
 #define RG_WARP_SLOTS 4
 #define RG_WARP_GROUP 4
 
@@ -246,24 +334,10 @@ rg_gram_warp_f64(const double* __restrict__ x, const double* __restrict__ y, u64
         const bool flagged = row && mask && mask[i] != 0;
         const double* src = x + start * p;
         const u32 values = m * p;
-        double staged[RG_WARP_MAX_P];
-#pragma unroll
-        for (u32 q = 0; q < RG_WARP_MAX_P; ++q) {
-            const u32 e = lane + 32 * q;
-            staged[q] = e < values ? src[e] : 0.0;
-        }
+        double staged[RG_TILE_MAX_P];
+        rg_load_tile(src, values, lane, staged);
         __syncwarp();  // the previous tile is consumed
-        u32 r = lane / p, c = lane % p;
-#pragma unroll
-        for (u32 q = 0; q < RG_WARP_MAX_P; ++q) {
-            if (lane + 32 * q < values) tile[r * stride + c] = staged[q];
-            r += row_step;
-            c += col_step;
-            if (c >= p) {
-                c -= p;
-                ++r;
-            }
-        }
+        rg_store_tile(staged, values, lane, p, stride, row_step, col_step, tile);
         __syncwarp();
         u32 keep[RG_WARP_GROUP];
 #pragma unroll
@@ -332,15 +406,30 @@ rg_gram_warp_f64(const double* __restrict__ x, const double* __restrict__ y, u64
     }
 }
 
-// out[j * entries + e] = the sum over b < blocks of partial[(j * blocks + b) * entries + e], in
-// the order of b; one block a row j.
+// out[j * entries + e] = the sum over b < blocks of partial[(j * blocks + b) * entries + e]; one
+// block a row j. Entries go 32 at a time, one a lane: warp w adds blocks w, w + W, ... (W warps)
+// in that order, then lane e of warp 0 adds the W warps' sums in warp order, so every sum runs in
+// the same order on every launch of the same shape.
 extern "C" __global__ void rg_reduce_f64(const double* __restrict__ partial, u64 blocks, u32 entries,
                                          double* __restrict__ out) {
-    const u64 j = blockIdx.x;
-    for (u32 e = threadIdx.x; e < entries; e += blockDim.x) {
+    __shared__ double by_warp[32][WARP_SIZE + 1];
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    const double* row = partial + (u64)blockIdx.x * blocks * entries;
+    for (u32 base = 0; base < entries; base += WARP_SIZE) {
+        const u32 e = base + lane;
         double total = 0.0;
-        for (u64 b = 0; b < blocks; ++b) total += partial[(j * blocks + b) * entries + e];
-        out[j * entries + e] = total;
+        if (e < entries) {
+#pragma unroll 4
+            for (u64 b = warp; b < blocks; b += warps) total += row[b * entries + e];
+        }
+        by_warp[warp][lane] = total;
+        __syncthreads();
+        if (warp == 0 && e < entries) {
+            double sum = 0.0;
+            for (u32 w = 0; w < warps; ++w) sum += by_warp[w][lane];
+            out[(u64)blockIdx.x * entries + e] = sum;
+        }
+        __syncthreads();
     }
 }
 

@@ -85,17 +85,19 @@ pub(crate) fn hth_smallest(selector: &Selector, values: &[f64], h: usize) -> Opt
 }
 
 /// The rows of the `h` smallest `values` (ties in index order), increasing, and the sum of
-/// those values (in index order): the `h`-th smallest found by `selector`, then
+/// those values ([`smallest_rows`]'s): the `h`-th smallest found by `selector`, then
 /// [`smallest_rows`].
 pub(crate) fn h_smallest(selector: &Selector, values: &[f64], h: usize) -> (Vec<usize>, f64) {
     smallest_rows(values, |v| v, hth_smallest(selector, values, h), h)
 }
 
 /// The rows of the `h` smallest of `f(base[i])` (ties in index order), increasing, and the sum
-/// of those values in index order, where `t` is the `h`-th smallest; the first `h` rows and a
-/// NaN sum when there is none (`t` is `None`: a value is NaN). Chunk by chunk in parallel: each
-/// chunk's values below `t` and at it are counted, each is told how many of its ties to take,
-/// and writes its rows at its place in the one list.
+/// of those values (in index order within chunks of [`CHUNK`] rows, the chunks' sums added in
+/// chunk order: the same bits on any number of threads), where `t` is the `h`-th smallest; the
+/// first `h` rows and a NaN sum when there is none (`t` is `None`: a value is NaN). Chunk by
+/// chunk in parallel: each chunk's values below `t` and at it are counted, each is told how
+/// many of its ties to take, and writes its rows at its place in the one list and sums their
+/// values.
 pub(crate) fn smallest_rows(
     base: &[f64],
     f: impl Fn(f64) -> f64 + Sync,
@@ -133,13 +135,15 @@ pub(crate) fn smallest_rows(
         places.push(place);
         rest = after;
     }
-    base.par_chunks(CHUNK)
+    let sum = base
+        .par_chunks(CHUNK)
         .zip(takes.par_iter())
         .zip(places.into_par_iter())
         .enumerate()
-        .for_each(|(c, ((chunk, &(quota, _)), place))| {
+        .map(|(c, ((chunk, &(quota, _)), place))| {
             let mut ties = quota;
             let mut next = 0;
+            let mut sum = 0.0;
             for (i, &v) in chunk.iter().enumerate() {
                 let v = f(v);
                 if v < t || (v == t && ties > 0) {
@@ -148,10 +152,14 @@ pub(crate) fn smallest_rows(
                     }
                     place[next] = c * CHUNK + i;
                     next += 1;
+                    sum += v;
                 }
             }
-        });
-    let sum = rows.iter().fold(0.0, |s, &i| s + f(base[i]));
+            sum
+        })
+        .collect::<Vec<f64>>()
+        .into_iter()
+        .fold(0.0, |total, part| total + part);
     (rows, sum)
 }
 

@@ -1,16 +1,26 @@
-//! The design of a fit: the checked, standardized copy of `x` (with the intercept column) and
-//! `y`.
+//! The design of a fit: the caller's predictors `x` and responses `y`, checked, with the
+//! centers and scales that standardize `x`'s columns (and the intercept column when there is
+//! one).
 //!
 //! The estimators work on standardized predictors: with an intercept, column `j` becomes
 //! `(x_j - mean_j) / sd_j`; without one, `x_j / rms_j`. This keeps the normal equations of the
 //! C-steps well conditioned whatever the units of the columns; coefficients are mapped back to
 //! the user's units at the end ([`Design::to_original`]). Residuals are the same in both.
+//! The standardized rows are written where they are used: all of them once, on the host, when
+//! a pass over every row on the CPU first asks for them ([`Design::rows`]); a few
+//! ([`Design::gather`]); or piece by piece into a copy to a device
+//! ([`Design::standardize_into`]), so that a fit on the GPU makes no host copy of its data.
 //!
 //! Checks, each a [`RegressionError`] naming its numbers: matching lengths, `n > p` (coefficients,
 //! counting the intercept), finite values (the first non-finite value is named by row and
 //! column), no constant column (robustbase refuses them too: with an intercept such a column
-//! duplicates it, without one it should be replaced by the intercept), and no column that is
-//! (numerically) a linear combination of the others.
+//! duplicates it, without one it should be replaced by the intercept) — all by
+//! [`Design::new`] — and no column that is (numerically) a linear combination of the others,
+//! from the standardized `X'X` summed where the rows are: [`Design::check_rank_on_host`], or by
+//! the GPU engine on the device, both through [`Design::check_rank`].
+
+use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use ndarray::ArrayView2;
 use rayon::prelude::*;
@@ -26,13 +36,16 @@ pub(crate) const CHUNK: usize = 16_384;
 /// Row counts from which the passes over the rows use several threads.
 pub(crate) const PARALLEL_ROWS: usize = 65_536;
 
-/// The checked and standardized data of a fit.
+/// The checked data of a fit, and how its columns are standardized.
 #[derive(Clone, Debug)]
-pub(crate) struct Design {
-    /// `n x p` row-major, standardized; column 0 is the intercept (all ones) when there is one.
-    pub x: Vec<f64>,
+pub(crate) struct Design<'a> {
+    /// The caller's predictors: `n x k` row-major, without the intercept.
+    predictors: Cow<'a, [f64]>,
+    /// The standardized rows (`n x p` row-major; column 0 is the intercept, all ones, when
+    /// there is one), written when [`Design::rows`] is first called.
+    standardized: OnceLock<Vec<f64>>,
     /// The response.
-    pub y: Vec<f64>,
+    pub y: Cow<'a, [f64]>,
     /// Rows.
     pub n: usize,
     /// Columns, counting the intercept.
@@ -99,10 +112,18 @@ impl Sample {
     }
 }
 
-impl Design {
-    /// Checks and standardizes `x` (`n x k` row-major, the predictors without the intercept)
-    /// and `y`.
-    pub fn new(x: &[f64], n: usize, k: usize, y: &[f64], intercept: bool) -> Result<Design> {
+impl<'a> Design<'a> {
+    /// Checks `x` (`n x k` row-major, the predictors without the intercept) and `y`, and finds
+    /// the centers and scales of `x`'s columns; borrowed data stay borrowed. The rank is
+    /// checked by the engine that gets the rows ([`Design::check_rank`]).
+    pub fn new(
+        x: impl Into<Cow<'a, [f64]>>,
+        n: usize,
+        k: usize,
+        y: impl Into<Cow<'a, [f64]>>,
+        intercept: bool,
+    ) -> Result<Design<'a>> {
+        let (x, y) = (x.into(), y.into());
         let p = k + usize::from(intercept);
         if n == 0 {
             return Err(RegressionError::NoRows.into());
@@ -119,7 +140,7 @@ impl Design {
         if n <= p {
             return Err(RegressionError::TooFewRows { n, p, intercept }.into());
         }
-        let stats = column_stats(x, k);
+        let stats = column_stats(&x, k);
         if let Some(pos) = stats.first_non_finite {
             return Err(RegressionError::NonFinite {
                 row: pos / k,
@@ -128,7 +149,7 @@ impl Design {
             }
             .into());
         }
-        if let Some(pos) = first_non_finite(y) {
+        if let Some(pos) = first_non_finite(&y) {
             return Err(RegressionError::NonFinite {
                 row: pos,
                 column: None,
@@ -166,62 +187,92 @@ impl Design {
                 .into());
             }
         }
-
-        let off = usize::from(intercept);
-        // The standardized rows, and in the same pass (chunk by chunk, as `cross_product`
-        // would sum them) the partial `X'X` of the rank check.
-        let mut xs = vec![0.0; n * p];
-        let partials: Vec<Vec<f64>> = xs
-            .par_chunks_mut(p * CHUNK)
-            .enumerate()
-            .map(|(c, out)| {
-                let start = c * CHUNK;
-                for (r, row) in out.chunks_exact_mut(p).enumerate() {
-                    let i = start + r;
-                    if intercept {
-                        row[0] = 1.0;
-                    }
-                    for j in 0..k {
-                        row[off + j] = (x[i * k + j] - center[j]) / scale[j];
-                    }
-                }
-                let rows = Rows {
-                    x: out,
-                    y: &[],
-                    n: out.len() / p,
-                    p,
-                };
-                chunk_cross_product(rows)
-            })
-            .collect();
-        let mut ys = Vec::with_capacity(n);
-        y.par_iter().copied().collect_into_vec(&mut ys);
         let design = Design {
-            x: xs,
-            y: ys,
+            predictors: x,
+            standardized: OnceLock::new(),
+            y,
             n,
             p,
             intercept,
             center,
             scale,
         };
-        design.check_rank(add_partials(partials, p))?;
         Ok(design)
     }
 
-    /// All rows.
+    /// All rows, standardized (written on the first call: `n p` values).
     pub fn rows(&self) -> Rows<'_> {
+        let x = self.standardized.get_or_init(|| {
+            let mut x = vec![0.0; self.n * self.p];
+            x.par_chunks_mut(self.p * CHUNK)
+                .enumerate()
+                .for_each(|(c, out)| self.standardize_into(c * CHUNK, out));
+            x
+        });
         Rows {
-            x: &self.x,
+            x,
             y: &self.y,
             n: self.n,
             p: self.p,
         }
     }
 
+    /// `out` (whole rows of `p` values) becomes the standardized rows from row `first`.
+    pub fn standardize_into(&self, first: usize, out: &mut [f64]) {
+        let (k, off) = (self.center.len(), usize::from(self.intercept));
+        for (r, row) in out.chunks_exact_mut(self.p).enumerate() {
+            let i = first + r;
+            if self.intercept {
+                row[0] = 1.0;
+            }
+            let from = &self.predictors[i * k..(i + 1) * k];
+            for (j, (&v, (center, scale))) in from
+                .iter()
+                .zip(self.center.iter().zip(&self.scale))
+                .enumerate()
+            {
+                row[off + j] = (v - center) / scale;
+            }
+        }
+    }
+
+    /// The rows `indices`, standardized, in that order.
+    pub fn gather(&self, indices: &[usize]) -> Sample {
+        let p = self.p;
+        let mut x = vec![0.0; indices.len() * p];
+        for (&i, row) in indices.iter().zip(x.chunks_exact_mut(p)) {
+            self.standardize_into(i, row);
+        }
+        Sample {
+            x,
+            y: indices.iter().map(|&i| self.y[i]).collect(),
+            n: indices.len(),
+            p,
+        }
+    }
+
+    /// [`Design::check_rank`] of the standardized `X'X` summed on the host: chunk by chunk
+    /// ([`CHUNK`] rows) in parallel, added in chunk order.
+    pub fn check_rank_on_host(&self) -> Result<()> {
+        let (p, rows) = (self.p, self.rows());
+        let partials: Vec<Vec<f64>> = rows
+            .x
+            .par_chunks(p * CHUNK)
+            .map(|c| cross_product_of(c, c.len() / p, p))
+            .collect();
+        let mut xtx = vec![0.0; p * p];
+        for part in partials {
+            for (t, v) in xtx.iter_mut().zip(part) {
+                *t += v;
+            }
+        }
+        self.check_rank(xtx)
+    }
+
     /// Err when a column is (numerically) a linear combination of the others: the Cholesky
-    /// factorization of the standardized `X'X` (`xtx`, [`cross_product`]'s) fails.
-    fn check_rank(&self, xtx: Vec<f64>) -> Result<()> {
+    /// factorization of the standardized `X'X` (`xtx`, `p x p` row-major, its upper triangle
+    /// read) fails.
+    pub fn check_rank(&self, xtx: Vec<f64>) -> Result<()> {
         let p = self.p;
         match first_dependent_column(&xtx, p) {
             None => Ok(()),
@@ -356,51 +407,18 @@ fn column_stats(x: &[f64], k: usize) -> ColumnStats {
     parts.into_iter().fold(empty, ColumnStats::merge)
 }
 
-/// `X'X` (`p x p`, row-major) of `rows`, by a matrix product (matrixmultiply's blocked kernels:
-/// several times faster than a loop over the rows, and the same bits for the same rows on a
-/// given CPU).
-fn chunk_cross_product(rows: Rows<'_>) -> Vec<f64> {
-    let x = ArrayView2::from_shape((rows.n, rows.p), &rows.x[..rows.n * rows.p])
-        .expect("rows of p values");
-    x.t().dot(&x).into_iter().collect()
-}
-
-/// `X'X` (full `p x p`) of the rows, summed in fixed chunks.
-#[cfg(test)]
-pub(crate) fn cross_product(rows: Rows<'_>) -> Vec<f64> {
-    let partial = |c: usize| {
-        let (start, end) = (c * CHUNK, ((c + 1) * CHUNK).min(rows.n));
-        chunk_cross_product(Rows {
-            x: &rows.x[start * rows.p..end * rows.p],
-            y: &[],
-            n: end - start,
-            p: rows.p,
-        })
-    };
-    let chunks = rows.n.div_ceil(CHUNK);
-    let partials: Vec<Vec<f64>> = if rows.n >= PARALLEL_ROWS {
-        (0..chunks).into_par_iter().map(partial).collect()
-    } else {
-        (0..chunks).map(partial).collect()
-    };
-    add_partials(partials, rows.p)
-}
-
-/// The chunks' `X'X` added in chunk order, and mirrored from the upper triangle: the full
-/// `X'X`.
-fn add_partials(partials: Vec<Vec<f64>>, p: usize) -> Vec<f64> {
-    let mut xtx = vec![0.0; p * p];
-    for part in partials {
-        for (t, v) in xtx.iter_mut().zip(part) {
-            *t += v;
+/// `A'A` (`k x k`, row-major, symmetric) of the `m x k` row-major `a`, by a matrix product
+/// (matrixmultiply's blocked kernels: several times faster than a loop over the rows, and the
+/// same bits for the same rows on a given CPU), mirrored from its upper triangle.
+fn cross_product_of(a: &[f64], m: usize, k: usize) -> Vec<f64> {
+    let a = ArrayView2::from_shape((m, k), &a[..m * k]).expect("rows of k values");
+    let mut ata: Vec<f64> = a.t().dot(&a).into_iter().collect();
+    for i in 0..k {
+        for j in 0..i {
+            ata[i * k + j] = ata[j * k + i];
         }
     }
-    for a in 0..p {
-        for b in 0..a {
-            xtx[a * p + b] = xtx[b * p + a];
-        }
-    }
-    xtx
+    ata
 }
 
 /// The dot product of two equal-length slices.
@@ -417,46 +435,78 @@ mod tests {
     fn standardizes_and_maps_back() {
         let x = [1.0, 10.0, 2.0, 30.0, 3.0, 20.0, 4.0, 50.0];
         let y = [1.0, 2.0, 3.0, 4.0];
-        let d = Design::new(&x, 4, 2, &y, true).unwrap();
+        let d = Design::new(&x[..], 4, 2, &y[..], true).unwrap();
         assert_eq!(d.p, 3);
         // b in standardized units -> original: predictions agree.
         let b = [0.5, 2.0, -1.0];
         let orig = d.to_original(&b);
         for i in 0..4 {
-            let std_pred = dot(&d.x[i * 3..i * 3 + 3], &b);
+            let std_pred = dot(d.rows().row(i), &b);
             let pred = orig[0] + orig[1] * x[i * 2] + orig[2] * x[i * 2 + 1];
             assert!((std_pred - pred).abs() < 1e-12);
         }
     }
 
+    /// Rows over several chunks, a column far from 0 and two nearly dependent ones.
+    fn chunked(n: usize) -> Vec<f64> {
+        (0..n)
+            .flat_map(|i| {
+                let a = ((i * 7919) % 1013) as f64 / 17.0 + (i % 3) as f64;
+                let b = 1e6 + ((i * 104_729) % 4099) as f64 * 1e-3;
+                [a, b, 2.0 * a - 1.0 + 1e-2 * (i % 7) as f64]
+            })
+            .collect()
+    }
+
     #[test]
-    fn rank_check_sums_as_cross_product() {
+    fn rank_check_refuses_exact_combinations_only() {
         let n = 3 * CHUNK + 17;
-        let x: Vec<f64> = (0..n * 2)
-            .map(|i| ((i * 7919) % 1013) as f64 / 17.0 + (i % 3) as f64)
-            .collect();
+        let x = chunked(n);
         let y = vec![0.0; n];
-        let d = Design::new(&x, n, 2, &y, true).unwrap();
-        let fused = {
-            let partials =
-                d.x.chunks(3 * CHUNK)
-                    .map(|c| {
-                        let rows = Rows {
-                            x: c,
-                            y: &[],
-                            n: c.len() / 3,
-                            p: 3,
-                        };
-                        chunk_cross_product(rows)
-                    })
-                    .collect();
-            add_partials(partials, 3)
-        };
-        let direct = cross_product(d.rows());
-        assert_eq!(
-            fused.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
-            direct.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
-        );
+        for intercept in [true, false] {
+            let d = Design::new(&x, n, 3, &y, intercept).unwrap();
+            d.check_rank_on_host().unwrap();
+        }
+        // The third column made twice the first: refused with and without an intercept.
+        let dependent: Vec<f64> = x.chunks(3).flat_map(|r| [r[0], r[1], 2.0 * r[0]]).collect();
+        for intercept in [true, false] {
+            let d = Design::new(&dependent, n, 3, &y, intercept).unwrap();
+            let got = d.check_rank_on_host().unwrap_err();
+            assert!(got.to_string().contains("column 2"), "{got}");
+        }
+    }
+
+    #[test]
+    fn rows_are_standardized_alike_however_they_are_asked_for() {
+        let n = 2 * CHUNK + 5;
+        let x = chunked(n);
+        let y: Vec<f64> = (0..n).map(|i| i as f64).collect();
+        for intercept in [true, false] {
+            let d = Design::new(&x, n, 3, &y, intercept).unwrap();
+            let picks = [n - 1, 0, CHUNK, 7, CHUNK - 1];
+            let gathered = d.gather(&picks);
+            let mut staged = vec![0.0; 9 * d.p];
+            d.standardize_into(CHUNK - 4, &mut staged);
+            let rows = d.rows();
+            for (r, &i) in picks.iter().enumerate() {
+                assert_eq!(&gathered.x[r * d.p..(r + 1) * d.p], rows.row(i));
+                assert_eq!(gathered.y[r], y[i]);
+            }
+            assert_eq!(&staged[..], &rows.x[(CHUNK - 4) * d.p..(CHUNK + 5) * d.p]);
+            let column = |j: usize| (0..n).map(move |i| rows.row(i)[j]);
+            if intercept {
+                assert!(column(0).all(|v| v == 1.0));
+                let mean = column(1).sum::<f64>() / n as f64;
+                let var = column(1).map(|v| v * v).sum::<f64>() / n as f64;
+                assert!(
+                    mean.abs() < 1e-12 && (var - 1.0).abs() < 1e-12,
+                    "{mean} {var}"
+                );
+            } else {
+                let ms = column(1).map(|v| v * v).sum::<f64>() / n as f64;
+                assert!((ms - 1.0).abs() < 1e-12, "{ms}");
+            }
+        }
     }
 
     #[test]
@@ -464,9 +514,12 @@ mod tests {
         use crate::error::Error;
         use RegressionError as E;
         let y = [1.0, 2.0, 3.0, 4.0];
-        let err = |x: &[f64], n, k, y: &[f64], i| match Design::new(x, n, k, y, i).unwrap_err() {
-            Error::Regression(e) => e,
-            other => panic!("{other:?}"),
+        let err = |x: &[f64], n, k, y: &[f64], i| {
+            let checked = Design::new(x, n, k, y, i).and_then(|d| d.check_rank_on_host());
+            match checked.unwrap_err() {
+                Error::Regression(e) => e,
+                other => panic!("{other:?}"),
+            }
         };
         let cases = [
             (err(&[], 0, 1, &[], true), E::NoRows, "n = 0"),

@@ -54,6 +54,9 @@ pub(crate) trait Engine {
     /// squares, `None` when a residual is NaN.
     fn trimmed_residuals(&mut self, b: &[f64], h: usize) -> Result<(Vec<f64>, Option<f64>)>;
 
+    /// The median of the response (its lower middle value), where the engine holds it.
+    fn median_of_y(&self) -> Result<f64>;
+
     /// A selector of host values on the engine's device (a NaN is an error there, as on the
     /// CPU): the order statistics of the residuals the fit returns.
     fn selector(&self) -> Selector;
@@ -66,13 +69,15 @@ pub(crate) trait Engine {
 /// The engine of the CPU: every pass over the rows with rayon, in fixed chunks (the same bits
 /// on any number of threads).
 pub(crate) struct CpuEngine<'a> {
-    design: &'a Design,
+    design: &'a Design<'a>,
 }
 
 impl<'a> CpuEngine<'a> {
-    /// The engine of `design`'s rows.
-    pub fn new(design: &'a Design) -> Self {
-        CpuEngine { design }
+    /// The engine of `design`'s rows: writes their standardized copy and checks their rank
+    /// ([`Design::check_rank_on_host`]).
+    pub fn new(design: &'a Design<'a>) -> Result<Self> {
+        design.check_rank_on_host()?;
+        Ok(CpuEngine { design })
     }
 }
 
@@ -113,6 +118,10 @@ impl Engine for CpuEngine<'_> {
 
     fn residuals(&mut self, b: &[f64]) -> Result<Vec<f64>> {
         Ok(self.design.residuals(b))
+    }
+
+    fn median_of_y(&self) -> Result<f64> {
+        Selector::new().median(&self.design.y[..])
     }
 
     fn trimmed_residuals(&mut self, b: &[f64], h: usize) -> Result<(Vec<f64>, Option<f64>)> {

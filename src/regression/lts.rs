@@ -36,7 +36,7 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::regression::csteps::{gather, iterate, Best, Candidate, Work};
-use crate::regression::design::{Design, Rows, Sample};
+use crate::regression::design::{Design, Rows};
 use crate::regression::engine::{Engine, MAX_STEPS};
 use crate::regression::error::RegressionError;
 use crate::regression::exchange;
@@ -78,7 +78,6 @@ pub(crate) fn search(
     engine: &mut dyn Engine,
     progress: &Progress,
 ) -> Result<Found> {
-    let rows = design.rows();
     let (n, p, h) = (design.n, design.p, s.h);
     if h == n {
         let all: Vec<usize> = (0..n).collect();
@@ -94,7 +93,7 @@ pub(crate) fn search(
     }
     if p == 1 && design.intercept {
         return Ok(Found {
-            b: vec![location(rows.y, h)],
+            b: vec![location(&design.y, h)],
             starts: 0,
             singular: 0,
             exhaustive: true,
@@ -107,13 +106,13 @@ pub(crate) fn search(
     } = Starts::of(n, p, s.nsamp, s.exhaustive_limit);
     let (kept, starts, singular) = if exhaustive {
         let stage = progress.stage(FitStage::Starts, total);
-        enumerate_starts(rows, h, total, &stage)
-    } else if n >= 2 * GROUP_ROWS {
+        enumerate_starts(design.rows(), h, total, &stage)
+    } else if nested(n) {
         let merged = merged.unwrap_or_else(|| merged_rows(n, s.seed).unwrap_or_default());
-        nested_starts(rows, s, &merged, progress)
+        nested_starts(design, s, &merged, progress)
     } else {
         let stage = progress.stage(FitStage::Starts, s.nsamp as u64);
-        random_starts(rows, h, s.nsamp, 0, s.seed, &stage)
+        random_starts(design.rows(), h, s.nsamp, 0, s.seed, &stage)
     };
     if kept.is_empty() {
         return Err(RegressionError::NoStartFits {
@@ -131,6 +130,7 @@ pub(crate) fn search(
     let stage = progress.stage(FitStage::Refinement, units);
     let refined = converge(engine, n, h, candidates, &stage)?;
     let refined: Vec<Candidate> = if exchanges {
+        let rows = design.rows();
         stage.map_each(
             refined,
             || Work::new(p),
@@ -302,11 +302,16 @@ fn enumerate_starts(
     (best, total as usize, singular)
 }
 
+/// Whether the random starts of `n` rows run on nested subsamples (module documentation, step 2).
+pub(crate) fn nested(n: usize) -> bool {
+    n >= 2 * GROUP_ROWS
+}
+
 /// The rows of the merged set of the nested subsampling of `n` rows under `seed` (module
 /// documentation, step 2): the first `min(n, 1500)` of a random permutation of the rows (one
 /// stream of draws over all `n` rows); `None` below 600 rows, which have no subsampling.
 pub(crate) fn merged_rows(n: usize, seed: u64) -> Option<Vec<usize>> {
-    (n >= 2 * GROUP_ROWS).then(|| {
+    nested(n).then(|| {
         let mut split = Rng::stream(seed, STAGE_SPLIT, 0);
         split.permutation_prefix(n, n.min(GROUPS * GROUP_ROWS))
     })
@@ -315,17 +320,17 @@ pub(crate) fn merged_rows(n: usize, seed: u64) -> Option<Vec<usize>> {
 /// The nested subsampling of large `n` (module documentation, step 2), on the merged set
 /// `perm` ([`merged_rows`]).
 fn nested_starts(
-    rows: Rows<'_>,
+    design: &Design,
     s: &Search,
     perm: &[usize],
     progress: &Progress,
 ) -> (Best, usize, usize) {
-    let n = rows.n;
+    let (n, p) = (design.n, design.p);
     let groups = GROUPS.min(n / GROUP_ROWS);
     let merged_len = perm.len();
     let per_group = (s.nsamp / groups).max(1);
     let frac = s.h as f64 / n as f64;
-    let sub_h = |len: usize| ((len as f64 * frac).floor() as usize).clamp(rows.p + 1, len);
+    let sub_h = |len: usize| ((len as f64 * frac).floor() as usize).clamp(p + 1, len);
 
     let mut starts = 0;
     let mut singular = 0;
@@ -334,7 +339,7 @@ fn nested_starts(
     for g in 0..groups {
         let lo = g * merged_len / groups;
         let hi = (g + 1) * merged_len / groups;
-        let sample = Sample::gather(rows, &perm[lo..hi]);
+        let sample = design.gather(&perm[lo..hi]);
         let pool = sample.rows();
         let (best, st, si) = random_starts(
             pool,
@@ -349,7 +354,7 @@ fn nested_starts(
         group_best.push(best);
     }
 
-    let merged = Sample::gather(rows, perm);
+    let merged = design.gather(perm);
     let pool = merged.rows();
     let hm = sub_h(pool.n);
     let candidates: Vec<(Candidate, u64)> = group_best
@@ -361,7 +366,7 @@ fn nested_starts(
     let best = candidates
         .into_par_iter()
         .fold(
-            || (Best::new(KEEP), Work::new(rows.p)),
+            || (Best::new(KEEP), Work::new(p)),
             |(mut best, mut work), (c, i)| {
                 if let Some(c) = iterate(pool, hm, c.b, SHORT_STEPS, &mut work) {
                     best.offer(c, i);
@@ -434,7 +439,7 @@ mod tests {
                 exhaustive_limit: 0,
             },
             None,
-            &mut CpuEngine::new(&d),
+            &mut CpuEngine::new(&d).unwrap(),
             &Progress::default(),
         )
         .unwrap();

@@ -66,13 +66,15 @@
 //! With [`Lts::device`] or [`Lms::device`] set to a CUDA device, the work that grows with `n`
 //! runs on the GPU; the starts on small subsamples, the exchanges of small problems and the
 //! minimax refinements stay on the CPU, as do the passes that produce the per-row outputs.
-//! The design (`x` standardized, `y`) is copied to the device once.
+//! The design is copied to the device once, `x` standardized on its way there (the host keeps
+//! no standardized copy of its rows), and its rank is checked there.
 //!
-//! - **LTS C-steps.** The candidates of a stage are stepped together: their residuals
-//!   `y - X B` for all of them at once (a cuBLAS product of the `n x p` design and the `p x c`
-//!   coefficients, then one pass that squares them), the `h`-th smallest squared residual of
-//!   each by batched selection ([`Selector::select_rows_device`](crate::Selector::select_rows_device)),
-//!   and one pass that sums, for each candidate, `X_H'X_H` and `X_H'r_H` over its `h`-subset
+//! - **LTS C-steps.** The candidates of a stage are stepped together: their squared residuals
+//!   `y - X B` for all of them at once (for up to 16 candidates of up to 13 coefficients one
+//!   pass over the design computes them; for more, a cuBLAS product of the `n x p` design and
+//!   the `p x c` coefficients, then one pass that squares them), the `h`-th smallest squared
+//!   residual of each by batched selection
+//!   ([`Selector::select_rows_device`](crate::Selector::select_rows_device)), and one pass that sums, for each candidate, `X_H'X_H` and `X_H'r_H` over its `h`-subset
 //!   (the rows below its threshold and, in index order, exactly as many of the rows at it as
 //!   `h` needs), with the count and sum that give its objective. The `p x p` systems are solved
 //!   on the host; the refit is the correction `b + (X_H'X_H)^-1 X_H'r_H`, which makes the

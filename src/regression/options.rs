@@ -114,19 +114,20 @@ impl Shared {
                 fit(&mut engine)
             }
             _ => {
+                let mut engine = CpuEngine::new(design)?;
                 setup.advance(1);
-                fit(&mut CpuEngine::new(design))
+                fit(&mut engine)
             }
         }
     }
 
-    /// Starts the [`FitStage::Setup`] stage and checks and standardizes the data: its first
-    /// unit ([`design_of`]).
-    fn setup<'x, 'y>(
+    /// Starts the [`FitStage::Setup`] stage and checks the data, finding how its columns are
+    /// standardized: its first unit ([`design_of`]).
+    fn setup<'d>(
         &self,
-        x: Matrix<'x, f64>,
-        y: Values<'y, f64>,
-    ) -> Result<(StageProgress<'_>, Design, usize, usize)> {
+        x: Matrix<'d, f64>,
+        y: Values<'d, f64>,
+    ) -> Result<(StageProgress<'_>, Design<'d>, usize, usize)> {
         let stage = self.progress.stage(FitStage::Setup, 2);
         let (design, n, k) = design_of(x, y, self.intercept)?;
         stage.advance(1);
@@ -246,18 +247,18 @@ macro_rules! shared_setters {
 /// The design of the predictors `x` and the responses `y` (with `x`'s rows `n` and columns `k`).
 /// Contiguous rows give all their values, so the design checks that they are `n * k`; rows a
 /// stride leaves gaps between are packed together.
-fn design_of(
-    x: Matrix<'_, f64>,
-    y: Values<'_, f64>,
+fn design_of<'d>(
+    x: Matrix<'d, f64>,
+    y: Values<'d, f64>,
     intercept: bool,
-) -> Result<(Design, usize, usize)> {
+) -> Result<(Design<'d>, usize, usize)> {
     let (n, k) = (x.rows(), x.cols());
     let predictors = if x.stride() == k {
         x.into_values().into_host()?
     } else {
         x.into_host_rows()?
     };
-    let design = Design::new(&predictors, n, k, &y.into_host()?, intercept)?;
+    let design = Design::new(predictors, n, k, y.into_host()?, intercept)?;
     Ok((design, n, k))
 }
 
@@ -457,26 +458,32 @@ impl Lts {
         y: impl Into<Values<'y, f64>>,
     ) -> Result<RegressionFit> {
         let (x, y) = (x.into(), y.into());
-        // The merged set of the nested subsampling is drawn (one thread, a draw a row) while
-        // the data are set up.
-        let rows = x.rows();
-        let (prepared, merged) = rayon::join(
-            || self.shared.setup(x, y),
-            || lts::merged_rows(rows, self.shared.seed),
-        );
-        let (setup, design, n, k) = prepared?;
-        let (h, alpha) = self.coverage_for(n, k)?;
-        planned_starts(self.nsamp, n, design.p, self.shared.exhaustive_limit)?;
-        let search = Search {
-            h,
-            nsamp: self.nsamp,
-            seed: self.shared.seed,
-            exhaustive_limit: self.shared.exhaustive_limit,
-        };
-        let progress = &self.shared.progress;
-        self.shared.with_engine(&design, &setup, |engine| {
-            let found = lts::search(&design, &search, merged, engine, progress)?;
-            reweight::lts(&design, found, h, alpha, engine, progress)
+        // The merged set of the nested subsampling is drawn (a thread of its own, a draw a row)
+        // while the data are checked and copied to the engine.
+        let (rows, seed) = (x.rows(), self.shared.seed);
+        std::thread::scope(|scope| {
+            let merged =
+                lts::nested(rows).then(|| scope.spawn(move || lts::merged_rows(rows, seed)));
+            let (setup, design, n, k) = self.shared.setup(x, y)?;
+            let (h, alpha) = self.coverage_for(n, k)?;
+            planned_starts(self.nsamp, n, design.p, self.shared.exhaustive_limit)?;
+            let search = Search {
+                h,
+                nsamp: self.nsamp,
+                seed,
+                exhaustive_limit: self.shared.exhaustive_limit,
+            };
+            let progress = &self.shared.progress;
+            self.shared.with_engine(&design, &setup, |engine| {
+                // A panic of the drawing thread is the caller's, as it would be on this one.
+                let merged = merged.and_then(|drawing| {
+                    drawing
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                });
+                let found = lts::search(&design, &search, merged, engine, progress)?;
+                reweight::lts(&design, found, h, alpha, engine, progress)
+            })
         })
     }
 }

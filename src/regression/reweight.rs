@@ -6,7 +6,7 @@ use rayon::prelude::*;
 
 use crate::error::Result;
 use crate::regression::csteps::{hth_smallest, smallest_rows};
-use crate::regression::design::Design;
+use crate::regression::design::{Design, CHUNK};
 use crate::regression::engine::Engine;
 use crate::regression::fit::{Found, Method, RegressionFit};
 use crate::regression::normal::normal_quantile;
@@ -14,12 +14,10 @@ use crate::regression::progress::{FitStage, Progress, StageProgress};
 use crate::regression::scale::{
     consistency, lts_cutoff, small_sample_raw, small_sample_reweighted, LMS_CUTOFF,
 };
-use crate::Selector;
 
 /// The scale below which a fit counts as exact: `1e-10` of the largest distance of `y` from
-/// its median (at least `1e-14 * max |y|`, for rounding).
-fn exact_tolerance(selector: &Selector, y: &[f64]) -> f64 {
-    let med = selector.median(y).unwrap_or(0.0);
+/// its median `med` (at least `1e-14 * max |y|`, for rounding).
+fn exact_tolerance(med: f64, y: &[f64]) -> f64 {
     // Maxima: the same in any order.
     let spread = y
         .par_iter()
@@ -27,6 +25,16 @@ fn exact_tolerance(selector: &Selector, y: &[f64]) -> f64 {
         .reduce(|| 0.0f64, f64::max);
     let size = y.par_iter().map(|v| v.abs()).reduce(|| 0.0f64, f64::max);
     (1e-10 * spread).max(1e-14 * size)
+}
+
+/// The sum of `r[i]^2` over the rows `rows`: in their order within runs of [`CHUNK`] of them,
+/// the runs' sums added in order (the same bits on any number of threads).
+fn sum_of_squares_at(r: &[f64], rows: &[usize]) -> f64 {
+    rows.par_chunks(CHUNK)
+        .map(|run| run.iter().map(|&i| r[i] * r[i]).sum::<f64>())
+        .collect::<Vec<f64>>()
+        .into_iter()
+        .fold(0.0, |total, part| total + part)
 }
 
 /// 0/1 weights: 1 where `|r| <= limit`.
@@ -138,7 +146,7 @@ pub(crate) fn lts(
         // robustbase: with h = n the sum runs over the least-squares residuals, and only
         // the consistency factor applies.
         let scale_from = if h == n { raw_r } else { r };
-        let ss: f64 = keep.iter().map(|&i| scale_from[i] * scale_from[i]).sum();
+        let ss = sum_of_squares_at(scale_from, keep);
         let mut scale = if sw > 1.0 {
             (ss / (sw - 1.0)).sqrt()
         } else {
@@ -190,7 +198,7 @@ pub(crate) fn lms(
     let parts = assemble(design, engine, &stage, raw, LMS_CUTOFF, |keep, raw_r, r| {
         let sw = keep.len();
         let scale = if sw > p {
-            let ss: f64 = keep.iter().map(|&i| raw_r[i] * raw_r[i]).sum();
+            let ss = sum_of_squares_at(raw_r, keep);
             (ss / (sw - p) as f64).sqrt()
         } else {
             raw_scale
@@ -239,7 +247,7 @@ fn assemble(
     scale_and_weights: impl FnOnce(&[usize], &[f64], &[f64]) -> (f64, Vec<f64>),
 ) -> Result<Parts> {
     let (raw_b, raw_residuals, objective, best_subset, raw_scale) = raw;
-    let tau = exact_tolerance(&engine.selector(), &design.y);
+    let tau = exact_tolerance(engine.median_of_y()?, &design.y);
     if raw_scale <= tau {
         let parts = exact(raw_b, raw_residuals, objective, best_subset, tau);
         stage.advance(3);

@@ -147,6 +147,43 @@ fn large_copies_go_through_the_staging_buffer_both_ways() {
 }
 
 #[test]
+fn filled_uploads_write_whole_units_at_their_place() {
+    let Some(dev) = gpu() else { return };
+    // Rows of 11 f64: fewer than the staging threshold, one half and a bit (a half is no whole
+    // number of rows), and several halves.
+    let unit = 11;
+    let half_rows = staging::STAGE / 2 / (unit * size_of::<f64>());
+    for rows in [7, 1000, half_rows + 3, 3 * half_rows + 50] {
+        let value = |i: usize| (i as f64).mul_add(0.5, -3.0);
+        let mut slice = dev.alloc::<f64>(rows * unit + 2, "a test").unwrap();
+        let pieces = std::sync::atomic::AtomicUsize::new(0);
+        upload::upload_filled(
+            &dev,
+            &mut slice.slice_mut(1..rows * unit + 1),
+            unit,
+            "a test",
+            |first, out| {
+                assert_eq!((first % unit, out.len() % unit), (0, 0), "whole rows");
+                pieces.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                for (k, v) in out.iter_mut().enumerate() {
+                    *v = value(first + k);
+                }
+            },
+        )
+        .unwrap();
+        let back = dev
+            .stream()
+            .clone_dtoh(&slice.slice(1..rows * unit + 1))
+            .unwrap();
+        assert!(
+            back.iter().enumerate().all(|(i, &v)| v == value(i)),
+            "{rows} rows"
+        );
+        assert!(pieces.into_inner() >= 1);
+    }
+}
+
+#[test]
 fn timer_measures_work() {
     let Some(dev) = gpu() else { return };
     let buf = DeviceBuffer::from_host_on(&dev, &vec![1.0f32; 1 << 20]).unwrap();

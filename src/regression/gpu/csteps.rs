@@ -76,7 +76,7 @@ fn correction(xtx: &[f64], xtr: &[f64], b: &[f64]) -> Option<Vec<f64>> {
 }
 
 /// `X'X` (upper triangle, `p x p` row-major) and `X'r` from the first entries of the sums.
-fn gram_matrix(sums: &[f64], p: usize) -> (Vec<f64>, Vec<f64>) {
+pub(super) fn gram_matrix(sums: &[f64], p: usize) -> (Vec<f64>, Vec<f64>) {
     let mut xtx = vec![0.0; p * p];
     let mut e = 0;
     for a in 0..p {
@@ -233,7 +233,6 @@ pub(super) fn step_all(
         })
         .collect();
     let design = gpu.design;
-    let rows = design.rows();
     for _ in 0..steps {
         let mut moved = Vec::new();
         let mut next = Vec::new();
@@ -242,7 +241,7 @@ pub(super) fn step_all(
             match slot
                 .eval
                 .refit(&slot.b)
-                .or_else(|| step_from(rows, h, &slot.b))
+                .or_else(|| step_from(design.rows(), h, &slot.b))
             {
                 Some(b) => {
                     moved.push(k);

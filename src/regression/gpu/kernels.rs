@@ -5,8 +5,9 @@ use cudarc::driver::{CudaSlice, LaunchConfig};
 
 pub(super) use crate::device::cuda::kernels::regression::MAX_P;
 use crate::device::cuda::kernels::regression::{
-    rg_gram, rg_gram_warp, rg_reduce, rg_residuals, rg_shortest_window, warp_gram_shared_bytes,
-    GRAM_THREADS, WARP_GRAM_GROUP, WARP_GRAM_MAX_P,
+    rg_gram, rg_gram_warp, rg_reduce, rg_residuals, rg_residuals_direct, rg_shortest_window,
+    warp_gram_shared_bytes, DIRECT_MAX_COUNT, DIRECT_MAX_P, DIRECT_THREADS, GRAM_THREADS,
+    WARP_GRAM_GROUP, WARP_GRAM_MAX_P,
 };
 use crate::device::cuda::kernels::OrNull;
 use crate::device::cuda::launch::config;
@@ -16,10 +17,13 @@ use crate::error::Result;
 
 /// Rows a Gram block stages at a time (`RG_TILE`).
 const TILE: usize = 64;
-/// Gram blocks a multiprocessor, for the grid size.
-const GRAM_BLOCKS_PER_SM: usize = 8;
-/// Threads of the element-wise and reduction kernels.
+/// Gram blocks a multiprocessor, for the grid size: two waves of the kernel's two resident
+/// blocks (fewer partial sums to reduce than four waves, a shorter tail than one).
+const GRAM_BLOCKS_PER_SM: usize = 4;
+/// Threads of the element-wise kernels.
 const THREADS: u32 = 256;
+/// Threads of the reduction of the blocks' sums (a warp takes every 32nd block).
+const REDUCE_THREADS: u32 = 1024;
 
 /// What the residual pass leaves of `y_i - x_i b` (`op` of `rg_residuals`).
 #[derive(Clone, Copy, Debug)]
@@ -59,6 +63,45 @@ pub(super) fn residuals(
         shared_mem_bytes: 0,
     };
     rg_residuals(dev, cfg, v, y, n as u64, op as u32)
+}
+
+/// Direct residual blocks a multiprocessor, for the grid size (its launch bound).
+const DIRECT_BLOCKS_PER_SM: usize = 3;
+
+/// Whether [`direct_residuals`] takes `count` candidates of `p` coefficients.
+pub(super) fn direct(count: usize, p: usize) -> bool {
+    (1..=DIRECT_MAX_COUNT).contains(&count) && (1..=DIRECT_MAX_P).contains(&p)
+}
+
+/// Rows `0..count` of `v` (rows of `n` values) become `op(y_i - x_i b_j)` for the coefficients
+/// in `coef` (`p` a candidate): one pass over the design for a few candidates ([`direct`]),
+/// where a product and a pass over its rows would read the design and the rows again.
+pub(super) fn direct_residuals(
+    dev: &CudaDevice,
+    design: &DesignOnDevice<'_>,
+    coef: &CudaSlice<f64>,
+    count: usize,
+    op: Residual,
+    v: &mut CudaSlice<f64>,
+) -> Result<()> {
+    let (n, p) = (design.n, design.p);
+    let tiles = n.div_ceil(32);
+    let warps = (DIRECT_THREADS / 32) as usize;
+    let blocks = tiles
+        .div_ceil(warps)
+        .clamp(1, dev.multiprocessors() * DIRECT_BLOCKS_PER_SM);
+    rg_residuals_direct(
+        dev,
+        config(blocks, DIRECT_THREADS),
+        design.x,
+        design.y,
+        n as u64,
+        p as u32,
+        coef,
+        count as u32,
+        op as u32,
+        v,
+    )
 }
 
 /// Which rows a candidate's sums run over.
@@ -201,7 +244,7 @@ pub(super) fn sums(
     // One block a candidate.
     rg_reduce(
         dev,
-        config(count, 128),
+        config(count, REDUCE_THREADS),
         &partial,
         blocks as u64,
         e as u32,

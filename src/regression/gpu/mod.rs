@@ -17,13 +17,15 @@ mod tests;
 
 use cudarc::driver::CudaSlice;
 
+use crate::device::cuda::driver_error;
+use crate::device::cuda::upload::upload_filled;
 use crate::device::{CudaDevice, Device, DeviceBuffer};
 use crate::error::Result;
 use crate::regression::csteps::Candidate;
 use crate::regression::design::Design;
 use crate::regression::engine::Engine;
 use crate::select::{NanPolicy, Selector};
-use kernels::{DesignOnDevice, Residual};
+use kernels::{DesignOnDevice, Keep, Residual};
 
 /// Values in one batch of LTS candidates' residuals (at least one candidate a batch).
 const LTS_BATCH_VALUES: usize = 1 << 27;
@@ -37,7 +39,7 @@ const MAX_BATCH: usize = 4096;
 /// The engine of a CUDA device for one fit: the design uploaded once, a buffer of the
 /// candidates' residuals (grown as needed), the device's cuBLAS handle and a selector there.
 pub(crate) struct GpuEngine<'a> {
-    design: &'a Design,
+    design: &'a Design<'a>,
     dev: CudaDevice,
     blas: blas::Handle,
     selector: Selector,
@@ -61,14 +63,20 @@ impl<'a> GpuEngine<'a> {
         design.p <= kernels::MAX_P && design.n <= i32::MAX as usize
     }
 
-    /// The engine of `design` on `dev`: copies the design to the device.
-    pub fn new(dev: &CudaDevice, design: &'a Design) -> Result<Self> {
+    /// The engine of `design` on `dev`: copies the design to the device, its rows standardized
+    /// on their way (no standardized copy on the host), and checks its rank there.
+    pub fn new(dev: &CudaDevice, design: &'a Design<'a>) -> Result<Self> {
         let blas = blas::handle(dev)?;
-        let x = DeviceBuffer::from_host_on(dev, &design.x)?;
+        let (n, p) = (design.n, design.p);
+        let mut x = dev.alloc::<f64>(n * p, "the design")?;
+        upload_filled(dev, &mut x.as_view_mut(), p, "the design", |first, out| {
+            design.standardize_into(first / p, out)
+        })?;
+        let x = DeviceBuffer::from_slice(dev, x);
         let y = DeviceBuffer::from_host_on(dev, &design.y)?;
         let coef = dev.alloc::<f64>(design.p, "the candidates' coefficients")?;
         let rows = DeviceBuffer::from_slice(dev, dev.alloc::<f64>(design.n, "the residuals")?);
-        Ok(GpuEngine {
+        let mut engine = GpuEngine {
             design,
             dev: dev.clone(),
             blas,
@@ -79,7 +87,28 @@ impl<'a> GpuEngine<'a> {
             rows,
             capacity: 1,
             evaluated: Vec::new(),
-        })
+        };
+        engine.check_rank()?;
+        Ok(engine)
+    }
+
+    /// [`Design::check_rank`] of the standardized `X'X` summed on the device: the C-step sums
+    /// of every row (all squares 0, below an infinite threshold).
+    fn check_rank(&mut self) -> Result<()> {
+        let (n, p) = (self.design.n, self.design.p);
+        self.dev
+            .stream()
+            .memset_zeros(&mut self.rows.as_slice_mut().slice_mut(..n))
+            .map_err(|e| driver_error("clearing the residuals", e))?;
+        self.upload_coefficients(&[vec![0.0; p]])?;
+        let keep = Keep::Trim {
+            squares: self.rows.as_slice(),
+            thresholds: &[f64::INFINITY],
+            cuts: &[n as u64],
+        };
+        let sums = kernels::sums(&self.dev, &self.on_device(), &self.coef, &keep, 0, 1)?;
+        let (xtx, _) = csteps::gram_matrix(&sums.values, p);
+        self.design.check_rank(xtx)
     }
 
     /// Candidates a batch of LTS (`lms = false`) or LMS scores holds.
@@ -109,7 +138,8 @@ impl<'a> GpuEngine<'a> {
         Ok(())
     }
 
-    /// Rows `0..bs.len()` of the residual buffer become `op` of the residuals of `bs`.
+    /// Rows `0..bs.len()` of the residual buffer become `op` of the residuals of `bs`: in one
+    /// pass over the design for a few candidates, by a cuBLAS product for more.
     fn residual_rows(&mut self, bs: &[Vec<f64>], op: Residual) -> Result<()> {
         let (n, p, c) = (self.design.n, self.design.p, bs.len());
         if c > self.capacity {
@@ -118,6 +148,16 @@ impl<'a> GpuEngine<'a> {
             self.capacity = c;
         }
         self.upload_coefficients(bs)?;
+        if kernels::direct(c, p) {
+            let design = DesignOnDevice {
+                x: self.x.as_slice(),
+                y: self.y.as_slice(),
+                n,
+                p,
+            };
+            let rows = self.rows.as_slice_mut();
+            return kernels::direct_residuals(&self.dev, &design, &self.coef, c, op, rows);
+        }
         let rows = self.rows.as_slice_mut();
         blas::product(
             &self.blas,
@@ -165,6 +205,11 @@ impl Engine for GpuEngine<'_> {
 
     fn trimmed_residuals(&mut self, b: &[f64], h: usize) -> Result<(Vec<f64>, Option<f64>)> {
         csteps::trimmed_residuals(self, b, h)
+    }
+
+    /// Selected in the device's copy of `y`.
+    fn median_of_y(&self) -> Result<f64> {
+        Selector::on(Device::Cuda(self.dev.clone())).median(&self.y)
     }
 
     /// The GPU's from [`HOST_SELECTION_ROWS`] rows, where the copy costs less than the CPU's

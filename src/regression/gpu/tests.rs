@@ -22,7 +22,7 @@ impl Lcg {
 }
 
 /// `n` rows of `k` predictors, `y` a plane with noise and a fifth of the rows far off it.
-fn noisy(n: usize, k: usize, seed: u64) -> Design {
+fn noisy(n: usize, k: usize, seed: u64) -> Design<'static> {
     let mut g = Lcg(seed);
     let x: Vec<f64> = (0..n * k).map(|_| 3.0 * g.next()).collect();
     let y: Vec<f64> = (0..n)
@@ -31,7 +31,7 @@ fn noisy(n: usize, k: usize, seed: u64) -> Design {
             plane + 0.1 * g.next() + if i % 5 == 0 { 40.0 } else { 0.0 }
         })
         .collect();
-    Design::new(&x, n, k, &y, true).unwrap()
+    Design::new(x, n, k, y, true).unwrap()
 }
 
 fn rel(a: f64, b: f64) -> f64 {
@@ -115,7 +115,7 @@ fn subset_fits_and_residuals_match_the_cpu() {
     let Some(dev) = gpu() else { return };
     let design = noisy(20_011, 6, 7);
     let h = (design.n + design.p).div_ceil(2);
-    let mut cpu = CpuEngine::new(&design);
+    let mut cpu = CpuEngine::new(&design).unwrap();
     let mut engine = GpuEngine::new(&dev, &design).unwrap();
     let mut g = Lcg(8);
     let b: Vec<f64> = (0..design.p).map(|_| 1.0 + 0.1 * g.next()).collect();
@@ -141,6 +141,80 @@ fn subset_fits_and_residuals_match_the_cpu() {
     assert_eq!(t, Some(squares[h - 1]));
     let (_, want_t) = cpu.trimmed_residuals(&b, h).unwrap();
     assert!(rel(t.unwrap(), want_t.unwrap()) < 1e-10);
+}
+
+#[test]
+fn the_device_rank_check_refuses_what_the_host_refuses() {
+    let Some(dev) = gpu() else { return };
+    let n = 70_001;
+    let mut g = Lcg(11);
+    let independent: Vec<f64> = (0..n * 3).map(|_| g.next()).collect();
+    // Column 2 twice column 0, then column 1 a shift of column 0 (dependent on the intercept
+    // only).
+    let doubled: Vec<f64> = independent
+        .chunks(3)
+        .flat_map(|r| [r[0], r[1], 2.0 * r[0]])
+        .collect();
+    let shifted: Vec<f64> = independent
+        .chunks(3)
+        .flat_map(|r| [r[0], r[0] + 5.0, r[2]])
+        .collect();
+    let y: Vec<f64> = (0..n).map(|i| i as f64).collect();
+    for (x, intercept) in [
+        (&independent, true),
+        (&independent, false),
+        (&doubled, true),
+        (&doubled, false),
+        (&shifted, true),
+    ] {
+        let design = Design::new(x, n, 3, &y, intercept).unwrap();
+        let host = design.check_rank_on_host().map_err(|e| e.to_string());
+        let device = GpuEngine::new(&dev, &design)
+            .map(|_| ())
+            .map_err(|e| e.to_string());
+        assert_eq!(device, host, "intercept {intercept}");
+    }
+}
+
+#[test]
+fn residual_rows_match_the_cpu_in_one_pass_or_by_a_product() {
+    let Some(dev) = gpu() else { return };
+    // 16 candidates are the most of the one-pass kernel, 17 take the product; p = 13 is its
+    // largest model, p = 14 takes the product whatever the count; rows end inside a tile.
+    for (k, n, counts) in [
+        (3, 1_001, &[1, 5, 16, 17][..]),
+        (12, 4_099, &[2, 16]),
+        (13, 70, &[3]),
+    ] {
+        let design = noisy(n, k, 40 + k as u64);
+        let mut engine = GpuEngine::new(&dev, &design).unwrap();
+        let mut g = Lcg(k as u64);
+        for &c in counts {
+            let bs: Vec<Vec<f64>> = (0..c)
+                .map(|_| (0..design.p).map(|_| g.next()).collect())
+                .collect();
+            let rows = design.rows();
+            for (op, f) in [
+                (Residual::Square, (|r: f64| r * r) as fn(f64) -> f64),
+                (Residual::Signed, |r| r),
+                (Residual::Absolute, f64::abs),
+            ] {
+                engine.residual_rows(&bs, op).unwrap();
+                let got = engine.dev.read(engine.rows.as_slice(), "a test").unwrap();
+                for (j, b) in bs.iter().enumerate() {
+                    for i in 0..n {
+                        let want = f(rows.y[i] - dot(rows.row(i), b));
+                        let v = got[j * n + i];
+                        assert!(
+                            (v - want).abs() <= 1e-12 * want.abs().max(1.0),
+                            "p {} c {c} {op:?} row {i} of {j}: {v} vs {want}",
+                            design.p
+                        );
+                    }
+                }
+            }
+        }
+    }
 }
 
 #[test]
@@ -211,6 +285,7 @@ fn c_steps_match_the_cpu() {
         })
         .collect();
     let cpu = CpuEngine::new(&design)
+        .unwrap()
         .step_all(h, start.clone(), 20)
         .unwrap();
     let gpu = GpuEngine::new(&dev, &design)
@@ -262,7 +337,10 @@ fn lms_scores_match_the_cpu() {
         let fits: Vec<Vec<f64>> = (0..50)
             .map(|_| (0..design.p).map(|_| g.next()).collect())
             .collect();
-        let cpu = CpuEngine::new(&design).score_lms(h, fits.clone()).unwrap();
+        let cpu = CpuEngine::new(&design)
+            .unwrap()
+            .score_lms(h, fits.clone())
+            .unwrap();
         let gpu = GpuEngine::new(&dev, &design)
             .unwrap()
             .score_lms(h, fits)

@@ -18,6 +18,13 @@ const WARP_GRAM_SLOTS: u32 = 4;
 /// Candidates a block of [`rg_gram_warp`] sums (`RG_WARP_GROUP`).
 pub(crate) const WARP_GRAM_GROUP: u32 = 4;
 
+/// The most candidates of [`rg_residuals_direct`] (`RD_MAX_COUNT`).
+pub(crate) const DIRECT_MAX_COUNT: usize = 16;
+/// The most coefficients of [`rg_residuals_direct`] (`RD_MAX_P`).
+pub(crate) const DIRECT_MAX_P: usize = 13;
+/// Threads of a [`rg_residuals_direct`] block (`RD_THREADS`, its launch bound).
+pub(crate) const DIRECT_THREADS: u32 = 256;
+
 /// The dynamic shared memory of a [`rg_gram_warp`] block of `threads` for `p` coefficients: a
 /// warp's 32 rows of `p + WARP_GRAM_GROUP` doubles, or its candidates' entries and counts where
 /// those are more.
@@ -41,6 +48,21 @@ launchers! {
     fn rg_residuals(v: dev &mut CudaSlice<f64>, y: dev &CudaSlice<f64>, n: val u64, op: val u32)
         from REGRESSION as "rg_residuals_f64";
         requires v.len() as u64 >= n, y.len() as u64 >= n, op <= 2;
+
+    /// Rows `0..count` of `v` (rows of `n` values) become `op(y_i - x_i b_j)` (`op` as
+    /// [`rg_residuals`]'s) for the coefficients `b_j` (`p` a candidate, one after the other in
+    /// `coef`), with `x` (`n x p` row-major) read once for all of them: at most
+    /// [`DIRECT_MAX_COUNT`] candidates and [`DIRECT_MAX_P`] coefficients, blocks of
+    /// [`DIRECT_THREADS`].
+    fn rg_residuals_direct(x: dev &CudaSlice<f64>, y: dev &CudaSlice<f64>, n: val u64,
+                           p: val u32, coef: dev &CudaSlice<f64>, count: val u32, op: val u32,
+                           v: dev &mut CudaSlice<f64>)
+        from REGRESSION as "rg_residuals_direct_f64";
+        requires x.len() as u64 >= n * p as u64, y.len() as u64 >= n,
+            1 <= p && p as usize <= DIRECT_MAX_P,
+            1 <= count && count as usize <= DIRECT_MAX_COUNT,
+            coef.len() as u64 >= count as u64 * p as u64, op <= 2,
+            v.len() as u64 >= count as u64 * n;
 
     /// The C-step sums (`p (p + 1) / 2 + p + 3` a block) of candidates `row0 + blockIdx.y`
     /// (`blockIdx.y < count`) over the rows of each block's `chunk` that they keep. Exactly one
@@ -87,8 +109,9 @@ launchers! {
             coef.len() as u64 >= (row0 + count as u64) * p as u64, chunk > 0,
             partial.len() as u64 >= count as u64 * n.div_ceil(chunk).max(1) * gram_sums(p);
 
-    /// `out[j entries + e]` = the sum in block order of the `blocks` partial sums of row `j`
-    /// (`entries` values each), one block a row.
+    /// `out[j entries + e]` = the sum of the `blocks` partial sums of row `j` (`entries` values
+    /// each), one block a row: each warp's blocks in order, then the warps in order (the same
+    /// order on every launch of the same shape).
     fn rg_reduce(partial: dev &CudaSlice<f64>, blocks: val u64, entries: val u32,
                  out: dev &mut CudaSlice<f64>)
         from REGRESSION as "rg_reduce_f64";
