@@ -30,7 +30,8 @@
 #   lts          ~15 s  10^6 and 10^7 rows (~0.15 s and ~1.2 s a fit, 5 fits each)
 #   peers       ~130 s  torch.kthvalue of 2^28 takes ~2 s a call (--slow-reps 1), torch.sort of
 #                       4 GiB of rows ~0.1 s, CuPy's kernels compile on first use
-#   cub          ~40 s  CUB's top-k on the batch part's inputs (a guess: not yet timed on a GPU)
+#   cub           ~5 s  CUB's top-k on the batch part's inputs (H200, 2026-11-28, a ready binary;
+#                       building it there takes minutes more)
 # About 5 minutes in all; DEADLINE (540 s) bounds the whole below 10 minutes.
 set -u
 bin=${BIN:?BIN: the directory of the gpu_select, gpu_batch and regression bench binaries}
