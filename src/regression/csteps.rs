@@ -17,7 +17,7 @@
 use ndarray::ArrayView2;
 use rayon::prelude::*;
 
-use crate::regression::design::{dot, Rows, CHUNK, PARALLEL_ROWS};
+use crate::regression::design::{dot, sum_in_order, Rows, CHUNK, PARALLEL_ROWS};
 use crate::regression::linalg::{cholesky_solve, least_squares};
 use crate::Selector;
 
@@ -135,7 +135,7 @@ pub(crate) fn smallest_rows(
         places.push(place);
         rest = after;
     }
-    let sum = base
+    let sums = base
         .par_chunks(CHUNK)
         .zip(takes.par_iter())
         .zip(places.into_par_iter())
@@ -156,10 +156,8 @@ pub(crate) fn smallest_rows(
                 }
             }
             sum
-        })
-        .collect::<Vec<f64>>()
-        .into_iter()
-        .fold(0.0, |total, part| total + part);
+        });
+    let sum = sum_in_order(sums);
     (rows, sum)
 }
 

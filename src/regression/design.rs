@@ -421,6 +421,15 @@ fn cross_product_of(a: &[f64], m: usize, k: usize) -> Vec<f64> {
     ata
 }
 
+/// The sum of `parts` (one a chunk of rows) added in their order: the same bits on any number
+/// of threads.
+pub(crate) fn sum_in_order(parts: impl IndexedParallelIterator<Item = f64>) -> f64 {
+    parts
+        .collect::<Vec<f64>>()
+        .into_iter()
+        .fold(0.0, |total, part| total + part)
+}
+
 /// The dot product of two equal-length slices.
 #[inline]
 pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {

@@ -6,7 +6,7 @@ use rayon::prelude::*;
 
 use crate::error::Result;
 use crate::regression::csteps::{hth_smallest, smallest_rows};
-use crate::regression::design::{Design, CHUNK};
+use crate::regression::design::{sum_in_order, Design, CHUNK};
 use crate::regression::engine::Engine;
 use crate::regression::fit::{Found, Method, RegressionFit};
 use crate::regression::normal::normal_quantile;
@@ -30,11 +30,10 @@ fn exact_tolerance(med: f64, y: &[f64]) -> f64 {
 /// The sum of `r[i]^2` over the rows `rows`: in their order within runs of [`CHUNK`] of them,
 /// the runs' sums added in order (the same bits on any number of threads).
 fn sum_of_squares_at(r: &[f64], rows: &[usize]) -> f64 {
-    rows.par_chunks(CHUNK)
-        .map(|run| run.iter().map(|&i| r[i] * r[i]).sum::<f64>())
-        .collect::<Vec<f64>>()
-        .into_iter()
-        .fold(0.0, |total, part| total + part)
+    sum_in_order(
+        rows.par_chunks(CHUNK)
+            .map(|run| run.iter().map(|&i| r[i] * r[i]).sum::<f64>()),
+    )
 }
 
 /// 0/1 weights: 1 where `|r| <= limit`.

@@ -128,11 +128,7 @@ impl ResultWords<'_> {
         match words {
             Words::Device(buf) => self.dev.read(&buf, self.what),
             Words::Mailbox(mailbox) => {
-                if let Err(e) = self.dev.synchronize() {
-                    // The stream may still write into it: never freed.
-                    std::mem::forget(mailbox);
-                    return Err(e);
-                }
+                let mailbox = after_stream(self.dev, mailbox)?;
                 let read = mailbox
                     .host
                     .as_slice()
@@ -150,11 +146,21 @@ impl Drop for ResultWords<'_> {
         // Not read (an error came first): the mailbox goes back once the stream is done with it,
         // or is never freed.
         if let Some(Words::Mailbox(mailbox)) = self.words.take() {
-            if self.dev.synchronize().is_ok() {
+            if let Ok(mailbox) = after_stream(self.dev, mailbox) {
                 self.dev.mailboxes().push(mailbox);
-            } else {
-                std::mem::forget(mailbox);
             }
+        }
+    }
+}
+
+/// `mailbox` once `dev`'s stream is done with it; when waiting fails the stream may still write
+/// into it, so it is never freed and the error is returned.
+fn after_stream(dev: &CudaDevice, mailbox: Mailbox) -> Result<Mailbox> {
+    match dev.synchronize() {
+        Ok(()) => Ok(mailbox),
+        Err(e) => {
+            std::mem::forget(mailbox);
+            Err(e)
         }
     }
 }

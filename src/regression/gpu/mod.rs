@@ -123,12 +123,7 @@ impl<'a> GpuEngine<'a> {
 
     /// The design on the device, for the kernels.
     fn on_device(&self) -> DesignOnDevice<'_> {
-        DesignOnDevice {
-            x: self.x.as_slice(),
-            y: self.y.as_slice(),
-            n: self.design.n,
-            p: self.design.p,
-        }
+        on_device(self.design, &self.x, &self.y)
     }
 
     /// Copies the coefficients `bs` (`p` each) to the device.
@@ -149,12 +144,8 @@ impl<'a> GpuEngine<'a> {
         }
         self.upload_coefficients(bs)?;
         if kernels::direct(c, p) {
-            let design = DesignOnDevice {
-                x: self.x.as_slice(),
-                y: self.y.as_slice(),
-                n,
-                p,
-            };
+            // The fields apart: the rows are written while the design is read.
+            let design = on_device(self.design, &self.x, &self.y);
             let rows = self.rows.as_slice_mut();
             return kernels::direct_residuals(&self.dev, &design, &self.coef, c, op, rows);
         }
@@ -170,6 +161,20 @@ impl<'a> GpuEngine<'a> {
             c,
         )?;
         kernels::residuals(&self.dev, rows, self.y.as_slice(), n, c, op)
+    }
+}
+
+/// `design` on the device, its rows `x` and response `y` there, for the kernels.
+fn on_device<'b>(
+    design: &Design<'_>,
+    x: &'b DeviceBuffer<f64>,
+    y: &'b DeviceBuffer<f64>,
+) -> DesignOnDevice<'b> {
+    DesignOnDevice {
+        x: x.as_slice(),
+        y: y.as_slice(),
+        n: design.n,
+        p: design.p,
     }
 }
 
