@@ -442,4 +442,5 @@ struct SelState {
     u32 dst;         // 0: the pass writes nothing; 1 / 2: it copies candidates to buffer 0 / 1
     u32 pad;
     u64 nans;        // NaNs of the input, counted by the first pass (floats only)
+    u64 base;        // the candidates are keys less `base` (0: the keys themselves)
 };

@@ -22,6 +22,7 @@ extern "C" __global__ void rsel_init(SelState* st, u64* hist, u64 k, u64 n, u64 
         st->dst = n <= cap ? 1u : 0u;
         st->pad = 0;
         st->nans = 0;
+        st->base = 0;
     }
 }
 
@@ -110,9 +111,11 @@ __device__ void rsel_pass_impl(const T* __restrict__ x, u64 n, typename KeyOf<T>
 
 // One block of SEL_RADIX threads: finds the digit whose bucket holds rank k, fixes it in the
 // prefix, moves the source to the buffer just written, decides whether the next pass compacts,
-// and clears the histogram. After the last digit, writes the selected key to result[slot].
+// and clears the histogram. After the last digit, writes the selected key (the state's base
+// added back) to result[slot] and the NaN count to result[nans_at].
 template <typename K>
-__device__ void rsel_choose_impl(SelState* st, u64* hist, u32 shift, u64 cap, K* result, u64 slot) {
+__device__ void rsel_choose_impl(SelState* st, u64* hist, u32 shift, u64 cap, u64* result, u64 slot,
+                                 u64 nans_at) {
     __shared__ u64 scan[SEL_RADIX];
     if (shift >= sizeof(K) * 8 - st->fixed_bits) return;  // fixed already (see rsel_pass)
     const u32 d = threadIdx.x;
@@ -133,7 +136,10 @@ __device__ void rsel_choose_impl(SelState* st, u64* hist, u32 shift, u64 cap, K*
         const u32 src = s.dst != 0 ? s.dst : s.src;
         st->dst = c <= cap ? (src == 1 ? 2u : 1u) : 0u;
         st->out_count = 0;
-        if (shift == 0) result[slot] = prefix;
+        if (shift == 0) {
+            result[slot] = (u64)(K)(prefix + (K)s.base);
+            result[nans_at] = s.nans;
+        }
     }
     hist[d] = 0;
 }
@@ -148,8 +154,9 @@ KSELECT_FOR_EACH_TYPE(RADIX_SELECT_KERNELS)
 
 #define RADIX_CHOOSE_KERNELS(NAME, K)                                                             \
     extern "C" __global__ void __launch_bounds__(SEL_RADIX)                                       \
-        rsel_choose_##NAME(SelState* st, u64* hist, u32 shift, u64 cap, K* result, u64 slot) {    \
-        rsel_choose_impl<K>(st, hist, shift, cap, result, slot);                                  \
+        rsel_choose_##NAME(SelState* st, u64* hist, u32 shift, u64 cap, u64* result, u64 slot,    \
+                           u64 nans_at) {                                                         \
+        rsel_choose_impl<K>(st, hist, shift, cap, result, slot, nans_at);                         \
     }
 KSELECT_FOR_EACH_KEY(RADIX_CHOOSE_KERNELS)
 

@@ -1,7 +1,8 @@
 // randomizedSelect (Monroe et al.): two splitters from a random sample bracket rank k with high
-// probability; one pass counts the keys below the bracket and copies the keys inside it; the
-// rank is then selected among the copies by the radix select kernels (radix_select.cu), started
-// from the state that `rnd_resolve` leaves. Every decision stays on the device: a selection is a
+// probability; one pass counts the keys below the bracket and copies the keys inside it, less the
+// lower splitter (so that their leading digits are zero wherever the bracket is narrow); the rank
+// is then selected among the copies by the radix select kernels (radix_select.cu), started from
+// the state that `rnd_resolve` leaves. Every decision stays on the device: a selection is a
 // fixed sequence of launches with one read-back at the end.
 #include "common.cuh"
 
@@ -222,12 +223,13 @@ struct RndTally {
     u32 below, nans, eq_lo, eq_hi;
 };
 
-// Tallies the keys of one lane's E elements and marks the ones to copy. The lean form marks
-// the closed bracket [lo, hi] (one subtraction and one comparison a key) and counts only the keys
-// below it and the NaNs; the full form marks the open bracket (lo, hi) and also counts the keys
-// equal to each splitter, so that a value repeated many times costs no copies.
+// Tallies the keys of one lane's E elements, marks the ones to copy and leaves each key less lo
+// in its place (what is copied). The lean form marks the closed bracket [lo, hi] (one
+// subtraction and one comparison a key) and counts only the keys below it and the NaNs; the full
+// form marks the open bracket (lo, hi) and also counts the keys equal to each splitter, so that a
+// value repeated many times costs no copies.
 template <typename K, bool FULL, bool NANS, int E>
-__device__ __forceinline__ void rnd_tally(const K (&key)[E], K lo, K hi, K width, RndTally& c, bool (&m)[E]) {
+__device__ __forceinline__ void rnd_tally(K (&key)[E], K lo, K hi, K width, RndTally& c, bool (&m)[E]) {
 #pragma unroll
     for (int e = 0; e < E; ++e) {
         c.below += key[e] < lo ? 1u : 0u;
@@ -239,6 +241,7 @@ __device__ __forceinline__ void rnd_tally(const K (&key)[E], K lo, K hi, K width
         } else {
             m[e] = (K)(key[e] - lo) <= width;
         }
+        key[e] -= lo;
     }
 }
 
@@ -336,15 +339,15 @@ __device__ void rnd_pass_impl(const T* __restrict__ x, u64 n, const typename Key
 }
 
 // One block of 256 threads: places rank k among the pass's counts. A rank on a splitter's
-// duplicates (full form) is that splitter (result[slot]); one among the copies starts a radix
-// selection over them (cand = the radix passes' buffer 0, `cap` keys) with the leading digits
-// that the splitters share already fixed; otherwise the bracket missed.
-// The radix state always ends with the NaN count and with a source that radix passes may read
-// (an empty one when they have nothing to do). status[slot] = RND_DONE / RND_CANDIDATES /
-// RND_MISSED.
+// duplicates (full form) is that splitter (out[slot]); one among the copies starts a radix
+// selection over them (cand = the radix passes' buffer 0, `cap` keys, each less lo) with the
+// leading digits that no copy uses (those of hi - lo) already fixed; otherwise the bracket
+// missed. The radix state always ends with the NaN count and with a source that radix passes may
+// read (an empty one when they have nothing to do). out[ranks + slot] = RND_DONE /
+// RND_CANDIDATES / RND_MISSED, and out[2 * ranks] = the NaN count.
 template <typename K>
 __device__ void rnd_resolve_impl(const K* bounds, const u64* counters, u64 k, u64 cap, SelState* st,
-                                 u64* hist, K* result, u32* status, u64 slot) {
+                                 u64* hist, u64* out, u64 slot, u64 ranks) {
     for (u32 d = threadIdx.x; d < 256; d += blockDim.x) hist[d] = 0;
     if (threadIdx.x != 0) return;
     const K lo = bounds[0];
@@ -363,31 +366,33 @@ __device__ void rnd_resolve_impl(const K* bounds, const u64* counters, u64 k, u6
     st->dst = 0;
     st->pad = 0;
     st->nans = counters[RND_NANS];
+    st->base = 0;
+    out[2 * ranks] = counters[RND_NANS];
     u32 outcome;
     if (k < below || k >= first_hi + counters[RND_EQ_HI]) {
         outcome = RND_MISSED;
     } else if (k < first_between) {
-        result[slot] = lo;
+        out[slot] = (u64)lo;
         outcome = RND_DONE;
     } else if (k >= first_hi) {
-        result[slot] = hi;
+        out[slot] = (u64)hi;
         outcome = RND_DONE;
     } else if (between > cap) {
         outcome = RND_MISSED;
     } else {
-        // Every copy lies in [lo, hi]: the whole digits that lo and hi share are already fixed.
+        // Every copy is a key of [lo, hi] less lo: the whole digits above those of hi - lo are
+        // zero in every copy, so they are fixed already.
         const u32 bits = sizeof(K) * 8;
-        const u32 shared_bits = (u32)__clzll((u64)(lo ^ hi)) - (64 - bits);
+        const u32 unused_bits = (u32)__clzll((u64)(K)(hi - lo)) - (64 - bits);
         // (At most all digits but the last, so that the last pass writes the result.)
-        const u32 fixed = min(shared_bits / 8 * 8, bits - 8);
-        st->prefix = fixed == 0 ? 0 : (u64)(lo >> (bits - fixed) << (bits - fixed));
-        st->fixed_bits = fixed;
+        st->fixed_bits = min(unused_bits / 8 * 8, bits - 8);
+        st->base = (u64)lo;
         st->k = k - first_between;
         st->count = between;
         st->src_count = between;
         outcome = RND_CANDIDATES;
     }
-    status[slot] = outcome;
+    out[ranks + slot] = outcome;
 }
 
 #define RANDOMIZED_SELECT_KERNELS(NAME, T)                                                        \
@@ -409,8 +414,8 @@ KSELECT_FOR_EACH_TYPE(RANDOMIZED_SELECT_KERNELS)
         rnd_splitters_impl<K>(sample, s, top_hist, r_lo, r_hi, bounds, counters);                 \
     }                                                                                             \
     extern "C" __global__ void rnd_resolve_##NAME(const K* bounds, const u64* counters, u64 k,    \
-                                                  u64 cap, SelState* st, u64* hist, K* result,    \
-                                                  u32* status, u64 slot) {                        \
-        rnd_resolve_impl<K>(bounds, counters, k, cap, st, hist, result, status, slot);            \
+                                                  u64 cap, SelState* st, u64* hist, u64* out,     \
+                                                  u64 slot, u64 ranks) {                          \
+        rnd_resolve_impl<K>(bounds, counters, k, cap, st, hist, out, slot, ranks);                \
     }
 KSELECT_FOR_EACH_KEY(RANDOMIZED_KEY_KERNELS)

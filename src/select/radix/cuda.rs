@@ -12,7 +12,7 @@
 //! Workspace of the copying form: two candidate buffers of `min(n, max(n / 16, 65536))` keys, a
 //! 256-entry histogram and a few words of state.
 
-use cudarc::driver::{CudaSlice, CudaView};
+use cudarc::driver::{CudaSlice, CudaView, CudaViewMut};
 
 use crate::device::cuda::kernels::radix_select::{
     rsel_choose, rsel_init, rsel_pass, rsel_small, small_work_words, SelState, RADIX, SMALL_BLOCK,
@@ -76,7 +76,7 @@ fn passes_workspace<T: Element>(cap: usize, ranks: usize) -> MemoryNeed {
         .and(MemoryNeed::of::<T::Key>(cap))
         .and(MemoryNeed::of::<SelState>(1))
         .and(MemoryNeed::of::<u64>(RADIX))
-        .and(MemoryNeed::of::<T::Key>(ranks))
+        .and(MemoryNeed::of::<u64>(ranks + 1))
 }
 
 /// The elements of `ranks`, one radix selection each, and the number of NaNs of the input
@@ -116,7 +116,8 @@ pub(crate) struct Workspace<'a, K: cudarc::driver::DeviceRepr> {
 /// Launches the digit passes of one selection from the state the workspace holds (set by
 /// `rsel_init`, or by another kernel that leaves its candidates in buffer 0): per digit, from
 /// the most significant, a histogram pass over the source (the input `x` or a buffer) and a
-/// one-block choice that writes the selected key to `results[slot]` after the last digit.
+/// one-block choice that writes the selected key to `results[slot]` and the NaN count to
+/// `results[nans_at]` after the last digit.
 /// Each pass runs `blocks_per_sm` blocks a multiprocessor (or fewer for a short input): a full
 /// grid for passes that read the input, a small one for passes over candidates only, where the
 /// blocks' histogram merges would cost more than the keys.
@@ -124,8 +125,9 @@ pub(crate) fn digit_passes<T: Element>(
     dev: &CudaDevice,
     x: &CudaView<'_, T>,
     work: &mut Workspace<'_, T::Key>,
-    results: &mut CudaSlice<T::Key>,
+    results: &mut CudaViewMut<'_, u64>,
     slot: usize,
+    nans_at: usize,
     blocks_per_sm: usize,
 ) -> Result<()> {
     let n = x.len();
@@ -144,7 +146,7 @@ pub(crate) fn digit_passes<T: Element>(
             work.hist,
             shift,
         )?;
-        rsel_choose(
+        rsel_choose::<T::Key>(
             dev,
             config(1, RADIX as u32),
             work.state,
@@ -153,6 +155,7 @@ pub(crate) fn digit_passes<T: Element>(
             work.cap as u64,
             results,
             slot as u64,
+            nans_at as u64,
         )?;
     }
     Ok(())
@@ -175,16 +178,18 @@ fn select_with_capacity<T: Element>(
     ranks: &[usize],
     cap: usize,
 ) -> Result<(Vec<T>, usize)> {
-    let stream = dev.stream();
     let n = x.len();
     if n <= SMALL_CAP || (n <= SHORT_UP_TO && n <= short_capacity::<T>(dev)?) {
         return select_short(dev, x, ranks);
     }
     let mut cand0 = dev.alloc::<T::Key>(cap, "radix select candidates")?;
     let mut cand1 = dev.alloc::<T::Key>(cap, "radix select candidates")?;
-    let mut state = dev.alloc_zeros::<SelState>(1, "radix select state")?;
-    let mut hist = dev.alloc_zeros::<u64>(RADIX, "radix select histogram")?;
-    let mut results = dev.alloc_zeros::<T::Key>(ranks.len(), "radix select results")?;
+    // Both are set by `rsel_init` before any pass reads them.
+    let mut state = dev.alloc::<SelState>(1, "radix select state")?;
+    let mut hist = dev.alloc::<u64>(RADIX, "radix select histogram")?;
+    let r = ranks.len();
+    let mut out = dev.result_words(r + 1, "radix select results")?;
+    let mut results = out.view_mut(0..r + 1);
     let mut work = Workspace {
         cand0: &mut cand0,
         cand1: &mut cand1,
@@ -208,25 +213,20 @@ fn select_with_capacity<T: Element>(
             &mut work,
             &mut results,
             slot,
+            r,
             INPUT_PASS_BLOCKS_PER_SM,
         )?;
     }
-    let state = stream
-        .clone_dtoh(&state)
-        .map_err(|e| driver_error("copying the selection state", e))?[0];
-    // The last selection's prefix is its key once every digit is fixed: one rank needs no
-    // second read.
-    let keys = if ranks.len() == 1 {
-        vec![T::Key::from_u64(state.prefix)]
-    } else {
-        stream
-            .clone_dtoh(&results)
-            .map_err(|e| driver_error("copying results", e))?
-    };
-    Ok((
-        keys.into_iter().map(T::from_key).collect(),
-        state.nans as usize,
-    ))
+    let words = out.read()?;
+    Ok((elements_of(&words[..r]), words[r] as usize))
+}
+
+/// The elements whose keys, widened to `u64`, a kernel wrote as result words.
+pub(crate) fn elements_of<T: Element>(words: &[u64]) -> Vec<T> {
+    words
+        .iter()
+        .map(|&w| T::from_key(T::Key::from_u64(w)))
+        .collect()
 }
 
 /// The most elements the one-launch selection takes on `dev` for elements `T`: [`SMALL_CAP`]
@@ -274,11 +274,7 @@ fn select_short<T: Element>(
         )?;
     }
     let words = out.read()?;
-    let values = words[..r]
-        .iter()
-        .map(|&w| T::from_key(T::Key::from_u64(w)))
-        .collect();
-    Ok((values, words[r] as usize))
+    Ok((elements_of(&words[..r]), words[r] as usize))
 }
 
 /// Tests of the one-launch selection of short inputs against a sort.

@@ -4,15 +4,16 @@
 //! gives two splitters, selected in the sample by radix select, that bracket rank `k` with
 //! high probability: the sample ranks `p·s ± (4σ + 2)` for `p = (k + ½) / n` and
 //! `σ = √(s·p·(1 − p))`. One fused pass over the input counts the keys below the lower splitter
-//! and the NaNs, and copies the keys of the bracket (at most about `4 / √s ≈ 1.6 %` of `n`),
-//! each warp staging them in shared memory and writing them out with one atomic per few
+//! and the NaNs, and copies the keys of the bracket less the lower splitter (at most about
+//! `4 / √s ≈ 1.6 %` of `n`), each warp staging them in shared memory and writing them out with one atomic per few
 //! hundred. The pass has two forms. The lean one copies the closed bracket `[lo, hi]` (one
 //! subtraction and one comparison a key); it runs when the sample holds each splitter at most
 //! 64 times. Otherwise (`lo = hi`, or a splitter the input seems to repeat often) the full form
 //! copies only the keys strictly between the splitters and counts those equal to each, so that
 //! a value repeated millions of times costs no workspace; a rank on a splitter's duplicates is
 //! then that splitter. A rank among the copies is selected there by radix select, starting below
-//! the leading digits the splitters share. When the bracket misses the rank or the copies
+//! the leading digits that the bracket's width leaves zero (a median's copies of uniform f32 take
+//! three digits instead of four, f64 six instead of eight). When the bracket misses the rank or the copies
 //! outgrow the workspace, the rank is selected by radix select over the whole input: the result
 //! is always exact. Inputs under 2^20 go to radix select directly.
 //!
@@ -20,7 +21,8 @@
 //! two one-block radix selections pick the splitters from the L2-resident sample, the pass reads
 //! them from device memory, a one-block kernel places the rank among the counts and starts the
 //! radix selection of the copies (`radix::cuda::digit_passes`), and the host reads the results
-//! once at the end.
+//! (the keys, each rank's outcome and the NaN count, from a mailbox when they fit one) once at the
+//! end.
 //!
 //! Workspace: two buffers of `n / 32` keys (the copies, and radix select's second buffer among
 //! them), the sample's 2^16 keys, and a few words.
@@ -35,7 +37,7 @@ use crate::device::DeviceBuffer;
 use crate::element::Element;
 use crate::error::Result;
 use crate::select::radix;
-use crate::select::radix::cuda::{digit_passes, Workspace};
+use crate::select::radix::cuda::{digit_passes, elements_of, Workspace};
 
 const BLOCK: u32 = 256;
 /// Threads of the splitter selection's blocks (`RND_SPLIT_BLOCK`).
@@ -76,8 +78,7 @@ pub(crate) fn workspace<T: Element>(dev: &CudaDevice, n: usize, ranks: usize) ->
         .and(MemoryNeed::of::<u64>(RADIX))
         .and(MemoryNeed::of::<T::Key>(2))
         .and(MemoryNeed::of::<u64>(COUNTERS))
-        .and(MemoryNeed::of::<T::Key>(ranks))
-        .and(MemoryNeed::of::<u32>(ranks))
+        .and(MemoryNeed::of::<u64>(2 * ranks + 1))
         .and(on_input)
 }
 
@@ -109,12 +110,15 @@ pub(crate) fn multiselect<T: Element>(
     let cap = candidate_capacity(n);
     let mut cand0 = dev.alloc::<T::Key>(cap, "the randomized select copies")?;
     let mut cand1 = dev.alloc::<T::Key>(cap, "the randomized select copies")?;
-    let mut state = dev.alloc_zeros::<SelState>(1, "the selection state")?;
-    let mut hist = dev.alloc_zeros::<u64>(RADIX, "the selection histogram")?;
+    // The state and the histogram are set by `rnd_resolve` before the passes read them.
+    let mut state = dev.alloc::<SelState>(1, "the selection state")?;
+    let mut hist = dev.alloc::<u64>(RADIX, "the selection histogram")?;
     let mut bounds = dev.alloc::<T::Key>(2, "the splitters")?;
     let mut counters = dev.alloc::<u64>(COUNTERS, "the pass counters")?;
-    let mut results = dev.alloc_zeros::<T::Key>(ranks.len(), "the results")?;
-    let mut status = dev.alloc_zeros::<u32>(ranks.len(), "the outcomes")?;
+    // Each rank's key, each rank's outcome, the NaN count.
+    let r = ranks.len();
+    let mut out = dev.result_words(2 * r + 1, "the results")?;
+    let mut words = out.view_mut(0..2 * r + 1);
     let pass_blocks = stride_blocks(
         n.div_ceil(16 / std::mem::size_of::<T>()),
         BLOCK,
@@ -160,9 +164,9 @@ pub(crate) fn multiselect<T: Element>(
             cap as u64,
             work.state,
             work.hist,
-            &mut results,
-            &mut status,
+            &mut words,
             slot as u64,
+            r as u64,
         )?;
         // Selects among the copies in buffer 0 (a source the passes find empty when the
         // rank was resolved or missed).
@@ -170,18 +174,16 @@ pub(crate) fn multiselect<T: Element>(
             dev,
             &x,
             &mut work,
-            &mut results,
+            &mut words,
             slot,
+            2 * r,
             COPIES_PASS_BLOCKS_PER_SM,
         )?;
     }
-    let keys = dev.read(&results, "the results")?;
-    let outcomes = dev.read(&status, "the outcomes")?;
-    let mut nans = dev.read(&state, "the selection state")?[0].nans as usize;
-    let mut values: Vec<T> = keys.into_iter().map(T::from_key).collect();
-    let missed: Vec<usize> = (0..ranks.len())
-        .filter(|&slot| outcomes[slot] == MISSED)
-        .collect();
+    let words = out.read()?;
+    let mut values: Vec<T> = elements_of(&words[..r]);
+    let mut nans = words[2 * r] as usize;
+    let missed: Vec<usize> = (0..r).filter(|&slot| words[r + slot] == MISSED).collect();
     if !missed.is_empty() {
         // The bracket missed (or its copies overflowed): radix select over the whole input.
         let wanted: Vec<usize> = missed.iter().map(|&slot| ranks[slot]).collect();
@@ -214,6 +216,49 @@ fn splitter_ranks(k: usize, n: usize, s: usize) -> (u64, u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::device::cuda::tests::gpu;
+
+    /// Multiselects `ranks` of `data` on `dev` and compares the keys and the NaN count with a
+    /// sort's.
+    fn check_against_a_sort<T: Element>(dev: &CudaDevice, data: &[T], ranks: &[usize], what: &str) {
+        let buf = DeviceBuffer::from_host_on(dev, data).unwrap();
+        let mut keys: Vec<T::Key> = data.iter().map(|v| v.to_key()).collect();
+        keys.sort_unstable();
+        let (got, nans) = multiselect(&buf, ranks).unwrap();
+        let got: Vec<T::Key> = got.iter().map(|v| v.to_key()).collect();
+        let want: Vec<T::Key> = ranks.iter().map(|&k| keys[k]).collect();
+        assert_eq!(got, want, "{what}");
+        assert_eq!(nans, data.iter().filter(|v| v.is_nan()).count(), "{what}");
+    }
+
+    /// A hash of `i` in `[0, 2^bits)`.
+    fn hashed(i: usize, bits: u32) -> u64 {
+        (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - bits)
+    }
+
+    /// The copies, keys less the lower splitter, select what a sort gives: brackets across an
+    /// exponent (uniform f32 about 0.5) and across the sign (i64 about 0), brackets open on one
+    /// side (the ends, NaNs among the keys), and splitters the sample repeats (the full form).
+    #[test]
+    fn copies_less_the_lower_splitter_select_what_a_sort_gives() {
+        let Some(dev) = gpu() else { return };
+        let n = (1usize << 21) + 5;
+        let mut uniform: Vec<f32> = (0..n)
+            .map(|i| hashed(i, 24) as f32 / (1u32 << 24) as f32)
+            .collect();
+        uniform[17] = f32::NAN;
+        uniform[n / 3] = f32::NAN;
+        let ranks = [0, 1, n / 100, n / 2, n / 2 + 1, n - 4, n - 3];
+        check_against_a_sort(&dev, &uniform, &ranks, "uniform f32");
+        let signed: Vec<i64> = (0..n)
+            .map(|i| hashed(i, 40) as i64 - (1i64 << 39))
+            .collect();
+        check_against_a_sort(&dev, &signed, &[0, n / 2, n - 1], "i64 about 0");
+        let levels: Vec<f64> = (0..n).map(|i| hashed(i, 7) as f64 - 60.0).collect();
+        check_against_a_sort(&dev, &levels, &[0, n / 3, n / 2, n - 1], "128 levels");
+        let wide: Vec<u32> = (0..n).map(|i| hashed(i, 32) as u32).collect();
+        check_against_a_sort(&dev, &wide, &[n / 2, n - 1], "u32 over every digit");
+    }
 
     #[test]
     fn splitter_ranks_bracket_the_rank() {

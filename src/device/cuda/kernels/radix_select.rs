@@ -23,7 +23,7 @@ pub(crate) fn small_work_words<K: RadixKey>(ranks: usize) -> usize {
 device_state! {
     /// One radix selection's progress, `SelState` of `kernels/common.cuh`.
     #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-    pub(crate) struct SelState[64] {
+    pub(crate) struct SelState[72] {
         /// The key bits fixed so far (in place, higher bits).
         pub prefix: u64,
         /// The rank still sought among the candidates.
@@ -44,6 +44,9 @@ device_state! {
         pub pad: u32,
         /// NaNs of the input, counted by the first pass (floats only).
         pub nans: u64,
+        /// What the candidates' keys are less (0: the keys themselves); the result has it
+        /// added back.
+        pub base: u64,
     }
 }
 
@@ -67,12 +70,14 @@ launchers! {
             hist.len() >= RADIX, shift < T::Key::BITS;
 
     /// Chooses the digit whose bucket holds the rank sought (one block of `RADIX` threads);
-    /// after the last digit, writes the key to `result[slot]`.
+    /// after the last digit, writes the key to `result[slot]` and the NaN count to
+    /// `result[nans_at]`.
     fn rsel_choose[K: RadixKey](state: dev &mut CudaSlice<SelState>, hist: dev &mut CudaSlice<u64>,
-                                shift: val u32, cap: val u64, result: dev &mut CudaSlice<K>,
-                                slot: val u64)
+                                shift: val u32, cap: val u64, result: dev &mut CudaViewMut<'_, u64>,
+                                slot: val u64, nans_at: val u64)
         from RADIX_SELECT as format!("rsel_choose_{}", key_suffix::<K>());
-        requires !state.is_empty(), hist.len() >= RADIX, slot < result.len() as u64;
+        requires !state.is_empty(), hist.len() >= RADIX, slot < result.len() as u64,
+            nans_at < result.len() as u64;
 
     /// Radix select of one or two ranks (`k0`, then `k1` when `ranks` is 2) of a short input
     /// (`n` at most [`SMALL_CAP`] a block) by blocks of [`SMALL_BLOCK`] threads holding its keys

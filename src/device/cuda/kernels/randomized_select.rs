@@ -1,6 +1,6 @@
 //! Launchers of `kernels/randomized_select.cu` (randomizedSelect).
 
-use cudarc::driver::{CudaSlice, CudaView};
+use cudarc::driver::{CudaSlice, CudaView, CudaViewMut};
 
 use super::radix_select::{SelState, RADIX};
 use super::{kernel_name, key_suffix, RANDOMIZED_SELECT};
@@ -11,7 +11,7 @@ pub(crate) const TOP_BINS: usize = 1 << 11;
 /// The pass's counters and the splitters' duplicate counts (`RND_COUNTERS`).
 pub(crate) const COUNTERS: usize = 7;
 /// `rnd_resolve`'s outcome for a rank the bracket missed (`RND_MISSED`).
-pub(crate) const MISSED: u32 = 3;
+pub(crate) const MISSED: u64 = 3;
 
 launchers! {
     /// Gathers `s` sample keys, one from each of `s` equal strides of `x` at a hashed offset,
@@ -39,13 +39,14 @@ launchers! {
         requires x.len() as u64 >= n, bounds.len() >= 2, cand.len() as u64 >= cap,
             counters.len() >= COUNTERS;
 
-    /// Places rank `k` among the counts (one block): on a splitter, among the copies (whose
-    /// radix selection it starts in `state`), or missed; writes the outcome to `status[slot]`.
+    /// Places rank `k` among the counts (one block): on a splitter (its key to `out[slot]`),
+    /// among the copies (whose radix selection it starts in `state`), or missed; writes the
+    /// outcome to `out[ranks + slot]` and the NaN count to `out[2 * ranks]`.
     fn rnd_resolve[K: RadixKey](bounds: dev &CudaSlice<K>, counters: dev &CudaSlice<u64>, k: val u64,
                                 cap: val u64, state: dev &mut CudaSlice<SelState>,
-                                hist: dev &mut CudaSlice<u64>, result: dev &mut CudaSlice<K>,
-                                status: dev &mut CudaSlice<u32>, slot: val u64)
+                                hist: dev &mut CudaSlice<u64>, out: dev &mut CudaViewMut<'_, u64>,
+                                slot: val u64, ranks: val u64)
         from RANDOMIZED_SELECT as format!("rnd_resolve_{}", key_suffix::<K>());
         requires bounds.len() >= 2, counters.len() >= COUNTERS, !state.is_empty(),
-            hist.len() >= RADIX, slot < result.len() as u64, slot < status.len() as u64;
+            hist.len() >= RADIX, slot < ranks, out.len() as u64 > 2 * ranks;
 }
