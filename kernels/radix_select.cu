@@ -8,6 +8,9 @@
 #define SEL_BLOCK 256
 #define SEL_WARPS (SEL_BLOCK / WARP_SIZE)
 #define SEL_RADIX 256
+// Keys a warp stages before writing its candidates out with one atomic (instead of a block-wide
+// append: two barriers a trip), two or four trips of 16-byte vectors.
+#define SEL_STAGE (WARP_SIZE * 8)
 
 extern "C" __global__ void rsel_init(SelState* st, u64* hist, u64 k, u64 n, u64 cap) {
     for (int d = threadIdx.x; d < SEL_RADIX; d += blockDim.x) hist[d] = 0;
@@ -28,17 +31,18 @@ extern "C" __global__ void rsel_init(SelState* st, u64* hist, u64 k, u64 n, u64 
 
 
 // One pass over the candidates: histogram of the digit at `shift` of the keys matching the
-// prefix, the copy of those keys when the state asks for it, and (first pass) the NaN count.
-// Loops are block-uniform (every thread of a block makes the same number of trips), so that
-// block_append may synchronise the block.
+// prefix, the copy of those keys when the state asks for it (staged by each warp), and (first
+// pass) the NaN count. Loops are block-uniform (every thread of a block makes the same number of
+// trips), so that a warp's lanes stage together.
 template <typename T>
 __device__ void rsel_pass_impl(const T* __restrict__ x, u64 n, typename KeyOf<T>::type* buf0,
                                typename KeyOf<T>::type* buf1, SelState* st, u64* hist, u32 shift) {
     typedef typename KeyOf<T>::type K;
     const int V = Vec16<T>::N;
     __shared__ u32 warp_hist[SEL_WARPS][SEL_RADIX];
-    __shared__ u32 warp_offset[SEL_WARPS];
-    __shared__ u64 block_base;
+    __shared__ K stages[SEL_WARPS][SEL_STAGE];
+    K* stage = stages[threadIdx.x / WARP_SIZE];
+    u32 staged = 0;
     for (int i = threadIdx.x; i < SEL_WARPS * SEL_RADIX; i += blockDim.x) (&warp_hist[0][0])[i] = 0;
     __syncthreads();
     const SelState s = *st;
@@ -83,7 +87,7 @@ __device__ void rsel_pass_impl(const T* __restrict__ x, u64 n, typename KeyOf<T>
             }
 #pragma unroll
             for (int j = 0; j < V; ++j) radix::count_digit(my_hist, m[j], (u32)(key[j] >> shift) & (SEL_RADIX - 1));
-            if (out) block_append<SEL_WARPS>(out, ~0ull, &st->out_count, key, m, warp_offset, &block_base);
+            if (out) warp_stage_append<K, V, SEL_STAGE>(stage, staged, out, ~0ull, &st->out_count, key, m);
         }
     } else {
         const K* src = s.src == 1 ? buf0 : buf1;
@@ -94,9 +98,10 @@ __device__ void rsel_pass_impl(const T* __restrict__ x, u64 n, typename KeyOf<T>
                 m[j] = m[j] && radix::matches(key[j], prefix, s.fixed_bits);
                 radix::count_digit(my_hist, m[j], (u32)(key[j] >> shift) & (SEL_RADIX - 1));
             }
-            if (out) block_append<SEL_WARPS>(out, ~0ull, &st->out_count, key, m, warp_offset, &block_base);
+            if (out) warp_stage_append<K, VK, SEL_STAGE>(stage, staged, out, ~0ull, &st->out_count, key, m);
         });
     }
+    if (out) warp_flush(stage, staged, out, ~0ull, &st->out_count);
     if (count_nans) {
         for (int off = WARP_SIZE / 2; off > 0; off /= 2) nans += __shfl_down_sync(FULL_MASK, nans, off);
         if ((threadIdx.x & 31) == 0 && nans) atomicAdd(&st->nans, (u64)nans);

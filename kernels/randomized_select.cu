@@ -12,8 +12,13 @@
 #define RND_SPLIT_BLOCK 1024
 // Bits of a digit of the splitter selection, sample keys each of its threads loads at once, and
 // the shared memory that holds the sample keys still in the running.
+// (Four loads a thread: on an H200 the splitters of a median of uniform values take 26 us (f32)
+// and 41 us (f64) with 4, 28 and 48 us with 16; benches/splitters.cu sets RND_SPLIT_LOADS to
+// compare.)
 #define RND_SPLIT_DIGIT 11
-#define RND_SPLIT_LOADS 16
+#ifndef RND_SPLIT_LOADS
+#define RND_SPLIT_LOADS 4
+#endif
 #define RND_SPLIT_LOCAL_BYTES 32768
 // Vectors each thread of the pass loads per trip, and the pass's resident blocks per
 // multiprocessor (measured on an H200 with tune/-style harnesses: four 16-byte loads in flight a
@@ -94,7 +99,8 @@ __device__ void rnd_histogram(const K* src, u64 len, bool global, K prefix, u32 
 }
 
 // Copies the keys of the global src[0..len) that match the prefix into the shared `local`
-// (the caller knows they fit), counting them in `*local_len` (zero on entry).
+// (the caller knows they fit), counting them in `*local_len` (zero on entry). Each warp reserves
+// the places of a whole group of loads with one atomic.
 template <typename K>
 __device__ void rnd_gather_local(const K* src, u64 len, K prefix, u32 fixed, K* local, u32* local_len) {
     const u64 step = (u64)blockDim.x * RND_SPLIT_LOADS;
@@ -106,17 +112,22 @@ __device__ void rnd_gather_local(const K* src, u64 len, K prefix, u32 fixed, K* 
             const u64 i = base + (u64)u * blockDim.x + threadIdx.x;
             key[u] = i < len ? __ldcg(src + i) : (K)0;
         }
+        u32 ballot[RND_SPLIT_LOADS];
+        u32 total = 0;
 #pragma unroll
         for (int u = 0; u < RND_SPLIT_LOADS; ++u) {
             const u64 i = base + (u64)u * blockDim.x + threadIdx.x;
-            const bool in = i < len && radix::matches(key[u], prefix, fixed);
-            const u32 ballot = __ballot_sync(FULL_MASK, in);
-            if (ballot == 0) continue;
-            const int leader = __ffs(ballot) - 1;
-            u32 at = 0;
-            if (lane == (u32)leader) at = atomicAdd(local_len, (u32)__popc(ballot));
-            at = __shfl_sync(FULL_MASK, at, leader);
-            if (in) local[at + __popc(ballot & lanemask_lt())] = key[u];
+            ballot[u] = __ballot_sync(FULL_MASK, i < len && radix::matches(key[u], prefix, fixed));
+            total += __popc(ballot[u]);
+        }
+        if (total == 0) continue;
+        u32 at = 0;
+        if (lane == 0) at = atomicAdd(local_len, total);
+        at = __shfl_sync(FULL_MASK, at, 0);
+#pragma unroll
+        for (int u = 0; u < RND_SPLIT_LOADS; ++u) {
+            if ((ballot[u] >> lane) & 1u) local[at + __popc(ballot[u] & lanemask_lt())] = key[u];
+            at += __popc(ballot[u]);
         }
     }
 }
