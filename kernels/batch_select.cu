@@ -1150,6 +1150,44 @@ __device__ void bt_sample_bounds_impl(const K* __restrict__ samples, u64 nspans,
     }
 }
 
+// One round of bt_window for a thread: its BT_WINDOW_VECS 16-byte loads of the tile at q (n
+// values, from b0), the keys below lo_key and the NaNs counted, and keep[i] for the values inside
+// [lo_key, lo_key + width] (none when `none`: an empty bracket) with item[i] their offset in the
+// span (first: the tile's). FULL: the round lies inside the tile and the tile is 16-byte aligned,
+// so no load or value needs a bound check.
+template <bool FULL, typename T>
+__device__ __forceinline__ void bt_window_round(const T* q, u32 b0, u32 n, bool aligned, u32 first, u32 mode,
+                                                typename KeyOf<T>::type lo_key, typename KeyOf<T>::type width,
+                                                bool none, u32& below, u32& nans,
+                                                u32 (&item)[BT_WINDOW_VECS * (16 / sizeof(T))],
+                                                bool (&keep)[BT_WINDOW_VECS * (16 / sizeof(T))]) {
+    typedef typename KeyOf<T>::type K;
+    const int V = 16 / (int)sizeof(T), G = BT_WINDOW_VECS;
+    T v[BT_WINDOW_VECS][16 / sizeof(T)];
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+        const u32 o = b0 + ((u32)g * blockDim.x + threadIdx.x) * V;
+        if (FULL) {
+            load16(q + o, v[g]);
+        } else {
+            bt_load_at(q, o, n, aligned, v[g]);
+        }
+    }
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+        const u32 o = b0 + ((u32)g * blockDim.x + threadIdx.x) * V;
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+            const bool valid = FULL || o + j < n;
+            const K key = order_key(v[g][j], mode);
+            if (HasNan<T>::value) nans += valid && is_nan_value(v[g][j]) ? 1u : 0u;
+            below += valid && key < lo_key ? 1u : 0u;
+            keep[g * V + j] = valid && !none && (K)(key - lo_key) <= width;
+            item[g * V + j] = first + o + j;
+        }
+    }
+}
+
 // Per tile, in rounds of BT_WINDOW_VECS 16-byte loads a thread (coalesced): the keys below the
 // span's bracket are counted (counts[2s]) and those inside it appended to the span's region
 // region[s]..region[s + 1] (keys, and indices when cidx is given) through each warp's stage in
@@ -1188,24 +1226,17 @@ __device__ void bt_window_impl(const T* __restrict__ x, const u64* offsets, u64 
                 }
             });
         };
-        for (u32 b0 = 0; b0 < n; b0 += (u32)(G * V) * blockDim.x) {
-            T v[BT_WINDOW_VECS][16 / sizeof(T)];
-#pragma unroll
-            for (int g = 0; g < G; ++g) bt_load_at(q, b0 + ((u32)g * blockDim.x + threadIdx.x) * V, n, aligned, v[g]);
+        // The bracket [lo_key, hi_key] as one subtraction and one comparison a key.
+        const bool none = hi_key < lo_key;
+        const K width = hi_key - lo_key;
+        const u32 round = (u32)(G * V) * blockDim.x;
+        for (u32 b0 = 0; b0 < n; b0 += round) {
             u32 item[G * V];
             bool keep[G * V];
-#pragma unroll
-            for (int g = 0; g < G; ++g) {
-                const u32 o = b0 + ((u32)g * blockDim.x + threadIdx.x) * V;
-#pragma unroll
-                for (int j = 0; j < V; ++j) {
-                    const bool valid = o + j < n;
-                    const K key = order_key(v[g][j], mode);
-                    if (HasNan<T>::value) nans += valid && is_nan_value(v[g][j]) ? 1u : 0u;
-                    below += valid && key < lo_key ? 1u : 0u;
-                    keep[g * V + j] = valid && key >= lo_key && key <= hi_key;
-                    item[g * V + j] = (u32)lo + o + j;
-                }
+            if (aligned && b0 + round <= n) {
+                bt_window_round<true>(q, b0, n, aligned, (u32)lo, mode, lo_key, width, none, below, nans, item, keep);
+            } else {
+                bt_window_round<false>(q, b0, n, aligned, (u32)lo, mode, lo_key, width, none, below, nans, item, keep);
             }
             warp_stage_append_with<u32, G * V, STAGE>(stage, staged, item, keep, flush);
         }
