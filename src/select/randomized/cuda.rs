@@ -1,21 +1,21 @@
 //! randomizedSelect on CUDA (`kernels/randomized_select.cu`).
 //!
-//! A sample of `s = 2^16` elements (one from each of `s` equal strides, at a hashed offset)
-//! gives two splitters, selected in the sample by radix select, that bracket rank `k` with
-//! high probability: the sample ranks `p·s ± (4σ + 2)` for `p = (k + ½) / n` and
-//! `σ = √(s·p·(1 − p))`. One fused pass over the input counts the keys below the lower splitter
-//! and the NaNs, and copies the keys of the bracket less the lower splitter (at most about
-//! `4 / √s ≈ 1.6 %` of `n`), each warp staging them in shared memory and writing them out with one atomic per few
-//! hundred. The pass has two forms. The lean one copies the closed bracket `[lo, hi]` (one
-//! subtraction and one comparison a key); it runs when the sample holds each splitter at most
-//! 64 times. Otherwise (`lo = hi`, or a splitter the input seems to repeat often) the full form
-//! copies only the keys strictly between the splitters and counts those equal to each, so that
-//! a value repeated millions of times costs no workspace; a rank on a splitter's duplicates is
-//! then that splitter. A rank among the copies is selected there by radix select, starting below
-//! the leading digits that the bracket's width leaves zero (a median's copies of uniform f32 take
-//! three digits instead of four, f64 six instead of eight). When the bracket misses the rank or the copies
-//! outgrow the workspace, the rank is selected by radix select over the whole input: the result
-//! is always exact. Inputs under 2^20 go to radix select directly.
+//! A sample of `s = 2^16` elements (one from each of `s` equal strides, at a hashed offset) gives
+//! two splitters, selected in the sample by radix select, that bracket rank `k` with high
+//! probability: the sample ranks `p·s ± (4σ + 2)` for `p = (k + ½) / n` and `σ = √(s·p·(1 − p))`.
+//! One fused pass over the input counts the keys below the lower splitter and the NaNs, and copies
+//! the keys of the bracket less the lower splitter (at most about `4 / √s ≈ 1.6 %` of `n`), each
+//! warp staging them in shared memory and writing them out with one atomic per few hundred. The
+//! pass has two forms. The lean one copies the closed bracket `[lo, hi]` (one subtraction and one
+//! comparison a key); it runs when the sample holds each splitter at most 64 times. Otherwise
+//! (`lo = hi`, or a splitter the input seems to repeat often) the full form copies only the keys
+//! strictly between the splitters and counts those equal to each, so that a value repeated millions
+//! of times costs no workspace; a rank on a splitter's duplicates is then that splitter. A rank
+//! among the copies is selected there by radix select, starting below the leading digits that the
+//! bracket's width leaves zero (a median's copies of uniform f32 take three digits instead of four,
+//! f64 six instead of eight). When the bracket misses the rank or the copies outgrow the workspace,
+//! the rank is selected by radix select over the whole input: the result is always exact. Inputs
+//! under 2^20 go to radix select directly.
 //!
 //! Everything runs on the device's stream without a round trip: the sample's keys are gathered,
 //! two one-block radix selections pick the splitters from the L2-resident sample, the pass reads
